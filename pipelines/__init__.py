@@ -1,0 +1,1 @@
+"""Runnable pipelines (configuration, sources, sinks) built on ``transforms``."""

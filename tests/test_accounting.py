@@ -1,0 +1,170 @@
+"""Budgets, conversions, composition, series splits, ledger, privacy units."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from transforms.core.accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetExceededError,
+    Ledger,
+    PrivacyUnit,
+    PureDP,
+    Scope,
+    SeriesSplit,
+    _cks_epsilon,
+    compose_parallel,
+    compose_sequential,
+    to_approx,
+    zcdp_delta_for_epsilon,
+    zcdp_to_approx,
+    zeta,
+)
+
+
+def gaussian_delta(eps, sigma):
+    """Exact delta(eps) of the Gaussian mechanism, sensitivity 1 (Balle-Wang 2018)."""
+    return norm.cdf(1 / (2 * sigma) - eps * sigma) - math.exp(eps) * norm.cdf(-1 / (2 * sigma) - eps * sigma)
+
+
+@pytest.mark.parametrize("rho,delta", [(0.5, 1e-6), (0.01, 1e-5), (2.0, 1e-9), (1 / 8, 1e-3)])
+def test_zcdp_conversion_is_valid_and_tight(rho, delta):
+    eps = zcdp_to_approx(rho, delta).epsilon
+    classic = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    assert eps <= classic
+    # brute-force minimum of the same CKS expression over a fine alpha grid
+    grid = np.exp(np.linspace(math.log(1 + 1e-6), math.log(1e6), 200_000))
+    brute = min(_cks_epsilon(rho, delta, a) for a in grid)
+    assert eps <= brute + 1e-6
+    # validity: the Gaussian mechanism with this rho (sigma^2 = 1/(2 rho)) satisfies it
+    sigma = math.sqrt(1 / (2 * rho))
+    assert gaussian_delta(eps, sigma) <= delta
+    # tightness: the Gaussian needs at least 90% of that epsilon at this delta
+    assert gaussian_delta(0.8 * eps, sigma) > delta
+
+
+def test_known_conversion_values():
+    # rho=0.5, delta=1e-6: classic bound 5.7565; CKS Cor. 13 gives about 5.2215
+    assert zcdp_to_approx(0.5, 1e-6).epsilon == pytest.approx(5.22153, abs=1e-4)
+    assert compose_sequential([PureDP(1.0), ZCDP(0.25)]) == ZCDP(0.75)
+    assert zcdp_delta_for_epsilon(0.5, zcdp_to_approx(0.5, 1e-6).epsilon) == pytest.approx(1e-6, rel=1e-3)
+
+
+def test_composition():
+    assert compose_sequential([PureDP(0.2), PureDP(0.3)]) == PureDP(0.5)
+    assert compose_sequential([PureDP(0.2), ApproxDP(0.3, 1e-6)]) == ApproxDP(0.5, 1e-6)
+    assert compose_parallel([ApproxDP(0.2, 1e-7), ApproxDP(0.1, 1e-6)]) == ApproxDP(0.2, 1e-6)
+    assert compose_parallel([ZCDP(0.2), ZCDP(0.5)]) == ZCDP(0.5)
+    with pytest.raises(ValueError):
+        compose_sequential([ZCDP(0.1), ApproxDP(0.1, 1e-6)])
+    assert to_approx(PureDP(1.0)) == ApproxDP(1.0, 0.0)
+
+
+def test_zeta_known_values():
+    assert zeta(2) == pytest.approx(math.pi**2 / 6, abs=1e-12)
+    assert zeta(4) == pytest.approx(math.pi**4 / 90, abs=1e-12)
+    assert zeta(1.5) == pytest.approx(2.612375348685488, abs=1e-12)
+    assert zeta(1.1) == pytest.approx(10.584448464950810, abs=1e-10)
+
+
+@pytest.mark.parametrize("split", [SeriesSplit("pi2"), SeriesSplit("zeta", 0.5), SeriesSplit("zeta", 0.1)])
+def test_series_splits_sum_to_at_most_one(split):
+    n = 200_000
+    s = split.partial_sum(n)
+    assert s < 1.0
+    if split.kind == "pi2":
+        # tail sum_{j>n} 6/(pi^2 j^2) is between 6/(pi^2 (n+1)) and 6/(pi^2 n)
+        assert 6 / (math.pi**2 * (n + 1)) <= 1 - s <= 6 / (math.pi**2 * n)
+    else:
+        eta = split.eta
+        tail_hi = n ** (-eta) / (eta * zeta(1 + eta))
+        tail_lo = (n + 1) ** (-eta) / (eta * zeta(1 + eta))
+        assert tail_lo - 1e-9 <= 1 - s <= tail_hi + 1e-9
+
+
+def test_finite_split_refuses_beyond_horizon():
+    s = SeriesSplit("finite", horizon=4)
+    assert s.partial_sum(4) == pytest.approx(1.0)
+    with pytest.raises(BudgetExceededError):
+        s.weight(5)
+    with pytest.raises(ValueError, match="kind"):
+        SeriesSplit("harmonic")
+
+
+def test_ledger_refuses_before_changing_anything():
+    led = Ledger(PureDP(1.0))
+    led.charge(PureDP(0.6), ("a",))
+    with pytest.raises(BudgetExceededError, match="over the configured budget"):
+        led.charge(PureDP(0.5), ("b",))
+    assert led.spent == PureDP(0.6)
+    assert [r.coordinates for r in led.records] == [("a",)]
+    led.charge(PureDP(0.4), ("c",))
+    assert led.spent.epsilon == pytest.approx(1.0)
+
+
+def test_ledger_parallel_and_nested_scopes():
+    led = Ledger(ApproxDP(1.0, 1e-6))
+    tree = led.scope("tree")
+    for level in range(4):
+        par = tree.child(f"level{level}", Scope.PARALLEL)
+        for node in range(10):
+            par.charge(ApproxDP(0.25, 2.5e-7), ("node", level, node))
+    assert led.spent.epsilon == pytest.approx(1.0)
+    assert led.spent.delta == pytest.approx(1e-6)
+    assert led.num_releases == 40
+    # a parallel member that is itself sequential (a node with rounds)
+    led2 = Ledger(PureDP(1.0))
+    par = led2.scope("level", kind=Scope.PARALLEL)
+    node = par.child("n1")
+    node.charge(PureDP(0.5))
+    node.charge(PureDP(0.4))
+    par.child("n2").charge(PureDP(0.9))
+    assert led2.spent.epsilon == pytest.approx(0.9)
+    with pytest.raises(BudgetExceededError):
+        node.charge(PureDP(0.2))
+    node.close()
+    assert "n1" not in par.children and led2.spent.epsilon == pytest.approx(0.9)
+
+
+def test_zcdp_ledger_takes_pure_costs_as_eps_squared_over_two():
+    led = Ledger(ZCDP(0.5))
+    led.charge(PureDP(0.6))
+    assert led.spent.rho == pytest.approx(0.18)
+    with pytest.raises(ValueError):
+        led.charge(ApproxDP(0.1, 1e-6))
+
+
+@pytest.mark.parametrize("k,g", [(1, 1), (2, 3), (3, 5), (10, 19)])
+def test_entry_level_group_privacy(k, g):
+    unit = PrivacyUnit.entry(k)
+    assert unit.group_size == g
+    assert unit.guarantee(PureDP(0.1)).epsilon == pytest.approx(g * 0.1)
+    assert unit.guarantee(ZCDP(0.01)).rho == pytest.approx(g * g * 0.01)
+    a = unit.guarantee(ApproxDP(0.1, 1e-8))
+    assert a.epsilon == pytest.approx(g * 0.1)
+    assert a.delta == pytest.approx(g * math.exp((g - 1) * 0.1) * 1e-8)
+    for target in (PureDP(1.0), ZCDP(0.5), ApproxDP(1.0, 1e-6)):
+        back = unit.guarantee(unit.update_level_budget(target))
+        assert _close(back, target)
+
+
+def _close(a, b):
+    return all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for x, y in zip(vars(a).values(), vars(b).values()))
+
+
+def test_update_unit_is_identity():
+    assert PrivacyUnit.update().group_size == 1
+    assert PrivacyUnit.update().guarantee(PureDP(1.0)) == PureDP(1.0)
+    with pytest.raises(ValueError, match="max_mutations"):
+        PrivacyUnit.entry(0)
+
+
+@pytest.mark.parametrize(
+    "bad", [lambda: PureDP(-1), lambda: ApproxDP(1, 1.5), lambda: ZCDP(float("nan")), lambda: PureDP(float("inf"))]
+)
+def test_invalid_budgets_rejected(bad):
+    with pytest.raises(ValueError):
+        bad()

@@ -1,0 +1,231 @@
+"""Samplers: exactness (goodness of fit), replay safety, uniform integers.
+
+Statistical tests use a fixed key, so they are deterministic; the stated
+false-failure rate is the rate at which a *random* key would fail a correct
+sampler (the p-value threshold). Each has a negative control showing the same
+test rejects a wrong distribution.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from transforms.core.noise import (
+    NoiseSource,
+    as_ratio_up,
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_gaussian_pmf,
+    discrete_laplace,
+    discrete_laplace_pmf,
+    encode_coordinates,
+)
+
+P_THRESHOLD = 1e-4  # false-failure rate of each goodness-of-fit test
+
+
+def chi2_pvalue(samples, pmf_fn):
+    """Chi-square goodness of fit with tails pooled so every bin expects >= 20."""
+    n = len(samples)
+    values, counts = np.unique(samples, return_counts=True)
+    lo, hi = int(values.min()), int(values.max())
+    support = np.arange(lo - 1, hi + 2)
+    probs = pmf_fn(support)
+    # pool outer bins until each expected count >= 20
+    keep = probs * n >= 20
+    idx = np.nonzero(keep)[0]
+    a, b = support[idx[0]], support[idx[-1]]
+    observed, expected = [], []
+    obs_map = dict(zip(values.tolist(), counts.tolist()))
+    for z in range(a, b + 1):
+        observed.append(obs_map.get(z, 0))
+        expected.append(pmf_fn(np.array([z]))[0] * n)
+    # tails: everything outside [a, b]
+    left_obs = sum(c for v, c in obs_map.items() if v < a)
+    right_obs = sum(c for v, c in obs_map.items() if v > b)
+    inside = sum(expected) / n
+    # split the tail mass by symmetry of the (symmetric) pmfs
+    tail = max(1 - inside, 0.0)
+    observed += [left_obs + right_obs]
+    expected += [tail * n]
+    observed, expected = np.array(observed, float), np.array(expected, float)
+    mask = expected > 0
+    stat = np.sum((observed[mask] - expected[mask]) ** 2 / expected[mask])
+    dof = mask.sum() - 1
+    return stats.chi2.sf(stat, dof)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("scale", [0.3, 1.0, 2.5, 17.0])
+def test_discrete_laplace_goodness_of_fit(noise, scale):
+    x = discrete_laplace(noise.stream("gof-dlap", str(scale)), scale, 60_000)
+    assert x.dtype == np.int64
+    assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(as_ratio_up(scale)))) > P_THRESHOLD
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("sigma2", [0.5, 4.0, 30.0])
+def test_discrete_gaussian_goodness_of_fit(noise, sigma2):
+    x = discrete_gaussian(noise.stream("gof-dg", str(sigma2)), sigma2, 40_000)
+    assert x.dtype == np.int64
+    assert chi2_pvalue(x, lambda z: discrete_gaussian_pmf(z, float(as_ratio_up(sigma2)))) > P_THRESHOLD
+
+
+@pytest.mark.statistical
+def test_goodness_of_fit_rejects_wrong_scale(noise):
+    """Negative control: the same test has the power to see a 10% scale error."""
+    x = discrete_laplace(noise.stream("gof-neg"), 2.2, 60_000)
+    assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, 2.0)) < P_THRESHOLD
+    y = discrete_gaussian(noise.stream("gof-neg-g"), 4.4, 40_000)
+    assert chi2_pvalue(y, lambda z: discrete_gaussian_pmf(z, 4.0)) < P_THRESHOLD
+
+
+@pytest.mark.statistical
+def test_discrete_gaussian_large_sigma_moments(noise):
+    """Big parameters go through the arbitrary-precision path; check the variance.
+
+    Var estimate of n=4000 normal-ish samples has relative sd sqrt(2/n) = 2.2%;
+    the 5-sd band fails a correct sampler with probability < 1e-6."""
+    s2 = 2.5e11
+    x = discrete_gaussian(noise.stream("big"), s2, 4000).astype(float)
+    assert abs(x.var() / s2 - 1) < 5 * math.sqrt(2 / 4000)
+    assert abs(x.mean()) < 5 * math.sqrt(s2 / 4000)
+
+
+@pytest.mark.statistical
+def test_bernoulli_exp_rates(noise):
+    """Bernoulli(exp(-g)) for g in {0.3, 1, 2.7}: binomial test, 1e-4 each."""
+    s = noise.stream("bexp")
+    n = 40_000
+    for num, den in [(3, 10), (1, 1), (27, 10)]:
+        got = bernoulli_exp(s, np.full(n, num), np.full(n, den)).sum()
+        p = math.exp(-num / den)
+        assert stats.binomtest(int(got), n, p).pvalue > P_THRESHOLD
+
+
+@pytest.mark.statistical
+def test_uniform_below_is_uniform(noise):
+    s = noise.stream("unif")
+    for bound in (3, 7, 10**12 + 39, 2**70 + 5):
+        x = s.uniform_below(np.full(30_000, bound, dtype=object if bound >= 2**63 else np.int64))
+        vals = np.array([int(v) for v in x], dtype=object)
+        assert all(0 <= v < bound for v in vals)
+        # bucket into nb equal ranges and chi-square against the exact bucket sizes
+        nb = min(6, bound)
+        buckets = np.array([int(v) * nb // bound for v in vals])
+        counts = np.bincount(buckets, minlength=nb)
+        exp = np.array([-(-(k + 1) * bound // nb) - (-(-k * bound // nb)) for k in range(nb)], float)
+        exp = exp / exp.sum() * len(vals)
+        assert stats.chisquare(counts, exp).pvalue > P_THRESHOLD
+
+
+def test_replay_same_coordinates_identical(noise):
+    a = discrete_laplace(noise.stream("s", "m", 3, 7), 4.0, 50)
+    b = discrete_laplace(noise.stream("s", "m", 3, 7), 4.0, 50)
+    np.testing.assert_array_equal(a, b)
+    g1 = discrete_gaussian(noise.stream("s", "g", 1), 9.0, 50)
+    g2 = discrete_gaussian(noise.stream("s", "g", 1), 9.0, 50)
+    np.testing.assert_array_equal(g1, g2)
+    # a different source object with the same key gives the same bytes
+    other = NoiseSource(bytes(range(32)))
+    np.testing.assert_array_equal(a, discrete_laplace(other.stream("s", "m", 3, 7), 4.0, 50))
+
+
+def test_different_coordinates_or_keys_differ(noise):
+    a = discrete_laplace(noise.stream("s", "m", 3, 7), 4.0, 200)
+    for coords in [("s", "m", 3, 8), ("s", "m", 37), ("s", "m3", 7), ("t", "m", 3, 7)]:
+        assert not np.array_equal(a, discrete_laplace(noise.stream(*coords), 4.0, 200)), coords
+    other = NoiseSource(b"\x01" * 32)
+    assert not np.array_equal(a, discrete_laplace(other.stream("s", "m", 3, 7), 4.0, 200))
+
+
+def test_coordinate_encoding_is_injective():
+    seen = set()
+    for c in [("a", 1), ("a1",), ("a", "1"), (1, "a"), ("a", 1, ""), (b"a", 1), ("", "a", 1)]:
+        e = encode_coordinates(c)
+        assert e not in seen
+        seen.add(e)
+    with pytest.raises(TypeError):
+        encode_coordinates([1.5])
+    with pytest.raises(TypeError):
+        encode_coordinates([True])
+
+
+def test_disabled_source_gives_zeros():
+    s = NoiseSource.disabled().stream("x")
+    assert not discrete_laplace(s, 3.0, 10).any()
+    assert not discrete_gaussian(s, 3.0, 10).any()
+
+
+def test_key_is_never_shown():
+    key = bytes(range(100, 132))
+    src = NoiseSource(key)
+    assert key.hex() not in repr(src) and key.hex()[:16] not in repr(src)
+    assert src.fingerprint in repr(src)
+    with pytest.raises(ValueError):
+        NoiseSource(b"short")
+
+
+def test_generated_keys_are_fresh():
+    assert NoiseSource.generate() != NoiseSource.generate()
+
+
+def test_key_from_file(tmp_path):
+    p = tmp_path / "key.hex"
+    p.write_text(bytes(range(32)).hex() + "\n")
+    assert NoiseSource.from_file(str(p)) == NoiseSource(bytes(range(32)))
+
+
+@pytest.mark.parametrize("x", [0.1, 1.0, 1 / 3, 17.0, 1e6 / 7, 2.0**-30, Fraction(7, 3)])
+def test_as_ratio_up_never_decreases(x):
+    r = as_ratio_up(x)
+    assert r >= Fraction(x)
+    assert r - Fraction(x) <= Fraction(x) * Fraction(1, 2**40)
+    assert r.denominator & (r.denominator - 1) == 0 or isinstance(x, Fraction)
+
+
+def test_platform_exp_within_the_exact_band():
+    """bernoulli_exp relies on numpy's exp being accurate to far better than 2**-40
+    on the arguments it sees; check the platform against correctly rounded decimal."""
+    import decimal
+
+    from transforms.core.noise import _BAND
+
+    xs = np.concatenate([np.linspace(0, 1, 2001), np.linspace(1, 60, 2001), [1e-12, 1 / 3, 700.0]])
+    approx = np.exp(-xs)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        worst = max(abs(decimal.Decimal(float(a)) - (-decimal.Decimal(float(x))).exp()) for a, x in zip(approx, xs))
+    assert worst < decimal.Decimal(_BAND) / 2**10
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("num,den", [(0, 1), (1, 3), (1, 1), (5, 2), (123456789, 10**8)])
+def test_bernoulli_exp_matches_reference_and_exact_path(noise, monkeypatch, num, den):
+    """The fast path, the exact-resolution path (forced by a huge band) and the
+    integer-only CKS loop all give Bernoulli(exp(-num/den)) (binomial tests at 1e-4)."""
+    import transforms.core.noise as nz
+
+    n = 20_000
+    p = math.exp(-num / den)
+    fast = nz.bernoulli_exp(noise.stream("fast", num), np.full(n, num), np.full(n, den)).sum()
+    assert stats.binomtest(int(fast), n, p).pvalue > P_THRESHOLD
+    if num <= den:
+        ref = nz._cks_bernoulli_exp_loop(noise.stream("ref", num), np.full(n, num), np.full(n, den)).sum()
+        assert stats.binomtest(int(ref), n, p).pvalue > P_THRESHOLD
+    monkeypatch.setattr(nz, "_BAND", 1.0)  # every draw goes through _resolve_exactly
+    m = 3000
+    exact = nz.bernoulli_exp(noise.stream("exact", num), np.full(m, num), np.full(m, den)).sum()
+    assert stats.binomtest(int(exact), m, p).pvalue > P_THRESHOLD
+
+
+def test_exact_resolution_decides_boundary_cases(noise):
+    from transforms.core.noise import _resolve_exactly
+
+    # w far below / above exp(-1) * 2**63 is decided by the first comparison
+    t = int(math.exp(-1) * 2**63)
+    assert _resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
+    assert _resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False

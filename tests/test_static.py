@@ -1,0 +1,99 @@
+"""Static mechanisms: exact answers, costs, sensitivities, error functions."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from transforms.core.accounting import ZCDP, ApproxDP, PureDP, zcdp_to_approx
+from transforms.core.static import (
+    CountMechanism,
+    HistogramMechanism,
+    LinearQueryMechanism,
+    rho_for_approx,
+)
+
+MECHS = [
+    lambda kind: CountMechanism(kind, domain_size=4),
+    lambda kind: HistogramMechanism(6, kind),
+    lambda kind: LinearQueryMechanism([[1, 1, 0, 0], [0, 1, 1, 1], [1, 0, 0, 1]], kind),
+    lambda kind: LinearQueryMechanism([[0.5, 0.25, 1, 0], [0.1, 0.9, 0.3, 0.7]], kind),
+]
+
+
+def budget_for(kind):
+    return PureDP(0.5) if kind == "laplace" else ZCDP(0.1)
+
+
+@pytest.mark.parametrize("make", MECHS)
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_exact_answers_with_noise_off(make, kind, no_noise, rng):
+    m = make(kind)
+    for _ in range(20):
+        h = rng.integers(0, 50, m.domain_size)
+        rel = m.release(h, budget_for(kind), no_noise.stream("x"))
+        np.testing.assert_allclose(m.answer(rel), m.exact(h))
+        assert rel.cost == budget_for(kind)
+
+
+def test_exact_answer_values():
+    h = np.array([3, 0, 5, 2])
+    assert CountMechanism(domain_size=4).exact(h).tolist() == [10]
+    lq = LinearQueryMechanism([[1, 1, 0, 0], [0.5, 0, 0.25, 1]])
+    np.testing.assert_allclose(lq.exact(h), [3, 1.5 + 1.25 + 2])
+
+
+def test_sensitivity_is_largest_column_norm():
+    lq = LinearQueryMechanism([[1, 1, 0], [1, 0, 0], [1, 1, 1]])
+    assert lq.l1 == 3 and lq.l2 == pytest.approx(np.sqrt(3))
+    real = LinearQueryMechanism([[0.5, 0.25], [0.5, 0.0]])
+    assert real.l1 * real.unit == pytest.approx(1.0)
+
+
+def test_budget_type_checks():
+    with pytest.raises(ValueError, match="Laplace"):
+        HistogramMechanism(3).release(np.zeros(3), ZCDP(1.0), None)
+    with pytest.raises(ValueError, match="Gaussian"):
+        HistogramMechanism(3, "gaussian").noise_profile(PureDP(1.0))
+    with pytest.raises(ValueError, match="histogram of length 3"):
+        HistogramMechanism(3).exact(np.zeros(4))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        LinearQueryMechanism([[2.0]])
+
+
+def test_gaussian_with_approx_budget_meets_it():
+    b = ApproxDP(1.0, 1e-6)
+    rho = rho_for_approx(b)
+    assert zcdp_to_approx(rho, 1e-6).epsilon <= 1.0
+    assert zcdp_to_approx(rho * 1.01, 1e-6).epsilon > 1.0
+
+
+def test_noise_is_integer_valued_for_integer_queries(noise):
+    rel = HistogramMechanism(5).release(np.arange(5), PureDP(1.0), noise.stream("i"))
+    assert rel.values.dtype == np.int64
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("make", MECHS)
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_alpha_exceedance_rate(make, kind, noise):
+    """Max error over all queries exceeds alpha(beta) with rate <= beta.
+
+    One-sided binomial test at 1e-4: a valid bound fails with prob. < 1e-4."""
+    m = make(kind)
+    b, beta, runs = budget_for(kind), 0.2, 600
+    h = np.arange(m.domain_size) * 3
+    a = m.alpha(b, beta)
+    exact = m.exact(h)
+    exceed = 0
+    for r in range(runs):
+        err = np.max(np.abs(m.answer(m.release(h, b, noise.stream("alpha", r))) - exact))
+        exceed += err > a
+    assert stats.binomtest(exceed, runs, beta, alternative="greater").pvalue > 1e-4
+    # alpha^(k) for a sum of k releases also holds
+    k = 5
+    ak = m.alpha(b, beta, k=k)
+    exceed = 0
+    for r in range(runs // 3):
+        tot = sum(m.answer(m.release(h, b, noise.stream("alphak", r, i))) for i in range(k))
+        exceed += np.max(np.abs(tot - k * exact)) > ak
+    assert stats.binomtest(exceed, runs // 3, beta, alternative="greater").pvalue > 1e-4

@@ -1,0 +1,54 @@
+"""The pure differential-privacy core: plain Python + numpy, no Apache Beam.
+
+Everything the Beam transforms run lives here as small state machines with
+picklable state, so that the same algorithms run in memory, in tests against
+brute-force references, and inside stateful DoFns.
+"""
+
+from .accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    BudgetExceededError,
+    Ledger,
+    PrivacyUnit,
+    PureDP,
+    Scope,
+    SeriesSplit,
+    compose_parallel,
+    compose_sequential,
+    to_approx,
+    zcdp_to_approx,
+)
+from .counters import COUNTER_NAMES, ContinualCounter, make_counter
+from .errors import NoiseProfile
+from .noise import NoiseSource, discrete_gaussian, discrete_laplace
+from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, Release, StaticMechanism
+
+__all__ = [
+    "ApproxDP",
+    "Budget",
+    "BudgetExceededError",
+    "COUNTER_NAMES",
+    "ContinualCounter",
+    "CountMechanism",
+    "HistogramMechanism",
+    "Ledger",
+    "LinearQueryMechanism",
+    "NoiseProfile",
+    "NoiseSource",
+    "PrivacyUnit",
+    "PureDP",
+    "Release",
+    "Scope",
+    "SeriesSplit",
+    "StaticMechanism",
+    "ZCDP",
+    "compose_parallel",
+    "compose_sequential",
+    "discrete_gaussian",
+    "discrete_laplace",
+    "make_counter",
+    "to_approx",
+    "zcdp_to_approx",
+]

@@ -1,0 +1,350 @@
+"""Continual counters over batched timestamps, each on any static black box.
+
+A counter consumes one *batch* (a histogram over the mechanism's domain, the
+items inserted at that timestamp; ``None`` for an empty timestamp) per step
+and outputs an estimate of ``Q(D_1 + ... + D_t)``, the query answers on all
+items seen so far. Several items per timestamp are allowed.
+
+Neighbouring relation: two batch streams that differ by one item in one batch
+(update-level, as in the seeds). Every release is charged to a ledger
+:class:`~transforms.core.accounting.Scope` *before* its noise is drawn, and
+its noise comes from ``noise.stream(*coords, ...)`` so that a recomputation is
+byte-identical.
+
+Counters (``make_counter`` names):
+
+* ``naive_prefix`` (002, Alg. 1): release M on the whole prefix at every t
+  with budget/T (finite horizon T, sequential composition).
+* ``naive_increments`` (002, Alg. 2): release M on every batch with the full
+  budget (parallel composition over disjoint batches) and sum.
+* ``binary_tree`` (002 BinaryCount; 000 §2.2): dyadic p-sums over horizon T,
+  L = floor(log2 T) + 1 levels, budget/L per node (one node per level holds an
+  item); the prefix is the sum of <= L p-sums.
+* ``honaker``: the same tree releasing every node, with Honaker's bottom-up
+  inverse-variance estimator (post-processing; same privacy, lower variance).
+  Needs an additive (Laplace/Gaussian) black box.
+* ``infinite`` / ``infinite_honaker`` (Chan-Shi-Song; 000 §2.3): time ranges
+  [2^i, 2^(i+1)); M on each finished range with budget/2 (parallel over
+  ranges) plus a tree with T = 2^i inside the current range with budget/2.
+  No horizon.
+
+``error_bound(beta)`` is a valid public (1-beta) bound on the error of the
+latest estimate, simultaneously over all queries: a Chernoff bound on the
+summed noise profile for additive mechanisms, otherwise the union bound over
+the releases summed (000, App. A.2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .accounting import Budget, BudgetExceededError, Ledger, Scope
+from .errors import NoiseProfile
+from .noise import NoiseSource
+from .static import StaticMechanism
+
+__all__ = [
+    "ContinualCounter",
+    "NaivePrefixCounter",
+    "NaiveIncrementsCounter",
+    "BinaryTreeCounter",
+    "InfiniteCounter",
+    "make_counter",
+    "COUNTER_NAMES",
+]
+
+
+def _ctz(t: int) -> int:
+    return (t & -t).bit_length() - 1
+
+
+class ContinualCounter:
+    """Base class: state, accounting and error bounds shared by all counters.
+
+    Args:
+      mechanism: the static black box.
+      budget: total budget of the counter (update-level).
+      coords: release-coordinate prefix (stream, mechanism, node, ...).
+      scope: ledger scope to charge; a private ledger with ``budget`` if None.
+    """
+
+    name = "counter"
+    needs_horizon = False
+
+    def __init__(
+        self,
+        mechanism: StaticMechanism,
+        budget: Budget,
+        *,
+        coords: tuple = (),
+        scope: Scope | None = None,
+    ):
+        mechanism.check_budget(budget)
+        self.mechanism = mechanism
+        self.budget = budget
+        self.coords = tuple(coords)
+        self.scope = scope if scope is not None else Ledger(budget, keep_records=False).root
+        self.t = 0
+        self.estimate = np.zeros(mechanism.num_queries)
+        # (budget, count, weight) of releases summed into the latest estimate
+        self._terms: list[tuple[Budget, int, float]] = []
+
+    # -- helpers ---------------------------------------------------------------
+    def _batch(self, batch) -> np.ndarray:
+        if batch is None:
+            return np.zeros(self.mechanism.domain_size, dtype=np.int64)
+        return self.mechanism.validate_hist(batch).astype(np.int64)
+
+    def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord) -> np.ndarray:
+        coords = self.coords + tuple(coord)
+        scope.charge(self.mechanism.cost(budget), coords)
+        rel = self.mechanism.release(hist, budget, noise.stream(*coords))
+        return self.mechanism.answer(rel)
+
+    def step(self, batch, noise: NoiseSource) -> np.ndarray:
+        """Consume the batch of timestamp t+1 and return the estimate at t+1."""
+        raise NotImplementedError
+
+    # -- error -------------------------------------------------------------------
+    def noise_profile(self) -> NoiseProfile:
+        """Law of the noise of each answer of the latest estimate (additive only)."""
+        if not self.mechanism.additive:
+            raise ValueError(f"{self.mechanism.name} is not additive: no noise profile")
+        return NoiseProfile.sum(self.mechanism.noise_profile(b).scaled(w).times(c) for b, c, w in self._terms)
+
+    def variance(self) -> float:
+        """Variance of each answer of the latest estimate."""
+        return self.noise_profile().variance()
+
+    def error_bound(self, beta: float) -> float:
+        """gamma(t, beta): P(max_q |estimate_q - exact_q| > gamma) <= beta."""
+        if self.t == 0 or not self._terms:
+            return 0.0
+        if self.mechanism.additive:
+            return self.noise_profile().tail_bound(beta / self.mechanism.num_queries)
+        k = sum(c for _, c, _ in self._terms)
+        return math.fsum(c * abs(w) * self.mechanism.alpha(b, beta / k) for b, c, w in self._terms)
+
+
+class NaivePrefixCounter(ContinualCounter):
+    """002 Alg. 1: a fresh release of the whole prefix at every timestamp."""
+
+    name = "naive_prefix"
+    needs_horizon = True
+
+    def __init__(self, mechanism, budget, *, horizon: int, coords=(), scope=None):
+        super().__init__(mechanism, budget, coords=coords, scope=scope)
+        if horizon < 1:
+            raise ValueError("naive_prefix needs a horizon >= 1")
+        self.horizon = int(horizon)
+        self.node_budget = budget.scale(1.0 / self.horizon)
+        self._scope = self.scope.child("naive_prefix", Scope.SEQUENTIAL)
+        self._prefix = np.zeros(mechanism.domain_size, dtype=np.int64)
+
+    def step(self, batch, noise):
+        if self.t >= self.horizon:
+            raise BudgetExceededError(f"naive_prefix counter reached its horizon {self.horizon}")
+        self.t += 1
+        self._prefix = self._prefix + self._batch(batch)
+        self.estimate = self._release(self._prefix, self.node_budget, self._scope, noise, "prefix", self.t)
+        self._terms = [(self.node_budget, 1, 1.0)]
+        return self.estimate
+
+
+class NaiveIncrementsCounter(ContinualCounter):
+    """002 Alg. 2: release every batch with the full budget and sum."""
+
+    name = "naive_increments"
+
+    def __init__(self, mechanism, budget, *, horizon=None, coords=(), scope=None):
+        super().__init__(mechanism, budget, coords=coords, scope=scope)
+        self._scope = self.scope.child("naive_increments", Scope.PARALLEL)
+        self.estimate = np.zeros(mechanism.num_queries)
+
+    def step(self, batch, noise):
+        self.t += 1
+        rel = self._release(self._batch(batch), self.budget, self._scope, noise, "batch", self.t)
+        self.estimate = self.estimate + rel
+        self._terms = [(self.budget, self.t, 1.0)]
+        return self.estimate
+
+
+class BinaryTreeCounter(ContinualCounter):
+    """BinaryCount over a finite horizon, optionally with Honaker's estimator.
+
+    State: for each level, the exact dataset of the current (incomplete) node
+    and the latest released / estimated node: O(L d) numbers.
+    """
+
+    name = "binary_tree"
+    needs_horizon = True
+
+    def __init__(self, mechanism, budget, *, horizon: int, honaker: bool = False, coords=(), scope=None):
+        super().__init__(mechanism, budget, coords=coords, scope=scope)
+        if horizon < 1:
+            raise ValueError("binary_tree needs a horizon >= 1")
+        if honaker and not mechanism.additive:
+            raise ValueError("Honaker's estimator needs an additive (Laplace/Gaussian) black box")
+        self.horizon = int(horizon)
+        self.honaker = honaker
+        self.name = "honaker" if honaker else "binary_tree"
+        self.levels = self.horizon.bit_length()  # floor(log2 T) + 1
+        self.node_budget = budget.scale(1.0 / self.levels)
+        self._scope = self.scope.child(self.name, Scope.SEQUENTIAL)
+        self._level_scopes = [self._scope.child(f"level{j}", Scope.PARALLEL) for j in range(self.levels)]
+        d = mechanism.domain_size
+        self._acc = np.zeros((self.levels, d), dtype=np.int64)  # exact open node per level
+        self._last = np.zeros((self.levels, mechanism.num_queries))  # latest node estimate per level
+        if honaker:
+            self._weights = self._honaker_weights()
+
+    def _honaker_weights(self):
+        """(w_own, w_children) per level and the node-estimate noise profiles."""
+        base = self.mechanism.noise_profile(self.node_budget)
+        s2 = base.variance()
+        weights, profiles, v_prev = [], [], None
+        for j in range(self.levels):
+            if j == 0:
+                weights.append((1.0, 0.0))
+                profiles.append(base)
+                v_prev = s2
+                continue
+            v = 1.0 / (1.0 / s2 + 1.0 / (2 * v_prev))
+            wy, ws = v / s2, v / (2 * v_prev)
+            weights.append((wy, ws))
+            profiles.append(base.scaled(wy) + profiles[-1].times(2).scaled(ws))
+            v_prev = v
+        self._level_profiles = profiles
+        return weights
+
+    def step(self, batch, noise):
+        if self.t >= self.horizon:
+            raise BudgetExceededError(f"{self.name} counter reached its horizon {self.horizon}")
+        self.t += 1
+        t = self.t
+        b = self._batch(batch)
+        i = _ctz(t)
+        if self.honaker:
+            self._acc += b
+            prev_left = self._last.copy()  # latest completed node per level (left children)
+            for j in range(min(i, self.levels - 1) + 1):
+                y = self._release(self._acc[j], self.node_budget, self._level_scopes[j], noise, "node", j, t >> j)
+                if j == 0:
+                    z = y
+                else:
+                    wy, ws = self._weights[j]
+                    z = wy * y + ws * (prev_left[j - 1] + self._last[j - 1])
+                self._last[j] = z
+                self._acc[j] = 0
+        else:
+            node = b + self._acc[:i].sum(axis=0)
+            self._acc[:i] = 0
+            self._acc[i] = node
+            self._last[i] = self._release(node, self.node_budget, self._level_scopes[i], noise, "node", i, t >> i)
+            self._last[:i] = 0
+        bits = [j for j in range(self.levels) if (t >> j) & 1]
+        self.estimate = self._last[bits].sum(axis=0)
+        self._terms = self._bit_terms(bits)
+        return self.estimate
+
+    def _bit_terms(self, bits):
+        return [(self.node_budget, 1, 1.0) for _ in bits]
+
+    def noise_profile(self) -> NoiseProfile:
+        if not self.honaker:
+            return super().noise_profile()
+        bits = [j for j in range(self.levels) if (self.t >> j) & 1]
+        return NoiseProfile.sum(self._level_profiles[j] for j in bits)
+
+
+class InfiniteCounter(ContinualCounter):
+    """Chan-Shi-Song: unbounded stream, ranges [2^i, 2^(i+1)), budget split in halves."""
+
+    name = "infinite"
+
+    def __init__(self, mechanism, budget, *, horizon=None, honaker: bool = False, coords=(), scope=None):
+        super().__init__(mechanism, budget, coords=coords, scope=scope)
+        if honaker and not mechanism.additive:
+            raise ValueError("Honaker's estimator needs an additive (Laplace/Gaussian) black box")
+        self.honaker = honaker
+        self.name = "infinite_honaker" if honaker else "infinite"
+        self.half = budget.scale(0.5)
+        self._scope = self.scope.child(self.name, Scope.SEQUENTIAL)
+        self._ranges_scope = self._scope.child("ranges", Scope.PARALLEL)
+        self._trees_scope = self._scope.child("trees", Scope.PARALLEL)
+        d = mechanism.domain_size
+        self._range_hist = np.zeros(d, dtype=np.int64)  # exact items of the current range
+        self._closed = np.zeros(mechanism.num_queries)  # sum of finished ranges' releases
+        self._closed_count = 0
+        self._range = 0
+        self._tree: BinaryTreeCounter | None = None
+        self._tree_scope: Scope | None = None
+        self._closed_in_estimate = 0
+        self._tree_profile: NoiseProfile | None = None
+
+    def _new_tree(self):
+        self._tree_scope = self._trees_scope.child(f"range{self._range}", Scope.SEQUENTIAL)
+        self._tree = BinaryTreeCounter(
+            self.mechanism,
+            self.half,
+            horizon=1 << self._range,
+            honaker=self.honaker,
+            coords=self.coords + ("range", self._range),
+            scope=self._tree_scope,
+        )
+
+    def step(self, batch, noise):
+        self.t += 1
+        b = self._batch(batch)
+        if self._tree is None:
+            self._new_tree()
+        self._range_hist += b
+        tree_est = self._tree.step(b, noise)
+        self.estimate = self._closed + tree_est
+        self._closed_in_estimate = self._closed_count
+        self._terms = ([(self.half, self._closed_count, 1.0)] if self._closed_count else []) + list(self._tree._terms)
+        self._tree_profile = self._tree.noise_profile() if self.honaker else None
+        if self.t == (1 << (self._range + 1)) - 1:  # range [2^i, 2^(i+1)) is finished
+            rel = self._release(self._range_hist, self.half, self._ranges_scope, noise, "range", self._range)
+            self._closed = self._closed + rel
+            self._closed_count += 1
+            self._range_hist[:] = 0
+            self._tree_scope.close()
+            self._tree = None
+            self._range += 1
+        return self.estimate
+
+    def noise_profile(self) -> NoiseProfile:
+        if not self.honaker:
+            return super().noise_profile()
+        closed = self.mechanism.noise_profile(self.half).times(self._closed_in_estimate)
+        return closed + self._tree_profile
+
+
+COUNTER_NAMES = ("naive_prefix", "naive_increments", "binary_tree", "honaker", "infinite", "infinite_honaker")
+
+
+def make_counter(
+    name: str,
+    mechanism: StaticMechanism,
+    budget: Budget,
+    *,
+    horizon: int | None = None,
+    coords: tuple = (),
+    scope: Scope | None = None,
+) -> ContinualCounter:
+    """Build a counter by name (see module docstring)."""
+    if name not in COUNTER_NAMES:
+        raise ValueError(f"unknown counter {name!r}; choose one of {', '.join(COUNTER_NAMES)}")
+    if name in ("naive_prefix", "binary_tree", "honaker") and not horizon:
+        raise ValueError(f"counter {name!r} needs a horizon (number of timestamps)")
+    kw = dict(coords=coords, scope=scope)
+    if name == "naive_prefix":
+        return NaivePrefixCounter(mechanism, budget, horizon=horizon, **kw)
+    if name == "naive_increments":
+        return NaiveIncrementsCounter(mechanism, budget, **kw)
+    if name in ("binary_tree", "honaker"):
+        return BinaryTreeCounter(mechanism, budget, horizon=horizon, honaker=name == "honaker", **kw)
+    return InfiniteCounter(mechanism, budget, honaker=name == "infinite_honaker", **kw)

@@ -1,0 +1,312 @@
+"""Static mechanisms: the black boxes of the continual-release constructions.
+
+A *dataset* is a histogram over a declared finite domain ``{0, ..., d-1}``
+(``numpy`` integer vector of length ``d``). A static mechanism family
+(:class:`StaticMechanism`) answers a fixed set ``Q`` of ``m`` linear queries:
+
+* :meth:`~StaticMechanism.release` draws one private data structure for a
+  dataset under a given budget (the noise comes from the caller's stream);
+* :meth:`~StaticMechanism.answer` answers all of ``Q`` from a release;
+* :meth:`~StaticMechanism.alpha` is the error function alpha(beta), and
+  :func:`union_alpha` / :meth:`Release.noise` give alpha^(k) for a sum of ``k``
+  releases on disjoint datasets (000, App. A.2).
+
+Neighbouring datasets differ by one item (add or remove), so the L1 / L2
+sensitivity of a query matrix is its largest column L1 / L2 norm.
+
+Every release of an *additive* mechanism (Laplace / Gaussian families) is
+``exact answers + independent noise`` with a public :class:`NoiseProfile`;
+counters sum profiles to get tight bounds. Non-additive mechanisms (private
+multiplicative weights) report ``alpha`` only and are combined by union bound.
+
+Cost of one release (update-level, add/remove-one-item neighbours):
+
+* Laplace family: ``PureDP(eps)`` (an ``ApproxDP`` budget is spent as its eps
+  part with delta unused);
+* Gaussian family: ``ZCDP(rho)``; an ``ApproxDP(eps, delta)`` budget is met by
+  the largest rho whose CKS conversion is within it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .accounting import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_approx
+from .errors import GAUSSIAN, LAPLACE, NoiseProfile
+from .noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
+
+__all__ = [
+    "StaticMechanism",
+    "Release",
+    "CountMechanism",
+    "HistogramMechanism",
+    "LinearQueryMechanism",
+    "union_alpha",
+    "rho_for_approx",
+    "LATTICE_BITS",
+]
+
+LATTICE_BITS = 20  # real-valued query matrices are rounded to multiples of 2**-20
+
+
+def rho_for_approx(budget: ApproxDP) -> float:
+    """The largest rho (bisection, rounded down) with rho-zCDP => ``budget``."""
+    if budget.delta <= 0:
+        raise ValueError("a Gaussian mechanism needs delta > 0 (or a zCDP budget)")
+    lo, hi = 0.0, max(budget.epsilon, 1e-12)
+    while zcdp_to_approx(hi, budget.delta).epsilon < budget.epsilon:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if zcdp_to_approx(mid, budget.delta).epsilon <= budget.epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@dataclass
+class Release:
+    """One private release: the data structure and what it cost.
+
+    Attributes:
+      values: the released data structure (noisy answers, or a synthetic
+        histogram for PMW), in answer units.
+      cost: the budget this release spent (update-level).
+      noise: the law of the noise in each answer (additive mechanisms), or None.
+      alpha_fn: for non-additive mechanisms, beta -> error bound of this release.
+    """
+
+    values: np.ndarray
+    cost: Budget
+    noise: NoiseProfile | None = None
+    alpha_params: tuple | None = field(default=None)
+
+    @property
+    def is_additive(self) -> bool:
+        return self.noise is not None
+
+
+class StaticMechanism:
+    """Interface of a static mechanism family answering ``m`` linear queries."""
+
+    name: str = "static"
+    noise_kind: str = LAPLACE
+    additive: bool = True
+
+    @property
+    def domain_size(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def num_queries(self) -> int:
+        raise NotImplementedError
+
+    def exact(self, hist: np.ndarray) -> np.ndarray:
+        """The exact answers ``Q(D)`` (in answer units)."""
+        raise NotImplementedError
+
+    def release(self, hist: np.ndarray, budget: Budget, stream: RandomStream) -> Release:
+        raise NotImplementedError
+
+    def answer(self, release: Release) -> np.ndarray:
+        """Answers to all of ``Q`` from a release (post-processing)."""
+        return np.asarray(release.values, dtype=float)
+
+    def noise_profile(self, budget: Budget) -> NoiseProfile:
+        """Law of the noise of one answer of a release under ``budget``."""
+        raise NotImplementedError
+
+    def cost(self, budget: Budget) -> Budget:
+        """What a release under ``budget`` is charged (same type as the family uses)."""
+        return budget
+
+    def alpha(self, budget: Budget, beta: float, k: int = 1, n: int | None = None) -> float:
+        """alpha^(k): error bound, simultaneously over all queries, of a sum of
+        ``k`` releases (each under ``budget``) on disjoint datasets, w.p. 1-beta."""
+        prof = self.noise_profile(budget).times(k)
+        return prof.tail_bound(beta / self.num_queries)
+
+    def check_budget(self, budget: Budget) -> None:
+        if self.noise_kind == LAPLACE and isinstance(budget, ZCDP):
+            raise ValueError(
+                f"{self.name} uses Laplace noise (pure DP); give it a PureDP budget or choose noise='gaussian' for zCDP"
+            )
+        if self.noise_kind == GAUSSIAN and isinstance(budget, PureDP):
+            raise ValueError(
+                f"{self.name} uses Gaussian noise; give it a ZCDP or ApproxDP(delta>0) budget "
+                "or choose noise='laplace' for pure DP"
+            )
+
+    def validate_hist(self, hist) -> np.ndarray:
+        h = np.asarray(hist)
+        if h.shape != (self.domain_size,):
+            raise ValueError(f"dataset must be a histogram of length {self.domain_size}, got shape {h.shape}")
+        return h
+
+
+class _AdditiveMechanism(StaticMechanism):
+    """``release = exact integer answers + integer noise``, optionally on a lattice.
+
+    Subclasses define ``_answers_units`` (exact integer answers in lattice
+    units), ``l1`` / ``l2`` sensitivities in those units and ``unit``.
+    """
+
+    unit: float = 1.0
+    l1: float = 1.0
+    l2: float = 1.0
+
+    def __init__(self, noise: str = "laplace"):
+        if noise not in (LAPLACE, GAUSSIAN):
+            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        self.noise_kind = noise
+
+    # -- calibration ------------------------------------------------------
+    def _param(self, budget: Budget) -> float:
+        self.check_budget(budget)
+        if self.noise_kind == LAPLACE:
+            eps = budget.epsilon
+            if eps <= 0:
+                raise ValueError("epsilon must be > 0 to release")
+            return float(as_ratio_up(self.l1 / eps))
+        rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+        if rho <= 0:
+            raise ValueError("rho must be > 0 to release")
+        return float(as_ratio_up(self.l2**2 / (2 * rho)))
+
+    def noise_profile(self, budget: Budget) -> NoiseProfile:
+        return NoiseProfile.single(self.noise_kind, self._param(budget), self.unit)
+
+    def draw_noise(self, budget: Budget, stream: RandomStream) -> np.ndarray:
+        """The integer noise vector (lattice units) of one release."""
+        return self.draw_noise_n(budget, stream, self.num_queries)
+
+    def draw_noise_n(self, budget: Budget, stream: RandomStream, n: int) -> np.ndarray:
+        """``n`` independent draws of this mechanism's per-answer noise (lattice units)."""
+        p = self._param(budget)
+        if self.noise_kind == LAPLACE:
+            return discrete_laplace(stream, p, n)
+        return discrete_gaussian(stream, p, n)
+
+    def _answers_units(self, hist: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def exact(self, hist: np.ndarray) -> np.ndarray:
+        return self._answers_units(self.validate_hist(hist)) * self.unit
+
+    def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
+        h = self.validate_hist(hist)
+        noise = self.draw_noise(budget, stream)
+        values = (self._answers_units(h) + noise).astype(np.int64)
+        out = values * self.unit if self.unit != 1.0 else values
+        return Release(out, budget, self.noise_profile(budget))
+
+
+class CountMechanism(_AdditiveMechanism):
+    """The number of items: one query, sensitivity 1."""
+
+    name = "count"
+
+    def __init__(self, noise: str = "laplace", domain_size: int = 1):
+        super().__init__(noise)
+        if domain_size < 1:
+            raise ValueError("domain_size must be >= 1")
+        self._d = int(domain_size)
+
+    @property
+    def domain_size(self) -> int:
+        return self._d
+
+    @property
+    def num_queries(self) -> int:
+        return 1
+
+    def _answers_units(self, hist):
+        return np.array([int(np.sum(hist))], dtype=np.int64)
+
+    def __reduce__(self):
+        return (CountMechanism, (self.noise_kind, self._d))
+
+
+class HistogramMechanism(_AdditiveMechanism):
+    """Every cell of a histogram over a finite domain (L1 = L2 sensitivity 1)."""
+
+    name = "histogram"
+
+    def __init__(self, domain_size: int, noise: str = "laplace"):
+        super().__init__(noise)
+        if domain_size < 1:
+            raise ValueError("domain_size must be >= 1")
+        self._d = int(domain_size)
+
+    @property
+    def domain_size(self) -> int:
+        return self._d
+
+    @property
+    def num_queries(self) -> int:
+        return self._d
+
+    def _answers_units(self, hist):
+        return np.asarray(hist, dtype=np.int64)
+
+    def __reduce__(self):
+        return (HistogramMechanism, (self._d, self.noise_kind))
+
+
+class LinearQueryMechanism(_AdditiveMechanism):
+    """A set of linear queries given as an ``m x d`` matrix with entries in [0, 1].
+
+    Sensitivity is the largest column norm (L1 for Laplace, L2 for Gaussian).
+    A 0/1 matrix is answered with integer noise directly. A real matrix is
+    rounded to the lattice ``2**-LATTICE_BITS`` (the answered query is the
+    rounded one, each entry within ``2**-21`` of the given one) and released
+    as integers in lattice units, so no floating-point noise is ever drawn.
+    """
+
+    name = "linear_queries"
+
+    def __init__(self, matrix, noise: str = "laplace"):
+        super().__init__(noise)
+        a = np.asarray(matrix, dtype=float)
+        if a.ndim != 2 or a.size == 0:
+            raise ValueError("the query matrix must be a non-empty 2-D array (queries x domain)")
+        if np.any(a < 0) or np.any(a > 1) or not np.all(np.isfinite(a)):
+            raise ValueError("query matrix entries must lie in [0, 1]")
+        self.matrix = a
+        if np.all(a == np.rint(a)):
+            self.unit = 1.0
+            self._aq = a.astype(np.int64)
+        else:
+            self.unit = 2.0**-LATTICE_BITS
+            self._aq = np.rint(a / self.unit).astype(np.int64)
+        self.l1 = float(np.max(np.abs(self._aq).sum(axis=0)))
+        self.l2 = float(np.sqrt(np.max((self._aq.astype(float) ** 2).sum(axis=0))))
+        if self.l1 == 0:
+            raise ValueError("the query matrix is all zeros")
+
+    @property
+    def domain_size(self) -> int:
+        return self.matrix.shape[1]
+
+    @property
+    def num_queries(self) -> int:
+        return self.matrix.shape[0]
+
+    def _answers_units(self, hist):
+        return self._aq @ np.asarray(hist, dtype=np.int64)
+
+    def __reduce__(self):
+        return (LinearQueryMechanism, (self.matrix, self.noise_kind))
+
+
+def union_alpha(alphas: Sequence, beta: float) -> float:
+    """alpha^(k) by the union bound: sum_i alpha_i(beta / k) (000, App. A.2)."""
+    k = len(alphas)
+    if k == 0:
+        return 0.0
+    return math.fsum(a(beta / k) for a in alphas)
