@@ -1,0 +1,143 @@
+"""Private partitioning: the O(1) skip equals the tick-by-tick loop in law;
+Lemma 7's bounds; noise-off behaviour; accounting."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from transforms.core.accounting import Ledger, PureDP
+from transforms.core.noise import NoiseSource
+from transforms.core.partition import (
+    InfinitePartitioner,
+    PartitionParams,
+    TickByTickPartitioner,
+    geometric_capped,
+    halting_probability,
+)
+
+
+def run_skip(params, counts, noise, coords=()):
+    part = InfinitePartitioner(params, coords=coords)
+    closes = []
+    for t in range(1, len(counts) + 1):
+        if counts[t - 1]:
+            closes += part.observe(t, int(counts[t - 1]), noise)
+    return closes + part.advance(len(counts), noise)
+
+
+def summarise(closes, horizon):
+    """Number of closes and the ticks of the 3rd..6th closes (binned)."""
+    pad = list(closes) + [horizon + 1] * 8
+    return len(closes), tuple(pad[2:6])
+
+
+@pytest.mark.statistical
+def test_skip_equals_tick_by_tick_in_distribution():
+    """Two-sample chi-square tests on the number of segments and on the close
+    ticks of segments 4..6, 1500 seeds each; level 1e-4 per test (3 tests):
+    equal laws fail with probability < 3e-4."""
+    params = PartitionParams(epsilon=2.0, beta=0.2)
+    rng = np.random.default_rng(7)
+    horizon = 300
+    counts = np.where(rng.random(horizon) < 0.25, rng.integers(1, 4, horizon), 0)
+    runs = 1500
+    a_stats, b_stats = [], []
+    for s in range(runs):
+        noise = NoiseSource(b"skip" + s.to_bytes(4, "big") + bytes(24))
+        a_stats.append(summarise(run_skip(params, counts, noise), horizon))
+        b_stats.append(summarise(TickByTickPartitioner(params).run(counts, noise), horizon))
+    for k in range(3):
+        a = [x[1][k + 1] if k < 2 else x[0] for x in a_stats]
+        b = [x[1][k + 1] if k < 2 else x[0] for x in b_stats]
+        edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 9)))
+        ha = np.histogram(a, bins=np.append(edges[:-1], edges[-1] + 1))[0]
+        hb = np.histogram(b, bins=np.append(edges[:-1], edges[-1] + 1))[0]
+        keep = (ha + hb) > 0
+        table = np.vstack([ha[keep], hb[keep]])
+        if table.shape[1] > 1:
+            assert stats.chi2_contingency(table).pvalue > 1e-4, (k, table)
+    # and the skip version is not trivially deterministic
+    assert len({x for x in a_stats}) > 10
+
+
+@pytest.mark.statistical
+def test_geometric_capped_law():
+    """min(K, cap) against the exact geometric law (chi-square, 1e-4)."""
+    scale, cap, n = 4.0, 12, 6000
+    for k0 in (-3, 0, 2, 5):
+        p = halting_probability(k0, scale)
+        src = NoiseSource(bytes(range(32)))
+        draws = np.array([geometric_capped(src.stream("g", k0, i), k0, scale, cap) for i in range(n)])
+        probs = np.array([(1 - p) ** (k - 1) * p for k in range(1, cap)] + [(1 - p) ** (cap - 1)])
+        obs = np.bincount(draws, minlength=cap + 1)[1:]
+        keep = probs * n >= 5
+        exp = probs[keep] * n
+        o = obs[keep]
+        o = np.append(o, n - o.sum())
+        exp = np.append(exp, n - exp.sum())
+        mask = exp > 0
+        assert stats.chisquare(o[mask], exp[mask]).pvalue > 1e-4, (k0, obs, probs * n)
+
+
+def test_geometric_capped_extremes():
+    src = NoiseSource(bytes(range(32)))
+    # p astronomically small: always reaches the cap
+    assert all(geometric_capped(src.stream("x", i), 10_000, 4.0, 1000) == 1000 for i in range(20))
+    # p ~ 1: first trial
+    assert all(geometric_capped(src.stream("y", i), -10_000, 4.0, 1000) == 1 for i in range(20))
+
+
+def test_noise_off_is_the_exact_svt():
+    params = PartitionParams(epsilon=1.0, beta=0.1)
+    counts = np.zeros(400, int)
+    counts[[49, 99, 299]] = [100, 40, 5]
+    closes = run_skip(params, counts, NoiseSource.disabled())
+    # deadlines T1 = 2, T2 = 4, T3 = 16, T4 = 256; 100 updates exceed theta_4 ~ 82.7 at tick 50
+    theta4 = params.theta(4, 16)
+    assert 100 > theta4 > 40
+    assert closes[:4] == [2, 4, 16, 50]
+
+
+def test_segment_charges_parallel():
+    led = Ledger(PureDP(0.5))
+    part = InfinitePartitioner(PartitionParams(0.5), scope=led.root)
+    part.advance(10_000, NoiseSource(bytes(32)))
+    assert part.closes >= 4
+    assert led.spent.epsilon == pytest.approx(0.5)  # parallel composition over segments
+    assert led.num_releases == part.closes + 1
+
+
+def test_empty_ticks_cost_nothing_per_tick():
+    """A gap of 10^12 ticks is processed in O(segments): deadlines square, so
+    only O(log log t) closes happen."""
+    part = InfinitePartitioner(PartitionParams(1.0))
+    closes = part.advance(10**12, NoiseSource(bytes(32)))
+    assert 4 <= len(closes) <= 8
+
+
+@pytest.mark.statistical
+def test_lemma7_segment_bounds():
+    """With probability >= 1 - beta every closed segment holds
+    O((1/eps) log(t/beta)) updates. We check the explicit bound from the proof:
+    a segment never holds more than theta_j + (6/eps) ln(2/beta_j) updates, plus
+    the updates of its closing tick; and the number of segments is at most
+    (#updates / ((1/eps) ln(2 T_j / beta_j)) + number of deadline closes).
+    beta = 0.05 and 200 runs: failures must be rare (binomial test vs beta)."""
+    eps, beta = 1.0, 0.05
+    params = PartitionParams(eps, beta)
+    rng = np.random.default_rng(3)
+    horizon = 5000
+    counts = rng.poisson(0.6, horizon)
+    failures = 0
+    for s in range(200):
+        closes = run_skip(params, counts, NoiseSource(b"l7" + s.to_bytes(4, "big") + bytes(26)))
+        prev, ok = 0, True
+        for j, t in enumerate(closes, start=1):
+            size = int(counts[prev:t].sum())
+            bound = params.theta(j, prev) + (6 / eps) * math.log(2 / params.beta_j(j)) + counts[t - 1]
+            ok &= size <= bound
+            prev = t
+        failures += not ok
+    assert stats.binomtest(failures, 200, beta, alternative="greater").pvalue > 1e-4

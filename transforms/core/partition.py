@@ -1,0 +1,325 @@
+"""Sparse vector technique and infinite private partitioning (000, Alg. 1 and 2).
+
+The partitioner splits the tick axis into segments ``s_j = (t_{j-1}, t_j]``.
+Segment ``j`` runs a fresh SVT instance with threshold
+
+    theta_j = (7 / eps) ln(2 T_j / beta_j),  T_1 = 2, T_j = t_{j-1}^2,
+    beta_j = 6 beta / (pi^2 j^2),
+
+on the number of updates in the segment so far; it closes at the first tick
+where SVT halts or at the deadline ``T_j``. Instances see disjoint segments,
+so the whole partitioning is eps-DP by adaptive parallel composition (000,
+Thm 6), for an unbounded number of segments.
+
+SVT (Alg. 1) with integer queries: ``theta_hat = theta + Z0``,
+``Z0 ~ DLap(2/eps)``; at each tick halt iff ``c + Z > theta_hat``,
+``Z ~ DLap(4/eps)``. The discrete Laplace is used because the count is an
+integer: the proof of Alg. 1 (shift the threshold noise by 1 and the halting
+query's noise by 2) only uses integer shifts, so it holds verbatim.
+
+**Skipping empty ticks** (ALGORITHMS.md §2; proof in ``docs/partitioning.md``).
+While the count ``c`` does not change, the per-tick halting events are i.i.d.
+Bernoulli(p(c)) with ``p(c) = P(Z >= k0)``, ``k0 = floor(theta) + Z0 - c + 1``.
+So from a tick ``u`` on which the count became ``c``, the halting tick is
+``u + K - 1`` with ``K ~ Geometric(p(c))`` on {1, 2, ...}, unless an update
+arrives first (then the draw is discarded: by memorylessness the ticks up to
+that update carried no halt with exactly the right probability). We only need
+``min(K, cap)`` where ``cap`` reaches the deadline, and sample it exactly
+(:func:`geometric_capped`). Work is O(ticks with updates + segments), not
+O(ticks). :class:`TickByTickPartitioner` is the literal loop, kept as the
+reference the statistical test compares against.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accounting import Ledger, PureDP, Scope
+from .noise import NoiseSource, RandomStream, as_ratio_up, discrete_laplace
+
+__all__ = [
+    "PartitionParams",
+    "InfinitePartitioner",
+    "TickByTickPartitioner",
+    "geometric_capped",
+    "halting_probability",
+]
+
+
+@dataclass(frozen=True)
+class PartitionParams:
+    """Parameters of Alg. 2 (exactly the paper's)."""
+
+    epsilon: float
+    beta: float = 0.05
+
+    def __post_init__(self):
+        if not self.epsilon > 0:
+            raise ValueError(f"partitioning epsilon must be > 0, got {self.epsilon}")
+        if not 0 < self.beta < 1:
+            raise ValueError(f"partitioning beta must be in (0, 1), got {self.beta}")
+
+    def deadline(self, j: int, prev_close: int) -> int:
+        """T_j: 2 for j = 1, else t_{j-1}^2."""
+        return 2 if j == 1 else prev_close * prev_close
+
+    def beta_j(self, j: int) -> float:
+        return 6 * self.beta / (math.pi**2 * j * j)
+
+    def theta(self, j: int, prev_close: int) -> float:
+        return (7 / self.epsilon) * math.log(2 * self.deadline(j, prev_close) / self.beta_j(j))
+
+    @property
+    def threshold_scale(self) -> float:
+        return 2 / self.epsilon
+
+    @property
+    def query_scale(self) -> float:
+        return 4 / self.epsilon
+
+
+def _q_decimal(scale: float, prec: int) -> decimal.Decimal:
+    r = as_ratio_up(scale)
+    with decimal.localcontext() as ctx:
+        ctx.prec = prec
+        return (-(decimal.Decimal(r.denominator) / decimal.Decimal(r.numerator))).exp()
+
+
+def halting_probability(k0: int, scale: float) -> float:
+    """P(Z >= k0) for Z ~ DLap(scale) (float; exact values use decimals)."""
+    r = as_ratio_up(scale)
+    q = math.exp(-r.denominator / r.numerator)
+    if k0 >= 1:
+        return q**k0 / (1 + q)
+    return 1 - q ** (1 - k0) / (1 + q)
+
+
+def _survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decimal:
+    """(1 - p)^n with p = P(Z >= k0), as a decimal with relative error < 10^(5-prec)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = prec
+        q = _q_decimal(scale, prec)
+        if k0 >= 1:
+            one_minus_p = 1 - q**k0 / (1 + q)
+        else:
+            one_minus_p = q ** (1 - k0) / (1 + q)
+        if n == 0:
+            return decimal.Decimal(1)
+        return (one_minus_p.ln() * n).exp()
+
+
+def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> int:
+    """Exact ``min(K, cap)`` for ``K ~ Geometric(p)``, ``p = P(DLap(scale) >= k0)``.
+
+    ``K`` is the index of the first success of i.i.d. Bernoulli(p) trials, so
+    ``P(K > n) = (1-p)^n``; with ``U`` uniform, ``K = min{n: U > (1-p)^n}``.
+    ``U`` is a lazily refined binary fraction; the comparison with
+    ``(1-p)^n`` is done in floating point when ``U`` is far from the boundary
+    (relative margin 2^-30, far above float error) and otherwise in
+    ``decimal`` at increasing precision until it is decided.
+    """
+    if cap < 1:
+        raise ValueError("cap must be >= 1")
+    p = halting_probability(k0, scale)
+    w = int(stream.words(1)[0])
+    bits = 64
+    u_lo = w / 2.0**64
+    u_hi = (w + 1) / 2.0**64
+
+    # Float guess for K (then verified exactly).
+    if p >= 1.0:
+        guess = 1
+    elif p <= 0.0:
+        guess = cap
+    else:
+        l1p = math.log1p(-p)
+        mid = (u_lo + u_hi) / 2
+        guess = cap if mid <= 0 else math.ceil(math.log(mid) / l1p) if l1p < 0 else cap
+        guess = int(min(max(guess, 1), cap))
+
+    def surv(n: int, prec: int = 0) -> float | decimal.Decimal:
+        if prec:
+            return _survival_decimal(k0, scale, n, prec)
+        if n == 0:
+            return 1.0
+        return math.exp(n * math.log1p(-p)) if p < 1 else 0.0
+
+    def decide(n: int) -> int:
+        """-1 if U > (1-p)^n for sure (K <= n), +1 if U <= (1-p)^n (K > n), 0 unsure."""
+        nonlocal w, bits
+        s = surv(n)
+        margin = 2.0**-30 * max(s, 1e-300)
+        if s >= 1e-280 and u_lo_f() > s + margin:
+            return -1
+        if s >= 1e-280 and u_hi_f() < s - margin:
+            return 1
+        prec = 60
+        while True:
+            sd = surv(n, prec)
+            err = sd * decimal.Decimal(10) ** (6 - prec)
+            with decimal.localcontext() as ctx:
+                ctx.prec = prec + 40
+                lo = decimal.Decimal(w) / decimal.Decimal(2) ** bits
+                hi = decimal.Decimal(w + 1) / decimal.Decimal(2) ** bits
+                if lo > sd + err:
+                    return -1
+                if hi <= sd - err:
+                    return 1
+            # undecided: refine U with 64 more bits, and raise the precision
+            w = (w << 64) | int(stream.words(1)[0])
+            bits += 64
+            prec += 40
+
+    def u_lo_f() -> float:
+        return math.ldexp(w, -bits) if bits <= 1000 else 0.0
+
+    def u_hi_f() -> float:
+        return math.ldexp(w + 1, -bits) if bits <= 1000 else 0.0
+
+    # K = n  <=>  U <= surv(n-1) and U > surv(n). Search from the guess.
+    n = guess
+    for _ in range(10_000):
+        if n >= cap:
+            # K >= cap  <=>  U <= surv(cap - 1)
+            if decide(cap - 1) >= 0:
+                return cap
+            n = cap - 1
+            continue
+        above = decide(n)  # -1: K <= n
+        if above == -1:
+            if n == 1 or decide(n - 1) == 1:
+                return n
+            n -= 1
+        else:
+            n += 1
+    # The float guess is within a few steps except for astronomically large n;
+    # fall back to a decimal bisection (never reached in tests).
+    lo_n, hi_n = 1, cap
+    while lo_n < hi_n:
+        mid_n = (lo_n + hi_n) // 2
+        if decide(mid_n) == -1:
+            hi_n = mid_n
+        else:
+            lo_n = mid_n + 1
+    return lo_n
+
+
+class InfinitePartitioner:
+    """Alg. 2 with the O(1) skip over empty ticks.
+
+    Drive it with :meth:`observe` (a tick with ``n > 0`` updates, ticks in
+    increasing order) and :meth:`advance` (no update up to a tick). Both return
+    the list of segment close ticks that happened. :attr:`next_close` is the
+    tick at which the open segment closes if no update arrives (a Beam timer).
+
+    Privacy: eps-DP (update-level: one more update changes one segment's
+    count by 1). Each SVT instance is charged ``PureDP(eps)`` as a member of
+    one parallel scope.
+    """
+
+    def __init__(self, params: PartitionParams, *, coords=(), scope: Scope | None = None):
+        self.params = params
+        self.coords = tuple(coords)
+        self.scope = scope if scope is not None else Ledger(PureDP(params.epsilon), keep_records=False).root
+        self._par = self.scope.child("partition", Scope.PARALLEL)
+        self.j = 0  # index of the open segment (0 = not started)
+        self.prev_close = 0  # t_{j-1}
+        self.count = 0  # updates in the open segment so far
+        self.theta_hat_floor = 0  # floor(theta_j) + Z0
+        self.deadline_tick = 0
+        self.next_close = 0
+        self.closes = 0
+        self.last_tick = 0  # last tick processed
+        self._noise: NoiseSource | None = None
+
+    # -- internals ------------------------------------------------------------
+    def _start_segment(self, noise: NoiseSource) -> None:
+        self.j += 1
+        j, p = self.j, self.params
+        coords = self.coords + ("svt", j)
+        self._par.charge(PureDP(p.epsilon), coords)
+        z0 = int(discrete_laplace(noise.stream(*coords, "threshold"), p.threshold_scale, 1)[0])
+        theta = p.theta(j, self.prev_close)
+        self.theta_hat_floor = math.floor(theta) + z0
+        self.count = 0
+        start = self.prev_close + 1
+        self.deadline_tick = max(p.deadline(j, self.prev_close), start)
+        self._draw_from(start, noise)
+
+    def _draw_from(self, u: int, noise: NoiseSource) -> None:
+        """The count is ``self.count`` from tick ``u`` on: draw the halting tick."""
+        cap = self.deadline_tick - u + 1
+        if noise.is_disabled:
+            # noise off: the exact SVT (halts iff count > theta) or the deadline
+            k = 1 if self.count > self.theta_hat_floor else cap
+        else:
+            k0 = self.theta_hat_floor - self.count + 1
+            k = geometric_capped(noise.stream(*self.coords, "svt", self.j, "tick", u), k0, self.params.query_scale, cap)
+        self.next_close = u + min(k, cap) - 1
+
+    def _close(self, noise: NoiseSource) -> int:
+        t = self.next_close
+        self.closes += 1
+        self.prev_close = t
+        self._start_segment(noise)
+        return t
+
+    # -- driving ---------------------------------------------------------------
+    def advance(self, tick: int, noise: NoiseSource) -> list[int]:
+        """No update in ticks ``(last_tick, tick]``; return the closes."""
+        if self.j == 0:
+            self._start_segment(noise)
+        out = []
+        while self.next_close <= tick:
+            out.append(self._close(noise))
+        self.last_tick = max(self.last_tick, tick)
+        return out
+
+    def observe(self, tick: int, n: int, noise: NoiseSource) -> list[int]:
+        """``n >= 0`` updates at ``tick`` (> every tick seen before)."""
+        if tick <= self.last_tick and self.j > 0:
+            raise ValueError(f"ticks must increase: got {tick} after {self.last_tick}")
+        out = self.advance(tick - 1, noise)
+        if n > 0:
+            self.count += n
+            self._draw_from(tick, noise)
+        out += self.advance(tick, noise)
+        return out
+
+    @property
+    def open_segment(self) -> int:
+        return max(self.j, 1)
+
+
+class TickByTickPartitioner:
+    """The literal Alg. 2 loop (one SVT query per tick); the reference for tests."""
+
+    def __init__(self, params: PartitionParams, *, coords=()):
+        self.params = params
+        self.coords = tuple(coords)
+
+    def run(self, counts: np.ndarray, noise: NoiseSource) -> list[int]:
+        """Close ticks for ``counts[t-1]`` updates at tick t = 1..len(counts)."""
+        p = self.params
+        closes, j, prev, c = [], 1, 0, 0
+        z0 = int(discrete_laplace(noise.stream(*self.coords, "ref", j, "thr"), p.threshold_scale, 1)[0])
+        theta_hat = math.floor(p.theta(j, prev)) + z0
+        deadline = p.deadline(j, prev)
+        # one i.i.d. query noise per tick, drawn up front (same law as per tick)
+        zs = discrete_laplace(noise.stream(*self.coords, "ref", "queries"), p.query_scale, len(counts))
+        for t in range(1, len(counts) + 1):
+            c += int(counts[t - 1])
+            z = int(zs[t - 1])
+            if c + z > theta_hat or t >= deadline:
+                closes.append(t)
+                j += 1
+                prev = t
+                c = 0
+                z0 = int(discrete_laplace(noise.stream(*self.coords, "ref", j, "thr"), p.threshold_scale, 1)[0])
+                theta_hat = math.floor(p.theta(j, prev)) + z0
+                deadline = p.deadline(j, prev)
+        return closes
