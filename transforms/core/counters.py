@@ -88,6 +88,9 @@ class ContinualCounter:
         self.scope = scope if scope is not None else Ledger(budget, keep_records=False).root
         self.t = 0
         self.estimate = np.zeros(mechanism.num_queries)
+        # optional list collecting (coords, cost, values) of every raw release
+        self.release_log: list | None = None
+        self.noiseless = False  # stepped with noise switched off: error bounds are 0
         # (budget, count, weight) of releases summed into the latest estimate
         self._terms: list[tuple[Budget, int, float]] = []
 
@@ -99,9 +102,13 @@ class ContinualCounter:
 
     def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord) -> np.ndarray:
         coords = self.coords + tuple(coord)
+        self.noiseless = noise.is_disabled
         scope.charge(self.mechanism.cost(budget), coords)
         rel = self.mechanism.release(hist, budget, noise.stream(*coords))
-        return self.mechanism.answer(rel)
+        values = self.mechanism.answer(rel)
+        if self.release_log is not None:
+            self.release_log.append((coords, rel.cost, values))
+        return values
 
     def step(self, batch, noise: NoiseSource) -> np.ndarray:
         """Consume the batch of timestamp t+1 and return the estimate at t+1."""
@@ -119,8 +126,10 @@ class ContinualCounter:
         return self.noise_profile().variance()
 
     def error_bound(self, beta: float) -> float:
-        """gamma(t, beta): P(max_q |estimate_q - exact_q| > gamma) <= beta."""
-        if self.t == 0 or not self._terms:
+        """gamma(t, beta): P(max_q |estimate_q - exact_q| > gamma) <= beta.
+
+        0 when the noise was switched off (no noise was added)."""
+        if self.t == 0 or not self._terms or self.noiseless:
             return 0.0
         if self.mechanism.additive:
             return self.noise_profile().tail_bound(beta / self.mechanism.num_queries)
@@ -294,6 +303,7 @@ class InfiniteCounter(ContinualCounter):
             coords=self.coords + ("range", self._range),
             scope=self._tree_scope,
         )
+        self._tree.release_log = self.release_log
 
     def step(self, batch, noise):
         self.t += 1
@@ -302,6 +312,7 @@ class InfiniteCounter(ContinualCounter):
             self._new_tree()
         self._range_hist += b
         tree_est = self._tree.step(b, noise)
+        self.noiseless = noise.is_disabled
         self.estimate = self._closed + tree_est
         self._closed_in_estimate = self._closed_count
         self._terms = ([(self.half, self._closed_count, 1.0)] if self._closed_count else []) + list(self._tree._terms)

@@ -52,6 +52,7 @@ __all__ = [
     "discrete_laplace",
     "discrete_gaussian",
     "bernoulli_exp",
+    "bernoulli_exp_float",
     "lattice_granularity",
     "discrete_laplace_pmf",
     "discrete_gaussian_pmf",
@@ -305,6 +306,25 @@ def bernoulli_exp(stream: RandomStream, num, den) -> np.ndarray:
     band = np.nonzero((w >= lo) & (w < hi))[0]
     for i in band:
         out[i] = _resolve_exactly(stream, int(w[i]), int(num[i]), int(den[i]))
+    return out
+
+
+def bernoulli_exp_float(stream: RandomStream, x: np.ndarray) -> np.ndarray:
+    """Exact Bernoulli(exp(-x)) for float ``x >= 0``, each float taken as the exact
+    rational it represents (same fast path; the band path uses the exact
+    ``Decimal(float)``). Used where the exponent is itself a float-computed
+    score whose rounding is covered by the caller's sensitivity margin (PMW)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    if np.any(x < 0) or not np.all(np.isfinite(x)):
+        raise ValueError("bernoulli_exp_float needs finite x >= 0")
+    p = np.exp(-x)
+    w = (stream.words(len(x)) >> np.uint64(1)).astype(np.int64)
+    lo = np.minimum(np.maximum(np.floor((p - _BAND) * _TWO63), 0.0), _MAX_I63).astype(np.int64)
+    hi = np.minimum(np.ceil((p + _BAND) * _TWO63), _MAX_I63).astype(np.int64)
+    out = w < lo
+    for i in np.nonzero((w >= lo) & (w < hi))[0]:
+        num, den = float(x[i]).as_integer_ratio()
+        out[i] = _resolve_exactly(stream, int(w[i]), num, den)
     return out
 
 
