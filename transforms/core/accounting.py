@@ -251,26 +251,6 @@ def compose_parallel(budgets) -> Budget:
     return PureDP(max(b.epsilon for b in budgets))
 
 
-def _leq(a: Budget, b: Budget) -> bool:
-    def le(x, y):
-        return x <= y * (1 + _TOL) + 1e-300
-
-    if isinstance(b, ZCDP):
-        return le(_as_zcdp(a).rho, b.rho)
-    if isinstance(b, ApproxDP):
-        aa = to_approx(a)
-        return le(aa.epsilon, b.epsilon) and le(aa.delta, b.delta)
-    return le(_to_currency(a, b).epsilon, b.epsilon)
-
-
-def _zero_like(b: Budget) -> Budget:
-    if isinstance(b, ZCDP):
-        return ZCDP(0.0)
-    if isinstance(b, ApproxDP):
-        return ApproxDP(0.0, 0.0)
-    return PureDP(0.0)
-
-
 # ---------------------------------------------------------------------------
 # Infinite series splits
 # ---------------------------------------------------------------------------
@@ -401,6 +381,22 @@ class Record:
     scope: tuple[str, ...]
 
 
+def _vec(b: Budget) -> tuple[float, ...]:
+    if isinstance(b, ApproxDP):
+        return (b.epsilon, b.delta)
+    if isinstance(b, ZCDP):
+        return (b.rho,)
+    return (b.epsilon,)
+
+
+def _unvec(v: tuple[float, ...], like: Budget) -> Budget:
+    if isinstance(like, ApproxDP):
+        return ApproxDP(v[0], v[1])
+    if isinstance(like, ZCDP):
+        return ZCDP(v[0])
+    return PureDP(v[0])
+
+
 class Scope:
     """A composition scope of a :class:`Ledger`.
 
@@ -409,6 +405,7 @@ class Scope:
     one-shot members of their scope. A child scope that will not be charged
     again can be :meth:`close`-d: its total stays folded into its parent's and
     its bookkeeping is freed (long-running streams must not keep every node).
+    Totals are kept as float vectors in the ledger's currency.
     """
 
     SEQUENTIAL = "sequential"
@@ -421,9 +418,13 @@ class Scope:
         self.name = name
         self.kind = kind
         self.parent = parent
-        self.total: Budget = _zero_like(ledger.budget)
+        self._total: tuple[float, ...] = tuple(0.0 for _ in _vec(ledger.budget))
         self.children: dict[str, Scope] = {}
         self.closed = False
+
+    @property
+    def total(self) -> Budget:
+        return _unvec(self._total, self.ledger.budget)
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -441,28 +442,31 @@ class Scope:
             raise ValueError(f"scope {c.path} exists as {c.kind}, asked for {kind}")
         return c
 
-    def _combine(self, current: Budget, member_old: Budget, member_new: Budget) -> Budget:
-        if self.kind == self.SEQUENTIAL:
-            # current - old + new, done exactly as a sum of the increment
-            inc = _difference(member_new, member_old)
-            return compose_sequential([current, inc])
-        return compose_parallel([current, member_new])
-
-    def _propagated(self, member_old: Budget, member_new: Budget) -> list[tuple[Scope, Budget]]:
-        """New totals of this scope and its ancestors after a member change."""
+    def _propagated(self, cost: tuple[float, ...]) -> list[tuple[Scope, tuple[float, ...]]]:
+        """New totals of this scope and its ancestors after adding a member of ``cost``."""
         out = []
-        scope, old, new = self, member_old, member_new
+        scope = self
+        old = tuple(0.0 for _ in cost)
+        new = cost
         while scope is not None:
-            cur_new = _to_currency(scope._combine(scope.total, old, new), scope.ledger.budget)
-            out.append((scope, cur_new))
-            old, new = scope.total, cur_new
+            cur = scope._total
+            if scope.kind == Scope.SEQUENTIAL:
+                nxt = tuple(c + (n - o) for c, n, o in zip(cur, new, old))
+            else:
+                nxt = tuple(max(c, n) for c, n in zip(cur, new))
+            out.append((scope, nxt))
+            if nxt == cur:
+                break  # nothing changes further up
+            old, new = cur, nxt
             scope = scope.parent
         return out
 
     def would_spend(self, cost: Budget) -> Budget:
         """The ledger's total if ``cost`` were charged here as a new member."""
-        cost = _to_currency(cost, self.ledger.budget)
-        return self._propagated(_zero_like(cost), cost)[-1][1]
+        updates = self._propagated(_vec(_to_currency(cost, self.ledger.budget)))
+        root = self.ledger.root
+        total = {id(s): t for s, t in updates}.get(id(root), root._total)
+        return _unvec(total, self.ledger.budget)
 
     def charge(self, cost: Budget, coordinates: tuple[Any, ...] = ()) -> None:
         """Record a release of ``cost``; raise before anything changes if the
@@ -470,16 +474,18 @@ class Scope:
         if self.closed:
             raise RuntimeError(f"scope {self.path} is closed")
         cost = _to_currency(cost, self.ledger.budget)
-        updates = self._propagated(_zero_like(cost), cost)
-        root_total = updates[-1][1]
-        if not _leq(root_total, self.ledger.budget):
-            raise BudgetExceededError(
-                f"release at {tuple(coordinates)} costing {cost} would bring the total to "
-                f"{root_total}, over the configured budget {self.ledger.budget}"
-            )
+        updates = self._propagated(_vec(cost))
+        last_scope, last_total = updates[-1]
+        if last_scope is self.ledger.root:
+            cap = self.ledger._cap
+            if any(x > c * (1 + _TOL) + 1e-300 for x, c in zip(last_total, cap)):
+                raise BudgetExceededError(
+                    f"release at {tuple(coordinates)} costing {cost} would bring the total to "
+                    f"{_unvec(last_total, self.ledger.budget)}, over the configured budget {self.ledger.budget}"
+                )
         for scope, total in updates:
-            scope.total = total
-        self.ledger._record(Record(tuple(coordinates), cost, self.path))
+            scope._total = total
+        self.ledger._record(Record(tuple(coordinates), cost, self.path) if self.ledger.keep_records else None)
 
     def close(self) -> None:
         """Free the bookkeeping of this scope; its spend stays counted."""
@@ -487,15 +493,6 @@ class Scope:
         self.children.clear()
         if self.parent is not None:
             self.parent.children.pop(self.name, None)
-
-
-def _difference(new: Budget, old: Budget) -> Budget:
-    if isinstance(new, ZCDP):
-        return ZCDP(max(new.rho - _as_zcdp(old).rho, 0.0))
-    if isinstance(new, ApproxDP):
-        o = to_approx(old)
-        return ApproxDP(max(new.epsilon - o.epsilon, 0.0), max(new.delta - o.delta, 0.0))
-    return PureDP(max(new.epsilon - _to_currency(old, new).epsilon, 0.0))
 
 
 class Ledger:
@@ -512,6 +509,7 @@ class Ledger:
         if isinstance(budget, (PureDP, ApproxDP, ZCDP)) is False:
             raise TypeError("ledger budget must be PureDP, ApproxDP or ZCDP")
         self.budget = budget
+        self._cap = _vec(budget)
         self.keep_records = keep_records
         self.records: list[Record] = []
         self.num_releases = 0
@@ -538,7 +536,7 @@ class Ledger:
     def charge(self, cost: Budget, coordinates: tuple[Any, ...] = ()) -> None:
         self.root.charge(cost, coordinates)
 
-    def _record(self, rec: Record) -> None:
+    def _record(self, rec: Record | None) -> None:
         self.num_releases += 1
-        if self.keep_records:
+        if rec is not None:
             self.records.append(rec)

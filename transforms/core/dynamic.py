@@ -619,9 +619,11 @@ class FullyDynamicRelease(SegmentedRelease):
         self.last_answers: list[Answer] = []
 
     def _reset_pending(self):
-        self.pending_hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        self.pending_size = 0
-        self.pending_del: dict[int, tuple[list[np.ndarray], list[int]]] = {}
+        # open segment: entries inserted in it (id -> item) and deletions of older
+        # entries as (node, item); histograms are built once, at the close
+        self.pending_ins: dict[str, tuple[int, ...]] = {}
+        self.pending_del: list[tuple[int, tuple[int, ...]]] = []
+        self._locate_cache: dict[int, int] = {}
 
     def _make_counter(self, mech, budget, horizon, coords, scope) -> ContinualCounter:
         prof = self.config.budget_profile
@@ -631,34 +633,33 @@ class FullyDynamicRelease(SegmentedRelease):
 
     def locate(self, segment: int) -> int:
         """The live node whose range holds insertion segment ``segment`` (<= J)."""
+        node = self._locate_cache.get(segment)
+        if node is not None:
+            return node
         for i in fenwick_chain(self.closed):
             if i - lowbit(i) < segment <= i:
+                self._locate_cache[segment] = i
                 return i
         raise AssertionError(f"segment {segment} is not covered by chain({self.closed})")
 
+    def _hists(self, items) -> list[np.ndarray]:
+        """Per-query-set histograms of a list of items."""
+        if not items:
+            return [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        arr = np.asarray(items, dtype=np.int64).reshape(len(items), len(self.mechanisms))
+        return [np.bincount(arr[:, k], minlength=m.domain_size).astype(np.int64) for k, m in enumerate(self.mechanisms)]
+
     # -- updates -----------------------------------------------------------------
     def _insert(self, entry_id: str, item: tuple[int, ...]) -> None:
-        seg = self.closed + 1
-        self.registry.put(entry_id, item, seg)
-        for k, v in enumerate(item):
-            self.pending_hists[k][v] += 1
-        self.pending_size += 1
+        self.registry.entries[entry_id] = (item, self.closed + 1)
+        self.pending_ins[entry_id] = item
 
     def _delete(self, entry_id: str) -> None:
-        item, seg = self.registry.pop(entry_id)
+        item, seg = self.registry.entries.pop(entry_id)
         if seg == self.closed + 1:  # inserted in the open segment: the pair cancels
-            for k, v in enumerate(item):
-                self.pending_hists[k][v] -= 1
-            self.pending_size -= 1
+            del self.pending_ins[entry_id]
             return
-        node = self.locate(seg)
-        entry = self.pending_del.get(node)
-        if entry is None:
-            entry = ([np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms], [0])
-            self.pending_del[node] = entry
-        for k, v in enumerate(item):
-            entry[0][k][v] += 1
-        entry[1][0] += 1
+        self.pending_del.append((self.locate(seg), item))
 
     def _apply(self, u: Update) -> int:
         if u.op == INSERT:
@@ -679,15 +680,19 @@ class FullyDynamicRelease(SegmentedRelease):
                 f"stream {self.stream!r} reached its declared horizon of {self.config.max_segments} segments"
             )
         survivors = set(fenwick_chain(j - lowbit(j)))
-        # 1. apply this segment's deletions to every live node's exact content
-        for i, (hists, cnt) in self.pending_del.items():
+        # 1. group this segment's deletions by node; apply them to the exact contents
+        by_node: dict[int, list] = {}
+        for node_i, item in self.pending_del:
+            by_node.setdefault(node_i, []).append(item)
+        deletions = {i: (self._hists(items), len(items)) for i, items in by_node.items()}
+        for i, (hists, cnt) in deletions.items():
             node = self.nodes[i]
             for k in range(len(self.mechanisms)):
                 node.content[k] -= hists[k]
-            node.size -= cnt[0]
+            node.size -= cnt
         # 2. merge the dying nodes (levels below l(j)) and the new insertions into node j
-        content = [h.copy() for h in self.pending_hists]
-        size = self.pending_size
+        content = self._hists(list(self.pending_ins.values()))
+        size = len(self.pending_ins)
         for i in list(self.nodes):
             if i not in survivors:
                 dead = self.nodes.pop(i)
@@ -697,10 +702,14 @@ class FullyDynamicRelease(SegmentedRelease):
                 dead.scope.close()
         self.closed = j
         # 3. the surviving nodes see segment j's deletions (possibly none)
-        empty = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        empty = None
         for i in sorted(survivors, reverse=True):
-            hists, cnt = self.pending_del.get(i, (empty, [0]))
-            self.nodes[i].step(self, tick, hists, cnt[0], noise)
+            if i in deletions:
+                hists, cnt = deletions[i]
+            else:
+                empty = empty or self._hists([])
+                hists, cnt = empty, 0
+            self.nodes[i].step(self, tick, hists, cnt, noise)
         # 4. build node j (Alg. 3, round 1)
         node = _Node(self, j, content, size)
         self.nodes[j] = node
@@ -758,21 +767,25 @@ class FullyDynamicRelease(SegmentedRelease):
                 target = expect[owners[0]]
             for k, v in enumerate(item):
                 target[k][v] += 1
+        pend_del: dict[int, list] = {}
+        for node_i, item in self.pending_del:
+            pend_del.setdefault(node_i, []).append(item)
         for i in chain:
             node = self.nodes[i]
-            pd = self.pending_del.get(i)
+            pd = self._hists(pend_del.get(i, []))
             for k in range(len(self.mechanisms)):
-                have = node.content[k] - (pd[0][k] if pd else 0)
-                assert np.array_equal(have, expect[i][k]), (i, k)
+                assert np.array_equal(node.content[k] - pd[k], expect[i][k]), (i, k)
+        have = self._hists(list(self.pending_ins.values()))
         for k in range(len(self.mechanisms)):
-            assert np.array_equal(pend[k], self.pending_hists[k])
+            assert np.array_equal(pend[k], have[k])
 
     def state_size(self) -> dict:
         """Sizes of the kept state (tests and benchmarks)."""
         return {
             "live_entries": len(self.registry),
             "nodes": len(self.nodes),
-            "pending_deletion_nodes": len(self.pending_del),
+            "pending_insertions": len(self.pending_ins),
+            "pending_deletions": len(self.pending_del),
         }
 
 

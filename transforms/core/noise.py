@@ -34,6 +34,8 @@ Nothing here imports Apache Beam.
 
 from __future__ import annotations
 
+import decimal
+import functools
 import hashlib
 import math
 import os
@@ -76,20 +78,28 @@ def encode_coordinates(coords: Iterable[Coordinate]) -> bytes:
     Raises:
       TypeError: for an element that is not an int, str or bytes.
     """
-    out = bytearray()
+    parts = []
     for c in coords:
-        if isinstance(c, bool):
+        t = type(c)
+        if t is str:
+            payload = c.encode("utf-8")
+            parts.append(b"s" + len(payload).to_bytes(4, "big") + payload)
+        elif t is int:
+            payload = str(c).encode("ascii")
+            parts.append(b"i" + len(payload).to_bytes(4, "big") + payload)
+        elif isinstance(c, bool):
             raise TypeError("release coordinates must be int, str or bytes, not bool")
-        if isinstance(c, (int, np.integer)):
-            tag, payload = b"i", str(int(c)).encode("ascii")
+        elif isinstance(c, (int, np.integer)):
+            payload = str(int(c)).encode("ascii")
+            parts.append(b"i" + len(payload).to_bytes(4, "big") + payload)
         elif isinstance(c, str):
-            tag, payload = b"s", c.encode("utf-8")
+            payload = c.encode("utf-8")
+            parts.append(b"s" + len(payload).to_bytes(4, "big") + payload)
         elif isinstance(c, (bytes, bytearray)):
-            tag, payload = b"b", bytes(c)
+            parts.append(b"b" + len(c).to_bytes(4, "big") + bytes(c))
         else:
             raise TypeError(f"release coordinates must be int, str or bytes, got {type(c).__name__}")
-        out += tag + struct.pack(">I", len(payload)) + payload
-    return bytes(out)
+    return b"".join(parts)
 
 
 class RandomStream:
@@ -102,7 +112,8 @@ class RandomStream:
 
     __slots__ = ("_seed", "_counter", "_buf", "_pos", "disabled")
 
-    _BLOCK_WORDS = 512
+    _FIRST_BLOCK_WORDS = 8  # most releases need a few words: start small, then grow
+    _MAX_BLOCK_WORDS = 4096
 
     def __init__(self, seed: bytes, disabled: bool = False):
         self._seed = bytes(seed)
@@ -112,7 +123,8 @@ class RandomStream:
         self.disabled = disabled
 
     def _refill(self, n: int) -> None:
-        nwords = max(self._BLOCK_WORDS, n)
+        grow = min(self._FIRST_BLOCK_WORDS << (3 * self._counter), self._MAX_BLOCK_WORDS)
+        nwords = max(grow, n)
         block = hashlib.shake_256(self._seed + struct.pack(">Q", self._counter)).digest(8 * nwords)
         self._counter += 1
         rest = self._buf[self._pos :]
@@ -255,6 +267,17 @@ class NoiseSource:
 
 
 def as_ratio_up(x: Number, max_bits: int = 52) -> Fraction:
+    if isinstance(x, float):
+        return _as_ratio_up_float(x, max_bits)
+    return _as_ratio_up(x, max_bits)
+
+
+@functools.lru_cache(maxsize=1024)
+def _as_ratio_up_float(x: float, max_bits: int) -> Fraction:
+    return _as_ratio_up(x, max_bits)
+
+
+def _as_ratio_up(x: Number, max_bits: int = 52) -> Fraction:
     """The smallest ``p / 2**k`` >= x with ``p < 2**max_bits`` (exact for Fractions
     whose terms fit). Used to turn a float scale into an exact rational one
     without ever decreasing it."""
@@ -392,6 +415,9 @@ def _geometric_e(stream: RandomStream, m: int) -> np.ndarray:
 def _dlap_integer_ratio(stream: RandomStream, t: int, s: int, size: int) -> np.ndarray:
     """CKS Algorithm 2: exact discrete Laplace with scale t/s (t, s positive ints).
 
+    Reference implementation (integer arithmetic only); the samplers use the
+    faster :func:`_dlap_fast`, and tests check both against the exact pmf.
+
     P(Z = z) proportional to exp(-|z| * s / t). Candidates are drawn in
     batches larger than needed and the first accepted ones (in index order)
     are kept: accepted candidates are i.i.d. draws of the target law.
@@ -415,6 +441,80 @@ def _dlap_integer_ratio(stream: RandomStream, t: int, s: int, size: int) -> np.n
     return out
 
 
+_REL_MARGIN = 2.0**-30  # relative band around q^k resolved exactly
+
+
+def _geometric_inversion(stream: RandomStream, t: int, s: int, size: int) -> np.ndarray:
+    """Exact X with P(X >= k) = q^k, q = exp(-s/t), by inversion: X >= k iff U <= q^k.
+
+    ``U`` is a lazily refined uniform binary fraction (first 64 bits here).
+    The float guess ``floor(ln U / ln q)`` is accepted when ``U`` lies outside a
+    relative band of 2^-30 around both boundaries ``q^X`` and ``q^(X+1)``
+    (float error is ~2^-50 there); otherwise :func:`_geometric_exact` decides
+    with more random bits and correctly rounded decimals.
+    """
+    lnq = -s / t
+    w = stream.words(size)
+    u_lo = w.astype(float) * 2.0**-64  # rounding here is absorbed by the band
+    u_hi = u_lo + 2.0**-64 * 1.0000001
+    mid = np.maximum((u_lo + u_hi) / 2, 2.0**-70)
+    x = np.floor(np.log(mid) / lnq)
+    x = np.maximum(x, 0.0)
+    upper = np.exp(x * lnq)  # q^x
+    lower = np.exp((x + 1) * lnq)  # q^(x+1)
+    ok = (u_hi < upper * (1 - _REL_MARGIN)) & (u_lo > lower * (1 + _REL_MARGIN)) & (x * -lnq < 2.0**12)
+    out = x.astype(np.int64)
+    for i in np.nonzero(~ok)[0]:
+        out[i] = _geometric_exact(stream, int(w[i]), t, s, int(x[i]))
+    return out
+
+
+def _geometric_exact(stream: RandomStream, w: int, t: int, s: int, guess: int) -> int:
+    """X = max{k: U <= q^k} with U in [w/2^bits, (w+1)/2^bits), refined as needed."""
+    bits, prec = 64, 50
+    k = max(guess, 0)
+    while True:
+        with decimal.localcontext() as ctx:
+            ctx.prec = prec
+            lnq = -decimal.Decimal(s) / decimal.Decimal(t)
+            err = decimal.Decimal(10) ** (5 - prec)
+            lo = decimal.Decimal(w) / decimal.Decimal(2) ** bits
+            hi = decimal.Decimal(w + 1) / decimal.Decimal(2) ** bits
+
+            def le_qk(kk, lnq=lnq, lo=lo, hi=hi, err=err):  # +1: U <= q^kk, -1: U > q^kk, 0: unsure
+                if kk <= 0:
+                    return 1
+                qk = (lnq * kk).exp()
+                if hi <= qk * (1 - err):
+                    return 1
+                if lo > qk * (1 + err):
+                    return -1
+                return 0
+
+            for _ in range(100_000):
+                a, b = le_qk(k), le_qk(k + 1)
+                if a == 1 and b == -1:
+                    return k
+                if a == -1:
+                    k -= 1
+                elif b == 1:
+                    k += 1
+                else:
+                    break  # undecided: refine U and precision
+            else:  # pragma: no cover - a float guess is never this far off
+                raise RuntimeError("geometric inversion did not converge")
+        w = (w << 64) | int(stream.words(1)[0])
+        bits += 64
+        prec += 30
+
+
+def _dlap_fast(stream: RandomStream, t: int, s: int, size: int) -> np.ndarray:
+    """Discrete Laplace with scale t/s as the difference of two i.i.d. geometrics
+    (P(G >= k) = q^k): P(G1 - G2 = z) is proportional to q^|z|."""
+    g = _geometric_inversion(stream, t, s, 2 * size)
+    return g[:size] - g[size:]
+
+
 def discrete_laplace(stream: RandomStream, scale: Number, size: int = 1) -> np.ndarray:
     """Exact samples of the discrete Laplace (two-sided geometric) distribution.
 
@@ -426,7 +526,7 @@ def discrete_laplace(stream: RandomStream, scale: Number, size: int = 1) -> np.n
     if stream.disabled:
         return np.zeros(size, dtype=np.int64)
     r = as_ratio_up(scale)
-    return _dlap_integer_ratio(stream, r.numerator, r.denominator, size)
+    return _dlap_fast(stream, r.numerator, r.denominator, size)
 
 
 def discrete_gaussian(stream: RandomStream, sigma2: Number, size: int = 1) -> np.ndarray:
@@ -448,7 +548,7 @@ def discrete_gaussian(stream: RandomStream, sigma2: Number, size: int = 1) -> np
     while filled < size:
         need = size - filled
         m = int(need * 1.6) + 4
-        y = _dlap_integer_ratio(stream, tau, 1, m)
+        y = _dlap_fast(stream, tau, 1, m)
         num = np.array([(abs(int(v)) * b * tau - a) ** 2 for v in y], dtype=object)
         c = bernoulli_exp(stream, num, np.full(m, den, dtype=object))
         z = y[c][:need]

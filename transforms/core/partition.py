@@ -33,6 +33,7 @@ reference the statistical test compares against.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from dataclasses import dataclass
 
@@ -82,6 +83,13 @@ class PartitionParams:
         return 4 / self.epsilon
 
 
+@functools.lru_cache(maxsize=256)
+def _scale_ratio(scale: float) -> tuple[int, int, float]:
+    """(t, s, q) of the effective discrete Laplace scale t/s; q = exp(-s/t)."""
+    r = as_ratio_up(scale)
+    return r.numerator, r.denominator, math.exp(-r.denominator / r.numerator)
+
+
 def _q_decimal(scale: float, prec: int) -> decimal.Decimal:
     r = as_ratio_up(scale)
     with decimal.localcontext() as ctx:
@@ -91,8 +99,7 @@ def _q_decimal(scale: float, prec: int) -> decimal.Decimal:
 
 def halting_probability(k0: int, scale: float) -> float:
     """P(Z >= k0) for Z ~ DLap(scale) (float; exact values use decimals)."""
-    r = as_ratio_up(scale)
-    q = math.exp(-r.denominator / r.numerator)
+    q = _scale_ratio(scale)[2]
     if k0 >= 1:
         return q**k0 / (1 + q)
     return 1 - q ** (1 - k0) / (1 + q)
@@ -112,54 +119,48 @@ def _survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decim
         return (one_minus_p.ln() * n).exp()
 
 
+def _log_one_minus_p(k0: int, scale: float) -> float:
+    """ln(1 - p), p = P(DLap(scale) >= k0), computed without cancellation."""
+    q = _scale_ratio(scale)[2]
+    lnq = math.log(q)
+    if k0 >= 1:
+        return math.log1p(-math.exp(k0 * lnq) / (1 + q))
+    return (1 - k0) * lnq - math.log1p(q)
+
+
 def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> int:
     """Exact ``min(K, cap)`` for ``K ~ Geometric(p)``, ``p = P(DLap(scale) >= k0)``.
 
     ``K`` is the index of the first success of i.i.d. Bernoulli(p) trials, so
     ``P(K > n) = (1-p)^n``; with ``U`` uniform, ``K = min{n: U > (1-p)^n}``.
-    ``U`` is a lazily refined binary fraction; the comparison with
-    ``(1-p)^n`` is done in floating point when ``U`` is far from the boundary
-    (relative margin 2^-30, far above float error) and otherwise in
-    ``decimal`` at increasing precision until it is decided.
+    ``U`` is a lazily refined binary fraction. Each comparison ``U ? (1-p)^n``
+    is made in log space in floating point when it is decided by a margin far
+    above the float error, and otherwise with ``decimal`` at increasing
+    precision and more random bits until it is decided.
     """
     if cap < 1:
         raise ValueError("cap must be >= 1")
-    p = halting_probability(k0, scale)
+    l1p = _log_one_minus_p(k0, scale)  # < 0
     w = int(stream.words(1)[0])
     bits = 64
-    u_lo = w / 2.0**64
-    u_hi = (w + 1) / 2.0**64
-
-    # Float guess for K (then verified exactly).
-    if p >= 1.0:
-        guess = 1
-    elif p <= 0.0:
-        guess = cap
-    else:
-        l1p = math.log1p(-p)
-        mid = (u_lo + u_hi) / 2
-        guess = cap if mid <= 0 else math.ceil(math.log(mid) / l1p) if l1p < 0 else cap
-        guess = int(min(max(guess, 1), cap))
-
-    def surv(n: int, prec: int = 0) -> float | decimal.Decimal:
-        if prec:
-            return _survival_decimal(k0, scale, n, prec)
-        if n == 0:
-            return 1.0
-        return math.exp(n * math.log1p(-p)) if p < 1 else 0.0
 
     def decide(n: int) -> int:
-        """-1 if U > (1-p)^n for sure (K <= n), +1 if U <= (1-p)^n (K > n), 0 unsure."""
+        """-1 if U > (1-p)^n surely (K <= n), +1 if U <= (1-p)^n surely (K > n)."""
         nonlocal w, bits
-        s = surv(n)
-        margin = 2.0**-30 * max(s, 1e-300)
-        if s >= 1e-280 and u_lo_f() > s + margin:
-            return -1
-        if s >= 1e-280 and u_hi_f() < s - margin:
+        if n == 0:
             return 1
+        ls = n * l1p
+        margin = 2.0**-30 + abs(ls) * 2.0**-40
+        if w > 0 and bits == 64:
+            lu_lo = math.log(w) - 64 * math.log(2)
+            lu_hi = math.log(w + 1) - 64 * math.log(2)
+            if lu_lo > ls + margin:
+                return -1
+            if lu_hi < ls - margin:
+                return 1
         prec = 60
         while True:
-            sd = surv(n, prec)
+            sd = _survival_decimal(k0, scale, n, prec)
             err = sd * decimal.Decimal(10) ** (6 - prec)
             with decimal.localcontext() as ctx:
                 ctx.prec = prec + 40
@@ -169,36 +170,27 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
                     return -1
                 if hi <= sd - err:
                     return 1
-            # undecided: refine U with 64 more bits, and raise the precision
             w = (w << 64) | int(stream.words(1)[0])
             bits += 64
             prec += 40
 
-    def u_lo_f() -> float:
-        return math.ldexp(w, -bits) if bits <= 1000 else 0.0
-
-    def u_hi_f() -> float:
-        return math.ldexp(w + 1, -bits) if bits <= 1000 else 0.0
-
-    # K = n  <=>  U <= surv(n-1) and U > surv(n). Search from the guess.
-    n = guess
+    # float guess: K = ceil(ln U / ln(1-p))
+    u_mid = (w + 0.5) * 2.0**-64
+    guess = math.ceil(math.log(u_mid) / l1p) if l1p < 0 else cap
+    n = int(min(max(guess, 1), cap))
     for _ in range(10_000):
         if n >= cap:
-            # K >= cap  <=>  U <= surv(cap - 1)
-            if decide(cap - 1) >= 0:
+            if decide(cap - 1) == 1:  # K >= cap  <=>  U <= (1-p)^(cap-1)
                 return cap
             n = cap - 1
             continue
-        above = decide(n)  # -1: K <= n
-        if above == -1:
+        if decide(n) == -1:  # K <= n
             if n == 1 or decide(n - 1) == 1:
                 return n
             n -= 1
         else:
             n += 1
-    # The float guess is within a few steps except for astronomically large n;
-    # fall back to a decimal bisection (never reached in tests).
-    lo_n, hi_n = 1, cap
+    lo_n, hi_n = 1, cap  # pragma: no cover - the float guess is within a step or two
     while lo_n < hi_n:
         mid_n = (lo_n + hi_n) // 2
         if decide(mid_n) == -1:
@@ -234,7 +226,10 @@ class InfinitePartitioner:
         self.next_close = 0
         self.closes = 0
         self.last_tick = 0  # last tick processed
-        self._noise: NoiseSource | None = None
+        # the halting draws of one segment come, in order, from one stream at
+        # coordinates (..., "svt", j, "ticks"): the k-th draw of segment j is a
+        # deterministic function of the key and (j, k); its position is state
+        self._tick_stream: RandomStream | None = None
 
     # -- internals ------------------------------------------------------------
     def _start_segment(self, noise: NoiseSource) -> None:
@@ -248,6 +243,7 @@ class InfinitePartitioner:
         self.count = 0
         start = self.prev_close + 1
         self.deadline_tick = max(p.deadline(j, self.prev_close), start)
+        self._tick_stream = noise.stream(*coords, "ticks")
         self._draw_from(start, noise)
 
     def _draw_from(self, u: int, noise: NoiseSource) -> None:
@@ -258,7 +254,7 @@ class InfinitePartitioner:
             k = 1 if self.count > self.theta_hat_floor else cap
         else:
             k0 = self.theta_hat_floor - self.count + 1
-            k = geometric_capped(noise.stream(*self.coords, "svt", self.j, "tick", u), k0, self.params.query_scale, cap)
+            k = geometric_capped(self._tick_stream, k0, self.params.query_scale, cap)
         self.next_close = u + min(k, cap) - 1
 
     def _close(self, noise: NoiseSource) -> int:

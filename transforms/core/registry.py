@@ -68,25 +68,27 @@ class EntryRegistry:
 
     def validate(self, u: Update) -> str | None:
         """The rejection reason of ``u`` against the current state, or None."""
-        if not isinstance(u, Update) or u.op not in OPS:
-            return "unknown_op" if isinstance(u, Update) else "malformed"
-        if not isinstance(u.entry_id, str) or not u.entry_id:
+        if type(u) is not Update:
             return "malformed"
-        if u.op in (INSERT, UPSERT):
-            item = u.item
-            if not isinstance(item, tuple) or len(item) != len(self.domain_sizes):
+        op, eid = u.op, u.entry_id
+        if type(eid) is not str or not eid:
+            return "unknown_op" if op not in OPS else "malformed"
+        if op == DELETE:
+            return None if eid in self.entries else "unknown_entry"
+        if op not in OPS:
+            return "unknown_op"
+        item = u.item
+        if type(item) is not tuple or len(item) != len(self.domain_sizes):
+            return "malformed"
+        for v, d in zip(item, self.domain_sizes):
+            if type(v) is not int:
                 return "malformed"
-            for v, d in zip(item, self.domain_sizes):
-                if isinstance(v, bool) or not isinstance(v, int):
-                    return "malformed"
-                if not 0 <= v < d:
-                    return "item_out_of_range"
-        live = u.entry_id in self.entries
-        if u.op == INSERT and live:
-            return "duplicate_insert"
-        if u.op in (DELETE, UPSERT) and not live:
-            return "unknown_entry"
-        return None
+            if not 0 <= v < d:
+                return "item_out_of_range"
+        live = eid in self.entries
+        if op == INSERT:
+            return "duplicate_insert" if live else None
+        return None if live else "unknown_entry"
 
     def get(self, entry_id: str) -> tuple[tuple[int, ...], int]:
         return self.entries[entry_id]
