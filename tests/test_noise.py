@@ -229,3 +229,24 @@ def test_exact_resolution_decides_boundary_cases(noise):
     t = int(math.exp(-1) * 2**63)
     assert _resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
     assert _resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("scale", [0.7, 3.0])
+def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
+    """Force every geometric draw through the exact decimal path: same law."""
+    import transforms.core.noise as nz
+
+    monkeypatch.setattr(nz, "_REL_MARGIN", 10.0)
+    x = nz.discrete_laplace(noise.stream("fallback", str(scale)), scale, 3000)
+    assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(as_ratio_up(scale)))) > P_THRESHOLD
+
+
+@pytest.mark.statistical
+def test_cks_reference_sampler_matches_pmf(noise):
+    """The integer-only CKS Algorithm 2 (kept as the reference) has the same law."""
+    from transforms.core.noise import _dlap_integer_ratio
+
+    r = as_ratio_up(2.5)
+    x = _dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)
+    assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(r))) > P_THRESHOLD

@@ -125,16 +125,18 @@ class ContinualCounter:
         """Variance of each answer of the latest estimate."""
         return self.noise_profile().variance()
 
-    def error_bound(self, beta: float) -> float:
+    def error_bound(self, beta: float, n: float | None = None) -> float:
         """gamma(t, beta): P(max_q |estimate_q - exact_q| > gamma) <= beta.
 
-        0 when the noise was switched off (no noise was added)."""
+        ``n`` bounds the size of every released batch (needed by black boxes
+        whose error depends on it, such as PMW). 0 when the noise was switched
+        off (no noise was added)."""
         if self.t == 0 or not self._terms or self.noiseless:
             return 0.0
         if self.mechanism.additive:
             return self.noise_profile().tail_bound(beta / self.mechanism.num_queries)
         k = sum(c for _, c, _ in self._terms)
-        return math.fsum(c * abs(w) * self.mechanism.alpha(b, beta / k) for b, c, w in self._terms)
+        return math.fsum(c * abs(w) * self.mechanism.alpha(b, beta / k, n=n) for b, c, w in self._terms)
 
 
 class NaivePrefixCounter(ContinualCounter):

@@ -116,7 +116,7 @@ class QuerySet:
     domain_size: int = 1
     matrix: tuple | None = None  # rows of the query matrix (linear / pmw)
     ranges: bool = False  # pmw over all ranges [a, b] of the domain
-    pmw_iterations: int = 0  # 0: chosen from the domain size
+    pmw_iterations: int = 0  # 0: chosen per release from the public noisy size
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
@@ -478,6 +478,8 @@ class _Node:
         self.scope = owner.tree_scope.child(f"level{self.level}", Scope.PARALLEL).child(f"node{index}")
         self.static_answers: list[np.ndarray] = []
         self.static_budgets: list[Budget] = []
+        self.static_sizes: list[tuple[float, NoiseProfile]] = []  # (n_hat, law) from PMW releases
+        self.static_params: list = []  # what a non-additive release's alpha needs (PMW: its T)
         self.n_hat = 0.0
         self.n_hat_profile: NoiseProfile | None = None
         self.del_counter: ContinualCounter | None = None
@@ -519,14 +521,21 @@ class _Node:
                 self.del_counter = None
                 self.q_counters = []
                 return
-        self.static_answers, self.static_budgets = [], []
+        self.static_answers, self.static_budgets, self.static_sizes, self.static_params = [], [], [], []
         for k, mech in enumerate(owner.mechanisms):
             c = base + ("static", k)
             self.scope.charge(mech.cost(static_b), c)
-            rel = mech.release(self.content[k], static_b, noise.stream(*c))
+            if not mech.additive and self.n_hat_profile is not None:
+                # PMW reuses this round's n_hat (post-processing of a release)
+                rel = mech.release(self.content[k], static_b, noise.stream(*c), self.n_hat, self.n_hat_profile)
+            else:
+                rel = mech.release(self.content[k], static_b, noise.stream(*c))
             ans = mech.answer(rel)
             self.static_answers.append(ans)
             self.static_budgets.append(static_b)
+            if rel.n_hat is not None:
+                self.static_sizes.append((rel.n_hat, rel.n_hat_noise))
+            self.static_params.append(rel.alpha_params)
             owner._log(
                 tick, self.index, self.level, self.round, "static", owner.config.queries[k].name, ans, static_b, c
             )
@@ -538,8 +547,14 @@ class _Node:
             owner.control_mechanism, lapins_b, remaining, base + ("del_count",), self.scope.child(f"r{self.round}-del")
         )
         self.q_counters = [
-            owner._make_counter(m, qins_b, remaining, base + ("del_query", k), self.scope.child(f"r{self.round}-q{k}"))
-            for k, m in enumerate(owner.mechanisms)
+            owner._make_counter(
+                owner.deletion_mechanisms[k],
+                qins_b,
+                remaining,
+                base + ("del_query", k),
+                self.scope.child(f"r{self.round}-q{k}"),
+            )
+            for k in range(len(owner.mechanisms))
         ]
         if owner.emit_nodes:
             for c in [self.del_counter] + self.q_counters:
@@ -584,19 +599,34 @@ class _Node:
         return p
 
     def alpha(self, owner, k: int, beta: float) -> float:
-        """Non-additive black boxes: union bound over the static release and the counter."""
+        """Non-additive black boxes (PMW): union bound over the static release and
+        the deletion counter. A histogram deletion counter's error on any query
+        of the set is at most the error of a sum of d cells (weights in [0, 1])."""
         mech = owner.mechanisms[k]
-        parts = 2 if self.q_counters and self.q_counters[k].t > 0 else 1
-        a = mech.alpha(self.static_budgets[k], beta / parts, n=self.size_bound(beta / parts))
-        if parts == 2:
-            a += self.q_counters[k].error_bound(beta / parts)
+        has_counter = bool(self.q_counters) and self.q_counters[k].t > 0
+        b = beta / 2 if has_counter else beta  # the rest goes to the counter
+        n = self.size_bound(b / 2)  # |D(v)| <= n with probability 1 - b/2
+        reused = self.n_hat_profile if self.n_hat_profile is not None and not self.halted else None
+        params = self.static_params[k] or (None,)
+        a = mech.alpha(self.static_budgets[k], b / 2, n=n, n_hat_noise=reused, iterations=params[0])
+        if has_counter:
+            c = self.q_counters[k]
+            if c.mechanism.additive:
+                d = c.mechanism.domain_size
+                a += c.noise_profile().times(d).tail_bound(b / getattr(mech, "query_count", d))
+            else:
+                a += c.error_bound(b, n=n)
         return a
 
     def size_bound(self, beta: float) -> float:
-        """A public (1-beta) upper bound on this node's round-start size."""
-        if self.n_hat_profile is None:
-            return float("inf")
-        return max(self.n_hat, 0.0) + self.n_hat_profile.tail_bound(beta)
+        """A public (1-beta) upper bound on this node's round-start size, from
+        n_hat or from a PMW release's own noisy size."""
+        if self.n_hat_profile is not None:
+            return max(self.n_hat, 0.0) + self.n_hat_profile.tail_bound(beta)
+        if self.static_sizes:
+            n_hat, law = self.static_sizes[0]
+            return max(n_hat, 0.0) + law.tail_bound(beta)
+        return float("inf")
 
     def halted_bound(self, beta: float) -> float:
         """A halted node holds at most n_hat + noise bound items (content only shrinks)."""
@@ -614,6 +644,16 @@ class FullyDynamicRelease(SegmentedRelease):
         super().__init__(config, stream=stream, emit_nodes=emit_nodes)
         self.tree_scope = self.ledger.root.child("tree")
         self.control_mechanism = CountMechanism(config.noise_kind)
+        # the insertion-only mechanism over a node's deletions, per query set: the
+        # set's own black box (paper), or for non-additive sets (PMW) in the tuned
+        # profile a histogram counter, which answers every linear query of the set
+        # by linearity with an error that does not grow with the batch size
+        self.deletion_mechanisms = [
+            HistogramMechanism(m.domain_size, config.noise_kind)
+            if (config.profile == "tuned" and not m.additive)
+            else m
+            for m in self.mechanisms
+        ]
         self.nodes: dict[int, _Node] = {}
         self._reset_pending()
         self.last_answers: list[Answer] = []

@@ -88,9 +88,10 @@ class PMWMechanism(StaticMechanism):
         else:
             self.matrix = None
             self.m = self.d * (self.d + 1) // 2
-        self.iterations = int(iterations) if iterations else 20
-        if self.iterations < 1:
-            raise ValueError("PMW iterations must be >= 1")
+        if iterations < 0:
+            raise ValueError("PMW iterations must be >= 1 (or 0: chosen per release)")
+        self.fixed_iterations = int(iterations)
+        self.iterations = int(iterations) if iterations else 20  # upper limit when adaptive
 
     @property
     def domain_size(self) -> int:
@@ -114,19 +115,20 @@ class PMWMechanism(StaticMechanism):
         return np.asarray(self.validate_hist(hist), dtype=float)
 
     # -- budget ----------------------------------------------------------------
-    def _split(self, budget: Budget):
-        """(count noise param, per-iteration eps_sel, measurement noise param)."""
+    def _split(self, budget: Budget, external_count: bool = False, t: int | None = None):
+        """(count noise param, per-iteration eps_sel, measurement noise param) for T = t."""
         self.check_budget(budget)
-        t = self.iterations
+        t = t or self.iterations
+        share = 0.0 if external_count else _COUNT_SHARE
         if isinstance(budget, ZCDP) or (self.noise_kind == GAUSSIAN and isinstance(budget, ApproxDP)):
             rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
-            rho_n = _COUNT_SHARE * rho
-            rho_it = (1 - _COUNT_SHARE) * rho / t
+            rho_it = (1 - share) * rho / t
             eps_sel = math.sqrt(8 * rho_it / 2)  # eps-EM is eps^2/8-zCDP
-            return 1 / (2 * rho_n), eps_sel, 1 / (2 * (rho_it / 2))
+            count_p = 1 / (2 * share * rho) if share else None
+            return count_p, eps_sel, 1 / (2 * (rho_it / 2))
         eps = budget.epsilon
-        eps_it = (1 - _COUNT_SHARE) * eps / t
-        return 1 / (_COUNT_SHARE * eps), eps_it / 2, 2 / eps_it
+        eps_it = (1 - share) * eps / t
+        return (1 / (share * eps) if share else None), eps_it / 2, 2 / eps_it
 
     def _units_param(self, param: float, unit: float) -> float:
         """The noise parameter in lattice units (sensitivity 1/unit there), rounded up."""
@@ -208,19 +210,32 @@ class PMWMechanism(StaticMechanism):
             return int(h[int(a[0]) : int(b[0]) + 1].sum()), 1.0
         return int(self._aq[q] @ h), self.unit
 
-    def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
+    def release(
+        self, hist, budget: Budget, stream: RandomStream, n_hat: float | None = None, n_hat_noise=None
+    ) -> Release:
+        """One release. A caller that has already released a noisy size of the
+        same dataset (Alg. 3's n_hat) passes it as ``n_hat`` with its noise law;
+        reusing it is post-processing, and the whole budget goes to the
+        iterations."""
         h = np.asarray(self.validate_hist(hist), dtype=np.int64)
         if stream.disabled:
             return Release(h.astype(float), budget, None, self._alpha_params(budget))
-        count_p, eps_sel, meas_p = self._split(budget)
-        n_hat = float(int(h.sum()) + int(self._noise(stream, count_p, 1)[0]))
+        external = n_hat is not None
+        count_p, _, _ = self._split(budget, external)
+        if external:
+            n_noise = n_hat_noise
+        else:
+            n_hat = float(int(h.sum()) + int(self._noise(stream, count_p, 1)[0]))
+            n_noise = self._profile(float(as_ratio_up(count_p)))
+        t_it = self.choose_iterations(budget, n_hat, external)
+        _, eps_sel, meas_p = self._split(budget, external, t_it)
         if n_hat <= 0:
-            return Release(np.zeros(self.d), budget, None, self._alpha_params(budget))
+            return Release(np.zeros(self.d), budget, None, (t_it,), n_hat, n_noise)
         a_syn = np.full(self.d, n_hat / self.d)
         acc = np.zeros(self.d)
         measured: list[tuple[np.ndarray, float]] = []
         hf = h.astype(float)
-        for _ in range(self.iterations):
+        for _ in range(t_it):
             acc += a_syn
             q = self._select(stream, a_syn, hf, eps_sel)
             units, unit = self._measure_units(q, h)
@@ -229,22 +244,46 @@ class PMWMechanism(StaticMechanism):
             measured.append((qv, m_t))
             a_syn = a_syn * np.exp(qv * (m_t - qv @ a_syn) / (2 * n_hat))
             a_syn *= n_hat / a_syn.sum()
-        return Release(acc / self.iterations, budget, None, self._alpha_params(budget))
+        return Release(acc / t_it, budget, None, (t_it,), n_hat, n_noise)
 
     def _alpha_params(self, budget):
-        return (budget,)
+        return (self.iterations,)
+
+    def choose_iterations(self, budget: Budget, n_hat: float, external: bool = False) -> int:
+        """T for one release: the fixed value, or (iterations=0) the minimiser of
+        MWEM's bound 2n sqrt(ln d / T) + T (2/eps_it) ln m over T, evaluated at
+        the public n_hat (post-processing), clamped to [1, 20]."""
+        if self.fixed_iterations:
+            return self.fixed_iterations
+        _, eps_sel1, _ = self._split(budget, external, 1)
+        eps_total = 2 * eps_sel1  # per-iteration eps with T = 1 (selection + measurement)
+        x = max(n_hat, 1.0) * eps_total * math.sqrt(math.log(self.d)) / (2 * math.log(self.m))
+        return int(min(max(round(x ** (2 / 3)), 1), self.iterations))
 
     # -- error -------------------------------------------------------------------
-    def alpha(self, budget: Budget, beta: float, k: int = 1, n: float | None = None) -> float:
-        """Union bound over ``k`` releases of the per-release bound (module docstring)."""
+    def alpha(
+        self,
+        budget: Budget,
+        beta: float,
+        k: int = 1,
+        n: float | None = None,
+        n_hat_noise: NoiseProfile | None = None,
+        iterations: int | None = None,
+    ) -> float:
+        """Union bound over ``k`` releases of the per-release bound (module docstring).
+
+        ``n_hat_noise``: the law of an externally supplied n_hat (if the releases
+        reused one), else the mechanism's own count noise."""
         if n is None or not math.isfinite(n):
             return float("inf")
         b = beta / k
-        count_p, eps_sel, meas_p = self._split(budget)
-        big_e = self._profile(float(as_ratio_up(count_p))).tail_bound(b / 3)
-        big_m = self._profile(self._answer_param(meas_p)).tail_bound(b / (3 * self.iterations))
-        sel = (2 * _SCORE_MARGIN / eps_sel) * (math.log(self.m) + math.log(3 * self.iterations / b))
-        t = self.iterations
+        external = n_hat_noise is not None
+        t = iterations or self.iterations
+        count_p, eps_sel, meas_p = self._split(budget, external, t)
+        law = n_hat_noise if external else self._profile(float(as_ratio_up(count_p)))
+        big_e = law.tail_bound(b / 3)
+        big_m = self._profile(self._answer_param(meas_p)).tail_bound(b / (3 * t))
+        sel = (2 * _SCORE_MARGIN / eps_sel) * (math.log(self.m) + math.log(3 * t / b))
         one = math.sqrt(4 * (n + big_e) ** 2 * math.log(self.d) / t + (big_m + big_e) ** 2) + sel + 3 * big_e
         return k * one
 
@@ -256,7 +295,7 @@ class PMWMechanism(StaticMechanism):
 
     def __reduce__(self):
         mat = None if self.matrix is None else self.matrix
-        return (_make_pmw, (self.d, mat, self.ranges, self.iterations, self.noise_kind))
+        return (_make_pmw, (self.d, mat, self.ranges, self.fixed_iterations, self.noise_kind))
 
 
 def _make_pmw(d, matrix, ranges, iterations, noise):

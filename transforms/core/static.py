@@ -78,13 +78,17 @@ class Release:
         histogram for PMW), in answer units.
       cost: the budget this release spent (update-level).
       noise: the law of the noise in each answer (additive mechanisms), or None.
-      alpha_fn: for non-additive mechanisms, beta -> error bound of this release.
+      alpha_params: for non-additive mechanisms, what their alpha needs.
+      n_hat, n_hat_noise: a noisy size of the dataset released alongside (PMW)
+        and its noise law, which let a caller bound |D| publicly.
     """
 
     values: np.ndarray
     cost: Budget
     noise: NoiseProfile | None = None
     alpha_params: tuple | None = field(default=None)
+    n_hat: float | None = None
+    n_hat_noise: NoiseProfile | None = None
 
     @property
     def is_additive(self) -> bool:
