@@ -21,11 +21,37 @@ from .accounting import (
     zcdp_to_approx,
 )
 from .counters import COUNTER_NAMES, ContinualCounter, make_counter
+from .dynamic import (
+    Answer,
+    BudgetProfile,
+    DynamicConfig,
+    FullyDynamicRelease,
+    InsertionOnlyRelease,
+    NodeOutput,
+    QuerySet,
+    TwoStreamBaseline,
+)
 from .errors import NoiseProfile
 from .noise import NoiseSource, discrete_gaussian, discrete_laplace
+from .partition import InfinitePartitioner, PartitionParams
+from .pmw import PMWMechanism
+from .registry import Rejection, Update
 from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, Release, StaticMechanism
 
 __all__ = [
+    "Answer",
+    "BudgetProfile",
+    "DynamicConfig",
+    "FullyDynamicRelease",
+    "InfinitePartitioner",
+    "InsertionOnlyRelease",
+    "NodeOutput",
+    "PMWMechanism",
+    "PartitionParams",
+    "QuerySet",
+    "Rejection",
+    "TwoStreamBaseline",
+    "Update",
     "ApproxDP",
     "Budget",
     "BudgetExceededError",

@@ -33,6 +33,7 @@ both budget profiles):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,7 +52,7 @@ from .counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
 from .errors import NoiseProfile
 from .noise import NoiseSource
 from .partition import InfinitePartitioner, PartitionParams
-from .registry import DELETE, INSERT, UPSERT, EntryRegistry, Rejection, Update
+from .registry import EntryRegistry, Rejection, TickBatch
 from .static import (
     CountMechanism,
     HistogramMechanism,
@@ -373,6 +374,8 @@ class TickResult:
 class SegmentedRelease:
     """Ticks -> partitioning -> per-segment work. Subclasses do the releasing."""
 
+    deletions_allowed = True
+
     def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False):
         self.config = config
         self.stream = str(stream)
@@ -383,7 +386,9 @@ class SegmentedRelease:
             PartitionParams(eps_p, config.beta), coords=(self.stream,), scope=self.ledger.root
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
-        self.registry = EntryRegistry(tuple(m.domain_size for m in self.mechanisms))
+        self.registry = EntryRegistry(
+            tuple(m.domain_size for m in self.mechanisms), deletions_allowed=self.deletions_allowed
+        )
         self.closed = 0  # number of closed segments J
         self.noiseless = False  # noise switched off: exact answers, error bounds 0
         self.node_outputs: list[NodeOutput] = []
@@ -397,18 +402,22 @@ class SegmentedRelease:
 
     def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
         """Apply the updates of ``tick`` (in the given, canonical order)."""
+        batch, rejected = self.registry.resolve_tick(tick, updates)
+        res = self.apply_batch(batch, noise)
+        res.rejections = rejected
+        return res
+
+    def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
+        """Apply one tick's resolved updates (the registry already accepted them).
+
+        This is the per-stream sequential step: the Beam transforms resolve
+        entries in parallel and call it once per (stream, tick) in tick order."""
         res = TickResult()
         self.noiseless = noise.is_disabled
-        self._closes_until(tick - 1, noise, res)
-        accepted = 0
-        for u in updates:
-            reason = self._reject_reason(u)
-            if reason:
-                res.rejections.append(Rejection(u, reason))
-                continue
-            accepted += self._apply(u)
-        self.num_updates += accepted
-        for t in self.partitioner.observe(tick, accepted, noise):
+        self._closes_until(batch.tick - 1, noise, res)
+        self._absorb(batch)
+        self.num_updates += batch.n_updates
+        for t in self.partitioner.observe(batch.tick, batch.n_updates, noise):
             self._close(t, noise, res)
         return res
 
@@ -424,10 +433,7 @@ class SegmentedRelease:
         for t in self.partitioner.advance(tick, noise):
             self._close(t, noise, res)
 
-    def _reject_reason(self, u: Update) -> str | None:
-        return self.registry.validate(u)
-
-    def _apply(self, u: Update) -> int:
+    def _absorb(self, batch: TickBatch) -> None:
         raise NotImplementedError
 
     def _close(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
@@ -465,6 +471,8 @@ class _Node:
     def __init__(self, owner: FullyDynamicRelease, index: int, content: list[np.ndarray], size: int):
         self.index = index
         self.level = node_level(index)
+        self.tick_lo = 0  # node covers insertion ticks (tick_lo, tick_hi]
+        self.tick_hi = 0
         self.horizon = lowbit(index) - 1  # later segments at which this node is queried
         self.content = content  # exact live items, one histogram per query set
         self.size = size
@@ -659,9 +667,10 @@ class FullyDynamicRelease(SegmentedRelease):
         self.last_answers: list[Answer] = []
 
     def _reset_pending(self):
-        # open segment: entries inserted in it (id -> item) and deletions of older
-        # entries as (node, item); histograms are built once, at the close
-        self.pending_ins: dict[str, tuple[int, ...]] = {}
+        # open segment: items inserted in it (a multiset; an insert and a delete in
+        # the same segment cancel) and deletions of older items as (node, item);
+        # histograms are built once, at the close
+        self.pending_ins: Counter = Counter()
         self.pending_del: list[tuple[int, tuple[int, ...]]] = []
         self._locate_cache: dict[int, int] = {}
 
@@ -671,16 +680,22 @@ class FullyDynamicRelease(SegmentedRelease):
             return InfiniteCounter(mech, budget, coords=coords, scope=scope)
         return BinaryTreeCounter(mech, budget, horizon=horizon, honaker=mech.additive, coords=coords, scope=scope)
 
-    def locate(self, segment: int) -> int:
-        """The live node whose range holds insertion segment ``segment`` (<= J)."""
-        node = self._locate_cache.get(segment)
+    @property
+    def last_close_tick(self) -> int:
+        return self.partitioner.prev_close if self.closed else 0
+
+    def locate(self, ins_tick: int) -> int:
+        """The live node whose tick range holds an insertion at ``ins_tick``
+        (a tick of a closed segment)."""
+        node = self._locate_cache.get(ins_tick)
         if node is not None:
             return node
         for i in fenwick_chain(self.closed):
-            if i - lowbit(i) < segment <= i:
-                self._locate_cache[segment] = i
+            n = self.nodes[i]
+            if n.tick_lo < ins_tick <= n.tick_hi:
+                self._locate_cache[ins_tick] = i
                 return i
-        raise AssertionError(f"segment {segment} is not covered by chain({self.closed})")
+        raise AssertionError(f"insertion tick {ins_tick} is not covered by chain({self.closed})")
 
     def _hists(self, items) -> list[np.ndarray]:
         """Per-query-set histograms of a list of items."""
@@ -689,28 +704,25 @@ class FullyDynamicRelease(SegmentedRelease):
         arr = np.asarray(items, dtype=np.int64).reshape(len(items), len(self.mechanisms))
         return [np.bincount(arr[:, k], minlength=m.domain_size).astype(np.int64) for k, m in enumerate(self.mechanisms)]
 
+    def _counter_hists(self, counter: Counter) -> list[np.ndarray]:
+        out = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        for item, c in counter.items():
+            if c:
+                for k, v in enumerate(item):
+                    out[k][v] += c
+        return out
+
     # -- updates -----------------------------------------------------------------
-    def _insert(self, entry_id: str, item: tuple[int, ...]) -> None:
-        self.registry.entries[entry_id] = (item, self.closed + 1)
-        self.pending_ins[entry_id] = item
-
-    def _delete(self, entry_id: str) -> None:
-        item, seg = self.registry.entries.pop(entry_id)
-        if seg == self.closed + 1:  # inserted in the open segment: the pair cancels
-            del self.pending_ins[entry_id]
-            return
-        self.pending_del.append((self.locate(seg), item))
-
-    def _apply(self, u: Update) -> int:
-        if u.op == INSERT:
-            self._insert(u.entry_id, u.item)
-            return 1
-        if u.op == DELETE:
-            self._delete(u.entry_id)
-            return 1
-        self._delete(u.entry_id)  # UPSERT: delete the old item, insert the new one
-        self._insert(u.entry_id, u.item)
-        return 2
+    def _absorb(self, batch: TickBatch) -> None:
+        boundary = self.last_close_tick
+        pend = self.pending_ins
+        for item, ins_tick in batch.deletes:
+            if ins_tick > boundary:  # inserted in the open segment: the pair cancels
+                pend[item] -= 1
+            else:
+                self.pending_del.append((self.locate(ins_tick), item))
+        for item in batch.inserts:
+            pend[item] += 1
 
     # -- segment close -----------------------------------------------------------
     def _close(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
@@ -731,8 +743,8 @@ class FullyDynamicRelease(SegmentedRelease):
                 node.content[k] -= hists[k]
             node.size -= cnt
         # 2. merge the dying nodes (levels below l(j)) and the new insertions into node j
-        content = self._hists(list(self.pending_ins.values()))
-        size = len(self.pending_ins)
+        content = self._counter_hists(self.pending_ins)
+        size = sum(self.pending_ins.values())
         for i in list(self.nodes):
             if i not in survivors:
                 dead = self.nodes.pop(i)
@@ -750,8 +762,11 @@ class FullyDynamicRelease(SegmentedRelease):
                 empty = empty or self._hists([])
                 hists, cnt = empty, 0
             self.nodes[i].step(self, tick, hists, cnt, noise)
-        # 4. build node j (Alg. 3, round 1)
+        # 4. build node j (Alg. 3, round 1); it covers ticks (t_{j - lowbit(j)}, t_j]
         node = _Node(self, j, content, size)
+        left = j - lowbit(j)
+        node.tick_lo = self.nodes[left].tick_hi if left else 0
+        node.tick_hi = tick
         self.nodes[j] = node
         node.start_round(self, tick, noise, gamma_end=None)
         self._reset_pending()
@@ -798,12 +813,13 @@ class FullyDynamicRelease(SegmentedRelease):
         assert sorted(self.nodes) == sorted(chain), (sorted(self.nodes), chain)
         expect = {i: [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms] for i in chain}
         pend = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        for item, seg in self.registry.entries.values():
-            if seg == self.closed + 1:
+        boundary = self.last_close_tick
+        for item, ins_tick in self.registry.entries.values():
+            if ins_tick > boundary:
                 target = pend
             else:
-                owners = [i for i in chain if i - lowbit(i) < seg <= i]
-                assert len(owners) == 1, (seg, owners)
+                owners = [i for i in chain if self.nodes[i].tick_lo < ins_tick <= self.nodes[i].tick_hi]
+                assert len(owners) == 1, (ins_tick, owners)
                 target = expect[owners[0]]
             for k, v in enumerate(item):
                 target[k][v] += 1
@@ -815,7 +831,7 @@ class FullyDynamicRelease(SegmentedRelease):
             pd = self._hists(pend_del.get(i, []))
             for k in range(len(self.mechanisms)):
                 assert np.array_equal(node.content[k] - pd[k], expect[i][k]), (i, k)
-        have = self._hists(list(self.pending_ins.values()))
+        have = self._counter_hists(self.pending_ins)
         for k in range(len(self.mechanisms)):
             assert np.array_equal(pend[k], have[k])
 
@@ -824,7 +840,7 @@ class FullyDynamicRelease(SegmentedRelease):
         return {
             "live_entries": len(self.registry),
             "nodes": len(self.nodes),
-            "pending_insertions": len(self.pending_ins),
+            "pending_insertions": sum(self.pending_ins.values()),
             "pending_deletions": len(self.pending_del),
         }
 
@@ -835,6 +851,8 @@ class FullyDynamicRelease(SegmentedRelease):
 
 
 class InsertionOnlyRelease(SegmentedRelease):
+    deletions_allowed = False
+
     """Thm 8: partitioning feeding the Chan-Shi-Song infinite counter (one per
     query set) with the segments as timestamps. Deletes and upserts are
     rejected (``deletion_not_allowed``). Budget: ``partition_fraction`` to the
@@ -856,16 +874,10 @@ class InsertionOnlyRelease(SegmentedRelease):
         ]
         self.pending = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
 
-    def _reject_reason(self, u: Update) -> str | None:
-        if isinstance(u, Update) and u.op in (DELETE, UPSERT):
-            return "deletion_not_allowed"
-        return super()._reject_reason(u)
-
-    def _apply(self, u: Update) -> int:
-        self.registry.put(u.entry_id, u.item, self.closed + 1)
-        for k, v in enumerate(u.item):
-            self.pending[k][v] += 1
-        return 1
+    def _absorb(self, batch: TickBatch) -> None:
+        for item in batch.inserts:
+            for k, v in enumerate(item):
+                self.pending[k][v] += 1
 
     def _close(self, tick, noise, res):
         self.closed += 1
@@ -907,19 +919,13 @@ class TwoStreamBaseline(SegmentedRelease):
         self.p_ins = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
         self.p_del = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
 
-    def _apply(self, u: Update) -> int:
-        n = 0
-        if u.op in (DELETE, UPSERT):
-            item, _ = self.registry.pop(u.entry_id)
+    def _absorb(self, batch: TickBatch) -> None:
+        for item, _ in batch.deletes:
             for k, v in enumerate(item):
                 self.p_del[k][v] += 1
-            n += 1
-        if u.op in (INSERT, UPSERT):
-            self.registry.put(u.entry_id, u.item, self.closed + 1)
-            for k, v in enumerate(u.item):
+        for item in batch.inserts:
+            for k, v in enumerate(item):
                 self.p_ins[k][v] += 1
-            n += 1
-        return n
 
     def _close(self, tick, noise, res):
         self.closed += 1

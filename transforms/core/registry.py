@@ -14,11 +14,13 @@ become dead-letter reasons and metric names):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = [
     "Update",
+    "TickBatch",
+    "resolve",
     "Rejection",
     "EntryRegistry",
     "REASONS",
@@ -54,47 +56,106 @@ class Rejection(NamedTuple):
     reason: str
 
 
+EntryState = tuple  # (item, insertion tick) of a live entry
+
+
+def resolve(state: EntryState | None, u: Update, tick: int, domain_sizes: tuple[int, ...], deletions_allowed=True):
+    """Apply one update to one entry's state (a pure function, shared by the
+    in-memory registry and the Beam registry DoFn).
+
+    Returns ``(new_state, inserted_item, deleted, n_updates, reason)``:
+    ``deleted`` is ``(old_item, old_insertion_tick)`` or None; ``reason`` is a
+    rejection reason (then nothing else changes) or None.
+    """
+    if type(u) is not Update:
+        return state, None, None, 0, "malformed"
+    op, eid = u.op, u.entry_id
+    if type(eid) is not str or not eid:
+        return state, None, None, 0, ("unknown_op" if op not in OPS else "malformed")
+    if op not in OPS:
+        return state, None, None, 0, "unknown_op"
+    if op != INSERT and not deletions_allowed:
+        return state, None, None, 0, "deletion_not_allowed"
+    if op != DELETE:
+        item = u.item
+        if type(item) is not tuple or len(item) != len(domain_sizes):
+            return state, None, None, 0, "malformed"
+        for v, d in zip(item, domain_sizes):
+            if type(v) is not int:
+                return state, None, None, 0, "malformed"
+            if not 0 <= v < d:
+                return state, None, None, 0, "item_out_of_range"
+    if op == INSERT:
+        if state is not None:
+            return state, None, None, 0, "duplicate_insert"
+        return (u.item, tick), u.item, None, 1, None
+    if state is None:
+        return state, None, None, 0, "unknown_entry"
+    if op == DELETE:
+        return None, None, state, 1, None
+    return (u.item, tick), u.item, state, 2, None
+
+
+@dataclass
+class TickBatch:
+    """The accepted, resolved updates of one tick of one stream. Order-free:
+    batches of the same tick merge by concatenation (a Beam CombineFn does).
+
+    inserts: new items (inserts and the new side of upserts);
+    deletes: (old item, its insertion tick) (deletes and the old side of upserts);
+    n_updates: the update count the private partitioning sees (upsert = 2).
+    """
+
+    tick: int
+    inserts: list = field(default_factory=list)
+    deletes: list = field(default_factory=list)
+    n_updates: int = 0
+
+    def merge(self, other: TickBatch) -> TickBatch:
+        if other.tick != self.tick:
+            raise ValueError("only batches of the same tick merge")
+        return TickBatch(
+            self.tick, self.inserts + other.inserts, self.deletes + other.deletes, self.n_updates + other.n_updates
+        )
+
+
 class EntryRegistry:
-    """Live entries: id -> (item, insertion segment). O(live entries) memory."""
+    """Live entries: id -> (item, insertion tick). O(live entries) memory."""
 
-    __slots__ = ("entries", "domain_sizes")
+    __slots__ = ("entries", "domain_sizes", "deletions_allowed")
 
-    def __init__(self, domain_sizes: tuple[int, ...]):
-        self.entries: dict[str, tuple[tuple[int, ...], int]] = {}
+    def __init__(self, domain_sizes: tuple[int, ...], deletions_allowed: bool = True):
+        self.entries: dict[str, EntryState] = {}
         self.domain_sizes = tuple(int(d) for d in domain_sizes)
+        self.deletions_allowed = deletions_allowed
 
     def __len__(self) -> int:
         return len(self.entries)
 
+    def resolve_tick(self, tick: int, updates) -> tuple[TickBatch, list[Rejection]]:
+        """Apply one tick's updates in the given (canonical) order."""
+        batch, rejected = TickBatch(tick), []
+        entries, sizes, allowed = self.entries, self.domain_sizes, self.deletions_allowed
+        for u in updates:
+            eid = getattr(u, "entry_id", None)
+            state = entries.get(eid) if type(eid) is str else None
+            new, ins, dele, n, reason = resolve(state, u, tick, sizes, allowed)
+            if reason:
+                rejected.append(Rejection(u, reason))
+                continue
+            if new is None:
+                del entries[eid]
+            else:
+                entries[eid] = new
+            if ins is not None:
+                batch.inserts.append(ins)
+            if dele is not None:
+                batch.deletes.append(dele)
+            batch.n_updates += n
+        return batch, rejected
+
     def validate(self, u: Update) -> str | None:
         """The rejection reason of ``u`` against the current state, or None."""
-        if type(u) is not Update:
-            return "malformed"
-        op, eid = u.op, u.entry_id
-        if type(eid) is not str or not eid:
-            return "unknown_op" if op not in OPS else "malformed"
-        if op == DELETE:
-            return None if eid in self.entries else "unknown_entry"
-        if op not in OPS:
-            return "unknown_op"
-        item = u.item
-        if type(item) is not tuple or len(item) != len(self.domain_sizes):
-            return "malformed"
-        for v, d in zip(item, self.domain_sizes):
-            if type(v) is not int:
-                return "malformed"
-            if not 0 <= v < d:
-                return "item_out_of_range"
-        live = eid in self.entries
-        if op == INSERT:
-            return "duplicate_insert" if live else None
-        return None if live else "unknown_entry"
-
-    def get(self, entry_id: str) -> tuple[tuple[int, ...], int]:
-        return self.entries[entry_id]
-
-    def put(self, entry_id: str, item: tuple[int, ...], segment: int) -> None:
-        self.entries[entry_id] = (item, segment)
-
-    def pop(self, entry_id: str) -> tuple[tuple[int, ...], int]:
-        return self.entries.pop(entry_id)
+        eid = getattr(u, "entry_id", None)
+        state = self.entries.get(eid) if type(eid) is str else None
+        return resolve(state, u, 0, self.domain_sizes, self.deletions_allowed)[4]
