@@ -158,7 +158,7 @@ def main(argv=None):
                 continue
             print(
                 f"| {kind} | {label} | {n} | {len(pts)} | {np.median(late[:, 1]):.1f} | {late[:, 1].max():.1f} | "
-                f"{np.median(late[:, 2]):.1f} | {secs:.0f} |",
+                f"{np.median(late[:, 2]):.1f} | {int(np.sum(pts[:, 1] > pts[:, 2]))} | {secs:.0f} |",
                 flush=True,
             )
 

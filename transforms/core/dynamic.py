@@ -32,6 +32,7 @@ both budget profiles):
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -673,6 +674,9 @@ class FullyDynamicRelease(SegmentedRelease):
         self.pending_ins: Counter = Counter()
         self.pending_del: list[tuple[int, tuple[int, ...]]] = []
         self._locate_cache: dict[int, int] = {}
+        chain = sorted((n.tick_lo, n.tick_hi, i) for i, n in self.nodes.items()) if hasattr(self, "nodes") else []
+        self._chain = chain
+        self._chain_his = [hi for _, hi, _ in chain]
 
     def _make_counter(self, mech, budget, horizon, coords, scope) -> ContinualCounter:
         prof = self.config.budget_profile
@@ -690,12 +694,13 @@ class FullyDynamicRelease(SegmentedRelease):
         node = self._locate_cache.get(ins_tick)
         if node is not None:
             return node
-        for i in fenwick_chain(self.closed):
-            n = self.nodes[i]
-            if n.tick_lo < ins_tick <= n.tick_hi:
-                self._locate_cache[ins_tick] = i
-                return i
-        raise AssertionError(f"insertion tick {ins_tick} is not covered by chain({self.closed})")
+        # the chain's tick ranges partition (0, last close]; bisect on their upper ends
+        k = bisect.bisect_left(self._chain_his, ins_tick)
+        if k == len(self._chain_his) or not self._chain[k][0] < ins_tick:
+            raise AssertionError(f"insertion tick {ins_tick} is not covered by chain({self.closed})")
+        i = self._chain[k][2]
+        self._locate_cache[ins_tick] = i
+        return i
 
     def _hists(self, items) -> list[np.ndarray]:
         """Per-query-set histograms of a list of items."""

@@ -119,6 +119,9 @@ def _survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decim
         return (one_minus_p.ln() * n).exp()
 
 
+_LN2_64 = 64 * math.log(2)
+
+
 def _log_one_minus_p(k0: int, scale: float) -> float:
     """ln(1 - p), p = P(DLap(scale) >= k0), computed without cancellation."""
     q = _scale_ratio(scale)[2]
@@ -134,8 +137,8 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
     ``K`` is the index of the first success of i.i.d. Bernoulli(p) trials, so
     ``P(K > n) = (1-p)^n``; with ``U`` uniform, ``K = min{n: U > (1-p)^n}``.
     ``U`` is a lazily refined binary fraction. Each comparison ``U ? (1-p)^n``
-    is made in log space in floating point when it is decided by a margin far
-    above the float error, and otherwise with ``decimal`` at increasing
+    is made in log space in floating point when it is decided by a margin
+    (2^-42 + |ln s| 2^-46) 8x above the float error, and otherwise with ``decimal`` at increasing
     precision and more random bits until it is decided.
     """
     if cap < 1:
@@ -150,10 +153,13 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
         if n == 0:
             return 1
         ls = n * l1p
-        margin = 2.0**-30 + abs(ls) * 2.0**-40
+        # float error: ls has relative error ~2^-51 (log1p, exact n); log U has
+        # absolute error ~2^-46 (log(w) ~ 44 with a 1-ulp error, minus 64 ln 2);
+        # the margin keeps 8x headroom over both
+        margin = 2.0**-42 + abs(ls) * 2.0**-46
         if w > 0 and bits == 64:
-            lu_lo = math.log(w) - 64 * math.log(2)
-            lu_hi = math.log(w + 1) - 64 * math.log(2)
+            lu_lo = math.log(w) - _LN2_64
+            lu_hi = math.log(w + 1) - _LN2_64
             if lu_lo > ls + margin:
                 return -1
             if lu_hi < ls - margin:

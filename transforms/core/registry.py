@@ -136,7 +136,33 @@ class EntryRegistry:
         """Apply one tick's updates in the given (canonical) order."""
         batch, rejected = TickBatch(tick), []
         entries, sizes, allowed = self.entries, self.domain_sizes, self.deletions_allowed
+        nq = len(sizes)
+        inserts, deletes = batch.inserts, batch.deletes
+        n_acc = 0
         for u in updates:
+            # fast path for the common well-formed cases; anything else goes
+            # through resolve(), which gives the reason
+            if type(u) is Update and type(u.entry_id) is str and u.entry_id:
+                op, eid = u.op, u.entry_id
+                if op == "insert" and eid not in entries:
+                    item = u.item
+                    ok = type(item) is tuple and len(item) == nq
+                    if ok:
+                        for v, d in zip(item, sizes):
+                            if type(v) is not int or not 0 <= v < d:
+                                ok = False
+                                break
+                    if ok:
+                        entries[eid] = (item, tick)
+                        inserts.append(item)
+                        n_acc += 1
+                        continue
+                elif op == "delete" and allowed:
+                    state = entries.pop(eid, None)
+                    if state is not None:
+                        deletes.append(state)
+                        n_acc += 1
+                        continue
             eid = getattr(u, "entry_id", None)
             state = entries.get(eid) if type(eid) is str else None
             new, ins, dele, n, reason = resolve(state, u, tick, sizes, allowed)
@@ -148,10 +174,11 @@ class EntryRegistry:
             else:
                 entries[eid] = new
             if ins is not None:
-                batch.inserts.append(ins)
+                inserts.append(ins)
             if dele is not None:
-                batch.deletes.append(dele)
-            batch.n_updates += n
+                deletes.append(dele)
+            n_acc += n
+        batch.n_updates = n_acc
         return batch, rejected
 
     def validate(self, u: Update) -> str | None:
