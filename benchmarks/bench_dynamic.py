@@ -148,9 +148,9 @@ def main(argv=None):
     print("\n## Error over time\n")
     print(
         "| query | mechanism | updates | releases | median error (last half) | max error (last half) | "
-        "median error bound (last half) | s |"
+        "median error bound (last half) | releases with error > bound | s |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind, n in (("count", args.error_updates), ("hist", args.error_updates), ("pmw", args.pmw_updates)):
         for label, (pts, secs) in error_over_time(kind, n, args.eps, noise, args.out).items():
             late = pts[pts[:, 0] > n / 2] if len(pts) else pts

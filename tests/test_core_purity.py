@@ -16,3 +16,11 @@ def test_core_does_not_import_beam():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_public_transforms_are_exported():
+    import transforms
+
+    for name in transforms.__all__:
+        assert getattr(transforms, name) is not None
+    assert transforms.ReleaseFullyDynamic.__name__ == "ReleaseFullyDynamic"

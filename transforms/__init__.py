@@ -1,7 +1,33 @@
 """dp-dynamic: differentially private continual release over dynamic data.
 
-``transforms.core`` holds the pure DP algorithms (no Beam import). The Beam
-PTransforms built on it are exported from this package as they land.
+``transforms.core`` holds the pure DP algorithms and never imports Apache Beam.
+This package exports the Beam PTransforms built on them; they are loaded on
+first use (PEP 562), so ``import transforms.core`` stays free of Beam.
 """
 
-__all__: list[str] = []
+import importlib
+
+_EXPORTS = {
+    "DeadLetter": "transforms.records",
+    "NodeRecord": "transforms.records",
+    "NoiseKey": "transforms.records",
+    "ReleaseRecord": "transforms.records",
+    "UpdateRecord": "transforms.records",
+    "ReleaseFullyDynamic": "transforms.releases",
+    "ReleaseInsertionOnly": "transforms.releases",
+    "ReleaseTwoStreamBaseline": "transforms.releases",
+    "StreamSpec": "transforms.releases",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'transforms' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

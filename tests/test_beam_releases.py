@@ -1,0 +1,223 @@
+"""Beam transforms: equivalence with the in-memory core on named runners,
+streaming with TestStream, dead letters, metrics, DoFn pickling."""
+
+import pickle
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that, equal_to
+
+from transforms.core import DynamicConfig, PureDP, QuerySet
+from transforms.core.dynamic import FullyDynamicRelease, TwoStreamBaseline
+from transforms.core.noise import NoiseSource
+from transforms.core.registry import Update
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import (
+    ReleaseFullyDynamic,
+    ReleaseTwoStreamBaseline,
+    StreamSpec,
+    _ReleaseStreamFn,
+    _ResolveEntriesFn,
+    _ValidateFn,
+)
+
+KEY_HEX = bytes(range(32)).hex()
+CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
+
+
+def workload(streams=("a", "b"), n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    recs, live = [], {s: [] for s in streams}
+    for i in range(n):
+        s = streams[int(rng.integers(len(streams)))]
+        t = float(i) * 0.7 + float(rng.random())
+        if live[s] and rng.random() < 0.35:
+            eid = live[s].pop(int(rng.integers(len(live[s]))))
+            recs.append(UpdateRecord(t, "delete", eid, None, s, i))
+        elif live[s] and rng.random() < 0.15:
+            eid = live[s][int(rng.integers(len(live[s])))]
+            recs.append(UpdateRecord(t, "upsert", eid, (0, int(rng.integers(4))), s, i))
+        else:
+            eid = f"{s}{i}"
+            live[s].append(eid)
+            recs.append(UpdateRecord(t, "insert", eid, (0, int(rng.integers(4))), s, i))
+    return recs
+
+
+def in_memory(records, spec, cfg, noise, core_cls=FullyDynamicRelease):
+    """The reference: the core driven tick by tick, then to the first close at or
+    after the end tick (the configured end, else the last tick with data)."""
+    out = []
+    end = spec.tick_of(spec.end_time) if spec.end_time is not None else max(spec.tick_of(r.event_time) for r in records)
+    for s in spec.streams:
+        core = core_cls(cfg, stream=s)
+        mine = sorted((r for r in records if r.stream == s), key=lambda r: (spec.tick_of(r.event_time), r.seq))
+        by_tick = {}
+        for r in mine:
+            by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
+        results = [core.process_tick(t, ups, noise) for t, ups in sorted(by_tick.items())]
+        while not (core.closed and core.partitioner.prev_close >= end):
+            results.append(core.advance(core.next_close, noise))
+        for res in results:
+            out += [(a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate)) for a in res.answers]
+    return sorted(out)
+
+
+def run_batch(records, spec, options, expect_answers, expect_dead, transform=ReleaseFullyDynamic, key=None):
+    key = key or NoiseKey.fixed(KEY_HEX)
+    with beam.Pipeline(options=options) as p:
+        out = (
+            p
+            | beam.Create(records)
+            | beam.Map(lambda r: beam.window.TimestampedValue(r, getattr(r, "event_time", 0.0)))
+            | transform(CFG, spec, key)
+        )
+        answers = out["answers"] | "Key" >> beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
+        assert_that(answers, equal_to(expect_answers), label="CheckAnswers")
+        assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(expect_dead), label="CheckDead")
+
+
+RUNNERS = {
+    "fnapi": PipelineOptions(runner="FnApiRunner"),
+    "fnapi_multiprocess": PipelineOptions(
+        runner="FnApiRunner", direct_num_workers=2, direct_running_mode="multi_processing"
+    ),
+    "portable_embed": PipelineOptions(runner="PortableRunner", job_endpoint="embed", environment_type="LOOPBACK"),
+}
+
+
+@pytest.mark.parametrize("runner", ["fnapi", "fnapi_multiprocess", "portable_embed"])
+def test_batch_equals_in_memory_core(runner):
+    """Same updates, same key: the transform's releases are exactly the core's."""
+    recs = workload()
+    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0)
+    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
+    assert any(a[0] == "idle" for a in expect)  # a stream with no data still releases on schedule
+    run_batch(recs, spec, RUNNERS[runner], expect, [])
+
+
+def test_batch_noise_off_exact_and_dead_letters():
+    recs = [UpdateRecord(float(i), "insert", f"e{i}", (0, i % 4), "a", i) for i in range(60)]
+    recs += [UpdateRecord(100.0 + i, "delete", f"e{i}", None, "a", 100 + i) for i in range(20)]
+    bad = [
+        UpdateRecord(3.0, "delete", "ghost", None, "a", 0),
+        UpdateRecord(4.0, "insert", "e1", (0, 1), "a", 1),
+        UpdateRecord(5.0, "insert", "z", (0, 9), "a", 0),
+        UpdateRecord(6.0, "insert", "z", (0, 1), "nowhere", 0),
+        UpdateRecord(7.0, "truncate", "z", (0, 1), "a", 0),
+        "not a record",
+    ]
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0)
+    expect = in_memory(recs, spec, CFG, NoiseSource.disabled())
+    events = sorted(recs, key=lambda r: (spec.tick_of(r.event_time), r.seq))
+    for _, tick, _, q, est in expect:  # the reference itself is exact with noise off
+        live = {}
+        for r in events:
+            if spec.tick_of(r.event_time) > tick:
+                break
+            if r.op == "insert":
+                live[r.entry_id] = r.item
+            else:
+                live.pop(r.entry_id, None)
+        cells = np.bincount([v[1] for v in live.values()], minlength=4) if live else np.zeros(4)
+        assert est == ((float(len(live)),) if q == "n" else tuple(float(x) for x in cells))
+    dead = ["unknown_entry", "duplicate_insert", "item_out_of_range", "undeclared_stream", "unknown_op", "malformed"]
+    run_batch(recs + bad, spec, RUNNERS["fnapi"], expect, dead, key=NoiseKey.disabled())
+
+
+def test_two_stream_baseline_transform_equals_core():
+    recs = workload(streams=("a",), n=150, seed=3)
+    spec = StreamSpec(streams=("a",), tick_seconds=4.0)
+    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX), TwoStreamBaseline)
+    run_batch(recs, spec, RUNNERS["fnapi"], expect, [], transform=ReleaseTwoStreamBaseline)
+
+
+def streaming_options():
+    opts = PipelineOptions(runner="BundleBasedDirectRunner")
+    opts.view_as(StandardOptions).streaming = True
+    return opts
+
+
+def test_streaming_teststream_matches_core_with_disorder_gaps_and_late_data():
+    """Watermark advanced in steps; updates out of order within a tick; empty
+    ticks; a late update applied at its entry's current tick; two streams."""
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, end_time=400.0)
+    recs = workload(streams=("a", "b"), n=120, seed=5)
+    recs = [r for r in recs if r.event_time < 80.0]  # then a long empty gap
+    stream = TestStream()
+    by_tick = {}
+    for r in recs:
+        by_tick.setdefault(spec.tick_of(r.event_time), []).append(r)
+    for tick in sorted(by_tick):
+        batch = list(reversed(by_tick[tick]))  # out of order within the tick
+        stream = stream.add_elements([beam.window.TimestampedValue(r, r.event_time) for r in batch])
+        stream = stream.advance_watermark_to(spec.origin + (tick + 1) * spec.tick_seconds)
+    for t in range(100, 3000, 50):  # empty ticks: closes still happen on schedule (in steps: BEAM_NOTES)
+        stream = stream.advance_watermark_to(float(t))
+    stream = stream.advance_watermark_to_infinity()
+    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
+    assert any(a[1] * spec.tick_seconds > 100 for a in expect)  # closes after the data, on schedule
+    with beam.Pipeline(options=streaming_options()) as p:
+        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX))
+        answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
+        assert_that(answers, equal_to(expect))
+
+
+def test_streaming_late_update_dead_lettered_under_policy():
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0, late_policy="dead_letter", end_time=100.0)
+    stream = (
+        TestStream()
+        .add_elements([beam.window.TimestampedValue(UpdateRecord(12.0, "insert", "x", (0, 1), "a", 0), 12.0)])
+        .advance_watermark_to(40.0)
+        .add_elements([beam.window.TimestampedValue(UpdateRecord(11.0, "delete", "x", None, "a", 1), 11.0)])
+        .advance_watermark_to_infinity()
+    )
+    with beam.Pipeline(options=streaming_options()) as p:
+        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
+        assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(["late"]))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _ValidateFn(StreamSpec(), (1, 4)),
+        _ResolveEntriesFn(StreamSpec(), (1, 4), True),
+        _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
+    ],
+    ids=lambda f: type(f).__name__,
+)
+def test_dofns_pickle(fn):
+    back = pickle.loads(pickle.dumps(fn))
+    assert type(back) is type(fn) and back.spec == fn.spec
+
+
+def test_transform_validates_early():
+    with pytest.raises(ValueError, match="noise key source is required"):
+        ReleaseFullyDynamic(CFG, StreamSpec(), None)
+    with pytest.raises(ValueError, match="late_policy"):
+        StreamSpec(late_policy="drop")
+    with pytest.raises(ValueError, match="tick_seconds"):
+        StreamSpec(tick_seconds=0)
+    assert "fixed" in repr(NoiseKey.fixed(KEY_HEX)) and KEY_HEX not in repr(NoiseKey.fixed(KEY_HEX))
+
+
+def test_metrics_are_reported():
+    recs = workload(streams=("a",), n=80, seed=1) + [UpdateRecord(1.0, "delete", "ghost", None, "a", 0)]
+    p = beam.Pipeline(options=RUNNERS["fnapi"])
+    _ = (
+        p
+        | beam.Create(recs)
+        | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | ReleaseFullyDynamic(CFG, StreamSpec(streams=("a",), tick_seconds=5.0), NoiseKey.fixed(KEY_HEX))
+    )
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed for c in result.metrics().query()["counters"]}
+    assert counters["updates_validated"] == len(recs)
+    assert counters["dead_letter_unknown_entry"] == 1
+    assert counters["updates_accepted"] >= 70
+    assert counters["segments_closed"] >= 3
+    assert counters["releases_emitted"] == 2 * counters["segments_closed"]

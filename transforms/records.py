@@ -1,0 +1,114 @@
+"""Typed records that cross the Beam transforms, and where the noise key comes from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from transforms.core.noise import NoiseSource
+
+__all__ = ["UpdateRecord", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey"]
+
+
+class UpdateRecord(NamedTuple):
+    """One input update.
+
+    event_time: seconds (event time); the element's Beam timestamp should be
+      the same. ``item``: a tuple of domain indices, one per query set (the
+      pipelines encode record fields into it). ``seq``: a tie-breaker that
+      orders updates of one entry within a tick (e.g. a publish sequence).
+    """
+
+    event_time: float
+    op: str
+    entry_id: str
+    item: tuple | None = None
+    stream: str = "default"
+    seq: int = 0
+
+
+class ReleaseRecord(NamedTuple):
+    """One released answer (per query, per segment close)."""
+
+    stream: str
+    tick: int
+    segment: int
+    query: str
+    estimate: tuple
+    error_bound: float | None
+    beta: float
+    spent: tuple  # the ledger total so far, as (eps,), (eps, delta) or (rho,)
+
+
+class NodeRecord(NamedTuple):
+    """A released piece of the DP data structure (see ``NodeOutput``)."""
+
+    stream: str
+    tick: int
+    segment: int
+    node: int
+    level: int
+    round: int
+    kind: str
+    query: str
+    values: tuple
+    cost: tuple | None
+    coordinates: tuple
+
+
+class DeadLetter(NamedTuple):
+    """A rejected update and why (the payload goes to the dead-letter output only;
+    it is never logged)."""
+
+    reason: str
+    record: UpdateRecord | str
+
+
+@dataclass(frozen=True)
+class NoiseKey:
+    """Where a worker gets the secret noise key (resolved in ``DoFn.setup``).
+
+    * ``NoiseKey.from_env("VAR")``: hex key in an environment variable;
+    * ``NoiseKey.from_file(path)``: hex key in a file (a mounted secret);
+    * ``NoiseKey.fixed(hex)``: a fixed key (tests only: it sits in the pipeline graph);
+    * ``NoiseKey.disabled()``: noise switched off (tests only, no privacy).
+    """
+
+    kind: str
+    value: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ("env", "file", "fixed", "disabled"):
+            raise ValueError("NoiseKey kind must be env, file, fixed or disabled")
+
+    @classmethod
+    def from_env(cls, var: str) -> NoiseKey:
+        return cls("env", var)
+
+    @classmethod
+    def from_file(cls, path: str) -> NoiseKey:
+        return cls("file", path)
+
+    @classmethod
+    def fixed(cls, hex_key: str) -> NoiseKey:
+        return cls("fixed", hex_key)
+
+    @classmethod
+    def disabled(cls) -> NoiseKey:
+        return cls("disabled")
+
+    def load(self) -> NoiseSource:
+        if self.kind == "disabled":
+            return NoiseSource.disabled()
+        if self.kind == "fixed":
+            return NoiseSource.from_hex(self.value)
+        if self.kind == "file":
+            return NoiseSource.from_file(self.value)
+        text = os.environ.get(self.value)
+        if not text:
+            raise RuntimeError(f"the noise key variable {self.value} is not set on this worker")
+        return NoiseSource.from_hex(text)
+
+    def __repr__(self) -> str:  # never show a fixed key
+        return f"NoiseKey({self.kind}{'' if self.kind in ('fixed', 'disabled') else ', ' + self.value})"

@@ -1,0 +1,575 @@
+"""Beam composite PTransforms for continual release over dynamic data.
+
+Wiring (``_ReleaseDynamic.expand``)::
+
+  UpdateRecord ── Validate ──► ((stream, entry), update) ── ResolveEntries ──► (stream, TickBatch)
+                     │                                          │ stateful, keyed by (stream, entry id),
+                     │                                          │ event-time timer per tick
+                     ▼                                          ▼
+               dead letters                                dead letters
+  (stream, TickBatch) ── WindowIntoTicks ── MergePerTick (CombinePerKey) ── GlobalWindows ──┐
+  declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
+  (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
+                                                                                             ▼
+                              ReleaseStream: stateful, keyed by stream, one event-time timer:
+                              applies each tick's TickBatch in tick order to the core state
+                              machine, lets segments close on schedule, emits answers and nodes
+
+Work per update (validation, entry registry, merging per tick) runs in parallel
+across keys; the per-stream sequential step sees one merged batch per tick.
+
+Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
+entry's updates of tick k are resolved when the watermark passes the tick's end
+and emitted at that time; the per-stream step applies tick k's batch, and the
+closes of tick k, when the watermark passes ``origin + (k+1) s``. Releases are
+therefore emitted one tick after the tick they describe.
+
+Privacy: per stream, the guarantee of the core mechanism (update-level,
+``DynamicConfig.budget``); streams are disjoint partitions of the updates, so
+each declared stream is an independent release with its own budget (parallel
+composition). Every declared stream ticks and releases on schedule with or
+without data, so the presence of data does not show in the release schedule.
+Noise is keyed by (key, stream, release coordinates): a retried bundle
+recomputes byte-identical releases.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import (
+    BagStateSpec,
+    ReadModifyWriteStateSpec,
+    TimerSpec,
+    on_timer,
+)
+from apache_beam.utils.timestamp import Timestamp
+
+from transforms.core.accounting import ZCDP, ApproxDP
+from transforms.core.dynamic import (
+    DynamicConfig,
+    FullyDynamicRelease,
+    InsertionOnlyRelease,
+    TwoStreamBaseline,
+)
+from transforms.core.registry import OPS, TickBatch, Update, resolve
+from transforms.records import DeadLetter, NodeRecord, NoiseKey, ReleaseRecord, UpdateRecord
+
+__all__ = ["ReleaseFullyDynamic", "ReleaseInsertionOnly", "ReleaseTwoStreamBaseline", "StreamSpec"]
+
+NAMESPACE = "dp_dynamic"
+LATE_POLICIES = ("current", "dead_letter")
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """Time and stream layout shared by the transforms.
+
+    Args:
+      streams: the declared stream keys (public). Updates for other streams are
+        dead-lettered; every declared stream releases on schedule.
+      tick_seconds: tick length in event-time seconds.
+      origin: event time of the start of tick 1.
+      late_policy: an update older than its entry's last resolved tick is
+        ``dead_letter``-ed (reason ``late``) or applied at the entry's
+        ``current`` tick. (A tick batch that reaches a stream after the stream
+        has released that tick is always applied at the stream's next tick:
+        its registry effect has happened, so dropping it would corrupt state.)
+      end_time: event time after which no more releases are made; for bounded
+        input the default is the end of the last tick with data.
+    """
+
+    streams: tuple = ("default",)
+    tick_seconds: float = 60.0
+    origin: float = 0.0
+    late_policy: str = "current"
+    end_time: float | None = None
+
+    def __post_init__(self):
+        if not self.streams or len(set(self.streams)) != len(self.streams):
+            raise ValueError("streams must be a non-empty list of distinct keys")
+        if not self.tick_seconds > 0:
+            raise ValueError(f"tick_seconds must be > 0, got {self.tick_seconds}")
+        if self.late_policy not in LATE_POLICIES:
+            raise ValueError(f"late_policy must be one of {', '.join(LATE_POLICIES)}; got {self.late_policy!r}")
+
+    def tick_of(self, event_time: float) -> int:
+        return int(math.floor((event_time - self.origin) / self.tick_seconds)) + 1
+
+    def tick_end(self, tick: int) -> Timestamp:
+        """Event time at which tick ``tick`` is over (start of tick + 1)."""
+        return Timestamp.of(self.origin + tick * self.tick_seconds)
+
+    def tick_at(self, ts: Timestamp) -> int:
+        """The last tick that is over at timestamp ``ts``."""
+        return int(math.floor((float(ts) - self.origin) / self.tick_seconds + 1e-9))
+
+
+def _spent_tuple(b) -> tuple:
+    if isinstance(b, ApproxDP):
+        return (b.epsilon, b.delta)
+    if isinstance(b, ZCDP):
+        return (b.rho,)
+    return (b.epsilon,)
+
+
+# ---------------------------------------------------------------------------
+# Step 1: validation (stateless)
+# ---------------------------------------------------------------------------
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
+class _ValidateFn(beam.DoFn):
+    """Checks what needs no state: record shape, op, declared stream, item domain."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple):
+        self.spec = spec
+        self.domain_sizes = tuple(domain_sizes)
+        self.streams = frozenset(spec.streams)
+        self.accepted = Metrics.counter(NAMESPACE, "updates_validated")
+
+    def process(self, rec):
+        reason = self._reason(rec)
+        if reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
+            return
+        self.accepted.inc()
+        tick = self.spec.tick_of(rec.event_time)
+        item = tuple(rec.item) if rec.item is not None else None
+        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, rec))
+
+    def _reason(self, rec) -> str | None:
+        if not isinstance(rec, UpdateRecord):
+            return "malformed"
+        if rec.stream not in self.streams:
+            return "undeclared_stream"
+        if rec.op not in OPS:
+            return "unknown_op"
+        if not isinstance(rec.entry_id, str) or not rec.entry_id:
+            return "malformed"
+        if not isinstance(rec.event_time, (int, float)) or not math.isfinite(rec.event_time):
+            return "malformed"
+        if rec.op != "delete":
+            item = rec.item
+            if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):
+                return "malformed"
+            for v, d in zip(item, self.domain_sizes):
+                if isinstance(v, bool) or not isinstance(v, int):
+                    return "malformed"
+                if not 0 <= v < d:
+                    return "item_out_of_range"
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Step 2: the entry registry, keyed by (stream, entry id)
+# ---------------------------------------------------------------------------
+
+
+@beam.typehints.with_output_types(tuple[str, typing.Any])
+class _ResolveEntriesFn(beam.DoFn):
+    """Resolves one entry's updates in (tick, seq) order when their tick is over.
+
+    State per (stream, entry): the buffered updates, the entry's live state
+    (item, insertion tick) and the last resolved tick. Emits ``(stream,
+    TickBatch)`` for accepted updates at the tick's end; rejections (unknown
+    entry, duplicate insert, insertion-only violations, late) go to dead letters.
+    """
+
+    BUFFER = BagStateSpec("buffer", PickleCoder())
+    ENTRY = ReadModifyWriteStateSpec("entry", PickleCoder())
+    DONE = ReadModifyWriteStateSpec("done", VarIntCoder())
+    TIMER_TICK = ReadModifyWriteStateSpec("timer_tick", VarIntCoder())  # tick the timer is set for
+    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
+    DEAD = "dead_letters"
+
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
+        self.spec = spec
+        self.domain_sizes = tuple(domain_sizes)
+        self.deletions_allowed = deletions_allowed
+
+    def process(
+        self,
+        element,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        done=beam.DoFn.StateParam(DONE),
+        timer_tick=beam.DoFn.StateParam(TIMER_TICK),
+        timer=beam.DoFn.TimerParam(TICK_END),
+    ):
+        (_, _), (tick, seq, op, item, rec) = element
+        last = done.read() or 0
+        if tick <= last:
+            if self.spec.late_policy == "dead_letter":
+                Metrics.counter(NAMESPACE, "dead_letter_late").inc()
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("late", rec))
+                return
+            tick = last + 1  # apply at the entry's current tick
+        buffer.add((tick, seq, op, item, rec))
+        current = timer_tick.read()
+        if current is None or tick < current:  # a timer holds one time: keep the earliest
+            timer_tick.write(tick)
+            timer.set(self.spec.tick_end(tick))
+
+    @on_timer(TICK_END)
+    def on_tick_end(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        entry=beam.DoFn.StateParam(ENTRY),
+        done=beam.DoFn.StateParam(DONE),
+        timer_tick=beam.DoFn.StateParam(TIMER_TICK),
+        timer=beam.DoFn.TimerParam(TICK_END),
+    ):
+        stream, entry_id = key
+        upto = self.spec.tick_at(ts)
+        pending = sorted(buffer.read(), key=lambda x: (x[0], x[1]))
+        now = [p for p in pending if p[0] <= upto]
+        later = [p for p in pending if p[0] > upto]
+        state = entry.read()
+        batches: dict[int, TickBatch] = {}
+        for tick, _, op, item, rec in now:
+            new, ins, dele, n, reason = resolve(
+                state, Update(op, entry_id, item), tick, self.domain_sizes, self.deletions_allowed
+            )
+            if reason:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
+                continue
+            state = new
+            b = batches.setdefault(tick, TickBatch(tick))
+            if ins is not None:
+                b.inserts.append(ins)
+            if dele is not None:
+                b.deletes.append(dele)
+            b.n_updates += n
+        entry.write(state)
+        done.write(max(upto, done.read() or 0))
+        buffer.clear()
+        for p in later:
+            buffer.add(p)
+        if later:
+            timer_tick.write(later[0][0])
+            timer.set(self.spec.tick_end(later[0][0]))
+        else:
+            timer_tick.clear()
+        for tick in sorted(batches):
+            Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
+            yield beam.window.TimestampedValue((stream, batches[tick]), self.spec.tick_end(tick))
+
+
+# ---------------------------------------------------------------------------
+# Step 3: merge each (stream, tick) into one batch
+# ---------------------------------------------------------------------------
+
+
+class _MergeBatches(beam.CombineFn):
+    """Merges the batches of one stream by tick (one window normally holds one tick)."""
+
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, acc, b):
+        acc[b.tick] = acc[b.tick].merge(b) if b.tick in acc else b
+        return acc
+
+    def merge_accumulators(self, accs):
+        out = {}
+        for a in accs:
+            for b in a.values():
+                self.add_input(out, b)
+        return out
+
+    def extract_output(self, acc):
+        return tuple(acc[t] for t in sorted(acc))
+
+
+# ---------------------------------------------------------------------------
+# Step 4: the per-stream release
+# ---------------------------------------------------------------------------
+
+_START, _END = "__start__", "__end__"
+_MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
+
+
+@beam.typehints.with_output_types(ReleaseRecord)
+class _ReleaseStreamFn(beam.DoFn):
+    """Holds one stream's core state machine; one event-time timer drives it.
+
+    Input: ``(stream, TickBatch)`` merged per tick, plus start and end markers.
+    The timer is set to the end of the next tick that has work: a pending batch
+    or the partitioning's next scheduled close. On firing it applies pending
+    batches in tick order (segments close in between, on schedule) and emits the
+    answers and the released node outputs.
+    """
+
+    CORE = ReadModifyWriteStateSpec("core", PickleCoder())
+    PENDING = BagStateSpec("pending", PickleCoder())
+    END = ReadModifyWriteStateSpec("end", VarIntCoder())
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    NODES = "nodes"
+
+    def __init__(self, spec: StreamSpec, config: DynamicConfig, core_cls, noise_key: NoiseKey, emit_nodes: bool):
+        self.spec = spec
+        self.config = config
+        self.core_cls = core_cls
+        self.noise_key = noise_key
+        self.emit_nodes = emit_nodes
+        self.noise = None
+
+    def setup(self):
+        self.noise = self.noise_key.load()
+
+    def _core(self, stream, state):
+        core = state.read()
+        if core is None:
+            core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes)
+        return core
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        end=beam.DoFn.StateParam(END),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream, value = element
+        core = self._core(stream, core_state)
+        if value == _START:
+            core_state.write(core)
+            self._schedule(core, [], end.read(), wake, first=True)
+            return
+        if isinstance(value, tuple) and value[0] == _END:
+            end.write(int(value[1]))
+            self._schedule(core, list(pending.read()), int(value[1]), wake)
+            return
+        for b in value:  # a tuple of TickBatch, one per tick
+            pending.add(b)
+        core_state.write(core)
+        self._schedule(core, list(pending.read()), end.read(), wake)
+
+    def _schedule(self, core, pending, end_tick, wake, first=False):
+        """Set the timer to the end of the tick after the next tick with work.
+
+        After ``end_tick`` (bounded input, or a configured end) the stream makes
+        one more release, at the partitioning's next scheduled close (a public,
+        data-independent time), and stops."""
+        processed = core.partitioner.last_tick
+        candidates = [b.tick for b in pending]
+        if core.partitioner.j > 0:
+            candidates.append(core.next_close)
+        elif first:
+            candidates.append(1)
+        if not candidates:
+            return
+        if end_tick is not None and not pending and core.closed and core.partitioner.prev_close >= end_tick:
+            return  # the stream is over
+        nxt = max(min(candidates), processed + 1)
+        ts = self.spec.tick_end(nxt + 1)  # tick k's batch is final at the end of tick k + 1
+        if ts >= _MAX_TS:
+            return
+        wake.set(ts)
+
+    @on_timer(WAKE)
+    def on_wake(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        end=beam.DoFn.StateParam(END),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream = key
+        core = self._core(stream, core_state)
+        upto = self.spec.tick_at(ts) - 1  # ticks whose batches are final
+        end_tick = end.read()
+        batches = sorted(pending.read(), key=lambda b: b.tick)
+        now, later = [], []
+        for b in batches:
+            (now if b.tick <= upto else later).append(b)
+        # merge batches of the same tick; a batch for a tick already released is
+        # applied at the next tick (its registry effect has already happened)
+        merged: dict[int, TickBatch] = {}
+        for b in now:
+            t = max(b.tick, core.partitioner.last_tick + 1)
+            if t != b.tick:
+                Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
+                b = TickBatch(t, b.inserts, b.deletes, b.n_updates)
+            merged[t] = merged[t].merge(b) if t in merged else b
+        results = []
+        for t in sorted(merged):
+            results.append(core.apply_batch(merged[t], self.noise))
+        if upto > core.partitioner.last_tick:
+            results.append(core.advance(upto, self.noise))
+        pending.clear()
+        for b in later:
+            pending.add(b)
+        core_state.write(core)
+        for res in results:
+            if res.closes:
+                Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))
+            for a in res.answers:
+                Metrics.counter(NAMESPACE, "releases_emitted").inc()
+                yield beam.window.TimestampedValue(
+                    ReleaseRecord(
+                        a.stream,
+                        a.tick,
+                        a.segment,
+                        a.query,
+                        tuple(float(x) for x in a.estimate),
+                        a.error_bound,
+                        a.beta,
+                        _spent_tuple(a.spent),
+                    ),
+                    ts,
+                )
+        spent = _spent_tuple(core.ledger.spent)[0]
+        Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(spent * 1e6))
+        if self.emit_nodes:
+            for n in core.node_outputs:
+                yield beam.pvalue.TaggedOutput(
+                    self.NODES,
+                    NodeRecord(
+                        n.stream,
+                        n.tick,
+                        n.segment,
+                        n.node,
+                        n.level,
+                        n.round,
+                        n.kind,
+                        n.query,
+                        tuple(float(x) for x in n.values),
+                        None if n.cost is None else _spent_tuple(n.cost),
+                        tuple(n.coordinates),
+                    ),
+                )
+            core.node_outputs.clear()
+            core_state.write(core)
+        self._schedule(core, later, end_tick, wake)
+
+
+# ---------------------------------------------------------------------------
+# Public composite transforms
+# ---------------------------------------------------------------------------
+
+
+class _ReleaseDynamic(beam.PTransform):
+    core_cls = FullyDynamicRelease
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        spec: StreamSpec = StreamSpec(),
+        noise_key: NoiseKey | None = None,
+        *,
+        emit_nodes: bool = True,
+        label: str | None = None,
+    ):
+        super().__init__(label)
+        if not isinstance(config, DynamicConfig):
+            raise TypeError("config must be a transforms.core.DynamicConfig")
+        if not isinstance(spec, StreamSpec):
+            raise TypeError("spec must be a StreamSpec")
+        if noise_key is None:
+            raise ValueError(
+                "a noise key source is required: NoiseKey.from_env(...) or from_file(...) in production, "
+                "NoiseKey.fixed(...) or NoiseKey.disabled() in tests"
+            )
+        self.config = config
+        self.spec = spec
+        self.noise_key = noise_key
+        self.emit_nodes = emit_nodes
+        self._domains = tuple(q.mechanism(config.noise_kind).domain_size for q in config.queries)
+
+    def expand(self, updates):
+        spec = self.spec
+        validated = updates | "Validate" >> beam.ParDo(_ValidateFn(spec, self._domains)).with_outputs(
+            _ValidateFn.DEAD, main="valid"
+        )
+        resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
+            _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
+        ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
+        # batches of tick k are emitted at the end of tick k: window [end k, end k+1)
+        offset = (spec.origin % spec.tick_seconds) if spec.tick_seconds else 0
+        merged = (
+            resolved.resolved
+            | "WindowIntoTicks" >> beam.WindowInto(window.FixedWindows(spec.tick_seconds, offset=offset))
+            | "MergePerTick" >> beam.CombinePerKey(_MergeBatches())
+            | "GlobalWindows" >> beam.WindowInto(window.GlobalWindows())
+        )
+        p = updates.pipeline
+        starts = (
+            p
+            | "DeclaredStreams" >> beam.Create([(s, _START) for s in spec.streams])
+            | "StampStart" >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t))
+        )
+        inputs = [merged, starts]
+        end_time = spec.end_time
+        if end_time is not None:
+            end_tick = spec.tick_of(end_time)
+            inputs.append(
+                p
+                | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams])
+                | "StampEnd" >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t))
+            )
+        elif updates.is_bounded:
+            streams = spec.streams
+            inputs.append(
+                validated.valid
+                | "TickOf" >> beam.Map(lambda kv: kv[1][0])
+                | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults()
+                | "EndMarkers" >> beam.FlatMap(lambda t, ss=streams: [(s, (_END, t)) for s in ss])
+            )
+        outs = (
+            inputs
+            | "Flatten" >> beam.Flatten()
+            | "ReleaseStream"
+            >> beam.ParDo(_ReleaseStreamFn(spec, self.config, self.core_cls, self.noise_key, self.emit_nodes))
+            .with_input_types(tuple[str, typing.Any])
+            .with_outputs(_ReleaseStreamFn.NODES, main="answers")
+        )
+        dead = (validated[_ValidateFn.DEAD], resolved[_ResolveEntriesFn.DEAD]) | "DeadLetters" >> beam.Flatten()
+        return {"answers": outs.answers, "nodes": outs[_ReleaseStreamFn.NODES], "dead_letters": dead}
+
+
+class ReleaseFullyDynamic(_ReleaseDynamic):
+    """Qiu-Yi's fully-dynamic continual release of every declared stream.
+
+    Consumes a PCollection of :class:`UpdateRecord` (element timestamps = event
+    time). Returns a dict of PCollections: ``answers`` (:class:`ReleaseRecord`,
+    one per query per segment close, emitted when the watermark passes the end
+    of the tick after the closing tick), ``nodes`` (:class:`NodeRecord`, the
+    released data structure) and ``dead_letters`` (:class:`DeadLetter`).
+
+    Privacy: ``config.budget`` per declared stream, update-level neighbours
+    (see ``docs/fully_dynamic.md``).
+    """
+
+    core_cls = FullyDynamicRelease
+
+
+class ReleaseInsertionOnly(_ReleaseDynamic):
+    """The insertion-only release (000 Thm 8) of every declared stream; deletes and
+    upserts are dead-lettered (``deletion_not_allowed``). Outputs as
+    :class:`ReleaseFullyDynamic` (no node outputs)."""
+
+    core_cls = InsertionOnlyRelease
+
+
+class ReleaseTwoStreamBaseline(_ReleaseDynamic):
+    """The two-stream baseline (000 §1.3) of every declared stream. Outputs as
+    :class:`ReleaseFullyDynamic` (no node outputs)."""
+
+    core_cls = TwoStreamBaseline
