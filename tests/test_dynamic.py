@@ -310,3 +310,20 @@ def test_utility_shape_pmw(noise):
     b_early = np.median([r[2] for r in base if r[0] <= n_total // 100])
     b_late = np.median([r[2] for r in base if r[0] > n_total // 2])
     assert b_late >= 2 * b_early, (b_early, b_late)
+
+
+@pytest.mark.parametrize("counter", ["infinite_honaker", "binary_tree"])
+def test_continual_count_release_noise_off(counter):
+    from transforms.core.dynamic import ContinualCountRelease
+
+    cfg = DynamicConfig(QUERIES[:2], PureDP(1.0))
+    core = ContinualCountRelease(cfg, counter=counter, horizon=400)
+    drv = Driver(2, nq=2)
+    for tick in range(1, 300, 3):  # gaps of two empty ticks
+        before = dict(drv.live)
+        res = core.process_tick(tick, drv.updates(4, 0.0, 0.0), OFF)
+        assert [a.tick for a in res.answers if a.query == "active"] == list(range(max(1, tick - 2), tick + 1))
+        for a in res.answers:
+            np.testing.assert_allclose(a.estimate, exact(drv.live if a.tick == tick else before, a.query))
+    res = core.process_tick(301, [Update("delete", "e0")], OFF)
+    assert [r.reason for r in res.rejections] == ["deletion_not_allowed"]

@@ -17,6 +17,7 @@ _EXPORTS = {
     "ReleaseInsertionOnly": "transforms.releases",
     "ReleaseTwoStreamBaseline": "transforms.releases",
     "StreamSpec": "transforms.releases",
+    "CountContinually": "transforms.releases",
 }
 
 __all__ = sorted(_EXPORTS)

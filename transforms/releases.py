@@ -7,7 +7,7 @@ Wiring (``_ReleaseDynamic.expand``)::
                      │                                          │ event-time timer per tick
                      ▼                                          ▼
                dead letters                                dead letters
-  (stream, TickBatch) ── WindowIntoTicks ── MergePerTick (CombinePerKey) ── GlobalWindows ──┐
+  ((stream, tick), TickBatch) ── MergePerTick: stateful, keyed by (stream, tick) ───────────┐
   declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
   (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
                                                                                              ▼
@@ -20,8 +20,10 @@ across keys; the per-stream sequential step sees one merged batch per tick.
 
 Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
 entry's updates of tick k are resolved when the watermark passes the tick's end
-and emitted at that time; the per-stream step applies tick k's batch, and the
-closes of tick k, when the watermark passes ``origin + (k+1) s``. Releases are
+and emitted at that time; the merge of tick k is flushed half a tick later; the
+per-stream step applies tick k's batch, and the closes of tick k, when the
+watermark passes ``origin + (k+1) s``. Everything stays in the global window:
+late data is never dropped by windowing. Releases are
 therefore emitted one tick after the tick they describe.
 
 Privacy: per stream, the guarantee of the core mechanism (update-level,
@@ -53,7 +55,9 @@ from apache_beam.transforms.userstate import (
 from apache_beam.utils.timestamp import Timestamp
 
 from transforms.core.accounting import ZCDP, ApproxDP
+from transforms.core.counters import COUNTER_NAMES
 from transforms.core.dynamic import (
+    ContinualCountRelease,
     DynamicConfig,
     FullyDynamicRelease,
     InsertionOnlyRelease,
@@ -62,7 +66,7 @@ from transforms.core.dynamic import (
 from transforms.core.registry import OPS, TickBatch, Update, resolve
 from transforms.records import DeadLetter, NodeRecord, NoiseKey, ReleaseRecord, UpdateRecord
 
-__all__ = ["ReleaseFullyDynamic", "ReleaseInsertionOnly", "ReleaseTwoStreamBaseline", "StreamSpec"]
+__all__ = ["ReleaseFullyDynamic", "ReleaseInsertionOnly", "ReleaseTwoStreamBaseline", "CountContinually", "StreamSpec"]
 
 NAMESPACE = "dp_dynamic"
 LATE_POLICIES = ("current", "dead_letter")
@@ -176,7 +180,7 @@ class _ValidateFn(beam.DoFn):
 # ---------------------------------------------------------------------------
 
 
-@beam.typehints.with_output_types(tuple[str, typing.Any])
+@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
 class _ResolveEntriesFn(beam.DoFn):
     """Resolves one entry's updates in (tick, seq) order when their tick is over.
 
@@ -265,7 +269,7 @@ class _ResolveEntriesFn(beam.DoFn):
             timer_tick.clear()
         for tick in sorted(batches):
             Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
-            yield beam.window.TimestampedValue((stream, batches[tick]), self.spec.tick_end(tick))
+            yield beam.window.TimestampedValue(((stream, tick), batches[tick]), self.spec.tick_end(tick))
 
 
 # ---------------------------------------------------------------------------
@@ -273,25 +277,41 @@ class _ResolveEntriesFn(beam.DoFn):
 # ---------------------------------------------------------------------------
 
 
-class _MergeBatches(beam.CombineFn):
-    """Merges the batches of one stream by tick (one window normally holds one tick)."""
+@beam.typehints.with_output_types(tuple[str, typing.Any])
+class _MergeTickFn(beam.DoFn):
+    """Merges the batches of one (stream, tick) into one, in the global window.
 
-    def create_accumulator(self):
-        return {}
+    Flushed by an event-time timer half a tick after the tick's end, i.e. after
+    every entry's batch for the tick (emitted at the tick's end) is in. Nothing
+    is dropped: a batch that arrives after the flush is emitted on its own, and
+    the per-stream step applies it at its current tick.
+    """
 
-    def add_input(self, acc, b):
-        acc[b.tick] = acc[b.tick].merge(b) if b.tick in acc else b
-        return acc
+    BUFFER = BagStateSpec("buffer", PickleCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
-    def merge_accumulators(self, accs):
-        out = {}
-        for a in accs:
-            for b in a.values():
-                self.add_input(out, b)
-        return out
+    def __init__(self, spec: StreamSpec):
+        self.spec = spec
 
-    def extract_output(self, acc):
-        return tuple(acc[t] for t in sorted(acc))
+    def process(
+        self,
+        element,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        (_, tick), batch = element
+        buffer.add(batch)
+        flush.set(Timestamp.of(float(self.spec.tick_end(tick)) + self.spec.tick_seconds / 2))
+
+    @on_timer(FLUSH)
+    def on_flush(self, key=beam.DoFn.KeyParam, ts=beam.DoFn.TimestampParam, buffer=beam.DoFn.StateParam(BUFFER)):
+        stream, tick = key
+        merged = None
+        for b in buffer.read():
+            merged = b if merged is None else merged.merge(b)
+        buffer.clear()
+        if merged is not None:
+            yield beam.window.TimestampedValue((stream, (merged,)), ts)
 
 
 # ---------------------------------------------------------------------------
@@ -319,12 +339,25 @@ class _ReleaseStreamFn(beam.DoFn):
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     NODES = "nodes"
 
-    def __init__(self, spec: StreamSpec, config: DynamicConfig, core_cls, noise_key: NoiseKey, emit_nodes: bool):
+    def __init__(
+        self,
+        spec: StreamSpec,
+        config: DynamicConfig,
+        core_cls,
+        noise_key: NoiseKey,
+        emit_nodes: bool,
+        bounded: bool = False,
+        core_kwargs: dict | None = None,
+    ):
         self.spec = spec
+        self.core_kwargs = dict(core_kwargs or {})
         self.config = config
         self.core_cls = core_cls
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
+        # bounded input: timers fire only once all input is in, so the first wake
+        # applies every pending batch in one read (no O(ticks^2) re-reading)
+        self.bounded = bounded
         self.noise = None
 
     def setup(self):
@@ -333,7 +366,7 @@ class _ReleaseStreamFn(beam.DoFn):
     def _core(self, stream, state):
         core = state.read()
         if core is None:
-            core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes)
+            core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
         return core
 
     def process(
@@ -396,6 +429,8 @@ class _ReleaseStreamFn(beam.DoFn):
         upto = self.spec.tick_at(ts) - 1  # ticks whose batches are final
         end_tick = end.read()
         batches = sorted(pending.read(), key=lambda b: b.tick)
+        if self.bounded and end_tick is not None:
+            upto = max([upto, end_tick] + [b.tick for b in batches])
         now, later = [], []
         for b in batches:
             (now if b.tick <= upto else later).append(b)
@@ -413,6 +448,10 @@ class _ReleaseStreamFn(beam.DoFn):
             results.append(core.apply_batch(merged[t], self.noise))
         if upto > core.partitioner.last_tick:
             results.append(core.advance(upto, self.noise))
+        if self.bounded and end_tick is not None and not later:
+            # all input is in: make the stream's last release (its next close) now
+            while not (core.closed and core.partitioner.prev_close >= end_tick):
+                results.append(core.advance(core.next_close, self.noise))
         pending.clear()
         for b in later:
             pending.add(b)
@@ -476,8 +515,10 @@ class _ReleaseDynamic(beam.PTransform):
         *,
         emit_nodes: bool = True,
         label: str | None = None,
+        core_kwargs: dict | None = None,
     ):
         super().__init__(label)
+        self.core_kwargs = dict(core_kwargs or {})
         if not isinstance(config, DynamicConfig):
             raise TypeError("config must be a transforms.core.DynamicConfig")
         if not isinstance(spec, StreamSpec):
@@ -501,13 +542,8 @@ class _ReleaseDynamic(beam.PTransform):
         resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
             _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
         ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-        # batches of tick k are emitted at the end of tick k: window [end k, end k+1)
-        offset = (spec.origin % spec.tick_seconds) if spec.tick_seconds else 0
-        merged = (
-            resolved.resolved
-            | "WindowIntoTicks" >> beam.WindowInto(window.FixedWindows(spec.tick_seconds, offset=offset))
-            | "MergePerTick" >> beam.CombinePerKey(_MergeBatches())
-            | "GlobalWindows" >> beam.WindowInto(window.GlobalWindows())
+        merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec)).with_input_types(
+            tuple[tuple[str, int], typing.Any]
         )
         p = updates.pipeline
         starts = (
@@ -536,7 +572,17 @@ class _ReleaseDynamic(beam.PTransform):
             inputs
             | "Flatten" >> beam.Flatten()
             | "ReleaseStream"
-            >> beam.ParDo(_ReleaseStreamFn(spec, self.config, self.core_cls, self.noise_key, self.emit_nodes))
+            >> beam.ParDo(
+                _ReleaseStreamFn(
+                    spec,
+                    self.config,
+                    self.core_cls,
+                    self.noise_key,
+                    self.emit_nodes,
+                    bounded=updates.is_bounded,
+                    core_kwargs=self.core_kwargs,
+                )
+            )
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
@@ -573,3 +619,25 @@ class ReleaseTwoStreamBaseline(_ReleaseDynamic):
     :class:`ReleaseFullyDynamic` (no node outputs)."""
 
     core_cls = TwoStreamBaseline
+
+
+class CountContinually(_ReleaseDynamic):
+    """A plain continual counter of inserted items per declared stream: every tick
+    is one timestamp of ``counter`` (any of ``transforms.core.COUNTER_NAMES``;
+    ``horizon`` in ticks for the finite ones), releasing an estimate at every
+    tick, empty or not. Deletes and upserts are dead-lettered. Privacy:
+    ``config.budget`` per stream, neighbours differ by one insert. Outputs as
+    :class:`ReleaseFullyDynamic` (no node outputs)."""
+
+    core_cls = ContinualCountRelease
+
+    def __init__(
+        self, config, spec=StreamSpec(), noise_key=None, *, counter="infinite_honaker", horizon=None, label=None
+    ):
+        if counter not in COUNTER_NAMES:
+            raise ValueError(f"unknown counter {counter!r}; choose one of {', '.join(COUNTER_NAMES)}")
+        if counter in ("naive_prefix", "binary_tree", "honaker") and not horizon:
+            raise ValueError(f"counter {counter!r} needs horizon= (the number of ticks it will run)")
+        super().__init__(
+            config, spec, noise_key, emit_nodes=False, label=label, core_kwargs={"counter": counter, "horizon": horizon}
+        )

@@ -942,3 +942,115 @@ class TwoStreamBaseline(SegmentedRelease):
             res.answers.append(self._answer(tick, k, a - d, bound))
         self._reset()
         res.closes.append(tick)
+
+
+# ---------------------------------------------------------------------------
+# A plain continual counter over ticks (same driving API)
+# ---------------------------------------------------------------------------
+
+
+class _EveryTick:
+    """Stand-in for the partitioner: every tick is a timestamp (a 'segment')."""
+
+    def __init__(self):
+        self.j = 1
+        self.prev_close = 0
+        self.last_tick = 0
+
+    @property
+    def next_close(self) -> int:
+        return self.last_tick + 1
+
+
+class ContinualCountRelease:
+    """A continual counter (``make_counter`` by name) over ticks: every tick is
+    one timestamp; the batch of a tick is its inserted items (deletes and
+    upserts are rejected, ``deletion_not_allowed``). Releases at every tick,
+    empty or not, so its work is O(ticks). Budget: ``config.budget`` split
+    evenly over the query sets; neighbouring streams differ by one insert.
+
+    Same driving API as :class:`SegmentedRelease` (``process_tick``,
+    ``apply_batch``, ``advance``, ``next_close``)."""
+
+    deletions_allowed = False
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        *,
+        stream: str = "default",
+        emit_nodes: bool = False,
+        counter: str = "infinite_honaker",
+        horizon: int | None = None,
+    ):
+        from .counters import make_counter
+
+        self.config = config
+        self.stream = str(stream)
+        self.node_outputs: list[NodeOutput] = []
+        self.ledger = Ledger(config.ledger_budget, keep_records=False)
+        self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
+        k = len(self.mechanisms)
+        share = _part(config.ledger_budget, 1.0 / k, 1.0 / k)
+        self.counters = [
+            make_counter(
+                counter,
+                m,
+                share,
+                horizon=horizon,
+                coords=(self.stream, "count", i),
+                scope=self.ledger.root.child(f"q{i}"),
+            )
+            for i, m in enumerate(self.mechanisms)
+        ]
+        self.registry = EntryRegistry(tuple(m.domain_size for m in self.mechanisms), deletions_allowed=False)
+        self.partitioner = _EveryTick()
+        self.closed = 0
+        self.num_updates = 0
+
+    @property
+    def next_close(self) -> int:
+        return self.partitioner.next_close
+
+    def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
+        batch, rejected = self.registry.resolve_tick(tick, updates)
+        res = self.apply_batch(batch, noise)
+        res.rejections = rejected
+        return res
+
+    def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
+        res = self.advance(batch.tick - 1, noise)
+        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        for item in batch.inserts:
+            for k, v in enumerate(item):
+                hists[k][v] += 1
+        self.num_updates += batch.n_updates
+        self._step(batch.tick, hists, noise, res)
+        return res
+
+    def advance(self, tick: int, noise: NoiseSource) -> TickResult:
+        res = TickResult()
+        for t in range(self.partitioner.last_tick + 1, tick + 1):
+            self._step(t, None, noise, res)
+        return res
+
+    def _step(self, tick, hists, noise, res):
+        self.partitioner.last_tick = tick
+        self.partitioner.prev_close = tick
+        self.closed += 1
+        beta = self.config.beta
+        for k, c in enumerate(self.counters):
+            est = c.step(None if hists is None else hists[k], noise)
+            res.answers.append(
+                Answer(
+                    self.stream,
+                    tick,
+                    self.closed,
+                    self.config.queries[k].name,
+                    est,
+                    c.error_bound(beta),
+                    beta,
+                    self.ledger.spent,
+                )
+            )
+        res.closes.append(tick)
