@@ -19,6 +19,7 @@ from transforms.releases import (
     ReleaseFullyDynamic,
     ReleaseTwoStreamBaseline,
     StreamSpec,
+    _MergeTickFn,
     _ReleaseStreamFn,
     _ResolveEntriesFn,
     _ValidateFn,
@@ -193,6 +194,7 @@ def test_streaming_late_update_dead_lettered_under_policy():
     [
         _ValidateFn(StreamSpec(), (1, 4)),
         _ResolveEntriesFn(StreamSpec(), (1, 4), True),
+        _MergeTickFn(StreamSpec()),
         _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
     ],
     ids=lambda f: type(f).__name__,

@@ -18,6 +18,13 @@ Wiring (``_ReleaseDynamic.expand``)::
 Work per update (validation, entry registry, merging per tick) runs in parallel
 across keys; the per-stream sequential step sees one merged batch per tick.
 
+Bounded input in a batch pipeline (``PCollection.is_bounded``, not
+``--streaming``): every entry's updates are known, so
+the registry step is a GroupByKey per (stream, entry id) resolved once in (tick,
+seq) order, and the merge is a CombinePerKey per (stream, tick); the
+per-stream step applies all batches in one read of its state. Same releases,
+no per-update state.
+
 Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
 entry's updates of tick k are resolved when the watermark passes the tick's end
 and emitted at that time; the merge of tick k is flushed half a tick later; the
@@ -44,6 +51,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.coders import PickleCoder, VarIntCoder
 from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import (
@@ -191,9 +199,9 @@ class _ResolveEntriesFn(beam.DoFn):
     """
 
     BUFFER = BagStateSpec("buffer", PickleCoder())
-    ENTRY = ReadModifyWriteStateSpec("entry", PickleCoder())
-    DONE = ReadModifyWriteStateSpec("done", VarIntCoder())
-    TIMER_TICK = ReadModifyWriteStateSpec("timer_tick", VarIntCoder())  # tick the timer is set for
+    # (entry state, last resolved tick, tick the timer is set for) in one value:
+    # one state write per key and bundle (each costs the SDK's state-cache sizing)
+    META = ReadModifyWriteStateSpec("meta", PickleCoder())
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
     DEAD = "dead_letters"
 
@@ -206,12 +214,11 @@ class _ResolveEntriesFn(beam.DoFn):
         self,
         element,
         buffer=beam.DoFn.StateParam(BUFFER),
-        done=beam.DoFn.StateParam(DONE),
-        timer_tick=beam.DoFn.StateParam(TIMER_TICK),
+        meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         (_, _), (tick, seq, op, item, rec) = element
-        last = done.read() or 0
+        state, last, timer_tick = meta.read() or (None, 0, None)
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 Metrics.counter(NAMESPACE, "dead_letter_late").inc()
@@ -219,9 +226,8 @@ class _ResolveEntriesFn(beam.DoFn):
                 return
             tick = last + 1  # apply at the entry's current tick
         buffer.add((tick, seq, op, item, rec))
-        current = timer_tick.read()
-        if current is None or tick < current:  # a timer holds one time: keep the earliest
-            timer_tick.write(tick)
+        if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
+            meta.write((state, last, tick))
             timer.set(self.spec.tick_end(tick))
 
     @on_timer(TICK_END)
@@ -230,9 +236,7 @@ class _ResolveEntriesFn(beam.DoFn):
         key=beam.DoFn.KeyParam,
         ts=beam.DoFn.TimestampParam,
         buffer=beam.DoFn.StateParam(BUFFER),
-        entry=beam.DoFn.StateParam(ENTRY),
-        done=beam.DoFn.StateParam(DONE),
-        timer_tick=beam.DoFn.StateParam(TIMER_TICK),
+        meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         stream, entry_id = key
@@ -240,7 +244,7 @@ class _ResolveEntriesFn(beam.DoFn):
         pending = sorted(buffer.read(), key=lambda x: (x[0], x[1]))
         now = [p for p in pending if p[0] <= upto]
         later = [p for p in pending if p[0] > upto]
-        state = entry.read()
+        state, last, _ = meta.read() or (None, 0, None)
         batches: dict[int, TickBatch] = {}
         for tick, _, op, item, rec in now:
             new, ins, dele, n, reason = resolve(
@@ -257,19 +261,78 @@ class _ResolveEntriesFn(beam.DoFn):
             if dele is not None:
                 b.deletes.append(dele)
             b.n_updates += n
-        entry.write(state)
-        done.write(max(upto, done.read() or 0))
         buffer.clear()
-        for p in later:
-            buffer.add(p)
-        if later:
-            timer_tick.write(later[0][0])
-            timer.set(self.spec.tick_end(later[0][0]))
+        if state is None and not later:
+            # a deleted entry with nothing pending keeps no state: registry state is
+            # O(live entries), not O(all entries ever seen)
+            meta.clear()
         else:
-            timer_tick.clear()
+            for p in later:
+                buffer.add(p)
+            nxt = later[0][0] if later else None
+            meta.write((state, max(upto, last), nxt))
+            if nxt is not None:
+                timer.set(self.spec.tick_end(nxt))
         for tick in sorted(batches):
             Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
             yield beam.window.TimestampedValue(((stream, tick), batches[tick]), self.spec.tick_end(tick))
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
+class _ResolveEntriesBoundedFn(beam.DoFn):
+    """Bounded input: all of an entry's updates are known, so the entry is
+    resolved once, after a GroupByKey, in (tick, seq) order (no per-update state).
+    Same resolution as :class:`_ResolveEntriesFn`."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
+        self.spec = spec
+        self.domain_sizes = tuple(domain_sizes)
+        self.deletions_allowed = deletions_allowed
+
+    def process(self, element):
+        (stream, entry_id), updates = element
+        state = None
+        batches: dict[int, TickBatch] = {}
+        for tick, _, op, item, rec in sorted(updates, key=lambda x: (x[0], x[1])):
+            new, ins, dele, n, reason = resolve(
+                state, Update(op, entry_id, item), tick, self.domain_sizes, self.deletions_allowed
+            )
+            if reason:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
+                continue
+            state = new
+            b = batches.setdefault(tick, TickBatch(tick))
+            if ins is not None:
+                b.inserts.append(ins)
+            if dele is not None:
+                b.deletes.append(dele)
+            b.n_updates += n
+        for tick in sorted(batches):
+            Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
+            yield ((stream, tick), batches[tick])
+
+
+class _MergeBatchesFn(beam.CombineFn):
+    """Bounded input: merge the batches of one (stream, tick)."""
+
+    def create_accumulator(self):
+        return None
+
+    def add_input(self, acc, b):
+        return b if acc is None else acc.merge(b)
+
+    def merge_accumulators(self, accs):
+        out = None
+        for a in accs:
+            if a is not None:
+                out = a if out is None else out.merge(a)
+        return out
+
+    def extract_output(self, acc):
+        return acc
 
 
 # ---------------------------------------------------------------------------
@@ -336,6 +399,10 @@ class _ReleaseStreamFn(beam.DoFn):
     CORE = ReadModifyWriteStateSpec("core", PickleCoder())
     PENDING = BagStateSpec("pending", PickleCoder())
     END = ReadModifyWriteStateSpec("end", VarIntCoder())
+    # the tick the timer is set for, and the partitioning's next close (kept small so
+    # that adding a batch never reads the core or the pending bag)
+    WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
+    NEXT_CLOSE = ReadModifyWriteStateSpec("next_close", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     NODES = "nodes"
 
@@ -369,50 +436,44 @@ class _ReleaseStreamFn(beam.DoFn):
             core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
         return core
 
+    def _wake_at(self, tick, wake, wake_tick):
+        """Make sure the timer fires for ``tick`` (keep the earliest)."""
+        current = wake_tick.read()
+        if current is not None and current <= tick:
+            return
+        ts = self.spec.tick_end(tick + 1)  # tick k's batch is final at the end of tick k + 1
+        if ts >= _MAX_TS:
+            return
+        wake_tick.write(tick)
+        wake.set(ts)
+
     def process(
         self,
         element,
         core_state=beam.DoFn.StateParam(CORE),
         pending=beam.DoFn.StateParam(PENDING),
         end=beam.DoFn.StateParam(END),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        next_close=beam.DoFn.StateParam(NEXT_CLOSE),
         wake=beam.DoFn.TimerParam(WAKE),
     ):
         stream, value = element
-        core = self._core(stream, core_state)
         if value == _START:
-            core_state.write(core)
-            self._schedule(core, [], end.read(), wake, first=True)
+            if core_state.read() is None:
+                core_state.write(self._core(stream, core_state))
+            self._wake_at(1, wake, wake_tick)
             return
-        if isinstance(value, tuple) and value[0] == _END:
+        if isinstance(value, tuple) and value and value[0] == _END:
             end.write(int(value[1]))
-            self._schedule(core, list(pending.read()), int(value[1]), wake)
+            nc = next_close.read()
+            self._wake_at(nc if nc is not None else 1, wake, wake_tick)
             return
-        for b in value:  # a tuple of TickBatch, one per tick
+        first = None
+        for b in value:  # a tuple of TickBatch
             pending.add(b)
-        core_state.write(core)
-        self._schedule(core, list(pending.read()), end.read(), wake)
-
-    def _schedule(self, core, pending, end_tick, wake, first=False):
-        """Set the timer to the end of the tick after the next tick with work.
-
-        After ``end_tick`` (bounded input, or a configured end) the stream makes
-        one more release, at the partitioning's next scheduled close (a public,
-        data-independent time), and stops."""
-        processed = core.partitioner.last_tick
-        candidates = [b.tick for b in pending]
-        if core.partitioner.j > 0:
-            candidates.append(core.next_close)
-        elif first:
-            candidates.append(1)
-        if not candidates:
-            return
-        if end_tick is not None and not pending and core.closed and core.partitioner.prev_close >= end_tick:
-            return  # the stream is over
-        nxt = max(min(candidates), processed + 1)
-        ts = self.spec.tick_end(nxt + 1)  # tick k's batch is final at the end of tick k + 1
-        if ts >= _MAX_TS:
-            return
-        wake.set(ts)
+            first = b.tick if first is None else min(first, b.tick)
+        if first is not None:
+            self._wake_at(first, wake, wake_tick)
 
     @on_timer(WAKE)
     def on_wake(
@@ -422,9 +483,12 @@ class _ReleaseStreamFn(beam.DoFn):
         core_state=beam.DoFn.StateParam(CORE),
         pending=beam.DoFn.StateParam(PENDING),
         end=beam.DoFn.StateParam(END),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        next_close=beam.DoFn.StateParam(NEXT_CLOSE),
         wake=beam.DoFn.TimerParam(WAKE),
     ):
         stream = key
+        wake_tick.clear()
         core = self._core(stream, core_state)
         upto = self.spec.tick_at(ts) - 1  # ticks whose batches are final
         end_tick = end.read()
@@ -496,7 +560,13 @@ class _ReleaseStreamFn(beam.DoFn):
                 )
             core.node_outputs.clear()
             core_state.write(core)
-        self._schedule(core, later, end_tick, wake)
+        # next wake: the earliest pending batch, else the next scheduled close,
+        # unless the stream is over (its first close at or after the end tick)
+        next_close.write(core.next_close)
+        over = end_tick is not None and core.closed and core.partitioner.prev_close >= end_tick
+        candidates = [b.tick for b in later] + ([] if over else [core.next_close])
+        if candidates:
+            self._wake_at(max(min(candidates), core.partitioner.last_tick + 1), wake, wake_tick)
 
 
 # ---------------------------------------------------------------------------
@@ -539,12 +609,31 @@ class _ReleaseDynamic(beam.PTransform):
         validated = updates | "Validate" >> beam.ParDo(_ValidateFn(spec, self._domains)).with_outputs(
             _ValidateFn.DEAD, main="valid"
         )
-        resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
-            _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
-        ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-        merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec)).with_input_types(
-            tuple[tuple[str, int], typing.Any]
-        )
+        streaming = updates.pipeline.options.view_as(StandardOptions).streaming
+        bounded = updates.is_bounded and not streaming
+        if bounded:
+            # all input is known: resolve each entry once and merge per tick with
+            # a combine (no per-update state or timers)
+            resolved = (
+                validated.valid
+                | "GroupByEntry" >> beam.GroupByKey()
+                | "ResolveEntries"
+                >> beam.ParDo(
+                    _ResolveEntriesBoundedFn(spec, self._domains, self.core_cls.deletions_allowed)
+                ).with_outputs(_ResolveEntriesBoundedFn.DEAD, main="resolved")
+            )
+            merged = (
+                resolved.resolved
+                | "MergePerTick" >> beam.CombinePerKey(_MergeBatchesFn())
+                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],)))
+            )
+        else:
+            resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
+                _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
+            ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
+            merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec)).with_input_types(
+                tuple[tuple[str, int], typing.Any]
+            )
         p = updates.pipeline
         starts = (
             p
@@ -560,7 +649,7 @@ class _ReleaseDynamic(beam.PTransform):
                 | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams])
                 | "StampEnd" >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t))
             )
-        elif updates.is_bounded:
+        elif bounded:
             streams = spec.streams
             inputs.append(
                 validated.valid
@@ -579,14 +668,14 @@ class _ReleaseDynamic(beam.PTransform):
                     self.core_cls,
                     self.noise_key,
                     self.emit_nodes,
-                    bounded=updates.is_bounded,
+                    bounded=bounded,
                     core_kwargs=self.core_kwargs,
                 )
             )
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
-        dead = (validated[_ValidateFn.DEAD], resolved[_ResolveEntriesFn.DEAD]) | "DeadLetters" >> beam.Flatten()
+        dead = (validated[_ValidateFn.DEAD], resolved["dead_letters"]) | "DeadLetters" >> beam.Flatten()
         return {"answers": outs.answers, "nodes": outs[_ReleaseStreamFn.NODES], "dead_letters": dead}
 
 
