@@ -1,17 +1,16 @@
-"""Beam throughput: the fully-dynamic count release against a non-private baseline.
+"""Beam throughput: the fully-dynamic count release against non-private baselines.
 
 Both pipelines read the same JSON-lines file of updates (a sparse fully-dynamic
-stream from ``workloads.py``, n_t ~ 1000, one tick per second), parse every
-line into an ``UpdateRecord`` and stamp its event time. The non-private
-baseline then keeps a live count in keyed state (+1 insert, -1
-delete), keyed either by stream (one key) or by (stream, entry id) (the
-minimal non-private way to track live records; it pays the per-key state
-costs that the DP pipeline's streaming entry registry pays); the DP pipeline runs ``ReleaseFullyDynamic`` (tuned profile, a count
-query, eps = 1). Wall time includes pipeline start-up. Batch reads the file with ReadFromText;
-the streaming BundleBased runner cannot run that splittable source, so both
-streaming pipelines get the same lines from Create. Peak RSS is the
-benchmark process (the runners here execute in-process; the multi-process mode
-is not used).
+stream from ``workloads.py``, n_t ~ 1000, one tick per second), parse every line
+into an ``UpdateRecord`` and stamp its event time. The non-private baseline then
+keeps a live count in keyed state (+1 insert, -1 delete), keyed either by stream
+(one key) or by (stream, entry id) (the minimal non-private way to track live
+records; it pays the per-key state costs that the streaming entry registry
+pays). The DP pipeline runs ``ReleaseFullyDynamic`` (tuned profile, a count
+query, eps = 1). Wall time includes pipeline start-up. Batch reads the file with
+ReadFromText; the streaming BundleBased runner cannot run that splittable
+source, so both streaming pipelines get the same lines from Create. Peak RSS is
+the benchmark process (the runners here execute in-process).
 
 Usage: python benchmarks/bench_beam.py [--updates 100000] [--large 1000000]
 """
