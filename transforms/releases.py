@@ -625,7 +625,7 @@ class _ReleaseDynamic(beam.PTransform):
             merged = (
                 resolved.resolved
                 | "MergePerTick" >> beam.CombinePerKey(_MergeBatchesFn())
-                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],)))
+                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],))).with_output_types(tuple[str, typing.Any])
             )
         else:
             resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
@@ -638,7 +638,10 @@ class _ReleaseDynamic(beam.PTransform):
         starts = (
             p
             | "DeclaredStreams" >> beam.Create([(s, _START) for s in spec.streams])
-            | "StampStart" >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t))
+            | "StampStart"
+            >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
+                tuple[str, typing.Any]
+            )
         )
         inputs = [merged, starts]
         end_time = spec.end_time
@@ -647,7 +650,10 @@ class _ReleaseDynamic(beam.PTransform):
             inputs.append(
                 p
                 | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams])
-                | "StampEnd" >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t))
+                | "StampEnd"
+                >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
+                    tuple[str, typing.Any]
+                )
             )
         elif bounded:
             streams = spec.streams
@@ -655,7 +661,10 @@ class _ReleaseDynamic(beam.PTransform):
                 validated.valid
                 | "TickOf" >> beam.Map(lambda kv: kv[1][0])
                 | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults()
-                | "EndMarkers" >> beam.FlatMap(lambda t, ss=streams: [(s, (_END, t)) for s in ss])
+                | "EndMarkers"
+                >> beam.FlatMap(lambda t, ss=streams: [(s, (_END, t)) for s in ss]).with_output_types(
+                    tuple[str, typing.Any]
+                )
             )
         outs = (
             inputs
