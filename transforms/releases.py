@@ -188,6 +188,33 @@ class _ValidateFn(beam.DoFn):
 # ---------------------------------------------------------------------------
 
 
+def _resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed):
+    """Resolve one entry's updates, given in (tick, seq) order, from ``state``.
+
+    Returns the new state, the accepted updates as per-tick batches and the
+    dead letters (with their counters incremented). Shared by the streaming and
+    the bounded registry steps, so both resolve exactly like the core registry.
+    """
+    batches: dict[int, TickBatch] = {}
+    dead = []
+    for tick, _, op, item, rec in updates:
+        new, ins, dele, n, reason = resolve(state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed)
+        if reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+            dead.append(DeadLetter(reason, rec))
+            continue
+        state = new
+        b = batches.setdefault(tick, TickBatch(tick))
+        if ins is not None:
+            b.inserts.append(ins)
+        if dele is not None:
+            b.deletes.append(dele)
+        b.n_updates += n
+    for b in batches.values():
+        Metrics.counter(NAMESPACE, "updates_accepted").inc(b.n_updates)
+    return state, batches, dead
+
+
 @beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
 class _ResolveEntriesFn(beam.DoFn):
     """Resolves one entry's updates in (tick, seq) order when their tick is over.
@@ -245,22 +272,9 @@ class _ResolveEntriesFn(beam.DoFn):
         now = [p for p in pending if p[0] <= upto]
         later = [p for p in pending if p[0] > upto]
         state, last, _ = meta.read() or (None, 0, None)
-        batches: dict[int, TickBatch] = {}
-        for tick, _, op, item, rec in now:
-            new, ins, dele, n, reason = resolve(
-                state, Update(op, entry_id, item), tick, self.domain_sizes, self.deletions_allowed
-            )
-            if reason:
-                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
-                continue
-            state = new
-            b = batches.setdefault(tick, TickBatch(tick))
-            if ins is not None:
-                b.inserts.append(ins)
-            if dele is not None:
-                b.deletes.append(dele)
-            b.n_updates += n
+        state, batches, dead = _resolve_entry(state, entry_id, now, self.domain_sizes, self.deletions_allowed)
+        for d in dead:
+            yield beam.pvalue.TaggedOutput(self.DEAD, d)
         buffer.clear()
         if state is None and not later:
             # a deleted entry with nothing pending keeps no state: registry state is
@@ -274,7 +288,6 @@ class _ResolveEntriesFn(beam.DoFn):
             if nxt is not None:
                 timer.set(self.spec.tick_end(nxt))
         for tick in sorted(batches):
-            Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
             yield beam.window.TimestampedValue(((stream, tick), batches[tick]), self.spec.tick_end(tick))
 
 
@@ -293,25 +306,11 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
 
     def process(self, element):
         (stream, entry_id), updates = element
-        state = None
-        batches: dict[int, TickBatch] = {}
-        for tick, _, op, item, rec in sorted(updates, key=lambda x: (x[0], x[1])):
-            new, ins, dele, n, reason = resolve(
-                state, Update(op, entry_id, item), tick, self.domain_sizes, self.deletions_allowed
-            )
-            if reason:
-                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
-                continue
-            state = new
-            b = batches.setdefault(tick, TickBatch(tick))
-            if ins is not None:
-                b.inserts.append(ins)
-            if dele is not None:
-                b.deletes.append(dele)
-            b.n_updates += n
+        ordered = sorted(updates, key=lambda x: (x[0], x[1]))
+        _, batches, dead = _resolve_entry(None, entry_id, ordered, self.domain_sizes, self.deletions_allowed)
+        for d in dead:
+            yield beam.pvalue.TaggedOutput(self.DEAD, d)
         for tick in sorted(batches):
-            Metrics.counter(NAMESPACE, "updates_accepted").inc(batches[tick].n_updates)
             yield ((stream, tick), batches[tick])
 
 
