@@ -21,6 +21,7 @@ from transforms.releases import (
     StreamSpec,
     _MergeTickFn,
     _ReleaseStreamFn,
+    _ResolveEntriesBoundedFn,
     _ResolveEntriesFn,
     _ValidateFn,
 )
@@ -195,6 +196,7 @@ def test_streaming_late_update_dead_lettered_under_policy():
         _ValidateFn(StreamSpec(), (1, 4)),
         _ResolveEntriesFn(StreamSpec(), (1, 4), True),
         _MergeTickFn(StreamSpec()),
+        _ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
         _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
     ],
     ids=lambda f: type(f).__name__,
