@@ -283,3 +283,31 @@ def test_streaming_late_update_applied_at_current_tick():
         )
         assert_that(last_counts, equal_to([(4.0,), (4.0,)]))  # closes at ticks 16 and 256
         assert_that(out["dead_letters"], equal_to([]), label="NoDead")
+
+
+def test_streaming_out_of_order_within_allowed_lateness_changes_nothing():
+    """allowed_lateness = 20 s (2 ticks): an update arriving after the watermark
+    passed its tick, but within the allowed lateness, gives the in-order releases."""
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=200.0, allowed_lateness=20.0)
+    recs = [UpdateRecord(1.0 + 2 * i, "insert", f"e{i}", (0, i % 4), "a", i) for i in range(30)]
+    late_one = recs[5]  # event time 11 (tick 2), delivered when the watermark is at 35
+    on_time = [r for r in recs if r is not late_one]
+    stream = TestStream()
+    wm = 0.0
+    for r in on_time:
+        stream = stream.add_elements([beam.window.TimestampedValue(r, r.event_time)])
+        while wm + 2.5 <= r.event_time:
+            wm += 2.5
+            stream = stream.advance_watermark_to(wm)
+            if wm == 35.0:
+                stream = stream.add_elements([beam.window.TimestampedValue(late_one, late_one.event_time)])
+    while wm < 3000:
+        wm += 2.5
+        stream = stream.advance_watermark_to(wm)
+    stream = stream.advance_watermark_to_infinity()
+    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
+    with beam.Pipeline(options=streaming_options()) as p:
+        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX))
+        answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
+        assert_that(answers, equal_to(expect))
+        assert_that(out["dead_letters"], equal_to([]), label="NoDead")

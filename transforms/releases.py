@@ -96,6 +96,10 @@ class StreamSpec:
         its registry effect has happened, so dropping it would corrupt state.)
       end_time: event time after which no more releases are made; for bounded
         input the default is the end of the last tick with data.
+      allowed_lateness: seconds an update may arrive behind the watermark and
+        still count as on time (rounded up to whole ticks, L). Tick k is
+        resolved when the watermark passes the end of tick k + L, so releases
+        are L ticks later; updates arriving out of order within L change nothing.
     """
 
     streams: tuple = ("default",)
@@ -103,14 +107,22 @@ class StreamSpec:
     origin: float = 0.0
     late_policy: str = "current"
     end_time: float | None = None
+    allowed_lateness: float = 0.0
 
     def __post_init__(self):
+        if not self.allowed_lateness >= 0:
+            raise ValueError(f"allowed_lateness must be >= 0 seconds, got {self.allowed_lateness}")
         if not self.streams or len(set(self.streams)) != len(self.streams):
             raise ValueError("streams must be a non-empty list of distinct keys")
         if not self.tick_seconds > 0:
             raise ValueError(f"tick_seconds must be > 0, got {self.tick_seconds}")
         if self.late_policy not in LATE_POLICIES:
             raise ValueError(f"late_policy must be one of {', '.join(LATE_POLICIES)}; got {self.late_policy!r}")
+
+    @property
+    def lateness_ticks(self) -> int:
+        """Allowed lateness in whole ticks (rounded up)."""
+        return int(math.ceil(self.allowed_lateness / self.tick_seconds - 1e-9))
 
     def tick_of(self, event_time: float) -> int:
         return int(math.floor((event_time - self.origin) / self.tick_seconds)) + 1
@@ -255,7 +267,7 @@ class _ResolveEntriesFn(beam.DoFn):
         buffer.add((tick, seq, op, item, rec))
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             meta.write((state, last, tick))
-            timer.set(self.spec.tick_end(tick))
+            timer.set(self.spec.tick_end(tick + self.spec.lateness_ticks))
 
     @on_timer(TICK_END)
     def on_tick_end(
@@ -267,7 +279,7 @@ class _ResolveEntriesFn(beam.DoFn):
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         stream, entry_id = key
-        upto = self.spec.tick_at(ts)
+        upto = self.spec.tick_at(ts) - self.spec.lateness_ticks
         pending = sorted(buffer.read(), key=lambda x: (x[0], x[1]))
         now = [p for p in pending if p[0] <= upto]
         later = [p for p in pending if p[0] > upto]
@@ -286,9 +298,11 @@ class _ResolveEntriesFn(beam.DoFn):
             nxt = later[0][0] if later else None
             meta.write((state, max(upto, last), nxt))
             if nxt is not None:
-                timer.set(self.spec.tick_end(nxt))
+                timer.set(self.spec.tick_end(nxt + self.spec.lateness_ticks))
         for tick in sorted(batches):
-            yield beam.window.TimestampedValue(((stream, tick), batches[tick]), self.spec.tick_end(tick))
+            yield beam.window.TimestampedValue(
+                ((stream, tick), batches[tick]), self.spec.tick_end(tick + self.spec.lateness_ticks)
+            )
 
 
 @beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
@@ -363,7 +377,7 @@ class _MergeTickFn(beam.DoFn):
     ):
         (_, tick), batch = element
         buffer.add(batch)
-        flush.set(Timestamp.of(float(self.spec.tick_end(tick)) + self.spec.tick_seconds / 2))
+        flush.set(Timestamp.of(float(self.spec.tick_end(tick + self.spec.lateness_ticks)) + self.spec.tick_seconds / 2))
 
     @on_timer(FLUSH)
     def on_flush(self, key=beam.DoFn.KeyParam, ts=beam.DoFn.TimestampParam, buffer=beam.DoFn.StateParam(BUFFER)):
@@ -440,7 +454,8 @@ class _ReleaseStreamFn(beam.DoFn):
         current = wake_tick.read()
         if current is not None and current <= tick:
             return
-        ts = self.spec.tick_end(tick + 1)  # tick k's batch is final at the end of tick k + 1
+        # tick k's batch is final at the end of tick k + 1 + L
+        ts = self.spec.tick_end(tick + 1 + self.spec.lateness_ticks)
         if ts >= _MAX_TS:
             return
         wake_tick.write(tick)
@@ -489,7 +504,7 @@ class _ReleaseStreamFn(beam.DoFn):
         stream = key
         wake_tick.clear()
         core = self._core(stream, core_state)
-        upto = self.spec.tick_at(ts) - 1  # ticks whose batches are final
+        upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks  # ticks whose batches are final
         end_tick = end.read()
         batches = sorted(pending.read(), key=lambda b: b.tick)
         if self.bounded and end_tick is not None:
