@@ -396,6 +396,7 @@ class _MergeTickFn(beam.DoFn):
 
 _START, _END = "__start__", "__end__"
 _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
+_MAX_TICK = 2**62  # fits the VarInt state coder
 
 
 @beam.typehints.with_output_types(ReleaseRecord)
@@ -576,7 +577,9 @@ class _ReleaseStreamFn(beam.DoFn):
             core_state.write(core)
         # next wake: the earliest pending batch, else the next scheduled close,
         # unless the stream is over (its first close at or after the end tick)
-        next_close.write(core.next_close)
+        # deadlines square (T_j = t_{j-1}^2), so the next close can exceed 64 bits;
+        # ticks past Beam's timestamp range are never scheduled anyway
+        next_close.write(min(core.next_close, _MAX_TICK))
         over = end_tick is not None and core.closed and core.partitioner.prev_close >= end_tick
         candidates = [b.tick for b in later] + ([] if over else [core.next_close])
         if candidates:
