@@ -311,3 +311,19 @@ def test_streaming_out_of_order_within_allowed_lateness_changes_nothing():
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
         assert_that(out["dead_letters"], equal_to([]), label="NoDead")
+
+
+def test_streaming_survives_deadlines_beyond_64_bits():
+    """Deadlines square (T_j = t_{j-1}^2): with 1 ms ticks, after the close at
+    tick ~4.3e9 the next deadline (~1.8e19) exceeds 64 bits; the stream keeps
+    going without overflowing its state."""
+    spec = StreamSpec(streams=("a",), tick_seconds=0.001)
+    recs = [UpdateRecord(0.0001 * (i + 1), "insert", f"e{i}", (0, 1), "a", i) for i in range(5)]
+    stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in recs])
+    for wm in (0.01, 0.1, 1.0, 100.0, 1e4, 1e6, 5e6, 1e7):
+        stream = stream.advance_watermark_to(wm)
+    stream = stream.advance_watermark_to_infinity()
+    with beam.Pipeline(options=streaming_options()) as p:
+        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
+        ticks = out["answers"] | beam.Filter(lambda a: a.query == "n") | beam.Map(lambda a: a.tick > 4 * 10**9)
+        assert_that(ticks | beam.Filter(bool), equal_to([True]))
