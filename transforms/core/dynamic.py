@@ -372,7 +372,19 @@ class TickResult:
 # ---------------------------------------------------------------------------
 
 
-class SegmentedRelease:
+class _TickDriven:
+    """``process_tick`` = resolve the tick's updates with the registry, then
+    ``apply_batch`` (the per-stream step the Beam transforms call directly)."""
+
+    def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
+        """Apply the updates of ``tick`` (in the given, canonical order)."""
+        batch, rejected = self.registry.resolve_tick(tick, updates)
+        res = self.apply_batch(batch, noise)
+        res.rejections = rejected
+        return res
+
+
+class SegmentedRelease(_TickDriven):
     """Ticks -> partitioning -> per-segment work. Subclasses do the releasing."""
 
     deletions_allowed = True
@@ -400,13 +412,6 @@ class SegmentedRelease:
     def next_close(self) -> int:
         """Tick at which the open segment closes if no update arrives."""
         return self.partitioner.next_close
-
-    def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
-        """Apply the updates of ``tick`` (in the given, canonical order)."""
-        batch, rejected = self.registry.resolve_tick(tick, updates)
-        res = self.apply_batch(batch, noise)
-        res.rejections = rejected
-        return res
 
     def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
         """Apply one tick's resolved updates (the registry already accepted them).
@@ -962,7 +967,7 @@ class _EveryTick:
         return self.last_tick + 1
 
 
-class ContinualCountRelease:
+class ContinualCountRelease(_TickDriven):
     """A continual counter (``make_counter`` by name) over ticks: every tick is
     one timestamp; the batch of a tick is its inserted items (deletes and
     upserts are rejected, ``deletion_not_allowed``). Releases at every tick,
@@ -1011,12 +1016,6 @@ class ContinualCountRelease:
     @property
     def next_close(self) -> int:
         return self.partitioner.next_close
-
-    def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
-        batch, rejected = self.registry.resolve_tick(tick, updates)
-        res = self.apply_batch(batch, noise)
-        res.rejections = rejected
-        return res
 
     def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
         res = self.advance(batch.tick - 1, noise)
