@@ -231,16 +231,16 @@ def _resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed):
 class _ResolveEntriesFn(beam.DoFn):
     """Resolves one entry's updates in (tick, seq) order when their tick is over.
 
-    State per (stream, entry): the buffered updates, the entry's live state
-    (item, insertion tick) and the last resolved tick. Emits ``(stream,
-    TickBatch)`` for accepted updates at the tick's end; rejections (unknown
-    entry, duplicate insert, insertion-only violations, late) go to dead letters.
+    State per (stream, entry), in one ReadModifyWrite value (each state write
+    costs the SDK's state-cache sizing, so one value is cheaper than several):
+    the entry's live state (item, insertion tick), the last resolved tick, the
+    tick the timer is set for and the buffered updates. Emits ``((stream, tick),
+    TickBatch)`` for accepted updates at the tick's end (plus the allowed
+    lateness); rejections (unknown entry, duplicate insert, insertion-only
+    violations, late) go to dead letters.
     """
 
-    BUFFER = BagStateSpec("buffer", PickleCoder())
-    # (entry state, last resolved tick, tick the timer is set for) in one value:
-    # one state write per key and bundle (each costs the SDK's state-cache sizing)
-    META = ReadModifyWriteStateSpec("meta", PickleCoder())
+    META = ReadModifyWriteStateSpec("meta", PickleCoder())  # (state, last, timer tick, pending)
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
     DEAD = "dead_letters"
 
@@ -252,51 +252,47 @@ class _ResolveEntriesFn(beam.DoFn):
     def process(
         self,
         element,
-        buffer=beam.DoFn.StateParam(BUFFER),
         meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         (_, _), (tick, seq, op, item, rec) = element
-        state, last, timer_tick = meta.read() or (None, 0, None)
+        state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 Metrics.counter(NAMESPACE, "dead_letter_late").inc()
                 yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("late", rec))
                 return
             tick = last + 1  # apply at the entry's current tick
-        buffer.add((tick, seq, op, item, rec))
+        pending = pending + ((tick, seq, op, item, rec),)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
-            meta.write((state, last, tick))
+            timer_tick = tick
             timer.set(self.spec.tick_end(tick + self.spec.lateness_ticks))
+        meta.write((state, last, timer_tick, pending))
 
     @on_timer(TICK_END)
     def on_tick_end(
         self,
         key=beam.DoFn.KeyParam,
         ts=beam.DoFn.TimestampParam,
-        buffer=beam.DoFn.StateParam(BUFFER),
         meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         stream, entry_id = key
         upto = self.spec.tick_at(ts) - self.spec.lateness_ticks
-        pending = sorted(buffer.read(), key=lambda x: (x[0], x[1]))
+        state, last, _, pending = meta.read() or (None, 0, None, ())
+        pending = sorted(pending, key=lambda x: (x[0], x[1]))
         now = [p for p in pending if p[0] <= upto]
-        later = [p for p in pending if p[0] > upto]
-        state, last, _ = meta.read() or (None, 0, None)
+        later = tuple(p for p in pending if p[0] > upto)
         state, batches, dead = _resolve_entry(state, entry_id, now, self.domain_sizes, self.deletions_allowed)
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
-        buffer.clear()
         if state is None and not later:
             # a deleted entry with nothing pending keeps no state: registry state is
             # O(live entries), not O(all entries ever seen)
             meta.clear()
         else:
-            for p in later:
-                buffer.add(p)
             nxt = later[0][0] if later else None
-            meta.write((state, max(upto, last), nxt))
+            meta.write((state, max(upto, last), nxt, later))
             if nxt is not None:
                 timer.set(self.spec.tick_end(nxt + self.spec.lateness_ticks))
         for tick in sorted(batches):
