@@ -1,0 +1,312 @@
+"""YAML configuration of a release pipeline, parsed at the edge into validated dataclasses.
+
+Every invalid setting raises :class:`ConfigError` before any pipeline is built,
+with a message naming the key and, where there is a choice, the valid choices.
+The core never reads YAML: :meth:`PipelineConfig.dynamic_config` turns this into
+``transforms.core.DynamicConfig``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
+from transforms.core.dynamic import DynamicConfig, QuerySet
+
+__all__ = ["ConfigError", "PipelineConfig", "load_config", "parse_config"]
+
+MECHANISMS = ("fully_dynamic", "insertion_only", "two_stream_baseline", "continual_count")
+PROFILES = ("paper", "tuned")
+UNITS = ("update", "entry")
+QUERY_TYPES = ("count", "histogram", "sum")
+SOURCE_TYPES = ("file",)
+SOURCE_FORMATS = ("jsonl",)
+SINK_TYPES = ("file",)
+SINK_FORMATS = ("jsonl",)
+LATE_POLICIES = ("current", "dead_letter")
+SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; the message names the key and what is allowed."""
+
+
+def _req(d: dict, key: str, path: str):
+    if not isinstance(d, dict) or key not in d:
+        raise ConfigError(f"{path}.{key}: missing (required)")
+    return d[key]
+
+
+def _choice(value, choices, path: str):
+    if value not in choices:
+        raise ConfigError(f"{path}: must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _number(value, path: str, *, positive=False, nonneg=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{path}: must be a number; got {value!r}")
+    if positive and not value > 0:
+        raise ConfigError(f"{path}: must be > 0; got {value}")
+    if nonneg and value < 0:
+        raise ConfigError(f"{path}: must be >= 0; got {value}")
+    return float(value)
+
+
+def _unknown(d: dict, allowed, path: str):
+    extra = sorted(set(d) - set(allowed))
+    if extra:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(extra)}; allowed: {', '.join(sorted(allowed))}")
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    name: str
+    type: str
+    field: str | None = None
+    domain: tuple = ()
+    lower: float = 0.0
+    upper: float = 0.0
+
+    def query_set(self) -> QuerySet:
+        if self.type == "count":
+            return QuerySet(self.name, "count")
+        if self.type == "histogram":
+            return QuerySet(self.name, "histogram", domain_size=len(self.domain))
+        # sum of a value clamped to [lower, upper], rounded to SUM_BUCKETS levels:
+        # a linear query whose entries (level / upper) lie in [0, 1]
+        levels = [self.lower + b * (self.upper - self.lower) / (SUM_BUCKETS - 1) for b in range(SUM_BUCKETS)]
+        return QuerySet(self.name, "linear", domain_size=SUM_BUCKETS, matrix=(tuple(v / self.upper for v in levels),))
+
+    def encode(self, record: dict) -> int | None:
+        """The domain index of a record for this query (None: it does not fit)."""
+        if self.type == "count":
+            return 0
+        value = record.get(self.field)
+        if self.type == "histogram":
+            try:
+                return self.domain.index(value)
+            except ValueError:
+                return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None
+        clamped = min(max(float(value), self.lower), self.upper)
+        return int(round((clamped - self.lower) / (self.upper - self.lower) * (SUM_BUCKETS - 1)))
+
+    @property
+    def scale(self) -> float:
+        """Multiply released estimates by this (sum queries are released in units of ``upper``)."""
+        return self.upper if self.type == "sum" else 1.0
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    epsilon: float
+    delta: float
+    rho: float | None
+    unit: str
+    max_mutations_per_entry: int
+    disable_noise: bool
+    noise_key_env: str
+    time_field: str
+    tick_seconds: float
+    ticks: bool
+    allowed_lateness: float
+    late_policy: str
+    stream_field: str | None
+    stream_keys: tuple
+    mechanism: str
+    profile: str
+    counter: str
+    horizon: int | None
+    beta: float
+    queries: tuple
+    source_path: str
+    source_format: str
+    sinks: tuple = field(default_factory=tuple)
+
+    @property
+    def streams(self) -> tuple:
+        return self.stream_keys if self.stream_field else ("default",)
+
+    @property
+    def privacy_unit(self) -> PrivacyUnit:
+        return PrivacyUnit(self.unit, self.max_mutations_per_entry)
+
+    def target_budget(self):
+        if self.rho is not None:
+            return ZCDP(self.rho)
+        return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
+
+    def dynamic_config(self) -> DynamicConfig:
+        """The core configuration: the update-level budget whose guarantee for the
+        configured privacy unit is within the configured target."""
+        budget = self.privacy_unit.update_level_budget(self.target_budget())
+        return DynamicConfig(
+            tuple(q.query_set() for q in self.queries),
+            budget,
+            profile=self.profile,
+            beta=self.beta,
+            max_segments=self.horizon if self.mechanism == "fully_dynamic" and self.profile == "tuned" else None,
+        )
+
+
+def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
+    """Validate a parsed YAML mapping (see ``configs/demo.yaml``)."""
+    if not isinstance(raw, dict):
+        raise ConfigError("the configuration must be a YAML mapping")
+    top = ("privacy", "time", "streams", "mechanism", "queries", "source", "sinks")
+    _unknown(raw, top, "config")
+    priv = raw.get("privacy") or {}
+    _unknown(
+        priv,
+        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key_env"),
+        "privacy",
+    )
+    rho = priv.get("rho")
+    if rho is not None:
+        rho = _number(rho, "privacy.rho", positive=True)
+        eps = 0.0
+    else:
+        eps = _number(_req(priv, "epsilon", "privacy"), "privacy.epsilon", positive=True)
+    delta = _number(priv.get("delta", 0.0), "privacy.delta", nonneg=True)
+    if delta >= 1:
+        raise ConfigError(f"privacy.delta: must be < 1; got {delta}")
+    unit = _choice(priv.get("unit", "update"), UNITS, "privacy.unit")
+    k = priv.get("max_mutations_per_entry", 1)
+    if unit == "entry" and "max_mutations_per_entry" not in priv:
+        raise ConfigError("privacy.max_mutations_per_entry: required when privacy.unit is entry")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"privacy.max_mutations_per_entry: must be an integer >= 1; got {k!r}")
+    disable = priv.get("disable_noise", False)
+    if not isinstance(disable, bool):
+        raise ConfigError(f"privacy.disable_noise: must be true or false; got {disable!r}")
+
+    tm = raw.get("time") or {}
+    _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy"), "time")
+    ticks = tm.get("ticks", False)
+    if not isinstance(ticks, bool):
+        raise ConfigError(f"time.ticks: must be true or false; got {ticks!r}")
+    tick_seconds = 1.0 if ticks else _number(tm.get("tick_seconds", 60), "time.tick_seconds", positive=True)
+    lateness = _number(tm.get("allowed_lateness", 0), "time.allowed_lateness", nonneg=True)
+    late_policy = _choice(tm.get("late_policy", "current"), LATE_POLICIES, "time.late_policy")
+
+    st = raw.get("streams") or {}
+    _unknown(st, ("field", "keys"), "streams")
+    sfield = st.get("field")
+    keys = tuple(st.get("keys") or ())
+    if sfield is not None and not keys:
+        raise ConfigError("streams.keys: declare the stream keys (public) when streams.field is set")
+    if len(set(keys)) != len(keys) or not all(isinstance(x, str) and x for x in keys):
+        raise ConfigError("streams.keys: must be distinct non-empty strings")
+
+    mech = raw.get("mechanism") or {}
+    _unknown(mech, ("kind", "profile", "counter", "horizon", "beta"), "mechanism")
+    kind = _choice(mech.get("kind", "fully_dynamic"), MECHANISMS, "mechanism.kind")
+    profile = _choice(mech.get("profile", "tuned"), PROFILES, "mechanism.profile")
+    from transforms.core.counters import COUNTER_NAMES
+
+    counter = _choice(mech.get("counter", "infinite_honaker"), COUNTER_NAMES, "mechanism.counter")
+    horizon = mech.get("horizon")
+    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
+        raise ConfigError(f"mechanism.horizon: must be an integer >= 1; got {horizon!r}")
+    beta = _number(mech.get("beta", 0.05), "mechanism.beta", positive=True)
+    if beta >= 1:
+        raise ConfigError(f"mechanism.beta: must be < 1; got {beta}")
+    if profile == "paper" and rho is not None:
+        raise ConfigError("mechanism.profile: paper uses Laplace noise; give privacy.epsilon, or use profile tuned")
+
+    qs = raw.get("queries")
+    if not isinstance(qs, list) or not qs:
+        raise ConfigError("queries: must be a non-empty list")
+    queries = []
+    for i, q in enumerate(qs):
+        path = f"queries[{i}]"
+        if not isinstance(q, dict):
+            raise ConfigError(f"{path}: must be a mapping")
+        _unknown(q, ("name", "type", "field", "domain", "lower", "upper"), path)
+        name = _req(q, "name", path)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"{path}.name: must be a non-empty string")
+        qtype = _choice(q.get("type"), QUERY_TYPES, f"{path}.type")
+        if qtype == "count":
+            queries.append(QueryConfig(name, "count"))
+        elif qtype == "histogram":
+            fld = _req(q, "field", path)
+            dom = q.get("domain")
+            if not isinstance(dom, list) or not dom or len(set(map(repr, dom))) != len(dom):
+                raise ConfigError(f"{path}.domain: must be a non-empty list of distinct values")
+            queries.append(QueryConfig(name, "histogram", fld, tuple(dom)))
+        else:
+            fld = _req(q, "field", path)
+            lo = _number(_req(q, "lower", path), f"{path}.lower", nonneg=True)
+            hi = _number(_req(q, "upper", path), f"{path}.upper", positive=True)
+            if not hi > lo:
+                raise ConfigError(f"{path}.upper: must be > lower ({lo}); got {hi}")
+            queries.append(QueryConfig(name, "sum", fld, (), lo, hi))
+    if len({q.name for q in queries}) != len(queries):
+        raise ConfigError("queries: names must be unique")
+
+    src = raw.get("source") or {}
+    _unknown(src, ("type", "path", "format"), "source")
+    _choice(src.get("type", "file"), SOURCE_TYPES, "source.type")
+    spath = _req(src, "path", "source")
+    sformat = _choice(src.get("format", "jsonl"), SOURCE_FORMATS, "source.format")
+    if base_dir is not None and not Path(spath).is_absolute():
+        spath = str(base_dir / spath)
+
+    sinks = []
+    for i, sk in enumerate(raw.get("sinks") or [{"type": "file", "path": "output/", "format": "jsonl"}]):
+        path = f"sinks[{i}]"
+        if not isinstance(sk, dict):
+            raise ConfigError(f"{path}: must be a mapping")
+        _unknown(sk, ("type", "path", "format"), path)
+        _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
+        _choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format")
+        sinks.append(("file", str(_req(sk, "path", path)), sk.get("format", "jsonl")))
+
+    return PipelineConfig(
+        epsilon=eps,
+        delta=delta,
+        rho=rho,
+        unit=unit,
+        max_mutations_per_entry=k,
+        disable_noise=disable,
+        noise_key_env=str(priv.get("noise_key_env", "DP_NOISE_KEY")),
+        time_field=str(tm.get("field", "time")),
+        tick_seconds=tick_seconds,
+        ticks=ticks,
+        allowed_lateness=lateness,
+        late_policy=late_policy,
+        stream_field=sfield,
+        stream_keys=keys,
+        mechanism=kind,
+        profile=profile,
+        counter=counter,
+        horizon=horizon,
+        beta=beta,
+        queries=tuple(queries),
+        source_path=spath,
+        source_format=sformat,
+        sinks=tuple(sinks),
+    )
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file {p} does not exist")
+    try:
+        raw = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: not valid YAML ({e})") from None
+    cfg = parse_config(raw, base_dir=None)
+    try:
+        cfg.dynamic_config()
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return cfg

@@ -1,0 +1,255 @@
+"""The main pipeline: ``python -m pipelines.release --config configs/NAME.yaml [Beam options]``.
+
+With no arguments it runs ``configs/demo.yaml``: the bundled demo input on the
+DirectRunner, releases under ``./output/``, and a summary at the end. Unknown
+arguments are passed to Beam as pipeline options (``--runner``, ...).
+
+This slice reads JSON-lines files and writes JSON-lines files (see
+``docs/pipelines.md``; CSV / Avro, Pub/Sub and deployment are still to come).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipelines.config import ConfigError, PipelineConfig, load_config
+from transforms.core.accounting import ZCDP, ApproxDP, PureDP
+from transforms.records import DeadLetter, NoiseKey, UpdateRecord
+from transforms.releases import (
+    NAMESPACE,
+    CountContinually,
+    ReleaseFullyDynamic,
+    ReleaseInsertionOnly,
+    ReleaseTwoStreamBaseline,
+    StreamSpec,
+)
+
+__all__ = ["main", "build_pipeline", "parse_line"]
+
+DEFAULT_CONFIG = "configs/demo.yaml"
+TRANSFORMS = {
+    "fully_dynamic": ReleaseFullyDynamic,
+    "insertion_only": ReleaseInsertionOnly,
+    "two_stream_baseline": ReleaseTwoStreamBaseline,
+    "continual_count": CountContinually,
+}
+
+
+class _ParseFn(beam.DoFn):
+    """A JSON line -> UpdateRecord with its item encoded for the query sets.
+
+    Unparseable lines, missing or mistyped fields and values outside a query's
+    domain go to dead letters with a reason (the payload is never logged)."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, cfg: PipelineConfig):
+        self.cfg = cfg
+        self.read = Metrics.counter(NAMESPACE, "records_read")
+
+    def process(self, line: str):
+        self.read.inc()
+        reason, rec = self._parse(line)
+        if reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, line))
+            return
+        yield beam.window.TimestampedValue(rec, rec.event_time)
+
+    def _parse(self, line: str):
+        cfg = self.cfg
+        try:
+            d = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return "unparseable", None
+        if not isinstance(d, dict):
+            return "malformed", None
+        t = d.get(cfg.time_field)
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            return "bad_time", None
+        op = d.get("op")
+        eid = d.get("id")
+        if not isinstance(op, str):
+            return "malformed", None
+        if not isinstance(eid, (str, int)) or isinstance(eid, bool) or eid == "":
+            return "malformed", None
+        stream = "default"
+        if cfg.stream_field:
+            stream = d.get(cfg.stream_field)
+            if not isinstance(stream, str):
+                return "undeclared_stream", None
+        item = None
+        if op in ("insert", "upsert"):
+            fields = d.get("item")
+            if not isinstance(fields, dict):
+                return "malformed", None
+            idx = []
+            for q in cfg.queries:
+                v = q.encode(fields)
+                if v is None:
+                    return "item_out_of_range", None
+                idx.append(v)
+            item = tuple(idx)
+        seq = d.get("seq", 0)
+        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+        return None, UpdateRecord(float(t), op, str(eid), item, stream, seq)
+
+
+def parse_line(cfg: PipelineConfig, line: str):
+    """(reason, UpdateRecord) for one input line (for tests and tools)."""
+    return _ParseFn(cfg)._parse(line)
+
+
+def _release_json(cfg: PipelineConfig, rel) -> str:
+    q = next(q for q in cfg.queries if q.name == rel.query)
+    est = [x * q.scale for x in rel.estimate]
+    estimate = dict(zip(map(str, q.domain), est)) if q.type == "histogram" else est[0]
+    bound = None if rel.error_bound is None else rel.error_bound * q.scale
+    spent = _unit_spent(cfg, rel.spent)
+    return json.dumps(
+        {
+            "stream": rel.stream,
+            "tick": rel.tick,
+            "segment": rel.segment,
+            "query": rel.query,
+            "estimate": estimate,
+            "error_bound": bound,
+            "beta": rel.beta,
+            **spent,
+        }
+    )
+
+
+def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
+    """The spend so far (in the ledger's currency), as a guarantee for the
+    configured privacy unit."""
+    if isinstance(cfg.dynamic_config().ledger_budget, ZCDP):
+        b = cfg.privacy_unit.guarantee(ZCDP(spent[0]))
+        return {"rho_spent": b.rho}
+    b = cfg.privacy_unit.guarantee(ApproxDP(spent[0], spent[1]) if len(spent) == 2 else PureDP(spent[0]))
+    out = {"epsilon_spent": b.epsilon}
+    if isinstance(b, ApproxDP):
+        out["delta_spent"] = b.delta
+    return out
+
+
+def _node_json(rec) -> str:
+    return json.dumps(rec._asdict(), default=list)
+
+
+def _dead_json(d: DeadLetter) -> str:
+    rec = d.record if isinstance(d.record, str) else getattr(d.record, "_asdict", lambda: repr(d.record))()
+    return json.dumps({"reason": d.reason, "record": rec}, default=list)
+
+
+def noise_key_for(cfg: PipelineConfig) -> NoiseKey:
+    if cfg.disable_noise:
+        return NoiseKey.disabled()
+    if not os.environ.get(cfg.noise_key_env):
+        # a local run without a configured key: a fresh one-off key from the OS
+        # CSPRNG (releases cannot be recomputed later; set the variable to reuse one)
+        os.environ[cfg.noise_key_env] = os.urandom(32).hex()
+        print(f"note: {cfg.noise_key_env} is not set; using a fresh one-off noise key", file=sys.stderr)
+    return NoiseKey.from_env(cfg.noise_key_env)
+
+
+def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
+    """Wire source -> parse -> release -> sinks into ``p``; returns the sink paths."""
+    lines = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path)
+    parsed = lines | "Parse" >> beam.ParDo(_ParseFn(cfg)).with_outputs(_ParseFn.DEAD, main="records")
+    spec = StreamSpec(
+        streams=cfg.streams,
+        tick_seconds=cfg.tick_seconds,
+        origin=1.0 if cfg.ticks else 0.0,
+        late_policy=cfg.late_policy,
+        allowed_lateness=cfg.allowed_lateness,
+    )
+    transform_cls = TRANSFORMS[cfg.mechanism]
+    if transform_cls is CountContinually:
+        transform = CountContinually(cfg.dynamic_config(), spec, noise_key, counter=cfg.counter, horizon=cfg.horizon)
+    else:
+        transform = transform_cls(cfg.dynamic_config(), spec, noise_key)
+    out = parsed.records | "Release" >> transform
+    dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+    written = []
+    for i, (_, path, _fmt) in enumerate(cfg.sinks):
+        base = Path(path)
+        for name, pcoll, fmt in (
+            ("releases", out["answers"], lambda r: _release_json(cfg, r)),
+            ("nodes", out["nodes"], _node_json),
+            ("dead_letters", dead, _dead_json),
+        ):
+            prefix = str(base / name)
+            (
+                pcoll
+                | f"Format{name}{i}" >> beam.Map(fmt)
+                | f"Write{name}{i}" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
+            )
+            written.append(prefix + "*.jsonl")
+    return written
+
+
+def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
+    counters = {}
+    for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
+    dists = {d.key.metric.name: d.committed for d in result.metrics().query()["distributions"]}
+    lines = [
+        f"records read:        {counters.get('records_read', 0)}",
+        f"updates accepted:    {counters.get('updates_accepted', 0)}",
+    ]
+    dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
+    lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
+    lines.append(f"segments closed:     {counters.get('segments_closed', 0)}")
+    lines.append(f"releases written:    {counters.get('releases_emitted', 0)}")
+    spent = dists.get("budget_spent_micro")
+    if spent is not None and spent.count:
+        ledger = cfg.dynamic_config().ledger_budget
+        unit = "rho" if isinstance(ledger, ZCDP) else "epsilon"
+        cap = ledger.rho if isinstance(ledger, ZCDP) else ledger.epsilon
+        lines.append(
+            f"budget spent:        {unit} {spent.max / 1e6:.4f} of {cap:.4f} per stream (update level; "
+            f"privacy unit '{cfg.unit}', target {cfg.target_budget()})"
+        )
+    lines.append(f"output files:        {', '.join(written)}")
+    lines.append(f"wall time:           {seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipelines.release", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=DEFAULT_CONFIG, help=f"YAML configuration (default {DEFAULT_CONFIG})")
+    args, beam_args = ap.parse_known_args(argv)
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
+    if cfg.disable_noise:
+        print(
+            "WARNING: privacy.disable_noise is true: releases are EXACT and NOT differentially private. "
+            "Use this for tests only.",
+            file=sys.stderr,
+        )
+    options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
+    t0 = time.perf_counter()
+    p = beam.Pipeline(options=options)
+    written = build_pipeline(p, cfg, noise_key_for(cfg))
+    result = p.run()
+    result.wait_until_finish()
+    print(_summary(result, written, cfg, time.perf_counter() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
