@@ -24,9 +24,9 @@ PROFILES = ("paper", "tuned")
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
 SOURCE_TYPES = ("file",)
-SOURCE_FORMATS = ("jsonl",)
+SOURCE_FORMATS = ("jsonl", "csv", "avro")
 SINK_TYPES = ("file",)
-SINK_FORMATS = ("jsonl",)
+SINK_FORMATS = ("jsonl", "avro")
 LATE_POLICIES = ("current", "dead_letter")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
 
@@ -88,8 +88,14 @@ class QueryConfig:
             return 0
         value = record.get(self.field)
         if self.type == "histogram":
-            try:
+            if value in self.domain:
                 return self.domain.index(value)
+            # CSV gives strings: match a domain value by its text
+            text = [str(d) for d in self.domain]
+            return text.index(str(value)) if str(value) in text else None
+        if isinstance(value, str):
+            try:
+                value = float(value)
             except ValueError:
                 return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -267,7 +273,9 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         _unknown(sk, ("type", "path", "format"), path)
         _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
         _choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format")
-        sinks.append(("file", str(_req(sk, "path", path)), sk.get("format", "jsonl")))
+        sinks.append(
+            ("file", str(_req(sk, "path", path)), _choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format"))
+        )
 
     return PipelineConfig(
         epsilon=eps,

@@ -4,13 +4,16 @@ With no arguments it runs ``configs/demo.yaml``: the bundled demo input on the
 DirectRunner, releases under ``./output/``, and a summary at the end. Unknown
 arguments are passed to Beam as pipeline options (``--runner``, ...).
 
-This slice reads JSON-lines files and writes JSON-lines files (see
-``docs/pipelines.md``; CSV / Avro, Pub/Sub and deployment are still to come).
+Sources: JSON lines, CSV (with a header) and Avro files (globs); sinks: JSON
+lines and Avro files (schemas in ``pipelines/schemas``). See ``docs/pipelines.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import glob
+import io
 import json
 import os
 import sys
@@ -46,34 +49,63 @@ TRANSFORMS = {
 
 
 class _ParseFn(beam.DoFn):
-    """A JSON line -> UpdateRecord with its item encoded for the query sets.
+    """An input element (a JSON line, a CSV line, or an Avro record as a dict) ->
+    UpdateRecord with its item encoded for the query sets.
 
     Unparseable lines, missing or mistyped fields and values outside a query's
     domain go to dead letters with a reason (the payload is never logged)."""
 
     DEAD = "dead_letters"
 
-    def __init__(self, cfg: PipelineConfig):
+    def __init__(self, cfg: PipelineConfig, csv_header: tuple | None = None):
         self.cfg = cfg
+        self.csv_header = csv_header
         self.read = Metrics.counter(NAMESPACE, "records_read")
 
-    def process(self, line: str):
+    def process(self, element):
         self.read.inc()
-        reason, rec = self._parse(line)
+        reason, rec = self._parse(element)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, line))
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, _as_text(element)))
             return
         yield beam.window.TimestampedValue(rec, rec.event_time)
 
-    def _parse(self, line: str):
-        cfg = self.cfg
+    def _record(self, element):
+        """The element as a dict with the item fields under "item", or None."""
+        if isinstance(element, dict):  # Avro
+            return element
+        if self.csv_header is not None:
+            try:
+                row = next(csv.reader(io.StringIO(element)))
+            except (csv.Error, StopIteration):
+                return None
+            if len(row) != len(self.csv_header):
+                return None
+            d = dict(zip(self.csv_header, row))
+            fixed = {self.cfg.time_field, "op", "id", "seq", self.cfg.stream_field, "stream"}
+            out = {k: d[k] for k in d if k in fixed}
+            item = {k: v for k, v in d.items() if k not in fixed and v != ""}
+            if item:
+                out["item"] = item
+            for k in (self.cfg.time_field, "seq"):
+                if k in out:
+                    try:
+                        out[k] = float(out[k]) if k != "seq" else int(out[k])
+                    except ValueError:
+                        out[k] = None
+            return out
         try:
-            d = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            d = json.loads(element)
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
+            return None
+        return d if isinstance(d, dict) else None
+
+    def _parse(self, element):
+        cfg = self.cfg
+        d = self._record(element)
+        if d is None:
             return "unparseable", None
-        if not isinstance(d, dict):
-            return "malformed", None
         t = d.get(cfg.time_field)
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             return "bad_time", None
@@ -85,7 +117,7 @@ class _ParseFn(beam.DoFn):
             return "malformed", None
         stream = "default"
         if cfg.stream_field:
-            stream = d.get(cfg.stream_field)
+            stream = d.get(cfg.stream_field, d.get("stream"))
             if not isinstance(stream, str):
                 return "undeclared_stream", None
         item = None
@@ -105,29 +137,60 @@ class _ParseFn(beam.DoFn):
         return None, UpdateRecord(float(t), op, str(eid), item, stream, seq)
 
 
+def _as_text(element) -> str:
+    return element if isinstance(element, str) else json.dumps(element, default=str)
+
+
+def _csv_header(pattern: str) -> tuple:
+    files = sorted(glob.glob(pattern))
+    if not files:
+        raise ConfigError(f"source.path: no file matches {pattern}")
+    with open(files[0], newline="") as fh:
+        return tuple(next(csv.reader(fh)))
+
+
 def parse_line(cfg: PipelineConfig, line: str):
-    """(reason, UpdateRecord) for one input line (for tests and tools)."""
+    """(reason, UpdateRecord) for one JSON input line (for tests and tools)."""
     return _ParseFn(cfg)._parse(line)
 
 
-def _release_json(cfg: PipelineConfig, rel) -> str:
+def _release_dict(cfg: PipelineConfig, rel) -> dict:
     q = next(q for q in cfg.queries if q.name == rel.query)
     est = [x * q.scale for x in rel.estimate]
     estimate = dict(zip(map(str, q.domain), est)) if q.type == "histogram" else est[0]
     bound = None if rel.error_bound is None else rel.error_bound * q.scale
-    spent = _unit_spent(cfg, rel.spent)
-    return json.dumps(
-        {
-            "stream": rel.stream,
-            "tick": rel.tick,
-            "segment": rel.segment,
-            "query": rel.query,
-            "estimate": estimate,
-            "error_bound": bound,
-            "beta": rel.beta,
-            **spent,
-        }
-    )
+    return {
+        "stream": rel.stream,
+        "tick": rel.tick,
+        "segment": rel.segment,
+        "query": rel.query,
+        "estimate": estimate,
+        "error_bound": bound,
+        "beta": rel.beta,
+        **_unit_spent(cfg, rel.spent),
+    }
+
+
+def _node_dict(rec) -> dict:
+    d = rec._asdict()
+    d["values"] = [float(x) for x in d["values"]]
+    d["cost"] = None if d["cost"] is None else [float(x) for x in d["cost"]]
+    d["coordinates"] = [str(x) for x in d["coordinates"]]
+    return d
+
+
+def _dead_dict(d: DeadLetter) -> dict:
+    rec = d.record
+    if not isinstance(rec, str):
+        rec = json.dumps(getattr(rec, "_asdict", lambda: repr(rec))(), default=list)
+    return {"reason": d.reason, "record": rec}
+
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+
+
+def _schema(name: str) -> dict:
+    return json.loads((SCHEMAS / f"{name}.avsc").read_text())
 
 
 def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
@@ -143,15 +206,6 @@ def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
     return out
 
 
-def _node_json(rec) -> str:
-    return json.dumps(rec._asdict(), default=list)
-
-
-def _dead_json(d: DeadLetter) -> str:
-    rec = d.record if isinstance(d.record, str) else getattr(d.record, "_asdict", lambda: repr(d.record))()
-    return json.dumps({"reason": d.reason, "record": rec}, default=list)
-
-
 def noise_key_for(cfg: PipelineConfig) -> NoiseKey:
     if cfg.disable_noise:
         return NoiseKey.disabled()
@@ -165,8 +219,15 @@ def noise_key_for(cfg: PipelineConfig) -> NoiseKey:
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
     """Wire source -> parse -> release -> sinks into ``p``; returns the sink paths."""
-    lines = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path)
-    parsed = lines | "Parse" >> beam.ParDo(_ParseFn(cfg)).with_outputs(_ParseFn.DEAD, main="records")
+    header = None
+    if cfg.source_format == "avro":
+        elements = p | "ReadFiles" >> beam.io.ReadFromAvro(cfg.source_path)
+    elif cfg.source_format == "csv":
+        header = _csv_header(cfg.source_path)
+        elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path, skip_header_lines=1)
+    else:
+        elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path)
+    parsed = elements | "Parse" >> beam.ParDo(_ParseFn(cfg, header)).with_outputs(_ParseFn.DEAD, main="records")
     spec = StreamSpec(
         streams=cfg.streams,
         tick_seconds=cfg.tick_seconds,
@@ -182,20 +243,28 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
     out = parsed.records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
     written = []
-    for i, (_, path, _fmt) in enumerate(cfg.sinks):
+    for i, (_, path, fmt) in enumerate(cfg.sinks):
         base = Path(path)
-        for name, pcoll, fmt in (
-            ("releases", out["answers"], lambda r: _release_json(cfg, r)),
-            ("nodes", out["nodes"], _node_json),
-            ("dead_letters", dead, _dead_json),
-        ):
+        outputs = (
+            ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release"),
+            ("nodes", out["nodes"], _node_dict, "node"),
+            ("dead_letters", dead, _dead_dict, "dead_letter"),
+        )
+        for name, pcoll, to_dict, schema in outputs:
             prefix = str(base / name)
-            (
-                pcoll
-                | f"Format{name}{i}" >> beam.Map(fmt)
-                | f"Write{name}{i}" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
-            )
-            written.append(prefix + "*.jsonl")
+            records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
+            if fmt == "avro":
+                records | f"Write{name}{i}" >> beam.io.WriteToAvro(
+                    prefix, schema=_schema(schema), file_name_suffix=".avro"
+                )
+                written.append(prefix + "*.avro")
+            else:
+                (
+                    records
+                    | f"Json{name}{i}" >> beam.Map(json.dumps)
+                    | f"Write{name}{i}" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
+                )
+                written.append(prefix + "*.jsonl")
     return written
 
 
