@@ -117,7 +117,7 @@ class PipelineConfig:
     unit: str
     max_mutations_per_entry: int
     disable_noise: bool
-    noise_key_env: str
+    noise_key: tuple  # (kind, value): ("env", VAR) | ("file", PATH) | ("secret", NAME)
     time_field: str
     tick_seconds: float
     ticks: bool
@@ -170,7 +170,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     priv = raw.get("privacy") or {}
     _unknown(
         priv,
-        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key_env"),
+        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key"),
         "privacy",
     )
     rho = priv.get("rho")
@@ -284,7 +284,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         unit=unit,
         max_mutations_per_entry=k,
         disable_noise=disable,
-        noise_key_env=str(priv.get("noise_key_env", "DP_NOISE_KEY")),
+        noise_key=_noise_key(priv.get("noise_key", {"env": "DP_NOISE_KEY"})),
         time_field=str(tm.get("field", "time")),
         tick_seconds=tick_seconds,
         ticks=ticks,
@@ -302,6 +302,18 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         source_format=sformat,
         sinks=tuple(sinks),
     )
+
+
+def _noise_key(value) -> tuple:
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ConfigError("privacy.noise_key: must be one of {env: VAR}, {file: PATH}, {secret: NAME}")
+    ((kind, where),) = value.items()
+    _choice(kind, ("env", "file", "secret"), "privacy.noise_key")
+    if not isinstance(where, str) or not where:
+        raise ConfigError(f"privacy.noise_key.{kind}: must be a non-empty string")
+    if kind == "secret" and not (where.startswith("projects/") and "/secrets/" in where):
+        raise ConfigError("privacy.noise_key.secret: must be projects/PROJECT/secrets/NAME/versions/VERSION")
+    return (kind, where)
 
 
 def load_config(path: str | Path) -> PipelineConfig:

@@ -206,15 +206,26 @@ def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
     return out
 
 
-def noise_key_for(cfg: PipelineConfig) -> NoiseKey:
+def noise_key_for(cfg: PipelineConfig, local: bool = True) -> NoiseKey:
+    """Where the workers get the secret key (``privacy.noise_key``)."""
     if cfg.disable_noise:
         return NoiseKey.disabled()
-    if not os.environ.get(cfg.noise_key_env):
+    kind, where = cfg.noise_key
+    if kind == "file":
+        return NoiseKey.from_file(where)
+    if kind == "secret":
+        return NoiseKey.from_secret_manager(where)
+    if not os.environ.get(where):
+        if not local:
+            raise ConfigError(
+                f"privacy.noise_key: the variable {where} is not set; remote workers need the key from "
+                "privacy.noise_key {secret: ...} or {file: ...}"
+            )
         # a local run without a configured key: a fresh one-off key from the OS
         # CSPRNG (releases cannot be recomputed later; set the variable to reuse one)
-        os.environ[cfg.noise_key_env] = os.urandom(32).hex()
-        print(f"note: {cfg.noise_key_env} is not set; using a fresh one-off noise key", file=sys.stderr)
-    return NoiseKey.from_env(cfg.noise_key_env)
+        os.environ[where] = os.urandom(32).hex()
+        print(f"note: {where} is not set; using a fresh one-off noise key", file=sys.stderr)
+    return NoiseKey.from_env(where)
 
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
@@ -311,9 +322,16 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
+    runner = str(options.get_all_options().get("runner") or "DirectRunner")
+    local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism"))
+    try:
+        key = noise_key_for(cfg, local=local)
+    except ConfigError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
-    written = build_pipeline(p, cfg, noise_key_for(cfg))
+    written = build_pipeline(p, cfg, key)
     result = p.run()
     result.wait_until_finish()
     print(_summary(result, written, cfg, time.perf_counter() - t0))

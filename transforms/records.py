@@ -71,6 +71,9 @@ class NoiseKey:
 
     * ``NoiseKey.from_env("VAR")``: hex key in an environment variable;
     * ``NoiseKey.from_file(path)``: hex key in a file (a mounted secret);
+    * ``NoiseKey.from_secret_manager("projects/P/secrets/S/versions/latest")``:
+      hex key in Google Secret Manager (Dataflow: the workers' service account
+      needs secretmanager.versions.access);
     * ``NoiseKey.fixed(hex)``: a fixed key (tests only: it sits in the pipeline graph);
     * ``NoiseKey.disabled()``: noise switched off (tests only, no privacy).
     """
@@ -79,8 +82,8 @@ class NoiseKey:
     value: str = ""
 
     def __post_init__(self):
-        if self.kind not in ("env", "file", "fixed", "disabled"):
-            raise ValueError("NoiseKey kind must be env, file, fixed or disabled")
+        if self.kind not in ("env", "file", "secret", "fixed", "disabled"):
+            raise ValueError("NoiseKey kind must be env, file, secret, fixed or disabled")
 
     @classmethod
     def from_env(cls, var: str) -> NoiseKey:
@@ -89,6 +92,12 @@ class NoiseKey:
     @classmethod
     def from_file(cls, path: str) -> NoiseKey:
         return cls("file", path)
+
+    @classmethod
+    def from_secret_manager(cls, name: str) -> NoiseKey:
+        if not name.startswith("projects/") or "/secrets/" not in name:
+            raise ValueError("a Secret Manager key is named projects/PROJECT/secrets/NAME/versions/VERSION")
+        return cls("secret", name)
 
     @classmethod
     def fixed(cls, hex_key: str) -> NoiseKey:
@@ -105,6 +114,11 @@ class NoiseKey:
             return NoiseSource.from_hex(self.value)
         if self.kind == "file":
             return NoiseSource.from_file(self.value)
+        if self.kind == "secret":
+            from google.cloud import secretmanager  # shipped with apache-beam[gcp]
+
+            payload = secretmanager.SecretManagerServiceClient().access_secret_version(name=self.value).payload
+            return NoiseSource.from_hex(payload.data.decode("ascii"))
         text = os.environ.get(self.value)
         if not text:
             raise RuntimeError(f"the noise key variable {self.value} is not set on this worker")
