@@ -15,6 +15,7 @@ import csv
 import glob
 import io
 import json
+import logging
 import os
 import sys
 import time
@@ -39,6 +40,16 @@ from transforms.releases import (
 
 __all__ = ["main", "build_pipeline", "parse_line"]
 
+_PROGRESS = logging.getLogger("dp_dynamic.progress")
+
+
+class _StderrHandler(logging.Handler):
+    """Progress lines to whatever ``sys.stderr`` is at the time of writing."""
+
+    def emit(self, record):
+        sys.stderr.write(f"progress: {record.getMessage()}\n")
+
+
 DEFAULT_CONFIG = "configs/demo.yaml"
 TRANSFORMS = {
     "fully_dynamic": ReleaseFullyDynamic,
@@ -57,13 +68,19 @@ class _ParseFn(beam.DoFn):
 
     DEAD = "dead_letters"
 
+    PROGRESS_EVERY = 100_000
+
     def __init__(self, cfg: PipelineConfig, csv_header: tuple | None = None):
         self.cfg = cfg
         self.csv_header = csv_header
         self.read = Metrics.counter(NAMESPACE, "records_read")
+        self.seen = 0
 
     def process(self, element):
         self.read.inc()
+        self.seen += 1
+        if self.seen % self.PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
+            _PROGRESS.info("records read by this worker: %d", self.seen)
         reason, rec = self._parse(element)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
@@ -329,6 +346,9 @@ def main(argv=None) -> int:
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
+    if not _PROGRESS.handlers:
+        _PROGRESS.addHandler(_StderrHandler())
+        _PROGRESS.setLevel(logging.INFO)
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
     written = build_pipeline(p, cfg, key)

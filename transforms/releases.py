@@ -44,6 +44,7 @@ recomputes byte-identical releases.
 
 from __future__ import annotations
 
+import logging
 import math
 import typing
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ from transforms.records import DeadLetter, NodeRecord, NoiseKey, ReleaseRecord, 
 __all__ = ["ReleaseFullyDynamic", "ReleaseInsertionOnly", "ReleaseTwoStreamBaseline", "CountContinually", "StreamSpec"]
 
 NAMESPACE = "dp_dynamic"
+_PROGRESS = logging.getLogger("dp_dynamic.progress")
 LATE_POLICIES = ("current", "dead_letter")
 
 
@@ -415,6 +417,7 @@ class _ReleaseStreamFn(beam.DoFn):
     NEXT_CLOSE = ReadModifyWriteStateSpec("next_close", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     NODES = "nodes"
+    PROGRESS_EVERY = 1000
 
     def __init__(
         self,
@@ -436,6 +439,7 @@ class _ReleaseStreamFn(beam.DoFn):
         # applies every pending batch in one read (no O(ticks^2) re-reading)
         self.bounded = bounded
         self.noise = None
+        self.emitted = 0
 
     def setup(self):
         self.noise = self.noise_key.load()
@@ -536,6 +540,9 @@ class _ReleaseStreamFn(beam.DoFn):
                 Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))
             for a in res.answers:
                 Metrics.counter(NAMESPACE, "releases_emitted").inc()
+                self.emitted += 1
+                if self.emitted % self.PROGRESS_EVERY == 0:  # counts only, never values
+                    _PROGRESS.info("releases emitted by this worker: %d", self.emitted)
                 yield beam.window.TimestampedValue(
                     ReleaseRecord(
                         a.stream,
