@@ -102,6 +102,20 @@ class NoiseProfile:
                 v += c * w * w * p
         return v
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, NoiseProfile) and self.terms == other.terms
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"NoiseProfile({len(self.terms)} kinds, {sum(self.terms.values())} terms)"
+
+    def __getstate__(self):
+        return self.terms
+
+    def __setstate__(self, state):
+        self.terms = state
+
     def tail_bound(self, beta: float) -> float:
         """A value ``a`` with ``P(|noise| > a) <= beta``."""
         if not 0 < beta < 1:
@@ -153,26 +167,3 @@ def _tail_bound(items: tuple[tuple[Key, int], ...], beta: float) -> float:
             fb = bound(math.exp(b))
         best = min(best, fa, fb)
     return best
-
-
-def _eq(self, other) -> bool:
-    return isinstance(other, NoiseProfile) and self.terms == other.terms
-
-
-def _repr(self) -> str:
-    return f"NoiseProfile({len(self.terms)} kinds, {sum(self.terms.values())} terms)"
-
-
-def _getstate(self):
-    return self.terms
-
-
-def _setstate(self, state):
-    self.terms = state
-
-
-NoiseProfile.__eq__ = _eq
-NoiseProfile.__hash__ = None
-NoiseProfile.__repr__ = _repr
-NoiseProfile.__getstate__ = _getstate
-NoiseProfile.__setstate__ = _setstate
