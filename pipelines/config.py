@@ -9,7 +9,9 @@ The core never reads YAML: :meth:`PipelineConfig.dynamic_config` turns this into
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -17,15 +19,15 @@ import yaml
 from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.core.dynamic import DynamicConfig, QuerySet
 
-__all__ = ["ConfigError", "PipelineConfig", "load_config", "parse_config"]
+__all__ = ["ConfigError", "PipelineConfig", "SinkConfig", "load_config", "parse_config"]
 
 MECHANISMS = ("fully_dynamic", "insertion_only", "two_stream_baseline", "continual_count")
 PROFILES = ("paper", "tuned")
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
-SOURCE_TYPES = ("file",)
+SOURCE_TYPES = ("file", "pubsub")
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
-SINK_TYPES = ("file",)
+SINK_TYPES = ("file", "pubsub")
 SINK_FORMATS = ("jsonl", "avro")
 LATE_POLICIES = ("current", "dead_letter")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
@@ -33,6 +35,49 @@ SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the key and what is allowed."""
+
+
+_SUBSCRIPTION = re.compile(r"^projects/[^/]+/subscriptions/[^/]{3,255}$")
+_TOPIC = re.compile(r"^projects/[^/]+/topics/[^/]{3,255}$")
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    """One sink. ``file``: ``releases*``, ``nodes*`` and ``dead_letters*`` files
+    under ``path`` (in streaming, one set of files per ``window_seconds`` of
+    event time). ``pubsub``: releases to ``topic``, node outputs to
+    ``nodes_topic`` and dead letters to ``dead_letter_topic`` (each optional
+    but the first), one JSON message per record."""
+
+    type: str
+    path: str | None = None
+    format: str = "jsonl"
+    window_seconds: float = 60.0
+    topic: str | None = None
+    nodes_topic: str | None = None
+    dead_letter_topic: str | None = None
+
+    @property
+    def takes_dead_letters(self) -> bool:
+        return self.type == "file" or self.dead_letter_topic is not None
+
+
+def _origin(value, path: str) -> float:
+    """Epoch seconds from a number or an ISO-8601 date-time (UTC unless it says otherwise)."""
+    if isinstance(value, datetime):  # YAML parses unquoted timestamps itself
+        dt = value
+    elif isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(
+                f"{path}: must be epoch seconds or an ISO-8601 date-time such as 2026-11-22T00:00:00Z; got {value!r}"
+            ) from None
+    else:
+        return _number(value, path)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
 
 
 def _req(d: dict, key: str, path: str):
@@ -131,9 +176,19 @@ class PipelineConfig:
     horizon: int | None
     beta: float
     queries: tuple
-    source_path: str
+    source_path: str | None
     source_format: str
-    sinks: tuple = field(default_factory=tuple)
+    sinks: tuple = field(default_factory=tuple)  # of SinkConfig
+    origin: float = 0.0
+    source_type: str = "file"
+    subscription: str | None = None
+    timestamp_attribute: str | None = None
+    id_attribute: str | None = None
+    dedup_seconds: float = 600.0
+
+    @property
+    def streaming(self) -> bool:
+        return self.source_type == "pubsub"
 
     @property
     def streams(self) -> tuple:
@@ -193,13 +248,14 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError(f"privacy.disable_noise: must be true or false; got {disable!r}")
 
     tm = raw.get("time") or {}
-    _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy"), "time")
+    _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy", "origin"), "time")
     ticks = tm.get("ticks", False)
     if not isinstance(ticks, bool):
         raise ConfigError(f"time.ticks: must be true or false; got {ticks!r}")
     tick_seconds = 1.0 if ticks else _number(tm.get("tick_seconds", 60), "time.tick_seconds", positive=True)
     lateness = _number(tm.get("allowed_lateness", 0), "time.allowed_lateness", nonneg=True)
     late_policy = _choice(tm.get("late_policy", "current"), LATE_POLICIES, "time.late_policy")
+    origin = _origin(tm["origin"], "time.origin") if tm.get("origin") is not None else (1.0 if ticks else 0.0)
 
     st = raw.get("streams") or {}
     _unknown(st, ("field", "keys"), "streams")
@@ -258,23 +314,79 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError("queries: names must be unique")
 
     src = raw.get("source") or {}
-    _unknown(src, ("type", "path", "format"), "source")
-    _choice(src.get("type", "file"), SOURCE_TYPES, "source.type")
-    spath = _req(src, "path", "source")
-    sformat = _choice(src.get("format", "jsonl"), SOURCE_FORMATS, "source.format")
-    if base_dir is not None and not Path(spath).is_absolute():
-        spath = str(base_dir / spath)
+    stype = _choice(src.get("type", "file"), SOURCE_TYPES, "source.type")
+    subscription = ts_attr = id_attr = None
+    dedup = 600.0
+    spath = None
+    sformat = "jsonl"
+    if stype == "file":
+        _unknown(src, ("type", "path", "format"), "source")
+        spath = _req(src, "path", "source")
+        sformat = _choice(src.get("format", "jsonl"), SOURCE_FORMATS, "source.format")
+        if base_dir is not None and not Path(spath).is_absolute():
+            spath = str(base_dir / spath)
+    else:
+        _unknown(
+            src, ("type", "subscription", "format", "timestamp_attribute", "id_attribute", "dedup_seconds"), "source"
+        )
+        subscription = _req(src, "subscription", "source")
+        if not isinstance(subscription, str) or not _SUBSCRIPTION.match(subscription):
+            raise ConfigError(
+                f"source.subscription: must be projects/PROJECT/subscriptions/NAME (NAME of 3 or more characters); "
+                f"got {subscription!r}"
+            )
+        _choice(src.get("format", "jsonl"), ("jsonl",), "source.format")
+        ts_attr = src.get("timestamp_attribute")
+        id_attr = src.get("id_attribute")
+        for key, v in (("timestamp_attribute", ts_attr), ("id_attribute", id_attr)):
+            if v is not None and (not isinstance(v, str) or not v):
+                raise ConfigError(f"source.{key}: must be a non-empty attribute name; got {v!r}")
+        dedup = _number(src.get("dedup_seconds", 600), "source.dedup_seconds", positive=True)
+        if tm.get("origin") is None:
+            raise ConfigError(
+                "time.origin: required with a pubsub source: the event time at which tick 1 starts (epoch seconds "
+                "or an ISO-8601 date-time such as 2026-11-22T00:00:00Z, e.g. when the deployment starts); the "
+                "partitioning schedules its closes in ticks counted from it"
+            )
+        if ticks:
+            raise ConfigError("time.ticks: must be false with a pubsub source (event times are epoch seconds)")
 
     sinks = []
     for i, sk in enumerate(raw.get("sinks") or [{"type": "file", "path": "output/", "format": "jsonl"}]):
         path = f"sinks[{i}]"
         if not isinstance(sk, dict):
             raise ConfigError(f"{path}: must be a mapping")
-        _unknown(sk, ("type", "path", "format"), path)
-        _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
-        _choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format")
-        sinks.append(
-            ("file", str(_req(sk, "path", path)), _choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format"))
+        skind = _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
+        if skind == "file":
+            _unknown(sk, ("type", "path", "format", "window_seconds"), path)
+            sinks.append(
+                SinkConfig(
+                    "file",
+                    path=str(_req(sk, "path", path)),
+                    format=_choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format"),
+                    window_seconds=_number(sk.get("window_seconds", 60), f"{path}.window_seconds", positive=True),
+                )
+            )
+            continue
+        _unknown(sk, ("type", "topic", "nodes_topic", "dead_letter_topic"), path)
+        if disable:
+            raise ConfigError(
+                f"{path}.type: privacy.disable_noise releases exact, non-private answers and is for tests only; "
+                "it refuses pubsub sinks (use a file sink, or turn disable_noise off)"
+            )
+        topics = {}
+        for key in ("topic", "nodes_topic", "dead_letter_topic"):
+            v = _req(sk, key, path) if key == "topic" else sk.get(key)
+            if v is not None and (not isinstance(v, str) or not _TOPIC.match(v)):
+                raise ConfigError(
+                    f"{path}.{key}: must be projects/PROJECT/topics/NAME (NAME of 3 or more characters); got {v!r}"
+                )
+            topics[key] = v
+        sinks.append(SinkConfig("pubsub", **topics))
+    if not any(sk.takes_dead_letters for sk in sinks):
+        raise ConfigError(
+            "sinks: no sink takes the dead letters, which would be lost: add a file sink or set "
+            "dead_letter_topic on a pubsub sink"
         )
 
     return PipelineConfig(
@@ -301,6 +413,12 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         source_path=spath,
         source_format=sformat,
         sinks=tuple(sinks),
+        origin=origin,
+        source_type=stype,
+        subscription=subscription,
+        timestamp_attribute=ts_attr,
+        id_attribute=id_attr,
+        dedup_seconds=dedup,
     )
 
 

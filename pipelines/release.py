@@ -4,29 +4,40 @@ With no arguments it runs ``configs/demo.yaml``: the bundled demo input on the
 DirectRunner, releases under ``./output/``, and a summary at the end. Unknown
 arguments are passed to Beam as pipeline options (``--runner``, ...).
 
-Sources: JSON lines, CSV (with a header) and Avro files (globs); sinks: JSON
-lines and Avro files (schemas in ``pipelines/schemas``). See ``docs/pipelines.md``.
+Sources: JSON lines, CSV (with a header) and Avro files (globs, bounded), or a
+Pub/Sub subscription (JSON payloads, streaming). Sinks: JSON lines and Avro
+files (schemas in ``pipelines/schemas``) and Pub/Sub topics. See
+``docs/pipelines.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import glob
+import hashlib
 import io
 import json
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
 import apache_beam as beam
+from apache_beam.coders import BooleanCoder
+from apache_beam.io import fileio
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.transforms import trigger, window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.timestamp import Duration
 
-from pipelines.config import ConfigError, PipelineConfig, load_config
+from pipelines.config import ConfigError, PipelineConfig, SinkConfig, load_config
 from transforms.core.accounting import ZCDP, ApproxDP, PureDP
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import (
@@ -70,18 +81,27 @@ class _ParseFn(beam.DoFn):
 
     PROGRESS_EVERY = 100_000
 
-    def __init__(self, cfg: PipelineConfig, csv_header: tuple | None = None):
+    def __init__(self, cfg: PipelineConfig, csv_header: tuple | None = None, time_from_timestamp: bool = False):
         self.cfg = cfg
         self.csv_header = csv_header
+        # Pub/Sub with a timestamp attribute: the event time is the element's timestamp
+        self.time_from_timestamp = time_from_timestamp
         self.read = Metrics.counter(NAMESPACE, "records_read")
         self.seen = 0
 
-    def process(self, element):
+    def process(self, element, ts=beam.DoFn.TimestampParam):
         self.read.inc()
         self.seen += 1
         if self.seen % self.PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
             _PROGRESS.info("records read by this worker: %d", self.seen)
-        reason, rec = self._parse(element)
+        if isinstance(element, bytes):  # a Pub/Sub payload
+            try:
+                element = element.decode("utf-8")
+            except UnicodeDecodeError:
+                Metrics.counter(NAMESPACE, "dead_letter_unparseable").inc()
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("unparseable", element.hex()))
+                return
+        reason, rec = self._parse(element, float(ts) if self.time_from_timestamp else None)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
             yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, _as_text(element)))
@@ -118,12 +138,12 @@ class _ParseFn(beam.DoFn):
             return None
         return d if isinstance(d, dict) else None
 
-    def _parse(self, element):
+    def _parse(self, element, event_time=None):
         cfg = self.cfg
         d = self._record(element)
         if d is None:
             return "unparseable", None
-        t = d.get(cfg.time_field)
+        t = d.get(cfg.time_field) if event_time is None else event_time
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             return "bad_time", None
         op = d.get("op")
@@ -152,6 +172,66 @@ class _ParseFn(beam.DoFn):
         seq = d.get("seq", 0)
         seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
         return None, UpdateRecord(float(t), op, str(eid), item, stream, seq)
+
+
+class _DeduplicateFn(beam.DoFn):
+    """Drops repeated deliveries of one update (Pub/Sub delivers at least once).
+
+    Keyed by the update id: the ``source.id_attribute`` attribute if configured
+    and present, else the payload's ``update_id`` field, else the SHA-256 of the
+    payload (a redelivery carries the same bytes). An id is remembered for
+    ``dedup_seconds`` of event time after the update's timestamp."""
+
+    SEEN = ReadModifyWriteStateSpec("seen", BooleanCoder())
+    EXPIRE = TimerSpec("expire", TimeDomain.WATERMARK)
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def process(
+        self,
+        element,
+        ts=beam.DoFn.TimestampParam,
+        seen=beam.DoFn.StateParam(SEEN),
+        expire=beam.DoFn.TimerParam(EXPIRE),
+    ):
+        _, data = element
+        if seen.read():
+            Metrics.counter(NAMESPACE, "duplicates_dropped").inc()
+            return
+        seen.write(True)
+        expire.set(ts + Duration(seconds=self.seconds))
+        yield data
+
+    @on_timer(EXPIRE)
+    def on_expire(self, seen=beam.DoFn.StateParam(SEEN)):
+        seen.clear()
+
+
+class _CountReleasesFn(beam.DoFn):
+    """Counts the releases and the budget spent where every runner reports
+    metrics (some runners drop counters incremented in timer callbacks)."""
+
+    def process(self, rel):
+        Metrics.counter(NAMESPACE, "releases_written").inc()
+        Metrics.distribution(NAMESPACE, "budget_spent_written_micro").update(int(rel.spent[0] * 1e6))
+
+
+def _dedup_key(id_attribute):
+    def key(msg):
+        attrs = msg.attributes or {}
+        if id_attribute and attrs.get(id_attribute):
+            return ("a:" + str(attrs[id_attribute]), msg.data)
+        try:
+            d = json.loads(msg.data)
+            uid = d.get("update_id") if isinstance(d, dict) else None
+        except (ValueError, UnicodeDecodeError):
+            uid = None
+        if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
+            return ("f:" + str(uid), msg.data)
+        return ("h:" + hashlib.sha256(msg.data).hexdigest(), msg.data)
+
+    return key
 
 
 def _as_text(element) -> str:
@@ -248,18 +328,28 @@ def noise_key_for(cfg: PipelineConfig, local: bool = True) -> NoiseKey:
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
     """Wire source -> parse -> release -> sinks into ``p``; returns the sink paths."""
     header = None
-    if cfg.source_format == "avro":
+    if cfg.source_type == "pubsub":
+        messages = p | "ReadPubSub" >> beam.io.ReadFromPubSub(
+            subscription=cfg.subscription, with_attributes=True, timestamp_attribute=cfg.timestamp_attribute
+        )
+        elements = (
+            messages
+            | "DedupKey" >> beam.Map(_dedup_key(cfg.id_attribute)).with_output_types(tuple[str, bytes])
+            | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds)).with_output_types(bytes)
+        )
+    elif cfg.source_format == "avro":
         elements = p | "ReadFiles" >> beam.io.ReadFromAvro(cfg.source_path)
     elif cfg.source_format == "csv":
         header = _csv_header(cfg.source_path)
         elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path, skip_header_lines=1)
     else:
         elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path)
-    parsed = elements | "Parse" >> beam.ParDo(_ParseFn(cfg, header)).with_outputs(_ParseFn.DEAD, main="records")
+    parse = _ParseFn(cfg, header, time_from_timestamp=cfg.source_type == "pubsub" and bool(cfg.timestamp_attribute))
+    parsed = elements | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
     spec = StreamSpec(
         streams=cfg.streams,
         tick_seconds=cfg.tick_seconds,
-        origin=1.0 if cfg.ticks else 0.0,
+        origin=cfg.origin,
         late_policy=cfg.late_policy,
         allowed_lateness=cfg.allowed_lateness,
     )
@@ -270,30 +360,102 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
         transform = transform_cls(cfg.dynamic_config(), spec, noise_key)
     out = parsed.records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+    out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
     written = []
-    for i, (_, path, fmt) in enumerate(cfg.sinks):
-        base = Path(path)
+    for i, sink in enumerate(cfg.sinks):
         outputs = (
-            ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release"),
-            ("nodes", out["nodes"], _node_dict, "node"),
-            ("dead_letters", dead, _dead_dict, "dead_letter"),
+            ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release", sink.topic),
+            ("nodes", out["nodes"], _node_dict, "node", sink.nodes_topic),
+            ("dead_letters", dead, _dead_dict, "dead_letter", sink.dead_letter_topic),
         )
-        for name, pcoll, to_dict, schema in outputs:
-            prefix = str(base / name)
+        for name, pcoll, to_dict, schema, topic in outputs:
+            if sink.type == "pubsub":
+                if topic is not None:
+                    (
+                        pcoll
+                        | f"Format{name}{i}" >> beam.Map(to_dict)
+                        | f"Encode{name}{i}" >> beam.Map(lambda d: json.dumps(d).encode()).with_output_types(bytes)
+                        | f"Publish{name}{i}" >> beam.io.WriteToPubSub(topic)
+                    )
+                    written.append(topic)
+                continue
             records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
-            if fmt == "avro":
-                records | f"Write{name}{i}" >> beam.io.WriteToAvro(
-                    prefix, schema=_schema(schema), file_name_suffix=".avro"
-                )
-                written.append(prefix + "*.avro")
-            else:
-                (
-                    records
-                    | f"Json{name}{i}" >> beam.Map(json.dumps)
-                    | f"Write{name}{i}" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
-                )
-                written.append(prefix + "*.jsonl")
+            written.append(_write_files(records, sink, name, schema, f"{name}{i}", cfg.streaming))
     return written
+
+
+def _write_files(records, sink: SinkConfig, name: str, schema: str, label: str, streaming: bool) -> str:
+    """Write dicts as ``{path}/{name}*.jsonl`` or ``.avro``; returns the glob.
+
+    Bounded input: one set of shards. Streaming: the records are grouped into
+    fixed windows of ``window_seconds`` of event time, one file per window and
+    firing (a late firing gets its own ``-pN`` file, so nothing is dropped)."""
+    suffix = ".avro" if sink.format == "avro" else ".jsonl"
+    prefix = str(Path(sink.path) / name)
+    if not streaming:
+        if sink.format == "avro":
+            records | f"Write{label}" >> beam.io.WriteToAvro(prefix, schema=_schema(schema), file_name_suffix=suffix)
+        else:
+            (
+                records
+                | f"Json{label}" >> beam.Map(json.dumps)
+                | f"Write{label}" >> beam.io.WriteToText(prefix, file_name_suffix=suffix)
+            )
+        return prefix + "*" + suffix
+    windowed = records | f"Window{label}" >> beam.WindowInto(
+        window.FixedWindows(sink.window_seconds),
+        trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+        accumulation_mode=trigger.AccumulationMode.DISCARDING,
+        allowed_lateness=Duration(seconds=_STREAM_FILE_LATENESS),
+    )
+    file_sink = _AvroFileSink(_schema(schema)) if sink.format == "avro" else _JsonFileSink()
+    windowed | f"Write{label}" >> fileio.WriteToFiles(
+        path=sink.path, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
+    )
+    return prefix + "*" + suffix
+
+
+_STREAM_FILE_LATENESS = 7 * 24 * 3600  # a late release still gets written (to a -pN file)
+
+
+def _window_file_naming(name: str, suffix: str):
+    def naming(w, pane, shard_index, total_shards, compression, destination):
+        start = getattr(w, "start", None)
+        span = "global" if start is None else f"{int(w.start)}-{int(w.end)}"
+        return f"{name}-{span}-p{pane.index if pane is not None else 0}-{shard_index or 0}{suffix}"
+
+    return naming
+
+
+class _JsonFileSink(fileio.FileSink):
+    """One JSON document per line."""
+
+    def open(self, fh):
+        self._fh = fh
+
+    def write(self, record):
+        self._fh.write(json.dumps(record).encode() + b"\n")
+
+    def flush(self):
+        self._fh.flush()
+
+
+class _AvroFileSink(fileio.FileSink):
+    """Avro container files with the published schema (fastavro)."""
+
+    def __init__(self, schema: dict):
+        self.schema = schema
+
+    def open(self, fh):
+        import fastavro
+
+        self._writer = fastavro.write.Writer(fh, fastavro.parse_schema(self.schema))
+
+    def write(self, record):
+        self._writer.write(record)
+
+    def flush(self):
+        self._writer.flush()
 
 
 def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
@@ -307,9 +469,16 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
     ]
     dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
-    lines.append(f"segments closed:     {counters.get('segments_closed', 0)}")
-    lines.append(f"releases written:    {counters.get('releases_emitted', 0)}")
-    spent = dists.get("budget_spent_micro")
+    dups = counters.get("duplicates_dropped", 0)
+    if cfg.streaming:
+        lines.append(f"duplicates dropped:  {dups}")
+    released = counters.get("releases_written", 0)
+    closed = counters.get("segments_closed", 0)
+    lines.append(
+        f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
+    )
+    lines.append(f"releases written:    {released}")
+    spent = dists.get("budget_spent_written_micro")
     if spent is not None and spent.count:
         ledger = cfg.dynamic_config().ledger_budget
         unit = "rho" if isinstance(ledger, ZCDP) else "epsilon"
@@ -317,6 +486,11 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
         lines.append(
             f"budget spent:        {unit} {spent.max / 1e6:.4f} of {cap:.4f} per stream (update level; "
             f"privacy unit '{cfg.unit}', target {cfg.target_budget()})"
+        )
+    if cfg.streaming:
+        lines.append(
+            "note: the DirectRunner's streaming mode under-reports these metrics (measured here: only the "
+            "first bundle of each step is counted); the outputs are complete"
         )
     lines.append(f"output files:        {', '.join(written)}")
     lines.append(f"wall time:           {seconds:.1f} s")
@@ -326,9 +500,24 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipelines.release", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=DEFAULT_CONFIG, help=f"YAML configuration (default {DEFAULT_CONFIG})")
+    ap.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="streaming (Pub/Sub) runs on a local runner: stop after this many seconds and print the summary "
+        "(default: run until interrupted)",
+    )
+    ap.add_argument(
+        "--origin",
+        type=float,
+        default=None,
+        help="override time.origin (epoch seconds), e.g. for a local replay with pipelines.pubsub_tool",
+    )
     args, beam_args = ap.parse_known_args(argv)
     try:
         cfg = load_config(args.config)
+        if args.origin is not None:
+            cfg = dataclasses.replace(cfg, origin=args.origin)
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
@@ -341,6 +530,8 @@ def main(argv=None) -> int:
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
     runner = str(options.get_all_options().get("runner") or "DirectRunner")
     local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism"))
+    if cfg.streaming:
+        options.view_as(StandardOptions).streaming = True
     try:
         key = noise_key_for(cfg, local=local)
     except ConfigError as e:
@@ -353,7 +544,24 @@ def main(argv=None) -> int:
     p = beam.Pipeline(options=options)
     written = build_pipeline(p, cfg, key)
     result = p.run()
-    result.wait_until_finish()
+    if cfg.streaming and not local:
+        print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
+        return 0
+    if cfg.streaming:
+        try:
+            if args.duration is None:
+                result.wait_until_finish()
+            else:
+                time.sleep(args.duration)
+        except KeyboardInterrupt:
+            pass
+        # the DirectRunner's Pub/Sub reader blocks in a pull for up to 30 s; let it
+        # finish in the background instead of holding the summary back
+        stopper = threading.Thread(target=result.cancel, name="cancel-pipeline", daemon=True)
+        stopper.start()
+        stopper.join(2)
+    else:
+        result.wait_until_finish()
     print(_summary(result, written, cfg, time.perf_counter() - t0))
     return 0
 

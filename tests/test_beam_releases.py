@@ -110,6 +110,7 @@ def test_batch_noise_off_exact_and_dead_letters():
         UpdateRecord(5.0, "insert", "z", (0, 9), "a", 0),
         UpdateRecord(6.0, "insert", "z", (0, 1), "nowhere", 0),
         UpdateRecord(7.0, "truncate", "z", (0, 1), "a", 0),
+        UpdateRecord(-1.0, "insert", "early", (0, 1), "a", 0),  # before tick 1 starts (origin 0)
         "not a record",
     ]
     spec = StreamSpec(streams=("a",), tick_seconds=10.0)
@@ -126,7 +127,8 @@ def test_batch_noise_off_exact_and_dead_letters():
                 live.pop(r.entry_id, None)
         cells = np.bincount([v[1] for v in live.values()], minlength=4) if live else np.zeros(4)
         assert est == ((float(len(live)),) if q == "n" else tuple(float(x) for x in cells))
-    dead = ["unknown_entry", "duplicate_insert", "item_out_of_range", "undeclared_stream", "unknown_op", "malformed"]
+    dead = ["unknown_entry", "duplicate_insert", "item_out_of_range", "undeclared_stream", "unknown_op"]
+    dead += ["before_origin", "malformed"]
     run_batch(recs + bad, spec, RUNNERS["fnapi"], expect, dead, key=NoiseKey.disabled())
 
 

@@ -13,6 +13,14 @@ from pipelines.release import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+_SUB = "projects/dp-dynamic-local/subscriptions/updates"
+_TOPIC = "projects/dp-dynamic-local/topics/releases"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "configs").glob("*.yaml")))
+def test_bundled_configs_are_valid(name):
+    cfg = load_config(ROOT / "configs" / name)
+    assert cfg.streaming == name.startswith("pubsub")
 
 
 def test_demo_config_is_valid():
@@ -44,14 +52,62 @@ def test_demo_config_is_valid():
         (lambda c: c["source"].update(format="parquet"), "source.format: must be one of jsonl"),
         (lambda c: c["sinks"][0].update(type="bigquery"), "sinks[0].type: must be one of file"),
         (lambda c: c.update(extra=1), "config: unknown key(s) extra"),
+        (lambda c: c["time"].update(origin="yesterday"), "time.origin: must be epoch seconds or an ISO-8601"),
+        (lambda c: c.update(source={"type": "pubsub"}), "source.subscription: missing"),
+        (
+            lambda c: c.update(source={"type": "pubsub", "subscription": "updates"}),
+            "source.subscription: must be projects/PROJECT/subscriptions/NAME",
+        ),
+        (
+            lambda c: c.update(source={"type": "pubsub", "subscription": _SUB}),
+            "time.origin: required with a pubsub source",
+        ),
+        (
+            lambda c: (c["time"].update(origin=0), c.update(source={"type": "pubsub", "subscription": _SUB, "x": 1})),
+            "source: unknown key(s) x; allowed: dedup_seconds, format, id_attribute, subscription",
+        ),
+        (
+            lambda c: (c["time"].update(origin=0), c.update(source={"type": "pubsub", "subscription": _SUB})),
+            None,
+        ),
+        (lambda c: c["sinks"][0].update(window_seconds=0), "sinks[0].window_seconds: must be > 0"),
+        (lambda c: c.update(sinks=[{"type": "pubsub", "topic": "out"}]), "sinks[0].topic: must be projects/"),
+        (
+            lambda c: c.update(sinks=[{"type": "pubsub", "topic": _TOPIC}]),
+            "sinks: no sink takes the dead letters, which would be lost",
+        ),
+        (
+            lambda c: (
+                c["privacy"].update(disable_noise=True),
+                c.update(sinks=[{"type": "pubsub", "topic": _TOPIC, "dead_letter_topic": _TOPIC}]),
+            ),
+            "sinks[0].type: privacy.disable_noise releases exact, non-private answers",
+        ),
     ],
 )
 def test_invalid_settings_name_the_key(mutate, message):
     raw = copy.deepcopy(DEMO)
     mutate(raw)
+    if message is None:  # the valid neighbour of the invalid settings around it
+        parse_config(raw)
+        return
     with pytest.raises(ConfigError) as e:
         parse_config(raw)
     assert message in str(e.value)
+
+
+def test_time_origin_and_pubsub_settings():
+    raw = copy.deepcopy(DEMO)
+    raw["time"]["origin"] = "2026-11-22T00:00:00Z"
+    raw["source"] = {"type": "pubsub", "subscription": _SUB, "timestamp_attribute": "ts", "id_attribute": "uid"}
+    raw["sinks"] = [{"type": "pubsub", "topic": _TOPIC, "nodes_topic": _TOPIC, "dead_letter_topic": _TOPIC}]
+    cfg = parse_config(raw)
+    assert cfg.origin == 1795305600.0 and cfg.streaming and cfg.subscription == _SUB
+    assert (cfg.timestamp_attribute, cfg.id_attribute, cfg.dedup_seconds) == ("ts", "uid", 600.0)
+    assert cfg.sinks[0].takes_dead_letters and not cfg.sinks[0].path
+    raw["time"]["origin"] = 1795305600  # epoch seconds, same tick 1
+    assert parse_config(raw).origin == 1795305600.0
+    assert not load_config(ROOT / "configs" / "demo.yaml").streaming
 
 
 def test_cli_reports_config_errors(tmp_path, capsys):
@@ -227,26 +283,32 @@ def _noise_off_config(tmp_path, out="out"):
     return raw
 
 
+_DATAFLOW = [
+    "--runner=DataflowRunner",
+    "--project=my-project",
+    "--region=europe-west1",
+    "--temp_location=gs://my-bucket/tmp",
+    "--setup_file=./setup.py",
+]
+_FLINK = ["--runner=FlinkRunner", "--flink_master=localhost:8081", "--environment_type=LOOPBACK"]
+
+
 @pytest.mark.parametrize(
-    "args",
+    "args,pubsub",
     [
-        [
-            "--runner=DataflowRunner",
-            "--project=my-project",
-            "--region=europe-west1",
-            "--temp_location=gs://my-bucket/tmp",
-            "--setup_file=./setup.py",
-            "--streaming",
-        ],
-        ["--runner=FlinkRunner", "--flink_master=localhost:8081", "--environment_type=LOOPBACK", "--streaming"],
+        (_DATAFLOW, False),
+        (_DATAFLOW + ["--streaming", "--enable_streaming_engine"], True),
+        (_FLINK, False),
+        (_FLINK + ["--streaming"], True),
     ],
-    ids=["dataflow", "flink"],
+    ids=["dataflow-batch", "dataflow-streaming", "flink-batch", "flink-streaming"],
 )
-def test_pipeline_constructs_for_deploy_targets(tmp_path, args, monkeypatch):
+def test_pipeline_constructs_for_deploy_targets(tmp_path, args, pubsub, monkeypatch):
     """The documented Dataflow and Flink options pass Beam's validation and build
-    the whole pipeline graph (Flink and Dataflow cannot run on this machine: no
-    job server, no cloud). The one network call of Dataflow's validation (the
-    temp bucket's soft-delete policy) is stubbed: this machine reaches no cloud."""
+    the whole pipeline graph, batch over files and streaming from Pub/Sub to
+    Pub/Sub (Flink and Dataflow cannot run on this machine: no job server, no
+    cloud). The one network call of Dataflow's validation (the temp bucket's
+    soft-delete policy) is stubbed: this machine reaches no cloud."""
     import apache_beam as beam
     from apache_beam.options import pipeline_options
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -258,13 +320,24 @@ def test_pipeline_constructs_for_deploy_targets(tmp_path, args, monkeypatch):
     from pipelines.release import build_pipeline
     from transforms import NoiseKey
 
-    cfg = parse_config(_noise_off_config(tmp_path))
+    raw = _noise_off_config(tmp_path)
+    if pubsub:
+        raw["privacy"]["disable_noise"] = False
+        raw["time"]["origin"] = "2026-11-22T00:00:00Z"
+        raw["source"] = {"type": "pubsub", "subscription": _SUB, "timestamp_attribute": "ts", "id_attribute": "uid"}
+        raw["sinks"] = [{"type": "pubsub", "topic": _TOPIC, "nodes_topic": _TOPIC, "dead_letter_topic": _TOPIC}]
+    cfg = parse_config(raw)
     opts = PipelineOptions(args)
     p = beam.Pipeline(runner=None, options=opts)
-    build_pipeline(p, cfg, NoiseKey.from_env("DP_NOISE_KEY"))
+    build_pipeline(p, cfg, NoiseKey.from_secret_manager("projects/my-project/secrets/dp-noise-key/versions/latest"))
     proto = p.to_runner_api()
     names = {t.unique_name for t in proto.components.transforms.values()}
     assert any("ReleaseStream" in n for n in names) and any("ResolveEntries" in n for n in names)
+    if pubsub:
+        assert any("ReadPubSub" in n for n in names) and any("Deduplicate" in n for n in names)
+        assert sum("Publish" in n for n in names) >= 3  # releases, nodes and dead letters
+        # unbounded input takes the streaming registry (state + timers), not the GroupByKey one
+        assert not any("GroupByEntry" in n for n in names)
 
 
 def test_cli_runs_through_the_portable_runner(tmp_path, capsys):

@@ -185,6 +185,8 @@ class _ValidateFn(beam.DoFn):
             return "malformed"
         if not isinstance(rec.event_time, (int, float)) or not math.isfinite(rec.event_time):
             return "malformed"
+        if self.spec.tick_of(rec.event_time) < 1:
+            return "before_origin"
         if rec.op != "delete":
             item = rec.item
             if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):

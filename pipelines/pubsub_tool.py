@@ -1,0 +1,147 @@
+"""Pub/Sub helpers for local runs against the emulator (or a real project).
+
+  python -m pipelines.pubsub_tool create --config CONFIG
+      create the config's source topic and subscription and its sink topics (if missing)
+  python -m pipelines.pubsub_tool publish --config CONFIG --input FILE.jsonl --origin EPOCH [--speedup X]
+      replay a JSON-lines file: the record at file time t is published at wall time
+      EPOCH + t / X, with attributes ``ts`` (that time, ms) and ``update_id``
+  python -m pipelines.pubsub_tool pull --config CONFIG [--max N]
+      print the messages waiting on the releases topic's ``-pull`` subscription
+
+The source topic of ``projects/P/subscriptions/S`` is ``projects/P/topics/S`` with a
+trailing ``-sub`` or ``-subscription`` removed. Payloads are never printed by
+``publish``; ``pull`` prints releases (already private) only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from pipelines.config import ConfigError, PipelineConfig, load_config
+
+__all__ = ["source_topic", "create", "publish", "pull"]
+
+
+def source_topic(subscription: str) -> str:
+    project, name = subscription.split("/")[1], subscription.rsplit("/", 1)[1]
+    for suffix in ("-subscription", "-sub"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"projects/{project}/topics/{name}"
+
+
+def _clients():
+    from google.cloud import pubsub_v1
+
+    return pubsub_v1.PublisherClient(), pubsub_v1.SubscriberClient()
+
+
+def create(cfg: PipelineConfig) -> list[str]:
+    """Create what the config names (idempotent); returns the paths created."""
+    from google.api_core.exceptions import AlreadyExists
+
+    pub, sub = _clients()
+    made = []
+    topics = [source_topic(cfg.subscription)] if cfg.subscription else []
+    for s in cfg.sinks:
+        topics += [t for t in (s.topic, s.nodes_topic, s.dead_letter_topic) if t]
+    for t in dict.fromkeys(topics):
+        try:
+            pub.create_topic(name=t)
+            made.append(t)
+        except AlreadyExists:
+            pass
+    subs = [(cfg.subscription, source_topic(cfg.subscription))] if cfg.subscription else []
+    subs += [(t.replace("/topics/", "/subscriptions/") + "-pull", t) for s in cfg.sinks for t in [s.topic] if t]
+    for name, topic in subs:
+        try:
+            sub.create_subscription(name=name, topic=topic)
+            made.append(name)
+        except AlreadyExists:
+            pass
+    return made
+
+
+def publish(cfg: PipelineConfig, path: str, origin: float, speedup: float = 1.0) -> int:
+    """Replay ``path`` onto the source topic in event-time order; returns the count."""
+    pub, _ = _clients()
+    topic = source_topic(cfg.subscription)
+    records = []
+    with open(path) as fh:
+        for n, line in enumerate(fh):
+            try:
+                d = json.loads(line)
+                t = float(d[cfg.time_field])
+            except (ValueError, KeyError, TypeError):
+                records.append((0.0, n, line.rstrip("\n").encode(), None))  # bad input is published as is
+                continue
+            records.append((t, n, None, d))
+    records.sort(key=lambda r: (r[0], r[1]))
+    for t, n, raw, d in records:
+        wall = origin + t / speedup
+        delay = wall - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        if d is None:
+            pub.publish(topic, raw).result()
+            continue
+        d[cfg.time_field] = wall
+        pub.publish(topic, json.dumps(d).encode(), ts=str(int(wall * 1000)), update_id=f"{path}:{n}").result()
+    return len(records)
+
+
+def pull(cfg: PipelineConfig, max_messages: int = 1000) -> list[dict]:
+    _, sub = _clients()
+    topic = next((s.topic for s in cfg.sinks if s.topic), None)
+    if topic is None:
+        raise ConfigError("sinks: no pubsub sink with a topic to pull from")
+    name = topic.replace("/topics/", "/subscriptions/") + "-pull"
+    out = []
+    while len(out) < max_messages:
+        try:
+            resp = sub.pull(subscription=name, max_messages=min(100, max_messages - len(out)), timeout=5)
+        except Exception:  # the emulator answers an empty pull with DEADLINE_EXCEEDED
+            break
+        if not resp.received_messages:
+            break
+        out += [json.loads(m.message.data) for m in resp.received_messages]
+        sub.acknowledge(subscription=name, ack_ids=[m.ack_id for m in resp.received_messages])
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipelines.pubsub_tool", description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=("create", "publish", "pull"))
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--input", help="publish: the JSON-lines file to replay")
+    ap.add_argument("--origin", type=float, help="publish: wall time (epoch s) of file time 0; default now")
+    ap.add_argument("--speedup", type=float, default=1.0, help="publish: replay this many times faster")
+    ap.add_argument("--max", type=int, default=1000, help="pull: at most this many messages")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+        if cfg.source_type != "pubsub" and args.command != "pull":
+            raise ConfigError("source.type: must be pubsub for this tool")
+        if args.command == "create":
+            for path in create(cfg):
+                print(f"created {path}")
+        elif args.command == "publish":
+            if not args.input or not args.speedup > 0:
+                raise ConfigError("publish needs --input FILE and --speedup > 0")
+            n = publish(cfg, args.input, time.time() if args.origin is None else args.origin, args.speedup)
+            print(f"published {n} records to {source_topic(cfg.subscription)}")
+        else:
+            for rec in pull(cfg, args.max):
+                print(json.dumps(rec))
+    except ConfigError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

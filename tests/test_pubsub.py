@@ -1,0 +1,299 @@
+"""Pub/Sub for real: updates published to the Google Cloud Pub/Sub emulator, the
+streaming pipeline on the (BundleBased) DirectRunner, releases read back.
+
+The emulator comes from the Debian package ``google-cloud-cli-pubsub-emulator``
+(Java 17). ``.ci/run`` starts it and sets ``PUBSUB_EMULATOR_HOST``; without the
+variable these tests start it themselves, and skip, naming the package, when it
+is not installed. Each test costs about 30 s of wall time: the DirectRunner's
+Pub/Sub watermark is the wall clock, so ticks are real seconds.
+
+Traffic is kept steady while releases are due: the DirectRunner does not hold a
+stage's output watermark for its pending timers, and an idle subscription makes
+the watermark jump (a pull waits up to 30 s), which can let the per-stream step
+fire before an upstream tick batch reaches it (the batch is then applied at the
+next tick, see docs/beam.md). Dataflow and Flink hold the watermark.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipelines.release import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+EMULATOR = "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator"
+PROJECT = "dp-dynamic-local"  # Beam checks project ids against GCP's pattern
+
+pytestmark = pytest.mark.pubsub
+
+
+def _reachable(hostport: str) -> bool:
+    host, port = hostport.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    pubsub = pytest.importorskip("google.cloud.pubsub_v1", reason="google-cloud-pubsub (apache-beam[gcp]) missing")
+    host = os.environ.get("PUBSUB_EMULATOR_HOST")
+    proc = None
+    if not host or not _reachable(host):
+        if not Path(EMULATOR).exists() or not shutil.which("java"):
+            pytest.skip(
+                "the Pub/Sub emulator is not installed: install the Debian package "
+                "google-cloud-cli-pubsub-emulator (and Java 17), or set PUBSUB_EMULATOR_HOST"
+            )
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        host = f"127.0.0.1:{port}"
+        proc = subprocess.Popen(
+            [EMULATOR, "--host=127.0.0.1", f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.time() + 60
+        while not _reachable(host):
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"the Pub/Sub emulator did not start on {host}")
+            time.sleep(0.2)
+    old = os.environ.get("PUBSUB_EMULATOR_HOST")
+    os.environ["PUBSUB_EMULATOR_HOST"] = host
+    try:
+        yield pubsub
+    finally:
+        if old is None:
+            os.environ.pop("PUBSUB_EMULATOR_HOST", None)
+        else:
+            os.environ["PUBSUB_EMULATOR_HOST"] = old
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+
+
+def _topic(pubsub, name):
+    pub = pubsub.PublisherClient()
+    path = pub.topic_path(PROJECT, f"{name}-{uuid.uuid4().hex[:8]}")
+    pub.create_topic(name=path)
+    return path
+
+
+def _subscribe(pubsub, topic):
+    sub = pubsub.SubscriberClient()
+    path = sub.subscription_path(PROJECT, topic.rsplit("/", 1)[1] + "-sub")
+    sub.create_subscription(name=path, topic=topic)
+    return path
+
+
+def _pull_all(pubsub, subscription):
+    sub = pubsub.SubscriberClient()
+    out = []
+    while True:
+        try:
+            resp = sub.pull(subscription=subscription, max_messages=100, timeout=5)
+        except Exception:  # the emulator answers an empty pull with DEADLINE_EXCEEDED
+            break
+        if not resp.received_messages:
+            break
+        out += [json.loads(m.message.data) for m in resp.received_messages]
+        sub.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in resp.received_messages])
+    return out
+
+
+def _workload(origin: float, tick: float, start: float, seconds: float, every: float):
+    """Updates with event times spread over [start, start + seconds): inserts,
+    upserts and deletes of bookings; (payload dict, update id) in order."""
+    updates = []
+    live = []
+    t = start
+    i = 0
+    while t < start + seconds:
+        i += 1
+        if live and i % 5 == 0:
+            eid = live.pop(0)
+            d = {"op": "delete", "id": eid}
+        elif live and i % 7 == 0:
+            d = {"op": "upsert", "id": live[-1], "item": {"carrier": "DL", "amount": 99.5}}
+        else:
+            eid = f"b{i}"
+            live.append(eid)
+            d = {"op": "insert", "id": eid, "item": {"carrier": ("AA", "B6", "DL")[i % 3], "amount": 10.0 + i}}
+        d["time"] = t
+        d["seq"] = i  # order within a tick
+        d["region"] = "eu" if int(d["id"][1:]) % 4 else "us"  # an entry stays in its stream
+        updates.append((d, f"u{i}"))
+        t += every
+    return updates
+
+
+def _expected(updates, origin, tick_seconds, stream, tick):
+    live = {}
+    for d, _ in sorted(updates, key=lambda x: x[0]["time"]):
+        if math.floor((d["time"] - origin) / tick_seconds) + 1 > tick:
+            break
+        if d["region"] != stream:
+            continue
+        if d["op"] == "delete":
+            live.pop(d["id"], None)
+        else:
+            live[d["id"]] = d["item"]
+    return live
+
+
+def _publisher(pubsub, topic, updates, *, attrs, payload=dict, extra=()):
+    """Publish each update (``payload(d)``, with ``attrs(d, uid)``) when the wall
+    clock reaches its event time, after the extra raw payloads; returns the thread."""
+    pub = pubsub.PublisherClient()
+
+    def run():
+        for data in extra:
+            pub.publish(topic, data).result()
+        for d, uid in updates:
+            delay = d["time"] - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            kwargs = attrs(d, uid)
+            data = json.dumps(payload(d)).encode()
+            pub.publish(topic, data, **kwargs).result()
+            if uid.endswith("3"):  # at-least-once delivery: some updates arrive twice
+                pub.publish(topic, data, **kwargs).result()
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    return th
+
+
+def _config(tmp_path, raw):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return str(path)
+
+
+def _pubsub_config(subscription, origin, tick_seconds, **source):
+    raw = copy.deepcopy(DEMO)
+    raw["time"] = {"field": "time", "tick_seconds": tick_seconds, "origin": origin}
+    raw["source"] = {"type": "pubsub", "subscription": subscription, **source}
+    return raw
+
+
+def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
+    """Event time from an attribute, dedup by the payload's update id, file
+    sinks written per window: every release equals the exact answer."""
+    topic = _topic(emulator, "updates")
+    subscription = _subscribe(emulator, topic)
+    tick = 2.0
+    now = time.time()
+    origin = math.floor(now) - 12 * tick  # tick 16 (a scheduled close) ends 8 s from now
+    updates = _workload(origin, tick, now + 3, 16, 0.25)
+    for d, uid in updates:
+        d["update_id"] = uid
+    raw = _pubsub_config(subscription, origin, tick, timestamp_attribute="ts")
+    raw["privacy"]["disable_noise"] = True
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl", "window_seconds": 5}]
+    bad_item = {"op": "insert", "id": "x", "region": "eu", "item": {"carrier": "ZZ", "amount": 1}}
+    th = _publisher(
+        emulator,
+        topic,
+        updates,
+        attrs=lambda d, uid: {"ts": str(int(d["time"] * 1000))},
+        payload=lambda d: {k: v for k, v in d.items() if k != "time"},  # the time travels in the attribute only
+        extra=[b"{not json", json.dumps(bad_item).encode()],
+    )
+    assert main(["--config", _config(tmp_path, raw), "--duration", "24", "--runner=DirectRunner"]) == 0
+    th.join(5)
+    out = capsys.readouterr().out
+    releases = [json.loads(x) for f in (tmp_path / "out").glob("releases*.jsonl") for x in f.read_text().splitlines()]
+    dead = [json.loads(x) for f in (tmp_path / "out").glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
+    assert sorted(d["reason"] for d in dead) == ["item_out_of_range", "unparseable"], dead
+    assert {(r["stream"], r["tick"]) for r in releases} >= {("eu", 16), ("us", 16)}, sorted(
+        {(r["stream"], r["tick"]) for r in releases}
+    )
+    checked = 0
+    for r in releases:
+        live = _expected(updates, origin, tick, r["stream"], r["tick"])
+        if r["query"] == "active":
+            assert r["estimate"] == len(live), r
+            checked += bool(live)
+        elif r["query"] == "by_carrier":
+            assert r["estimate"] == {c: sum(v["carrier"] == c for v in live.values()) for c in ("AA", "B6", "DL")}
+    assert checked >= 2
+    assert "duplicates_dropped" not in out  # the summary counts what matters to the user
+    assert "records read:" in out
+
+
+def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
+    """Event time from a field, dedup by an id attribute, releases and dead
+    letters to their own topics, read back: schema, bounds, budget."""
+    topic = _topic(emulator, "updates")
+    subscription = _subscribe(emulator, topic)
+    out_topic = _topic(emulator, "releases")
+    out_sub = _subscribe(emulator, out_topic)
+    dead_topic = _topic(emulator, "dead")
+    dead_sub = _subscribe(emulator, dead_topic)
+    tick = 2.0
+    now = time.time()
+    origin = math.floor(now) - 12 * tick
+    updates = _workload(origin, tick, now + 3, 14, 0.25)
+    raw = _pubsub_config(subscription, origin, tick, id_attribute="update_id")
+    raw["mechanism"]["beta"] = 1e-6
+    raw["sinks"] = [{"type": "pubsub", "topic": out_topic, "dead_letter_topic": dead_topic}]
+    th = _publisher(emulator, topic, updates, attrs=lambda d, uid: {"update_id": uid}, extra=[b"\xff\xfe"])
+    assert main(["--config", _config(tmp_path, raw), "--duration", "22", "--runner=DirectRunner"]) == 0
+    th.join(5)
+    releases = _pull_all(emulator, out_sub)
+    dead = _pull_all(emulator, dead_sub)
+    assert [d["reason"] for d in dead] == ["unparseable"], dead  # duplicates were dropped, not dead-lettered
+    ticks = {(r["stream"], r["tick"]) for r in releases}
+    assert {("eu", 16), ("us", 16)} <= ticks, sorted(ticks)
+    for r in releases:
+        assert set(r) == {"stream", "tick", "segment", "query", "estimate", "error_bound", "beta", "epsilon_spent"}
+        assert r["beta"] == 1e-6 and r["error_bound"] > 0
+        assert 0 < r["epsilon_spent"] <= 1.0 + 1e-9
+        live = _expected(updates, origin, tick, r["stream"], r["tick"])
+        if r["query"] == "active":
+            assert abs(r["estimate"] - len(live)) <= r["error_bound"], r
+    assert "records read:" in capsys.readouterr().out
+
+
+def test_pubsub_tool_creates_replays_and_pulls(emulator, tmp_path):
+    from pipelines import pubsub_tool
+    from pipelines.config import load_config
+
+    tag = uuid.uuid4().hex[:8]
+    raw = _pubsub_config(f"projects/{PROJECT}/subscriptions/upd-{tag}-sub", 0, 1)
+    raw["sinks"] = [{"type": "pubsub", "topic": f"projects/{PROJECT}/topics/rel-{tag}", "dead_letter_topic": None}]
+    raw["sinks"].append({"type": "file", "path": str(tmp_path / "out")})
+    cfg = load_config(_config(tmp_path, raw))
+    made = pubsub_tool.create(cfg)
+    assert f"projects/{PROJECT}/topics/upd-{tag}" in made and f"projects/{PROJECT}/topics/rel-{tag}" in made
+    assert pubsub_tool.create(cfg) == []  # idempotent
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"time": 600, "op": "delete", "id": "a", "region": "eu"}\nnot json\n')
+    origin = time.time()
+    assert pubsub_tool.publish(cfg, str(data), origin, speedup=600) == 2
+    sub = emulator.SubscriberClient()
+    resp = sub.pull(subscription=cfg.subscription, max_messages=10, timeout=10)
+    msgs = {m.message.data: dict(m.message.attributes) for m in resp.received_messages}
+    assert msgs.pop(b"not json") == {}  # bad input is replayed as is, to be dead-lettered
+    ((payload, attrs),) = msgs.items()
+    assert json.loads(payload)["time"] == pytest.approx(origin + 1) and attrs["ts"] == str(int((origin + 1) * 1000))
+    assert attrs["update_id"].endswith(":0")
+    emulator.PublisherClient().publish(raw["sinks"][0]["topic"], b'{"tick": 2}').result()
+    assert pubsub_tool.pull(cfg) == [{"tick": 2}]
