@@ -217,11 +217,16 @@ class _CountReleasesFn(beam.DoFn):
         Metrics.distribution(NAMESPACE, "budget_spent_written_micro").update(int(rel.spent[0] * 1e6))
 
 
-def _dedup_key(id_attribute):
-    def key(msg):
+class _DedupKey:
+    """``PubsubMessage -> (dedup key, payload)`` (see :class:`_DeduplicateFn`)."""
+
+    def __init__(self, id_attribute: str | None):
+        self.id_attribute = id_attribute
+
+    def __call__(self, msg):
         attrs = msg.attributes or {}
-        if id_attribute and attrs.get(id_attribute):
-            return ("a:" + str(attrs[id_attribute]), msg.data)
+        if self.id_attribute and attrs.get(self.id_attribute):
+            return ("a:" + str(attrs[self.id_attribute]), msg.data)
         try:
             d = json.loads(msg.data)
             uid = d.get("update_id") if isinstance(d, dict) else None
@@ -230,8 +235,6 @@ def _dedup_key(id_attribute):
         if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
             return ("f:" + str(uid), msg.data)
         return ("h:" + hashlib.sha256(msg.data).hexdigest(), msg.data)
-
-    return key
 
 
 def _as_text(element) -> str:
@@ -334,7 +337,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
         )
         elements = (
             messages
-            | "DedupKey" >> beam.Map(_dedup_key(cfg.id_attribute)).with_output_types(tuple[str, bytes])
+            | "DedupKey" >> beam.Map(_DedupKey(cfg.id_attribute)).with_output_types(tuple[str, bytes])
             | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds)).with_output_types(bytes)
         )
     elif cfg.source_format == "avro":

@@ -445,3 +445,26 @@ def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, ca
         else:
             assert recomputed[k] == pytest.approx(v, abs=1e-6)
     assert any(v != 0 for v in released.values() if not isinstance(v, dict))  # noise was on
+
+
+def test_pipeline_dofns_pickle_and_dedup_keys():
+    """Everything Beam serialises from the pipeline module survives pickling;
+    the deduplication key prefers the id attribute, then the payload's update_id,
+    then the payload's hash."""
+    import pickle
+
+    from apache_beam.io.gcp.pubsub import PubsubMessage
+
+    from pipelines.release import _AvroFileSink, _CountReleasesFn, _DedupKey, _DeduplicateFn, _JsonFileSink, _ParseFn
+
+    cfg = parse_config(copy.deepcopy(DEMO))
+    for fn in (_ParseFn(cfg, None, True), _DeduplicateFn(60.0), _CountReleasesFn(), _JsonFileSink()):
+        back = pickle.loads(pickle.dumps(fn))
+        assert type(back) is type(fn) and sorted(vars(back)) == sorted(vars(fn))
+    assert pickle.loads(pickle.dumps(_AvroFileSink({"type": "string"}))).schema == {"type": "string"}
+    key = pickle.loads(pickle.dumps(_DedupKey("uid")))
+    data = b'{"update_id": "u7", "op": "delete"}'
+    assert key(PubsubMessage(data, {"uid": "a1"}))[0] == "a:a1"
+    assert key(PubsubMessage(data, {}))[0] == "f:u7"
+    assert key(PubsubMessage(b"{oops", None))[0].startswith("h:")
+    assert key(PubsubMessage(b"{oops", None)) == key(PubsubMessage(b"{oops", {"other": "x"}))

@@ -7,7 +7,7 @@ Wiring (``_ReleaseDynamic.expand``)::
                      │                                          │ event-time timer per tick
                      ▼                                          ▼
                dead letters                                dead letters
-  ((stream, tick), TickBatch) ── MergePerTick: stateful, keyed by (stream, tick) ───────────┐
+  ((stream, tick), TickBatch) ── MergePerTick: merged per (stream, tick) within each bundle ─┐
   declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
   (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
                                                                                              ▼
@@ -16,22 +16,24 @@ Wiring (``_ReleaseDynamic.expand``)::
                               machine, lets segments close on schedule, emits answers and nodes
 
 Work per update (validation, entry registry, merging per tick) runs in parallel
-across keys; the per-stream sequential step sees one merged batch per tick.
+across keys and workers; the per-stream sequential step sees per-tick
+aggregates (an entry's timers for a tick fire together, so a tick's batches
+mostly arrive as one).
 
 Bounded input in a batch pipeline (``PCollection.is_bounded``, not
-``--streaming``): every entry's updates are known, so
-the registry step is a GroupByKey per (stream, entry id) resolved once in (tick,
-seq) order, and the merge is a CombinePerKey per (stream, tick); the
-per-stream step applies all batches in one read of its state. Same releases,
-no per-update state.
+``--streaming``): every entry's updates are known, so the registry step is a
+GroupByKey per (stream, entry id) resolved once in (tick, seq) order, the merge
+a CombinePerKey per stream (one batch per tick, built by combiner lifting on
+every worker), and the per-stream step a plain DoFn after a GroupByKey that
+applies all batches in one call. Same releases; no per-update state, and no
+state or timers at all in the per-stream step.
 
 Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
 entry's updates of tick k are resolved when the watermark passes the tick's end
-and emitted at that time; the merge of tick k is flushed half a tick later; the
-per-stream step applies tick k's batch, and the closes of tick k, when the
-watermark passes ``origin + (k+1) s``. Everything stays in the global window:
-late data is never dropped by windowing. Releases are
-therefore emitted one tick after the tick they describe.
+and emitted at that time; the per-stream step applies tick k's batch, and the
+closes of tick k, when the watermark passes ``origin + (k+1) s``. Everything
+stays in the global window: late data is never dropped by windowing. Releases
+are therefore emitted one tick after the tick they describe.
 
 Privacy: per stream, the guarantee of the core mechanism (update-level,
 ``DynamicConfig.budget``); streams are disjoint partitions of the updates, so
@@ -62,6 +64,7 @@ from apache_beam.transforms.userstate import (
     on_timer,
 )
 from apache_beam.utils.timestamp import Timestamp
+from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.accounting import ZCDP, ApproxDP
 from transforms.core.counters import COUNTER_NAMES
@@ -172,7 +175,8 @@ class _ValidateFn(beam.DoFn):
         self.accepted.inc()
         tick = self.spec.tick_of(rec.event_time)
         item = tuple(rec.item) if rec.item is not None else None
-        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, rec))
+        # plain tuples of primitives: Beam encodes them without pickling
+        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time)))
 
     def _reason(self, rec) -> str | None:
         if not isinstance(rec, UpdateRecord):
@@ -204,7 +208,16 @@ class _ValidateFn(beam.DoFn):
 # ---------------------------------------------------------------------------
 
 
-def _resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed):
+_UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
+
+
+def _update_record(key, value) -> UpdateRecord:
+    """The input record of a validated ``(key, value)`` (for dead letters)."""
+    (stream, entry_id), (_, seq, op, item, event_time) = key, value
+    return UpdateRecord(event_time, op, entry_id, item, stream, seq)
+
+
+def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed):
     """Resolve one entry's updates, given in (tick, seq) order, from ``state``.
 
     Returns the new state, the accepted updates as per-tick batches and the
@@ -213,11 +226,13 @@ def _resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed):
     """
     batches: dict[int, TickBatch] = {}
     dead = []
-    for tick, _, op, item, rec in updates:
+    entry_id = key[1]
+    for value in updates:
+        tick, _, op, item, _ = value
         new, ins, dele, n, reason = resolve(state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            dead.append(DeadLetter(reason, rec))
+            dead.append(DeadLetter(reason, _update_record(key, value)))
             continue
         state = new
         b = batches.setdefault(tick, TickBatch(tick))
@@ -226,8 +241,9 @@ def _resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed):
         if dele is not None:
             b.deletes.append(dele)
         b.n_updates += n
-    for b in batches.values():
-        Metrics.counter(NAMESPACE, "updates_accepted").inc(b.n_updates)
+    accepted = sum(b.n_updates for b in batches.values())
+    if accepted:
+        _UPDATES_ACCEPTED.inc(accepted)
     return state, batches, dead
 
 
@@ -259,15 +275,15 @@ class _ResolveEntriesFn(beam.DoFn):
         meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
-        (_, _), (tick, seq, op, item, rec) = element
+        key, (tick, seq, op, item, event_time) = element
         state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 Metrics.counter(NAMESPACE, "dead_letter_late").inc()
-                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("late", rec))
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("late", _update_record(key, element[1])))
                 return
             tick = last + 1  # apply at the entry's current tick
-        pending = pending + ((tick, seq, op, item, rec),)
+        pending = pending + ((tick, seq, op, item, event_time),)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.tick_end(tick + self.spec.lateness_ticks))
@@ -287,7 +303,7 @@ class _ResolveEntriesFn(beam.DoFn):
         pending = sorted(pending, key=lambda x: (x[0], x[1]))
         now = [p for p in pending if p[0] <= upto]
         later = tuple(p for p in pending if p[0] > upto)
-        state, batches, dead = _resolve_entry(state, entry_id, now, self.domain_sizes, self.deletions_allowed)
+        state, batches, dead = _resolve_entry(state, key, now, self.domain_sizes, self.deletions_allowed)
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
         if state is None and not later:
@@ -319,33 +335,52 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         self.deletions_allowed = deletions_allowed
 
     def process(self, element):
-        (stream, entry_id), updates = element
+        key, updates = element
+        stream = key[0]
         ordered = sorted(updates, key=lambda x: (x[0], x[1]))
-        _, batches, dead = _resolve_entry(None, entry_id, ordered, self.domain_sizes, self.deletions_allowed)
+        _, batches, dead = _resolve_entry(None, key, ordered, self.domain_sizes, self.deletions_allowed)
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
         for tick in sorted(batches):
             yield ((stream, tick), batches[tick])
 
 
-class _MergeBatchesFn(beam.CombineFn):
-    """Bounded input: merge the batches of one (stream, tick)."""
+class _MergeStreamBatchesFn(beam.CombineFn):
+    """Bounded input: merge one stream's batches into one batch per tick.
+
+    The accumulator maps tick -> [inserts, deletes, n_updates] and is extended
+    in place (linear in the updates, however dense a tick); the output is the
+    stream's batches in tick order, so the per-stream step gets one element."""
 
     def create_accumulator(self):
-        return None
+        return {}
 
     def add_input(self, acc, b):
-        return b if acc is None else acc.merge(b)
+        cur = acc.get(b.tick)
+        if cur is None:
+            acc[b.tick] = [list(b.inserts), list(b.deletes), b.n_updates]
+        else:
+            cur[0].extend(b.inserts)
+            cur[1].extend(b.deletes)
+            cur[2] += b.n_updates
+        return acc
 
     def merge_accumulators(self, accs):
-        out = None
+        accs = iter(accs)
+        out = next(accs)
         for a in accs:
-            if a is not None:
-                out = a if out is None else out.merge(a)
+            for tick, (ins, dele, n) in a.items():
+                cur = out.get(tick)
+                if cur is None:
+                    out[tick] = [ins, dele, n]
+                else:
+                    cur[0].extend(ins)
+                    cur[1].extend(dele)
+                    cur[2] += n
         return out
 
     def extract_output(self, acc):
-        return acc
+        return tuple(TickBatch(t, ins, dele, n) for t, (ins, dele, n) in sorted(acc.items()))
 
 
 # ---------------------------------------------------------------------------
@@ -354,40 +389,32 @@ class _MergeBatchesFn(beam.CombineFn):
 
 
 @beam.typehints.with_output_types(tuple[str, typing.Any])
-class _MergeTickFn(beam.DoFn):
-    """Merges the batches of one (stream, tick) into one, in the global window.
+class _MergePerBundleFn(beam.DoFn):
+    """Merges the entries' batches of each (stream, tick) within a bundle, in
+    parallel on every worker (like a combiner's pre-aggregation), so the
+    per-stream step receives per-tick aggregates, not per-entry batches. No
+    state and no timers: the per-stream step merges what arrives for a tick
+    before it applies it (all entries of a tick are resolved by timers that
+    fire together, so a tick's batches mostly share one bundle)."""
 
-    Flushed by an event-time timer half a tick after the tick's end, i.e. after
-    every entry's batch for the tick (emitted at the tick's end) is in. Nothing
-    is dropped: a batch that arrives after the flush is emitted on its own, and
-    the per-stream step applies it at its current tick.
-    """
+    def start_bundle(self):
+        self.acc = {}
 
-    BUFFER = BagStateSpec("buffer", PickleCoder())
-    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+    def process(self, element, ts=beam.DoFn.TimestampParam):
+        key, b = element
+        cur = self.acc.get(key)
+        if cur is None:
+            self.acc[key] = [list(b.inserts), list(b.deletes), b.n_updates, ts]
+        else:
+            cur[0].extend(b.inserts)
+            cur[1].extend(b.deletes)
+            cur[2] += b.n_updates
+            cur[3] = min(cur[3], ts)
 
-    def __init__(self, spec: StreamSpec):
-        self.spec = spec
-
-    def process(
-        self,
-        element,
-        buffer=beam.DoFn.StateParam(BUFFER),
-        flush=beam.DoFn.TimerParam(FLUSH),
-    ):
-        (_, tick), batch = element
-        buffer.add(batch)
-        flush.set(Timestamp.of(float(self.spec.tick_end(tick + self.spec.lateness_ticks)) + self.spec.tick_seconds / 2))
-
-    @on_timer(FLUSH)
-    def on_flush(self, key=beam.DoFn.KeyParam, ts=beam.DoFn.TimestampParam, buffer=beam.DoFn.StateParam(BUFFER)):
-        stream, tick = key
-        merged = None
-        for b in buffer.read():
-            merged = b if merged is None else merged.merge(b)
-        buffer.clear()
-        if merged is not None:
-            yield beam.window.TimestampedValue((stream, (merged,)), ts)
+    def finish_bundle(self):
+        acc, self.acc = self.acc, {}
+        for (stream, tick), (ins, dele, n, ts) in acc.items():
+            yield WindowedValue((stream, (TickBatch(tick, ins, dele, n),)), ts, (window.GlobalWindow(),))
 
 
 # ---------------------------------------------------------------------------
@@ -428,7 +455,6 @@ class _ReleaseStreamFn(beam.DoFn):
         core_cls,
         noise_key: NoiseKey,
         emit_nodes: bool,
-        bounded: bool = False,
         core_kwargs: dict | None = None,
     ):
         self.spec = spec
@@ -437,9 +463,6 @@ class _ReleaseStreamFn(beam.DoFn):
         self.core_cls = core_cls
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
-        # bounded input: timers fire only once all input is in, so the first wake
-        # applies every pending batch in one read (no O(ticks^2) re-reading)
-        self.bounded = bounded
         self.noise = None
         self.emitted = 0
 
@@ -509,77 +532,17 @@ class _ReleaseStreamFn(beam.DoFn):
         core = self._core(stream, core_state)
         upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks  # ticks whose batches are final
         end_tick = end.read()
-        batches = sorted(pending.read(), key=lambda b: b.tick)
-        if self.bounded and end_tick is not None:
-            upto = max([upto, end_tick] + [b.tick for b in batches])
         now, later = [], []
-        for b in batches:
+        for b in sorted(pending.read(), key=lambda b: b.tick):
             (now if b.tick <= upto else later).append(b)
-        # merge batches of the same tick; a batch for a tick already released is
-        # applied at the next tick (its registry effect has already happened)
-        merged: dict[int, TickBatch] = {}
-        for b in now:
-            t = max(b.tick, core.partitioner.last_tick + 1)
-            if t != b.tick:
-                Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
-                b = TickBatch(t, b.inserts, b.deletes, b.n_updates)
-            merged[t] = merged[t].merge(b) if t in merged else b
-        results = []
-        for t in sorted(merged):
-            results.append(core.apply_batch(merged[t], self.noise))
+        results = _apply_in_order(core, now, self.noise)
         if upto > core.partitioner.last_tick:
             results.append(core.advance(upto, self.noise))
-        if self.bounded and end_tick is not None and not later:
-            # all input is in: make the stream's last release (its next close) now
-            while not (core.closed and core.partitioner.prev_close >= end_tick):
-                results.append(core.advance(core.next_close, self.noise))
         pending.clear()
         for b in later:
             pending.add(b)
+        yield from _emit(self, core, results, lambda tick: ts)
         core_state.write(core)
-        for res in results:
-            if res.closes:
-                Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))
-            for a in res.answers:
-                Metrics.counter(NAMESPACE, "releases_emitted").inc()
-                self.emitted += 1
-                if self.emitted % self.PROGRESS_EVERY == 0:  # counts only, never values
-                    _PROGRESS.info("releases emitted by this worker: %d", self.emitted)
-                yield beam.window.TimestampedValue(
-                    ReleaseRecord(
-                        a.stream,
-                        a.tick,
-                        a.segment,
-                        a.query,
-                        tuple(float(x) for x in a.estimate),
-                        a.error_bound,
-                        a.beta,
-                        _spent_tuple(a.spent),
-                    ),
-                    ts,
-                )
-        spent = _spent_tuple(core.ledger.spent)[0]
-        Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(spent * 1e6))
-        if self.emit_nodes:
-            for n in core.node_outputs:
-                yield beam.pvalue.TaggedOutput(
-                    self.NODES,
-                    NodeRecord(
-                        n.stream,
-                        n.tick,
-                        n.segment,
-                        n.node,
-                        n.level,
-                        n.round,
-                        n.kind,
-                        n.query,
-                        tuple(float(x) for x in n.values),
-                        None if n.cost is None else _spent_tuple(n.cost),
-                        tuple(n.coordinates),
-                    ),
-                )
-            core.node_outputs.clear()
-            core_state.write(core)
         # next wake: the earliest pending batch, else the next scheduled close,
         # unless the stream is over (its first close at or after the end tick)
         # deadlines square (T_j = t_{j-1}^2), so the next close can exceed 64 bits;
@@ -589,6 +552,117 @@ class _ReleaseStreamFn(beam.DoFn):
         candidates = [b.tick for b in later] + ([] if over else [core.next_close])
         if candidates:
             self._wake_at(max(min(candidates), core.partitioner.last_tick + 1), wake, wake_tick)
+
+
+def _emit(fn, core, results, timestamp_of):
+    """Answers and node outputs of ``results`` as timestamped records, with the
+    metrics (shared by the timer-driven and the bounded per-stream steps)."""
+    for res in results:
+        if res.closes:
+            Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))
+        for a in res.answers:
+            Metrics.counter(NAMESPACE, "releases_emitted").inc()
+            fn.emitted += 1
+            if fn.emitted % fn.PROGRESS_EVERY == 0:  # counts only, never values
+                _PROGRESS.info("releases emitted by this worker: %d", fn.emitted)
+            yield beam.window.TimestampedValue(
+                ReleaseRecord(
+                    a.stream,
+                    a.tick,
+                    a.segment,
+                    a.query,
+                    tuple(float(x) for x in a.estimate),
+                    a.error_bound,
+                    a.beta,
+                    _spent_tuple(a.spent),
+                ),
+                timestamp_of(a.tick),
+            )
+    spent = _spent_tuple(core.ledger.spent)[0]
+    Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(spent * 1e6))
+    if fn.emit_nodes:
+        for n in core.node_outputs:
+            yield beam.pvalue.TaggedOutput(
+                _ReleaseStreamFn.NODES,
+                NodeRecord(
+                    n.stream,
+                    n.tick,
+                    n.segment,
+                    n.node,
+                    n.level,
+                    n.round,
+                    n.kind,
+                    n.query,
+                    tuple(float(x) for x in n.values),
+                    None if n.cost is None else _spent_tuple(n.cost),
+                    tuple(n.coordinates),
+                ),
+            )
+        core.node_outputs.clear()
+
+
+def _apply_in_order(core, batches, noise):
+    """Apply batches in tick order, merging batches of one tick; a batch for a
+    tick already released is applied at the next tick (its registry effect has
+    already happened). Returns the results."""
+    merged: dict[int, TickBatch] = {}
+    for b in batches:
+        t = max(b.tick, core.partitioner.last_tick + 1)
+        if t != b.tick:
+            Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
+            b = TickBatch(t, b.inserts, b.deletes, b.n_updates)
+        merged[t] = merged[t].merge(b) if t in merged else b
+    return [core.apply_batch(merged[t], noise) for t in sorted(merged)]
+
+
+@beam.typehints.with_output_types(ReleaseRecord)
+class _ReleaseBoundedStreamFn(beam.DoFn):
+    """Bounded input in a batch pipeline: one call per stream with all of its
+    tick batches (grouped with its start and end markers), no state and no
+    timers. Same releases as :class:`_ReleaseStreamFn` (each stamped with the
+    time the streaming step would emit it: the end of the tick after its tick,
+    plus the allowed lateness); keeping the batches out of Beam state avoids the
+    SDK sizing them in its state cache."""
+
+    NODES = "nodes"
+    PROGRESS_EVERY = 1000
+
+    def __init__(self, spec, config, core_cls, noise_key, emit_nodes, core_kwargs=None):
+        self.spec = spec
+        self.config = config
+        self.core_cls = core_cls
+        self.noise_key = noise_key
+        self.emit_nodes = emit_nodes
+        self.core_kwargs = dict(core_kwargs or {})
+        self.noise = None
+        self.emitted = 0
+
+    def setup(self):
+        self.noise = self.noise_key.load()
+
+    def process(self, element):
+        stream, values = element
+        end_tick = None
+        batches = []
+        for v in values:
+            if isinstance(v, tuple) and v and v[0] == _END:
+                end_tick = int(v[1]) if end_tick is None else max(end_tick, int(v[1]))
+            elif v != _START:
+                batches.extend(v)
+        batches.sort(key=lambda b: b.tick)
+        core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
+        results = _apply_in_order(core, batches, self.noise)
+        lateness = self.spec.lateness_ticks
+        if end_tick is not None:
+            upto = max([end_tick] + [b.tick for b in batches])
+            if upto > core.partitioner.last_tick:
+                results.append(core.advance(upto, self.noise))
+            while not (core.closed and core.partitioner.prev_close >= end_tick):
+                results.append(core.advance(core.next_close, self.noise))
+        else:  # no data and no end: every scheduled close inside Beam's time range
+            while self.spec.tick_end(min(core.next_close, _MAX_TICK) + 1 + lateness) < _MAX_TS:
+                results.append(core.advance(core.next_close, self.noise))
+        yield from _emit(self, core, results, lambda tick: self.spec.tick_end(tick + 1 + lateness))
 
 
 # ---------------------------------------------------------------------------
@@ -646,14 +720,15 @@ class _ReleaseDynamic(beam.PTransform):
             )
             merged = (
                 resolved.resolved
-                | "MergePerTick" >> beam.CombinePerKey(_MergeBatchesFn())
-                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],))).with_output_types(tuple[str, typing.Any])
+                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], kv[1])).with_output_types(tuple[str, typing.Any])
+                | "MergePerStream"
+                >> beam.CombinePerKey(_MergeStreamBatchesFn()).with_output_types(tuple[str, typing.Any])
             )
         else:
             resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
                 _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
             ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-            merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec)).with_input_types(
+            merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergePerBundleFn()).with_input_types(
                 tuple[tuple[str, int], typing.Any]
             )
         p = updates.pipeline
@@ -688,24 +763,26 @@ class _ReleaseDynamic(beam.PTransform):
                     tuple[str, typing.Any]
                 )
             )
-        outs = (
-            inputs
-            | "Flatten" >> beam.Flatten()
-            | "ReleaseStream"
-            >> beam.ParDo(
-                _ReleaseStreamFn(
-                    spec,
-                    self.config,
-                    self.core_cls,
-                    self.noise_key,
-                    self.emit_nodes,
-                    bounded=bounded,
-                    core_kwargs=self.core_kwargs,
-                )
+        flat = inputs | "Flatten" >> beam.Flatten()
+        if bounded:
+            # every batch is known: one call per stream applies them all (no state, no timers)
+            release = (
+                flat
+                | "GroupByStream" >> beam.GroupByKey()
+                | "ReleaseStream"
+                >> beam.ParDo(
+                    _ReleaseBoundedStreamFn(
+                        spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs
+                    )
+                ).with_outputs(_ReleaseStreamFn.NODES, main="answers")
             )
-            .with_input_types(tuple[str, typing.Any])
-            .with_outputs(_ReleaseStreamFn.NODES, main="answers")
-        )
+        else:
+            release = flat | "ReleaseStream" >> beam.ParDo(
+                _ReleaseStreamFn(
+                    spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs
+                )
+            ).with_input_types(tuple[str, typing.Any]).with_outputs(_ReleaseStreamFn.NODES, main="answers")
+        outs = release
         dead = (validated[_ValidateFn.DEAD], resolved["dead_letters"]) | "DeadLetters" >> beam.Flatten()
         return {"answers": outs.answers, "nodes": outs[_ReleaseStreamFn.NODES], "dead_letters": dead}
 
