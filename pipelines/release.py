@@ -492,8 +492,8 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
         )
     if cfg.streaming:
         lines.append(
-            "note: the DirectRunner's streaming mode under-reports these metrics (measured here: only the "
-            "first bundle of each step is counted); the outputs are complete"
+            "note: the DirectRunner's streaming mode under-reports these metrics (Beam 2.77 counts only the "
+            "first bundle of each step, see docs/beam.md); the outputs are complete"
         )
     lines.append(f"output files:        {', '.join(written)}")
     lines.append(f"wall time:           {seconds:.1f} s")
