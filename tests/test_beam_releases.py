@@ -134,6 +134,18 @@ def test_batch_noise_off_exact_and_dead_letters():
     run_batch(recs + bad, spec, RUNNERS["fnapi"], expect, dead, key=NoiseKey.disabled())
 
 
+def test_batch_end_counts_the_tick_of_a_rejected_last_update():
+    """Bounded input ends at the last tick with data, rejected updates included:
+    a final unknown-entry delete far after everything else moves every stream's
+    last release to the first close at or after its tick, as in the core."""
+    recs = workload(n=120, seed=4)
+    late = UpdateRecord(recs[-1].event_time + 400.0, "delete", "ghost", None, "b", 0)
+    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=1.0)
+    expect = in_memory(recs + [late], spec, CFG, NoiseSource(bytes.fromhex(KEY_HEX)))
+    assert max(t for _, t, _, _, _ in expect) >= spec.tick_of(late.event_time)
+    run_batch(recs + [late], spec, RUNNERS["fnapi"], expect, ["unknown_entry"])
+
+
 def test_two_stream_baseline_transform_equals_core():
     recs = workload(streams=("a",), n=150, seed=3)
     spec = StreamSpec(streams=("a",), tick_seconds=4.0)

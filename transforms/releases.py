@@ -341,6 +341,10 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         _, batches, dead = _resolve_entry(None, key, ordered, self.domain_sizes, self.deletions_allowed)
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
+        if ordered and ordered[-1][0] not in batches:
+            # the entry's last tick saw only rejected updates: an empty batch carries
+            # that tick to the end-of-input computation (never applied)
+            batches[ordered[-1][0]] = TickBatch(ordered[-1][0])
         for tick in sorted(batches):
             yield ((stream, tick), batches[tick])
 
@@ -648,7 +652,7 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
             if isinstance(v, tuple) and v and v[0] == _END:
                 end_tick = int(v[1]) if end_tick is None else max(end_tick, int(v[1]))
             elif v != _START:
-                batches.extend(v)
+                batches.extend(b for b in v if b.n_updates or b.inserts or b.deletes)  # empty: end carriers
         batches.sort(key=lambda b: b.tick)
         core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
         results = _apply_in_order(core, batches, self.noise)
@@ -734,7 +738,7 @@ class _ReleaseDynamic(beam.PTransform):
         p = updates.pipeline
         starts = (
             p
-            | "DeclaredStreams" >> beam.Create([(s, _START) for s in spec.streams])
+            | "DeclaredStreams" >> beam.Create([(s, _START) for s in spec.streams], reshuffle=False)
             | "StampStart"
             >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
                 tuple[str, typing.Any]
@@ -746,17 +750,19 @@ class _ReleaseDynamic(beam.PTransform):
             end_tick = spec.tick_of(end_time)
             inputs.append(
                 p
-                | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams])
+                | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams], reshuffle=False)
                 | "StampEnd"
                 >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
                     tuple[str, typing.Any]
                 )
             )
         elif bounded:
+            # the last tick with data, over all streams (the merged batches carry every
+            # validated update's tick, rejected ones included)
             streams = spec.streams
             inputs.append(
-                validated.valid
-                | "TickOf" >> beam.Map(lambda kv: kv[1][0])
+                merged
+                | "LastTickOfStream" >> beam.Map(lambda kv: max((b.tick for b in kv[1]), default=0))
                 | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults()
                 | "EndMarkers"
                 >> beam.FlatMap(lambda t, ss=streams: [(s, (_END, t)) for s in ss]).with_output_types(
