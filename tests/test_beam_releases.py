@@ -21,6 +21,7 @@ from transforms.releases import (
     StreamSpec,
     _MergePerBundleFn,
     _MergeStreamBatchesFn,
+    _MergeTickFn,
     _ReleaseBoundedStreamFn,
     _ReleaseStreamFn,
     _ResolveEntriesBoundedFn,
@@ -159,10 +160,15 @@ def streaming_options():
     return opts
 
 
-def test_streaming_teststream_matches_core_with_disorder_and_gaps():
+@pytest.mark.parametrize("slots", [64, 2])
+def test_streaming_teststream_matches_core_with_disorder_and_gaps(slots, monkeypatch):
     """Watermark advanced in steps; updates out of order within a tick; a long
-    stretch of empty ticks after the data; two streams. (Late data: the two
-    tests below.)"""
+    stretch of empty ticks after the data; two streams; the per-tick merge with
+    its default slots and with 2 (each merge key then serves every other tick).
+    (Late data: the two tests below.)"""
+    from transforms import releases
+
+    monkeypatch.setattr(releases, "MERGE_SLOTS", slots)
     spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, end_time=400.0)
     recs = workload(streams=("a", "b"), n=120, seed=5)
     recs = [r for r in recs if r.event_time < 80.0]  # then a long empty gap
@@ -212,6 +218,7 @@ def test_streaming_late_update_dead_lettered_under_policy():
         _ValidateFn(StreamSpec(), (1, 4)),
         _ResolveEntriesFn(StreamSpec(), (1, 4), True),
         _MergePerBundleFn(),
+        _MergeTickFn(StreamSpec()),
         _MergeStreamBatchesFn(),
         _ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
         _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
@@ -370,3 +377,59 @@ def test_streaming_survives_deadlines_beyond_64_bits():
         out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
         ticks = out["answers"] | beam.Filter(lambda a: a.query == "n") | beam.Map(lambda a: a.tick > 4 * 10**9)
         assert_that(ticks | beam.Filter(bool), equal_to([True]))
+
+
+class _Bag:
+    def __init__(self):
+        self.items = []
+
+    def add(self, x):
+        self.items.append(x)
+
+    def read(self):
+        return list(self.items)
+
+    def clear(self):
+        self.items = []
+
+
+class _Value:
+    def __init__(self):
+        self.value = None
+
+    def read(self):
+        return self.value
+
+    def write(self, v):
+        self.value = v
+
+    def clear(self):
+        self.value = None
+
+
+class _Timer:
+    def __init__(self):
+        self.at = None
+
+    def set(self, ts):
+        self.at = ts
+
+
+def test_merge_tick_flushes_due_ticks_of_a_slot_and_keeps_the_rest():
+    """One merge key serves several ticks (tick % slots): a flush emits the due
+    ticks, each merged, and keeps later ticks with the timer at the earliest."""
+    from transforms.core.registry import TickBatch
+
+    spec = StreamSpec(tick_seconds=10.0)
+    fn = _MergeTickFn(spec)
+    bag, flush_tick, timer = _Bag(), _Value(), _Timer()
+    for b in (TickBatch(4, [(1,)], [], 1), TickBatch(2, [(0,)], [], 1), TickBatch(2, [], [((0,), 1)], 1)):
+        fn.process((("a", 0), b), buffer=bag, flush_tick=flush_tick, flush=timer)
+    assert flush_tick.read() == 2 and timer.at == fn._flush_time(2)
+    out = list(fn.on_flush(key=("a", 0), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer))
+    ((stream, (merged,)),) = [o.value for o in out]
+    assert stream == "a" and merged.tick == 2 and merged.n_updates == 2
+    assert merged.inserts == [(0,)] and merged.deletes == [((0,), 1)]
+    assert [b.tick for b in bag.read()] == [4] and flush_tick.read() == 4 and timer.at == fn._flush_time(4)
+    out = list(fn.on_flush(key=("a", 0), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer))
+    assert [o.value[1][0].tick for o in out] == [4] and bag.read() == [] and flush_tick.read() is None

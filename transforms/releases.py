@@ -7,7 +7,8 @@ Wiring (``_ReleaseDynamic.expand``)::
                      │                                          │ event-time timer per tick
                      ▼                                          ▼
                dead letters                                dead letters
-  ((stream, tick), TickBatch) ── MergePerTick: merged per (stream, tick) within each bundle ─┐
+  ((stream, tick), TickBatch) ── PreMergePerBundle ── MergePerTick: stateful, keyed by ─────┐
+                                (stream, tick % 64), one timer: one batch per tick ─────────┤
   declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
   (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
                                                                                              ▼
@@ -16,9 +17,8 @@ Wiring (``_ReleaseDynamic.expand``)::
                               machine, lets segments close on schedule, emits answers and nodes
 
 Work per update (validation, entry registry, merging per tick) runs in parallel
-across keys and workers; the per-stream sequential step sees per-tick
-aggregates (an entry's timers for a tick fire together, so a tick's batches
-mostly arrive as one).
+across keys and workers; the per-stream sequential step sees one merged batch
+per tick.
 
 Bounded input in a batch pipeline (``PCollection.is_bounded``, not
 ``--streaming``): every entry's updates are known, so the registry step is a
@@ -392,14 +392,20 @@ class _MergeStreamBatchesFn(beam.CombineFn):
 # ---------------------------------------------------------------------------
 
 
-@beam.typehints.with_output_types(tuple[str, typing.Any])
+MERGE_SLOTS = 64  # merge keys per stream: tick % MERGE_SLOTS (bounded, reused)
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
 class _MergePerBundleFn(beam.DoFn):
-    """Merges the entries' batches of each (stream, tick) within a bundle, in
-    parallel on every worker (like a combiner's pre-aggregation), so the
-    per-stream step receives per-tick aggregates, not per-entry batches. No
-    state and no timers: the per-stream step merges what arrives for a tick
-    before it applies it (all entries of a tick are resolved by timers that
-    fire together, so a tick's batches mostly share one bundle)."""
+    """Pre-merges the entries' batches of each (stream, tick) within a bundle,
+    in parallel on every worker, like a combiner's lifted pre-aggregation (an
+    entry's timers for one tick fire together, so on the DirectRunner a tick's
+    batches mostly share a bundle; on runners that give each key its own work
+    item this merges little, and :class:`_MergeTickFn` does the rest). Output
+    keyed by ``(stream, tick % MERGE_SLOTS)``."""
+
+    def __init__(self, slots: int | None = None):
+        self.slots = slots or MERGE_SLOTS
 
     def start_bundle(self):
         self.acc = {}
@@ -418,7 +424,79 @@ class _MergePerBundleFn(beam.DoFn):
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
         for (stream, tick), (ins, dele, n, ts) in acc.items():
-            yield WindowedValue((stream, (TickBatch(tick, ins, dele, n),)), ts, (window.GlobalWindow(),))
+            yield WindowedValue(
+                ((stream, tick % self.slots), TickBatch(tick, ins, dele, n)), ts, (window.GlobalWindow(),)
+            )
+
+
+@beam.typehints.with_output_types(tuple[str, typing.Any])
+class _MergeTickFn(beam.DoFn):
+    """Merges each (stream, tick)'s batches into one, in parallel across ticks,
+    so the per-stream step receives one aggregate per tick on every runner.
+
+    Keyed by ``(stream, tick % MERGE_SLOTS)``: a bounded set of keys, reused
+    (a key per tick ever seen would accumulate on the DirectRunner). The global
+    window, a bag of batches and one event-time timer: tick k is flushed half
+    a tick after its batches are emitted (the end of tick k plus the allowed
+    lateness), with any other due tick of the slot. Nothing is dropped: a batch
+    arriving after its tick's flush is flushed on its own, and the per-stream
+    step applies it at its current tick."""
+
+    BUFFER = BagStateSpec("buffer", PickleCoder())
+    FLUSH_TICK = ReadModifyWriteStateSpec("flush_tick", VarIntCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+
+    def __init__(self, spec: StreamSpec):
+        self.spec = spec
+
+    def _flush_time(self, tick: int) -> Timestamp:
+        return Timestamp.of(float(self.spec.tick_end(tick + self.spec.lateness_ticks)) + self.spec.tick_seconds / 2)
+
+    def process(
+        self,
+        element,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        _, batch = element
+        buffer.add(batch)
+        current = flush_tick.read()
+        if current is None or batch.tick < current:  # a timer holds one time: keep the earliest
+            flush_tick.write(batch.tick)
+            flush.set(self._flush_time(batch.tick))
+
+    @on_timer(FLUSH)
+    def on_flush(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        stream, _ = key
+        due: dict[int, list] = {}  # tick -> [inserts, deletes, n]: linear however many batches
+        later = []
+        for b in buffer.read():
+            if self._flush_time(b.tick) <= ts:
+                cur = due.setdefault(b.tick, [[], [], 0])
+                cur[0].extend(b.inserts)
+                cur[1].extend(b.deletes)
+                cur[2] += b.n_updates
+            else:
+                later.append(b)
+        buffer.clear()
+        flush_tick.clear()
+        if later:
+            for b in later:
+                buffer.add(b)
+            first = min(b.tick for b in later)
+            flush_tick.write(first)
+            flush.set(self._flush_time(first))
+        for tick in sorted(due):
+            ins, dele, n = due[tick]
+            yield beam.window.TimestampedValue((stream, (TickBatch(tick, ins, dele, n),)), ts)
 
 
 # ---------------------------------------------------------------------------
@@ -732,8 +810,11 @@ class _ReleaseDynamic(beam.PTransform):
             resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
                 _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
             ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-            merged = resolved.resolved | "MergePerTick" >> beam.ParDo(_MergePerBundleFn()).with_input_types(
-                tuple[tuple[str, int], typing.Any]
+            merged = (
+                resolved.resolved
+                | "PreMergePerBundle"
+                >> beam.ParDo(_MergePerBundleFn()).with_input_types(tuple[tuple[str, int], typing.Any])
+                | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec))
             )
         p = updates.pipeline
         starts = (
