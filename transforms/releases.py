@@ -8,7 +8,7 @@ Wiring (``_ReleaseDynamic.expand``)::
                      ▼                                          ▼
                dead letters                                dead letters
   ((stream, tick), TickBatch) ── PreMergePerBundle ── MergePerTick: stateful, keyed by ─────┐
-                                (stream, tick % 64), one timer: one batch per tick ─────────┤
+                                (stream, tick), one timer: one batch per tick ──────────────┤
   declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
   (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
                                                                                              ▼
@@ -392,20 +392,13 @@ class _MergeStreamBatchesFn(beam.CombineFn):
 # ---------------------------------------------------------------------------
 
 
-MERGE_SLOTS = 64  # merge keys per stream: tick % MERGE_SLOTS (bounded, reused)
-
-
 @beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
 class _MergePerBundleFn(beam.DoFn):
     """Pre-merges the entries' batches of each (stream, tick) within a bundle,
     in parallel on every worker, like a combiner's lifted pre-aggregation (an
     entry's timers for one tick fire together, so on the DirectRunner a tick's
     batches mostly share a bundle; on runners that give each key its own work
-    item this merges little, and :class:`_MergeTickFn` does the rest). Output
-    keyed by ``(stream, tick % MERGE_SLOTS)``."""
-
-    def __init__(self, slots: int | None = None):
-        self.slots = slots or MERGE_SLOTS
+    item this merges little, and :class:`_MergeTickFn` does the rest)."""
 
     def start_bundle(self):
         self.acc = {}
@@ -424,9 +417,7 @@ class _MergePerBundleFn(beam.DoFn):
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
         for (stream, tick), (ins, dele, n, ts) in acc.items():
-            yield WindowedValue(
-                ((stream, tick % self.slots), TickBatch(tick, ins, dele, n)), ts, (window.GlobalWindow(),)
-            )
+            yield WindowedValue(((stream, tick), TickBatch(tick, ins, dele, n)), ts, (window.GlobalWindow(),))
 
 
 @beam.typehints.with_output_types(tuple[str, typing.Any])
@@ -434,13 +425,15 @@ class _MergeTickFn(beam.DoFn):
     """Merges each (stream, tick)'s batches into one, in parallel across ticks,
     so the per-stream step receives one aggregate per tick on every runner.
 
-    Keyed by ``(stream, tick % MERGE_SLOTS)``: a bounded set of keys, reused
-    (a key per tick ever seen would accumulate on the DirectRunner). The global
-    window, a bag of batches and one event-time timer: tick k is flushed half
-    a tick after its batches are emitted (the end of tick k plus the allowed
-    lateness), with any other due tick of the slot. Nothing is dropped: a batch
-    arriving after its tick's flush is flushed on its own, and the per-stream
-    step applies it at its current tick."""
+    Keyed by ``(stream, tick)``, in the global window: a bag of batches and one
+    event-time timer, half a tick after the tick's batches are emitted (the end
+    of the tick plus the allowed lateness). A key per tick keeps a backlog
+    linear (keys shared by several ticks would re-read the pending ticks at
+    every flush); runners drop cleared state, but the DirectRunner keeps an
+    empty entry per key it has seen. Nothing is dropped: a batch arriving after
+    its tick's flush is flushed on its own, and the per-stream step applies it
+    at its current tick. (The flush handles several ticks per key, so the
+    keying can change without touching it.)"""
 
     BUFFER = BagStateSpec("buffer", PickleCoder())
     FLUSH_TICK = ReadModifyWriteStateSpec("flush_tick", VarIntCoder())
