@@ -160,10 +160,12 @@ def streaming_options():
     return opts
 
 
-def test_streaming_teststream_matches_core_with_disorder_and_gaps():
+@pytest.mark.parametrize("tick_merge", ["auto", "stateful"])
+def test_streaming_teststream_matches_core_with_disorder_and_gaps(tick_merge):
     """Watermark advanced in steps; updates out of order within a tick; a long
-    stretch of empty ticks after the data; two streams. (Late data: the two
-    tests below.)"""
+    stretch of empty ticks after the data; two streams; with the DirectRunner's
+    per-bundle tick merge (auto) and with the stateful one other runners use.
+    (Late data: the two tests below.)"""
     spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, end_time=400.0)
     recs = workload(streams=("a", "b"), n=120, seed=5)
     recs = [r for r in recs if r.event_time < 80.0]  # then a long empty gap
@@ -188,9 +190,11 @@ def test_streaming_teststream_matches_core_with_disorder_and_gaps():
     expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
     assert any(a[1] * spec.tick_seconds > 100 for a in expect)  # closes after the data, on schedule
     with beam.Pipeline(options=streaming_options()) as p:
-        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX))
+        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge=tick_merge)
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
+    names = {t.unique_name for t in p.to_runner_api().components.transforms.values()}
+    assert any(n.endswith("/MergePerTick") for n in names) == (tick_merge == "stateful")
 
 
 def test_streaming_late_update_dead_lettered_under_policy():
@@ -258,6 +262,8 @@ def test_transform_validates_early():
         StreamSpec(late_policy="drop")
     with pytest.raises(ValueError, match="tick_seconds"):
         StreamSpec(tick_seconds=0)
+    with pytest.raises(ValueError, match="tick_merge must be one of auto, stateful, bundle"):
+        ReleaseFullyDynamic(CFG, StreamSpec(), NoiseKey.fixed(KEY_HEX), tick_merge="windowed")
     assert "fixed" in repr(NoiseKey.fixed(KEY_HEX)) and KEY_HEX not in repr(NoiseKey.fixed(KEY_HEX))
 
 

@@ -336,8 +336,10 @@ def test_pipeline_constructs_for_deploy_targets(tmp_path, args, pubsub, monkeypa
     if pubsub:
         assert any("ReadPubSub" in n for n in names) and any("Deduplicate" in n for n in names)
         assert sum("Publish" in n for n in names) >= 3  # releases, nodes and dead letters
-        # unbounded input takes the streaming registry (state + timers), not the GroupByKey one
+        # unbounded input takes the streaming registry (state + timers), not the GroupByKey one,
+        # and off the DirectRunner the stateful per-tick merge
         assert not any("GroupByEntry" in n for n in names)
+        assert any(n.endswith("/MergePerTick") for n in names)
 
 
 def test_cli_runs_through_the_portable_runner(tmp_path, capsys):

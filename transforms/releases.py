@@ -9,6 +9,7 @@ Wiring (``_ReleaseDynamic.expand``)::
                dead letters                                dead letters
   ((stream, tick), TickBatch) ── PreMergePerBundle ── MergePerTick: stateful, keyed by ─────┐
                                 (stream, tick), one timer: one batch per tick ──────────────┤
+                                (``tick_merge``: not on the DirectRunner, see below)
   declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
   (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
                                                                                              ▼
@@ -740,6 +741,25 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
         yield from _emit(self, core, results, lambda tick: self.spec.tick_end(tick + 1 + lateness))
 
 
+TICK_MERGES = ("auto", "stateful", "bundle")
+
+
+def _stateful_tick_merge(choice: str, pipeline) -> bool:
+    """Whether the streaming path merges each tick in a stateful step.
+
+    ``bundle``: the per-bundle pre-merge only. Exact on the DirectRunner, whose
+    timer firings that are due together are delivered in one bundle per
+    transform, so a tick's batches leave the pre-merge as one; elsewhere the
+    per-stream step would then merge per-entry batches itself. ``stateful``:
+    the per-(stream, tick) merge as well (every runner). ``auto``: ``bundle``
+    on the DirectRunner, ``stateful`` on any other runner. The releases are the
+    same either way (the per-stream step merges whatever arrives for a tick)."""
+    if choice != "auto":
+        return choice == "stateful"
+    runner = getattr(pipeline, "runner", None)
+    return "DirectRunner" not in type(runner).__name__
+
+
 # ---------------------------------------------------------------------------
 # Public composite transforms
 # ---------------------------------------------------------------------------
@@ -757,9 +777,13 @@ class _ReleaseDynamic(beam.PTransform):
         emit_nodes: bool = True,
         label: str | None = None,
         core_kwargs: dict | None = None,
+        tick_merge: str = "auto",
     ):
         super().__init__(label)
         self.core_kwargs = dict(core_kwargs or {})
+        if tick_merge not in TICK_MERGES:
+            raise ValueError(f"tick_merge must be one of {', '.join(TICK_MERGES)}; got {tick_merge!r}")
+        self.tick_merge = tick_merge
         if not isinstance(config, DynamicConfig):
             raise TypeError("config must be a transforms.core.DynamicConfig")
         if not isinstance(spec, StreamSpec):
@@ -803,12 +827,15 @@ class _ReleaseDynamic(beam.PTransform):
             resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
                 _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
             ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-            merged = (
-                resolved.resolved
-                | "PreMergePerBundle"
-                >> beam.ParDo(_MergePerBundleFn()).with_input_types(tuple[tuple[str, int], typing.Any])
-                | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec))
+            merged = resolved.resolved | "PreMergePerBundle" >> beam.ParDo(_MergePerBundleFn()).with_input_types(
+                tuple[tuple[str, int], typing.Any]
             )
+            if _stateful_tick_merge(self.tick_merge, updates.pipeline):
+                merged = merged | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec))
+            else:
+                merged = merged | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],))).with_output_types(
+                    tuple[str, typing.Any]
+                )
         p = updates.pipeline
         starts = (
             p
@@ -909,12 +936,26 @@ class CountContinually(_ReleaseDynamic):
     core_cls = ContinualCountRelease
 
     def __init__(
-        self, config, spec=StreamSpec(), noise_key=None, *, counter="infinite_honaker", horizon=None, label=None
+        self,
+        config,
+        spec=StreamSpec(),
+        noise_key=None,
+        *,
+        counter="infinite_honaker",
+        horizon=None,
+        label=None,
+        tick_merge="auto",
     ):
         if counter not in COUNTER_NAMES:
             raise ValueError(f"unknown counter {counter!r}; choose one of {', '.join(COUNTER_NAMES)}")
         if counter in ("naive_prefix", "binary_tree", "honaker") and not horizon:
             raise ValueError(f"counter {counter!r} needs horizon= (the number of ticks it will run)")
         super().__init__(
-            config, spec, noise_key, emit_nodes=False, label=label, core_kwargs={"counter": counter, "horizon": horizon}
+            config,
+            spec,
+            noise_key,
+            emit_nodes=False,
+            label=label,
+            core_kwargs={"counter": counter, "horizon": horizon},
+            tick_merge=tick_merge,
         )
