@@ -22,7 +22,7 @@ import time
 
 from pipelines.config import ConfigError, PipelineConfig, load_config
 
-__all__ = ["source_topic", "create", "publish", "pull"]
+__all__ = ["source_topic", "create", "publish", "pull", "pull_subscription"]
 
 
 def source_topic(subscription: str) -> str:
@@ -94,23 +94,30 @@ def publish(cfg: PipelineConfig, path: str, origin: float, speedup: float = 1.0)
     return len(records)
 
 
-def pull(cfg: PipelineConfig, max_messages: int = 1000) -> list[dict]:
+def pull_subscription(subscription: str, max_messages: int = 1000) -> list[dict]:
+    """Pull, acknowledge and decode the JSON messages waiting on ``subscription``."""
+    from google.api_core.exceptions import DeadlineExceeded
+
     _, sub = _clients()
-    topic = next((s.topic for s in cfg.sinks if s.topic), None)
-    if topic is None:
-        raise ConfigError("sinks: no pubsub sink with a topic to pull from")
-    name = topic.replace("/topics/", "/subscriptions/") + "-pull"
     out = []
     while len(out) < max_messages:
         try:
-            resp = sub.pull(subscription=name, max_messages=min(100, max_messages - len(out)), timeout=5)
-        except Exception:  # the emulator answers an empty pull with DEADLINE_EXCEEDED
+            resp = sub.pull(subscription=subscription, max_messages=min(100, max_messages - len(out)), timeout=5)
+        except DeadlineExceeded:  # how the emulator answers a pull with nothing waiting
             break
         if not resp.received_messages:
             break
         out += [json.loads(m.message.data) for m in resp.received_messages]
-        sub.acknowledge(subscription=name, ack_ids=[m.ack_id for m in resp.received_messages])
+        sub.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in resp.received_messages])
     return out
+
+
+def pull(cfg: PipelineConfig, max_messages: int = 1000) -> list[dict]:
+    """The releases waiting on the ``-pull`` subscription of the config's releases topic."""
+    topic = next((s.topic for s in cfg.sinks if s.topic), None)
+    if topic is None:
+        raise ConfigError("sinks: no pubsub sink with a topic to pull from")
+    return pull_subscription(topic.replace("/topics/", "/subscriptions/") + "-pull", max_messages)
 
 
 def main(argv=None) -> int:

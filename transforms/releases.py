@@ -350,6 +350,18 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
             yield ((stream, tick), batches[tick])
 
 
+def _accumulate(acc: dict, key, inserts, deletes, n: int) -> None:
+    """``acc[key]``: ``[inserts, deletes, n_updates]``, extended in place (merging
+    k batches stays linear, unlike chaining ``TickBatch.merge``)."""
+    cur = acc.get(key)
+    if cur is None:
+        acc[key] = [list(inserts), list(deletes), n]
+    else:
+        cur[0].extend(inserts)
+        cur[1].extend(deletes)
+        cur[2] += n
+
+
 class _MergeStreamBatchesFn(beam.CombineFn):
     """Bounded input: merge one stream's batches into one batch per tick.
 
@@ -361,13 +373,7 @@ class _MergeStreamBatchesFn(beam.CombineFn):
         return {}
 
     def add_input(self, acc, b):
-        cur = acc.get(b.tick)
-        if cur is None:
-            acc[b.tick] = [list(b.inserts), list(b.deletes), b.n_updates]
-        else:
-            cur[0].extend(b.inserts)
-            cur[1].extend(b.deletes)
-            cur[2] += b.n_updates
+        _accumulate(acc, b.tick, b.inserts, b.deletes, b.n_updates)
         return acc
 
     def merge_accumulators(self, accs):
@@ -375,13 +381,7 @@ class _MergeStreamBatchesFn(beam.CombineFn):
         out = next(accs)
         for a in accs:
             for tick, (ins, dele, n) in a.items():
-                cur = out.get(tick)
-                if cur is None:
-                    out[tick] = [ins, dele, n]
-                else:
-                    cur[0].extend(ins)
-                    cur[1].extend(dele)
-                    cur[2] += n
+                _accumulate(out, tick, ins, dele, n)
         return out
 
     def extract_output(self, acc):
@@ -402,23 +402,18 @@ class _MergePerBundleFn(beam.DoFn):
     item this merges little, and :class:`_MergeTickFn` does the rest)."""
 
     def start_bundle(self):
-        self.acc = {}
+        self.acc = {}  # (stream, tick) -> [inserts, deletes, n]
+        self.stamps = {}  # (stream, tick) -> the earliest element timestamp
 
     def process(self, element, ts=beam.DoFn.TimestampParam):
         key, b = element
-        cur = self.acc.get(key)
-        if cur is None:
-            self.acc[key] = [list(b.inserts), list(b.deletes), b.n_updates, ts]
-        else:
-            cur[0].extend(b.inserts)
-            cur[1].extend(b.deletes)
-            cur[2] += b.n_updates
-            cur[3] = min(cur[3], ts)
+        _accumulate(self.acc, key, b.inserts, b.deletes, b.n_updates)
+        self.stamps[key] = min(self.stamps.get(key, ts), ts)
 
     def finish_bundle(self):
-        acc, self.acc = self.acc, {}
-        for (stream, tick), (ins, dele, n, ts) in acc.items():
-            yield WindowedValue(((stream, tick), TickBatch(tick, ins, dele, n)), ts, (window.GlobalWindow(),))
+        acc, stamps, self.acc, self.stamps = self.acc, self.stamps, {}, {}
+        for key, (ins, dele, n) in acc.items():
+            yield WindowedValue((key, TickBatch(key[1], ins, dele, n)), stamps[key], (window.GlobalWindow(),))
 
 
 @beam.typehints.with_output_types(tuple[str, typing.Any])
@@ -470,14 +465,11 @@ class _MergeTickFn(beam.DoFn):
         flush=beam.DoFn.TimerParam(FLUSH),
     ):
         stream, _ = key
-        due: dict[int, list] = {}  # tick -> [inserts, deletes, n]: linear however many batches
+        due: dict[int, list] = {}  # tick -> [inserts, deletes, n]
         later = []
         for b in buffer.read():
             if self._flush_time(b.tick) <= ts:
-                cur = due.setdefault(b.tick, [[], [], 0])
-                cur[0].extend(b.inserts)
-                cur[1].extend(b.deletes)
-                cur[2] += b.n_updates
+                _accumulate(due, b.tick, b.inserts, b.deletes, b.n_updates)
             else:
                 later.append(b)
         buffer.clear()
