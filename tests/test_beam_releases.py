@@ -19,8 +19,7 @@ from transforms.releases import (
     ReleaseFullyDynamic,
     ReleaseTwoStreamBaseline,
     StreamSpec,
-    _MergePerBundleFn,
-    _MergeStreamBatchesFn,
+    _fold,
     _MergeTickFn,
     _ReleaseBoundedStreamFn,
     _ReleaseStreamFn,
@@ -216,9 +215,7 @@ def test_streaming_late_update_dead_lettered_under_policy():
     [
         _ValidateFn(StreamSpec(), (1, 4)),
         _ResolveEntriesFn(StreamSpec(), (1, 4), True),
-        _MergePerBundleFn(),
         _MergeTickFn(StreamSpec()),
-        _MergeStreamBatchesFn(),
         _ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
         _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
         _ReleaseBoundedStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
@@ -231,28 +228,50 @@ def test_dofns_pickle(fn):
     assert sorted(vars(back)) == sorted(vars(fn))
 
 
-def test_stream_batch_combine_is_split_invariant():
-    """The bounded per-stream merge gives the same batches whatever the split
-    into partial accumulators (as the runner's combiner lifting does)."""
-    from transforms.core.registry import TickBatch
+def test_aggregate_merge_is_split_invariant():
+    """Tick aggregates summed in any split (bundles of the registry step, then
+    the per-stream step) give the multisets of adding up every input by hand,
+    and the bounded per-stream step releases the same records whatever the
+    split of its input into per-bundle parts."""
+    from collections import Counter
 
     rng = np.random.default_rng(5)
-    batches = [TickBatch(int(t), [(int(t),)], [], 1) for t in rng.integers(1, 20, 200)]
-    fn = _MergeStreamBatchesFn()
+    aggs = [
+        (int(t), {(0, int(v)): 1 + int(v)}, {((0, int(v)), int(t) - 1): 1} if t > 1 else {}, 2 + int(v))
+        for t, v in zip(rng.integers(1, 20, 200), rng.integers(0, 3, 200))
+    ]
 
-    def run(parts):
+    def fold(parts):
         accs = []
         for part in parts:
-            acc = fn.create_accumulator()
-            for b in part:
-                acc = fn.add_input(acc, b)
+            acc = {}
+            for a in part:
+                _fold(acc, *a)
             accs.append(acc)
-        return [(b.tick, sorted(b.inserts), b.n_updates) for b in fn.extract_output(fn.merge_accumulators(accs))]
+        out = {}
+        for acc in accs:
+            for tick, (ins, dele, n) in acc.items():
+                _fold(out, tick, ins, dele, n)
+        return out
 
-    whole = run([batches])
-    assert whole == run([batches[:7], batches[7:150], [], batches[150:]])
-    assert [t for t, _, _ in whole] == sorted({b.tick for b in batches})
-    assert sum(n for _, _, n in whole) == 200
+    whole = fold([aggs])
+    assert whole == fold([aggs[:7], aggs[7:150], [], aggs[150:]])
+    assert sorted(whole) == sorted({a[0] for a in aggs})
+    for tick, (ins, dele, n) in whole.items():
+        mine = [a for a in aggs if a[0] == tick]
+        assert ins == sum((Counter(a[1]) for a in mine), Counter())
+        assert dele == sum((Counter(a[2]) for a in mine), Counter())
+        assert n == sum(a[3] for a in mine)
+
+    fn = _ReleaseBoundedStreamFn(StreamSpec(tick_seconds=1.0), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True)
+    fn.setup()
+
+    def release(parts):
+        return [getattr(o, "value", o) for o in fn.process(("s", parts), end_tick=30)]
+
+    inserts = [(t, i, {}, n) for t, i, _, n in aggs]  # (the deletes above name no real insertions)
+    one = release([tuple((t, i, {}, n) for t, (i, _, n) in sorted(whole.items()))])
+    assert one and one == release([tuple(inserts[:90]), (), tuple(inserts[90:])])
 
 
 def test_transform_validates_early():
@@ -418,20 +437,17 @@ class _Timer:
 
 def test_merge_tick_flushes_due_ticks_and_keeps_the_rest():
     """The flush logic on its own: due ticks are emitted, each merged, and
-    batches not yet due stay with the timer at the earliest (keys are per tick
-    in the pipeline, so this generality is defensive)."""
-    from transforms.core.registry import TickBatch
-
+    aggregates not yet due stay with the timer at the earliest (keys are per
+    tick in the pipeline, so this generality is defensive)."""
     spec = StreamSpec(tick_seconds=10.0)
     fn = _MergeTickFn(spec)
     bag, flush_tick, timer = _Bag(), _Value(), _Timer()
-    for b in (TickBatch(4, [(1,)], [], 1), TickBatch(2, [(0,)], [], 1), TickBatch(2, [], [((0,), 1)], 1)):
-        fn.process((("a", 0), b), buffer=bag, flush_tick=flush_tick, flush=timer)
+    for agg in ((4, {(1,): 1}, {}, 1), (2, {(0,): 1}, {}, 1), (2, {(0,): 2}, {((0,), 1): 1}, 3)):
+        fn.process((("a", 0), agg), buffer=bag, flush_tick=flush_tick, flush=timer)
     assert flush_tick.read() == 2 and timer.at == fn._flush_time(2)
     out = list(fn.on_flush(key=("a", 0), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer))
     ((stream, (merged,)),) = [o.value for o in out]
-    assert stream == "a" and merged.tick == 2 and merged.n_updates == 2
-    assert merged.inserts == [(0,)] and merged.deletes == [((0,), 1)]
-    assert [b.tick for b in bag.read()] == [4] and flush_tick.read() == 4 and timer.at == fn._flush_time(4)
+    assert stream == "a" and merged == (2, {(0,): 3}, {((0,), 1): 1}, 4)
+    assert [a[0] for a in bag.read()] == [4] and flush_tick.read() == 4 and timer.at == fn._flush_time(4)
     out = list(fn.on_flush(key=("a", 0), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer))
-    assert [o.value[1][0].tick for o in out] == [4] and bag.read() == [] and flush_tick.read() is None
+    assert [o.value[1][0][0] for o in out] == [4] and bag.read() == [] and flush_tick.read() is None

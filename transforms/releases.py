@@ -1,33 +1,36 @@
 """Beam composite PTransforms for continual release over dynamic data.
 
-Wiring (``_ReleaseDynamic.expand``)::
+Wiring (``_ReleaseDynamic.expand``, unbounded input)::
 
-  UpdateRecord ── Validate ──► ((stream, entry), update) ── ResolveEntries ──► (stream, TickBatch)
+  UpdateRecord ── Validate ──► ((stream, entry), update) ── ResolveEntries ──► (stream, aggregates)
                      │                                          │ stateful, keyed by (stream, entry id),
-                     │                                          │ event-time timer per tick
-                     ▼                                          ▼
+                     │                                          │ event-time timer per tick; sums each
+                     ▼                                          ▼ (stream, tick) over the bundle
                dead letters                                dead letters
-  ((stream, tick), TickBatch) ── PreMergePerBundle ── MergePerTick: stateful, keyed by ─────┐
-                                (stream, tick), one timer: one batch per tick ──────────────┤
-                                (``tick_merge``: not on the DirectRunner, see below)
-  declared streams ── StartMarkers ─────────────────────────────────────────────────────────┤
-  (bounded input) max tick ── EndMarkers ──────────────────────────────────────────────────┤
-                                                                                             ▼
+  (other runners: ((stream, tick), aggregate) ── MergePerTick: stateful, keyed by (stream, tick),
+                  one timer: one aggregate per tick; ``tick_merge``, see below) ───────────────┤
+  declared streams ── StartMarkers ────────────────────────────────────────────────────────────┤
+  (end_time set) ── EndMarkers ─────────────────────────────────────────────────────────────────┤
+                                                                                                ▼
                               ReleaseStream: stateful, keyed by stream, one event-time timer:
-                              applies each tick's TickBatch in tick order to the core state
+                              applies each tick's aggregate in tick order to the core state
                               machine, lets segments close on schedule, emits answers and nodes
 
 Work per update (validation, entry registry, merging per tick) runs in parallel
 across keys and workers; the per-stream sequential step sees one merged batch
-per tick.
+per tick. After the registry a tick's accepted updates travel as an
+*aggregate*: plain multisets of inserted items and deleted (item, insertion
+tick) pairs, with counts (see ``_fold``).
 
 Bounded input in a batch pipeline (``PCollection.is_bounded``, not
 ``--streaming``): every entry's updates are known, so the registry step is a
-GroupByKey per (stream, entry id) resolved once in (tick, seq) order, the merge
-a CombinePerKey per stream (one batch per tick, built by combiner lifting on
-every worker), and the per-stream step a plain DoFn after a GroupByKey that
-applies all batches in one call. Same releases; no per-update state, and no
-state or timers at all in the per-stream step.
+GroupByKey per (stream, entry id) resolved once in (tick, seq) order and
+summed per (stream, tick) over each bundle (a combiner's lifted
+pre-aggregation, done in the registry step), then a GroupByKey per stream
+(every declared stream enters it, with or without data) and a plain DoFn that
+merges a stream's aggregates and applies them in one call, with the end tick
+as a side input. Same releases; no per-update state, and no state or timers
+at all in the per-stream step.
 
 Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
 entry's updates of tick k are resolved when the watermark passes the tick's end
@@ -49,11 +52,12 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 import typing
 from dataclasses import dataclass
 
 import apache_beam as beam
-from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.coders import FastPrimitivesCoder, PickleCoder, VarIntCoder
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
@@ -64,7 +68,7 @@ from apache_beam.transforms.userstate import (
     TimerSpec,
     on_timer,
 )
-from apache_beam.utils.timestamp import Timestamp
+from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.accounting import ZCDP, ApproxDP
@@ -76,7 +80,7 @@ from transforms.core.dynamic import (
     InsertionOnlyRelease,
     TwoStreamBaseline,
 )
-from transforms.core.registry import OPS, TickBatch, Update, resolve
+from transforms.core.registry import DELETE, INSERT, OPS, TickBatch, Update, resolve
 from transforms.records import DeadLetter, NodeRecord, NoiseKey, ReleaseRecord, UpdateRecord
 
 __all__ = ["ReleaseFullyDynamic", "ReleaseInsertionOnly", "ReleaseTwoStreamBaseline", "CountContinually", "StreamSpec"]
@@ -165,7 +169,15 @@ class _ValidateFn(beam.DoFn):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.streams = frozenset(spec.streams)
-        self.accepted = Metrics.counter(NAMESPACE, "updates_validated")
+        self.validated = Metrics.counter(NAMESPACE, "updates_validated")
+
+    def start_bundle(self):
+        self.n_valid = 0
+
+    def finish_bundle(self):
+        if self.n_valid:  # one metric update per bundle, not per update
+            self.validated.inc(self.n_valid)
+            self.n_valid = 0
 
     def process(self, rec):
         reason = self._reason(rec)
@@ -173,7 +185,7 @@ class _ValidateFn(beam.DoFn):
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
             yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
             return
-        self.accepted.inc()
+        self.n_valid += 1
         tick = self.spec.tick_of(rec.event_time)
         item = tuple(rec.item) if rec.item is not None else None
         # plain tuples of primitives: Beam encodes them without pickling
@@ -210,6 +222,7 @@ class _ValidateFn(beam.DoFn):
 
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
+_TICK_SEQ = operator.itemgetter(0, 1)  # the order of an entry's updates
 
 
 def _update_record(key, value) -> UpdateRecord:
@@ -218,34 +231,57 @@ def _update_record(key, value) -> UpdateRecord:
     return UpdateRecord(event_time, op, entry_id, item, stream, seq)
 
 
-def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed):
+def _plain_item(item, domain_sizes) -> bool:
+    """``item`` passes ``resolve``'s item checks (a tuple of in-range ints)."""
+    if type(item) is not tuple or len(item) != len(domain_sizes):
+        return False
+    for v, d in zip(item, domain_sizes):
+        if type(v) is not int or not 0 <= v < d:
+            return False
+    return True
+
+
+def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed, into=None):
     """Resolve one entry's updates, given in (tick, seq) order, from ``state``.
 
-    Returns the new state, the accepted updates as per-tick batches and the
-    dead letters (with their counters incremented). Shared by the streaming and
-    the bounded registry steps, so both resolve exactly like the core registry.
+    Returns the new state, the accepted updates as tick aggregates (tick ->
+    ``[inserts, deletes, n]``, see :func:`_fold`; added to ``into`` if given),
+    the dead letters (with their counters incremented) and the number of
+    accepted updates. Shared by the streaming and the bounded registry steps,
+    so both resolve exactly like the core registry: the common cases (insert of
+    a new entry, delete of a live one) take a shortcut that decides them as
+    ``resolve`` does, everything else goes through ``resolve``.
     """
-    batches: dict[int, TickBatch] = {}
+    batches: dict[int, list] = {} if into is None else into
     dead = []
     entry_id = key[1]
+    plain_id = type(entry_id) is str and bool(entry_id)
+    accepted = 0
     for value in updates:
         tick, _, op, item, _ = value
-        new, ins, dele, n, reason = resolve(state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed)
-        if reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            dead.append(DeadLetter(reason, _update_record(key, value)))
-            continue
-        state = new
-        b = batches.setdefault(tick, TickBatch(tick))
+        if plain_id and op == INSERT and state is None and _plain_item(item, domain_sizes):
+            state, ins, dele, n = (item, tick), item, None, 1
+        elif plain_id and op == DELETE and state is not None and deletions_allowed:
+            state, ins, dele, n = None, None, state, 1
+        else:
+            new, ins, dele, n, reason = resolve(
+                state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed
+            )
+            if reason:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+                dead.append(DeadLetter(reason, _update_record(key, value)))
+                continue
+            state = new
+        cur = batches.get(tick)
+        if cur is None:
+            cur = batches[tick] = [{}, {}, 0]
         if ins is not None:
-            b.inserts.append(ins)
+            cur[0][ins] = cur[0].get(ins, 0) + 1
         if dele is not None:
-            b.deletes.append(dele)
-        b.n_updates += n
-    accepted = sum(b.n_updates for b in batches.values())
-    if accepted:
-        _UPDATES_ACCEPTED.inc(accepted)
-    return state, batches, dead
+            cur[1][dele] = cur[1].get(dele, 0) + 1
+        cur[2] += n
+        accepted += n
+    return state, batches, dead, accepted
 
 
 @beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
@@ -255,20 +291,41 @@ class _ResolveEntriesFn(beam.DoFn):
     State per (stream, entry), in one ReadModifyWrite value (each state write
     costs the SDK's state-cache sizing, so one value is cheaper than several):
     the entry's live state (item, insertion tick), the last resolved tick, the
-    tick the timer is set for and the buffered updates. Emits ``((stream, tick),
-    TickBatch)`` for accepted updates at the tick's end (plus the allowed
-    lateness); rejections (unknown entry, duplicate insert, insertion-only
-    violations, late) go to dead letters.
+    tick the timer is set for and the buffered updates. Accepted updates are
+    resolved at the tick's end (plus the allowed lateness) and summed per
+    (stream, tick) over the bundle (the pre-aggregation a lifted combiner does:
+    on the DirectRunner all timers due together fire in one bundle, so a tick
+    leaves as one aggregate). At the end of the bundle they leave as
+    ``((stream, tick), aggregate)`` (``per_stream=False``, for the stateful
+    per-tick merge) or as ``(stream, aggregates)``, one element per stream.
+    Rejections (unknown entry, duplicate insert, insertion-only violations,
+    late) go to dead letters.
     """
 
-    META = ReadModifyWriteStateSpec("meta", PickleCoder())  # (state, last, timer tick, pending)
+    META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
     DEAD = "dead_letters"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool, per_stream: bool = True):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
+        self.per_stream = per_stream
+
+    def start_bundle(self):
+        self.acc = {}  # stream -> tick -> [inserts, deletes, n]
+
+    def finish_bundle(self):
+        acc, self.acc = self.acc, {}
+        lateness = self.spec.lateness_ticks
+        glob = (window.GlobalWindow(),)
+        for stream, ticks in acc.items():
+            aggs = [(t, ins, dele, n) for t, (ins, dele, n) in sorted(ticks.items())]
+            if self.per_stream:  # stamped with its earliest tick's resolution time
+                yield WindowedValue((stream, tuple(aggs)), self.spec.tick_end(aggs[0][0] + lateness), glob)
+            else:
+                for agg in aggs:
+                    yield WindowedValue(((stream, agg[0]), agg), self.spec.tick_end(agg[0] + lateness), glob)
 
     def process(
         self,
@@ -301,10 +358,15 @@ class _ResolveEntriesFn(beam.DoFn):
         stream, entry_id = key
         upto = self.spec.tick_at(ts) - self.spec.lateness_ticks
         state, last, _, pending = meta.read() or (None, 0, None, ())
-        pending = sorted(pending, key=lambda x: (x[0], x[1]))
+        pending = sorted(pending, key=_TICK_SEQ)
         now = [p for p in pending if p[0] <= upto]
         later = tuple(p for p in pending if p[0] > upto)
-        state, batches, dead = _resolve_entry(state, key, now, self.domain_sizes, self.deletions_allowed)
+        acc = self.acc.get(stream)
+        if acc is None:
+            acc = self.acc[stream] = {}
+        state, _, dead, accepted = _resolve_entry(state, key, now, self.domain_sizes, self.deletions_allowed, acc)
+        if accepted:
+            _UPDATES_ACCEPTED.inc(accepted)
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
         if state is None and not later:
@@ -316,104 +378,86 @@ class _ResolveEntriesFn(beam.DoFn):
             meta.write((state, max(upto, last), nxt, later))
             if nxt is not None:
                 timer.set(self.spec.tick_end(nxt + self.spec.lateness_ticks))
-        for tick in sorted(batches):
-            yield beam.window.TimestampedValue(
-                ((stream, tick), batches[tick]), self.spec.tick_end(tick + self.spec.lateness_ticks)
-            )
 
 
-@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
+@beam.typehints.with_output_types(tuple[str, typing.Any])
 class _ResolveEntriesBoundedFn(beam.DoFn):
     """Bounded input: all of an entry's updates are known, so the entry is
     resolved once, after a GroupByKey, in (tick, seq) order (no per-update state).
-    Same resolution as :class:`_ResolveEntriesFn`."""
+    Same resolution as :class:`_ResolveEntriesFn`.
+
+    The accepted updates are summed per (stream, tick) over the bundle (the
+    pre-aggregation a lifted combiner does, without a call per entry) and
+    leave at the end of the bundle as ``(stream, tick aggregates)``, with the
+    bundle's last tick on the ``last_tick`` output (rejected updates' ticks
+    included: the end of input covers them)."""
 
     DEAD = "dead_letters"
+    LAST_TICK = "last_tick"
 
     def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
 
+    def start_bundle(self):
+        self.acc = {}  # stream -> tick -> [inserts, deletes, n]
+        self.accepted = 0
+        self.last_tick = 0
+
     def process(self, element):
         key, updates = element
-        stream = key[0]
-        ordered = sorted(updates, key=lambda x: (x[0], x[1]))
-        _, batches, dead = _resolve_entry(None, key, ordered, self.domain_sizes, self.deletions_allowed)
+        ordered = sorted(updates, key=_TICK_SEQ)
+        acc = self.acc.get(key[0])
+        if acc is None:
+            acc = self.acc[key[0]] = {}
+        _, _, dead, accepted = _resolve_entry(None, key, ordered, self.domain_sizes, self.deletions_allowed, acc)
+        self.accepted += accepted
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
-        if ordered and ordered[-1][0] not in batches:
-            # the entry's last tick saw only rejected updates: an empty batch carries
-            # that tick to the end-of-input computation (never applied)
-            batches[ordered[-1][0]] = TickBatch(ordered[-1][0])
-        for tick in sorted(batches):
-            yield ((stream, tick), batches[tick])
+        if ordered and ordered[-1][0] > self.last_tick:
+            self.last_tick = ordered[-1][0]
+
+    def finish_bundle(self):
+        acc, self.acc = self.acc, {}
+        if self.accepted:  # one metric update per bundle, not per entry
+            _UPDATES_ACCEPTED.inc(self.accepted)
+            self.accepted = 0
+        for stream, ticks in acc.items():
+            aggs = tuple((t, ins, dele, n) for t, (ins, dele, n) in ticks.items())
+            yield WindowedValue((stream, aggs), MIN_TIMESTAMP, (window.GlobalWindow(),))
+        if self.last_tick:
+            yield beam.pvalue.TaggedOutput(
+                self.LAST_TICK, WindowedValue(self.last_tick, MIN_TIMESTAMP, (window.GlobalWindow(),))
+            )
+            self.last_tick = 0
 
 
-def _accumulate(acc: dict, key, inserts, deletes, n: int) -> None:
-    """``acc[key]``: ``[inserts, deletes, n_updates]``, extended in place (merging
-    k batches stays linear, unlike chaining ``TickBatch.merge``)."""
+# After the registry, the accepted updates of one (stream, tick) travel as a
+# *tick aggregate*, a plain tuple ``(tick, inserts, deletes, n_updates)``:
+# ``inserts`` {item: count}, ``deletes`` {(item, insertion tick): count}. A
+# tick's batch is order-free (the core histograms its items), so the multisets
+# are all it needs. Dicts, tuples and ints are encoded by Beam's
+# FastPrimitivesCoder without pickling, and counting instead of listing keeps
+# the merges and shuffles small when items repeat (a count query has one item).
+
+
+def _fold(acc: dict, key, inserts: dict, deletes: dict, n: int) -> None:
+    """``acc[key]``: ``[inserts, deletes, n_updates]``, summed in place (merging
+    k aggregates stays linear in their sizes)."""
     cur = acc.get(key)
     if cur is None:
-        acc[key] = [list(inserts), list(deletes), n]
-    else:
-        cur[0].extend(inserts)
-        cur[1].extend(deletes)
-        cur[2] += n
-
-
-class _MergeStreamBatchesFn(beam.CombineFn):
-    """Bounded input: merge one stream's batches into one batch per tick.
-
-    The accumulator maps tick -> [inserts, deletes, n_updates] and is extended
-    in place (linear in the updates, however dense a tick); the output is the
-    stream's batches in tick order, so the per-stream step gets one element."""
-
-    def create_accumulator(self):
-        return {}
-
-    def add_input(self, acc, b):
-        _accumulate(acc, b.tick, b.inserts, b.deletes, b.n_updates)
-        return acc
-
-    def merge_accumulators(self, accs):
-        accs = iter(accs)
-        out = next(accs)
-        for a in accs:
-            for tick, (ins, dele, n) in a.items():
-                _accumulate(out, tick, ins, dele, n)
-        return out
-
-    def extract_output(self, acc):
-        return tuple(TickBatch(t, ins, dele, n) for t, (ins, dele, n) in sorted(acc.items()))
+        acc[key] = [dict(inserts), dict(deletes), n]
+        return
+    for into, add in ((cur[0], inserts), (cur[1], deletes)):
+        for k, c in add.items():
+            into[k] = into.get(k, 0) + c
+    cur[2] += n
 
 
 # ---------------------------------------------------------------------------
 # Step 3: merge each (stream, tick) into one batch
 # ---------------------------------------------------------------------------
-
-
-@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
-class _MergePerBundleFn(beam.DoFn):
-    """Pre-merges the entries' batches of each (stream, tick) within a bundle,
-    in parallel on every worker, like a combiner's lifted pre-aggregation (an
-    entry's timers for one tick fire together, so on the DirectRunner a tick's
-    batches mostly share a bundle; on runners that give each key its own work
-    item this merges little, and :class:`_MergeTickFn` does the rest)."""
-
-    def start_bundle(self):
-        self.acc = {}  # (stream, tick) -> [inserts, deletes, n]
-        self.stamps = {}  # (stream, tick) -> the earliest element timestamp
-
-    def process(self, element, ts=beam.DoFn.TimestampParam):
-        key, b = element
-        _accumulate(self.acc, key, b.inserts, b.deletes, b.n_updates)
-        self.stamps[key] = min(self.stamps.get(key, ts), ts)
-
-    def finish_bundle(self):
-        acc, stamps, self.acc, self.stamps = self.acc, self.stamps, {}, {}
-        for key, (ins, dele, n) in acc.items():
-            yield WindowedValue((key, TickBatch(key[1], ins, dele, n)), stamps[key], (window.GlobalWindow(),))
 
 
 @beam.typehints.with_output_types(tuple[str, typing.Any])
@@ -431,7 +475,7 @@ class _MergeTickFn(beam.DoFn):
     at its current tick. (The flush handles several ticks per key, so the
     keying can change without touching it.)"""
 
-    BUFFER = BagStateSpec("buffer", PickleCoder())
+    BUFFER = BagStateSpec("buffer", FastPrimitivesCoder())  # tick aggregates
     FLUSH_TICK = ReadModifyWriteStateSpec("flush_tick", VarIntCoder())
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
@@ -448,12 +492,13 @@ class _MergeTickFn(beam.DoFn):
         flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
         flush=beam.DoFn.TimerParam(FLUSH),
     ):
-        _, batch = element
-        buffer.add(batch)
+        _, agg = element
+        buffer.add(agg)
+        tick = agg[0]
         current = flush_tick.read()
-        if current is None or batch.tick < current:  # a timer holds one time: keep the earliest
-            flush_tick.write(batch.tick)
-            flush.set(self._flush_time(batch.tick))
+        if current is None or tick < current:  # a timer holds one time: keep the earliest
+            flush_tick.write(tick)
+            flush.set(self._flush_time(tick))
 
     @on_timer(FLUSH)
     def on_flush(
@@ -467,22 +512,22 @@ class _MergeTickFn(beam.DoFn):
         stream, _ = key
         due: dict[int, list] = {}  # tick -> [inserts, deletes, n]
         later = []
-        for b in buffer.read():
-            if self._flush_time(b.tick) <= ts:
-                _accumulate(due, b.tick, b.inserts, b.deletes, b.n_updates)
+        for agg in buffer.read():
+            if self._flush_time(agg[0]) <= ts:
+                _fold(due, *agg)
             else:
-                later.append(b)
+                later.append(agg)
         buffer.clear()
         flush_tick.clear()
         if later:
-            for b in later:
-                buffer.add(b)
-            first = min(b.tick for b in later)
+            for agg in later:
+                buffer.add(agg)
+            first = min(agg[0] for agg in later)
             flush_tick.write(first)
             flush.set(self._flush_time(first))
         for tick in sorted(due):
             ins, dele, n = due[tick]
-            yield beam.window.TimestampedValue((stream, (TickBatch(tick, ins, dele, n),)), ts)
+            yield beam.window.TimestampedValue((stream, ((tick, ins, dele, n),)), ts)
 
 
 # ---------------------------------------------------------------------------
@@ -498,7 +543,7 @@ _MAX_TICK = 2**62  # fits the VarInt state coder
 class _ReleaseStreamFn(beam.DoFn):
     """Holds one stream's core state machine; one event-time timer drives it.
 
-    Input: ``(stream, TickBatch)`` merged per tick, plus start and end markers.
+    Input: ``(stream, tick aggregates)`` merged per tick, plus start and end markers.
     The timer is set to the end of the next tick that has work: a pending batch
     or the partitioning's next scheduled close. On firing it applies pending
     batches in tick order (segments close in between, on schedule) and emits the
@@ -506,7 +551,7 @@ class _ReleaseStreamFn(beam.DoFn):
     """
 
     CORE = ReadModifyWriteStateSpec("core", PickleCoder())
-    PENDING = BagStateSpec("pending", PickleCoder())
+    PENDING = BagStateSpec("pending", FastPrimitivesCoder())  # tick aggregates
     END = ReadModifyWriteStateSpec("end", VarIntCoder())
     # the tick the timer is set for, and the partitioning's next close (kept small so
     # that adding a batch never reads the core or the pending bag)
@@ -577,9 +622,9 @@ class _ReleaseStreamFn(beam.DoFn):
             self._wake_at(nc if nc is not None else 1, wake, wake_tick)
             return
         first = None
-        for b in value:  # a tuple of TickBatch
-            pending.add(b)
-            first = b.tick if first is None else min(first, b.tick)
+        for agg in value:  # a tuple of tick aggregates
+            pending.add(agg)
+            first = agg[0] if first is None else min(first, agg[0])
         if first is not None:
             self._wake_at(first, wake, wake_tick)
 
@@ -601,14 +646,14 @@ class _ReleaseStreamFn(beam.DoFn):
         upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks  # ticks whose batches are final
         end_tick = end.read()
         now, later = [], []
-        for b in sorted(pending.read(), key=lambda b: b.tick):
-            (now if b.tick <= upto else later).append(b)
+        for agg in sorted(pending.read(), key=lambda agg: agg[0]):
+            (now if agg[0] <= upto else later).append(agg)
         results = _apply_in_order(core, now, self.noise)
         if upto > core.partitioner.last_tick:
             results.append(core.advance(upto, self.noise))
         pending.clear()
-        for b in later:
-            pending.add(b)
+        for agg in later:
+            pending.add(agg)
         yield from _emit(self, core, results, lambda tick: ts)
         core_state.write(core)
         # next wake: the earliest pending batch, else the next scheduled close,
@@ -617,7 +662,7 @@ class _ReleaseStreamFn(beam.DoFn):
         # ticks past Beam's timestamp range are never scheduled anyway
         next_close.write(min(core.next_close, _MAX_TICK))
         over = end_tick is not None and core.closed and core.partitioner.prev_close >= end_tick
-        candidates = [b.tick for b in later] + ([] if over else [core.next_close])
+        candidates = [agg[0] for agg in later] + ([] if over else [core.next_close])
         if candidates:
             self._wake_at(max(min(candidates), core.partitioner.last_tick + 1), wake, wake_tick)
 
@@ -669,28 +714,30 @@ def _emit(fn, core, results, timestamp_of):
         core.node_outputs.clear()
 
 
-def _apply_in_order(core, batches, noise):
-    """Apply batches in tick order, merging batches of one tick; a batch for a
-    tick already released is applied at the next tick (its registry effect has
-    already happened). Returns the results."""
-    merged: dict[int, TickBatch] = {}
-    for b in batches:
-        t = max(b.tick, core.partitioner.last_tick + 1)
-        if t != b.tick:
+def _apply_in_order(core, aggregates, noise):
+    """Apply tick aggregates in tick order, merging those of one tick; an
+    aggregate for a tick already released is applied at the next tick (its
+    registry effect has already happened). Returns the results."""
+    merged: dict[int, list] = {}
+    first = core.partitioner.last_tick + 1
+    for tick, ins, dele, n in aggregates:
+        if tick < first:
             Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
-            b = TickBatch(t, b.inserts, b.deletes, b.n_updates)
-        merged[t] = merged[t].merge(b) if t in merged else b
-    return [core.apply_batch(merged[t], noise) for t in sorted(merged)]
+            tick = first
+        _fold(merged, tick, ins, dele, n)
+    return [core.apply_batch(TickBatch.from_counts(t, *merged[t]), noise) for t in sorted(merged)]
 
 
 @beam.typehints.with_output_types(ReleaseRecord)
 class _ReleaseBoundedStreamFn(beam.DoFn):
-    """Bounded input in a batch pipeline: one call per stream with all of its
-    tick batches (grouped with its start and end markers), no state and no
-    timers. Same releases as :class:`_ReleaseStreamFn` (each stamped with the
-    time the streaming step would emit it: the end of the tick after its tick,
-    plus the allowed lateness); keeping the batches out of Beam state avoids the
-    SDK sizing them in its state cache."""
+    """Bounded input in a batch pipeline: one call per declared stream with all
+    of its tick aggregates (one tuple per bundle of the registry step, merged
+    here per tick), no state and no timers. The end tick
+    is a side input (the last tick with data over all streams, or None when
+    there is none) or ``spec.end_time``'s tick. Same releases as
+    :class:`_ReleaseStreamFn` (each stamped with the time the streaming step
+    would emit it: the end of the tick after its tick, plus the allowed
+    lateness)."""
 
     NODES = "nodes"
     PROGRESS_EVERY = 1000
@@ -708,21 +755,22 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
     def setup(self):
         self.noise = self.noise_key.load()
 
-    def process(self, element):
-        stream, values = element
-        end_tick = None
-        batches = []
-        for v in values:
-            if isinstance(v, tuple) and v and v[0] == _END:
-                end_tick = int(v[1]) if end_tick is None else max(end_tick, int(v[1]))
-            elif v != _START:
-                batches.extend(b for b in v if b.n_updates or b.inserts or b.deletes)  # empty: end carriers
-        batches.sort(key=lambda b: b.tick)
+    def process(self, element, end_tick=None):
+        stream, parts = element  # tuples of tick aggregates, one per bundle of the registry step
+        parts = [p for p in parts if p]
+        if len(parts) == 1:
+            aggregates = parts[0]  # one bundle: one aggregate per tick already
+        else:
+            acc: dict[int, list] = {}
+            for aggs in parts:
+                for agg in aggs:
+                    _fold(acc, *agg)
+            aggregates = [(t, ins, dele, n) for t, (ins, dele, n) in acc.items()]
         core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
-        results = _apply_in_order(core, batches, self.noise)
+        results = _apply_in_order(core, aggregates, self.noise)
         lateness = self.spec.lateness_ticks
         if end_tick is not None:
-            upto = max([end_tick] + [b.tick for b in batches])
+            upto = max([end_tick] + [a[0] for a in aggregates])
             if upto > core.partitioner.last_tick:
                 results.append(core.advance(upto, self.noise))
             while not (core.closed and core.partitioner.prev_close >= end_tick):
@@ -797,50 +845,78 @@ class _ReleaseDynamic(beam.PTransform):
             _ValidateFn.DEAD, main="valid"
         )
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
-        bounded = updates.is_bounded and not streaming
-        if bounded:
-            # all input is known: resolve each entry once and merge per tick with
-            # a combine (no per-update state or timers)
-            resolved = (
-                validated.valid
-                | "GroupByEntry" >> beam.GroupByKey()
-                | "ResolveEntries"
-                >> beam.ParDo(
-                    _ResolveEntriesBoundedFn(spec, self._domains, self.core_cls.deletions_allowed)
-                ).with_outputs(_ResolveEntriesBoundedFn.DEAD, main="resolved")
-            )
-            merged = (
-                resolved.resolved
-                | "ByStream" >> beam.Map(lambda kv: (kv[0][0], kv[1])).with_output_types(tuple[str, typing.Any])
-                | "MergePerStream"
-                >> beam.CombinePerKey(_MergeStreamBatchesFn()).with_output_types(tuple[str, typing.Any])
-            )
+        if updates.is_bounded and not streaming:
+            release, dead = self._expand_bounded(validated.valid)
         else:
-            resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
-                _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed)
-            ).with_input_types(tuple[tuple[str, str], typing.Any]).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
-            merged = resolved.resolved | "PreMergePerBundle" >> beam.ParDo(_MergePerBundleFn()).with_input_types(
+            release, dead = self._expand_unbounded(validated.valid)
+        dead = (validated[_ValidateFn.DEAD], dead) | "DeadLetters" >> beam.Flatten()
+        return {"answers": release.answers, "nodes": release[_ReleaseStreamFn.NODES], "dead_letters": dead}
+
+    def _release_fn(self, cls):
+        return cls(self.spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs)
+
+    def _expand_bounded(self, valid):
+        """All input is known: resolve each entry once, group per stream, and
+        apply each stream's aggregates in one call (no state, no timers)."""
+        spec = self.spec
+        resolved = (
+            valid
+            | "GroupByEntry" >> beam.GroupByKey()
+            | "ResolveEntries"
+            >> beam.ParDo(_ResolveEntriesBoundedFn(spec, self._domains, self.core_cls.deletions_allowed)).with_outputs(
+                _ResolveEntriesBoundedFn.DEAD, _ResolveEntriesBoundedFn.LAST_TICK, main="resolved"
+            )
+        )
+        # every declared stream is grouped, with or without data
+        # (same coder as the resolved aggregates: the runner then needs no extra stage for the flatten)
+        starts = valid.pipeline | "DeclaredStreams" >> beam.Create(
+            [(s, ()) for s in spec.streams], reshuffle=False
+        ).with_output_types(tuple[str, typing.Any])
+        grouped = (
+            (resolved.resolved, starts) | "WithDeclaredStreams" >> beam.Flatten() | "GroupByStream" >> beam.GroupByKey()
+        )
+        if spec.end_time is not None:
+            end_tick = spec.tick_of(spec.end_time)
+        else:
+            # the last tick with data over all streams (the aggregates carry every
+            # validated update's tick, rejected ones included); None without data
+            end_tick = beam.pvalue.AsSingleton(
+                resolved[_ResolveEntriesBoundedFn.LAST_TICK]
+                | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults(),
+                default_value=None,
+            )
+        release = grouped | "ReleaseStream" >> beam.ParDo(
+            self._release_fn(_ReleaseBoundedStreamFn), end_tick
+        ).with_outputs(_ReleaseStreamFn.NODES, main="answers")
+        return release, resolved[_ResolveEntriesBoundedFn.DEAD]
+
+    def _expand_unbounded(self, valid):
+        """Streaming: per-entry state and timers, merged per tick, applied by a
+        stateful per-stream step as the watermark passes each tick."""
+        spec = self.spec
+        stateful_merge = _stateful_tick_merge(self.tick_merge, valid.pipeline)
+        resolved = valid | "ResolveEntries" >> beam.ParDo(
+            _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed, per_stream=not stateful_merge)
+        ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
+            tuple[typing.Any, typing.Any]
+        ).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
+        merged = resolved.resolved
+        if stateful_merge:
+            merged = merged | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec)).with_input_types(
                 tuple[tuple[str, int], typing.Any]
             )
-            if _stateful_tick_merge(self.tick_merge, updates.pipeline):
-                merged = merged | "MergePerTick" >> beam.ParDo(_MergeTickFn(spec))
-            else:
-                merged = merged | "ByStream" >> beam.Map(lambda kv: (kv[0][0], (kv[1],))).with_output_types(
-                    tuple[str, typing.Any]
-                )
-        p = updates.pipeline
-        starts = (
+        p = valid.pipeline
+        inputs = [
+            merged,
             p
             | "DeclaredStreams" >> beam.Create([(s, _START) for s in spec.streams], reshuffle=False)
             | "StampStart"
             >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
                 tuple[str, typing.Any]
-            )
-        )
-        inputs = [merged, starts]
-        end_time = spec.end_time
-        if end_time is not None:
-            end_tick = spec.tick_of(end_time)
+            ),
+        ]
+        if spec.end_time is not None:
+            end_tick = spec.tick_of(spec.end_time)
             inputs.append(
                 p
                 | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams], reshuffle=False)
@@ -849,41 +925,15 @@ class _ReleaseDynamic(beam.PTransform):
                     tuple[str, typing.Any]
                 )
             )
-        elif bounded:
-            # the last tick with data, over all streams (the merged batches carry every
-            # validated update's tick, rejected ones included)
-            streams = spec.streams
-            inputs.append(
-                merged
-                | "LastTickOfStream" >> beam.Map(lambda kv: max((b.tick for b in kv[1]), default=0))
-                | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults()
-                | "EndMarkers"
-                >> beam.FlatMap(lambda t, ss=streams: [(s, (_END, t)) for s in ss]).with_output_types(
-                    tuple[str, typing.Any]
-                )
-            )
-        flat = inputs | "Flatten" >> beam.Flatten()
-        if bounded:
-            # every batch is known: one call per stream applies them all (no state, no timers)
-            release = (
-                flat
-                | "GroupByStream" >> beam.GroupByKey()
-                | "ReleaseStream"
-                >> beam.ParDo(
-                    _ReleaseBoundedStreamFn(
-                        spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs
-                    )
-                ).with_outputs(_ReleaseStreamFn.NODES, main="answers")
-            )
-        else:
-            release = flat | "ReleaseStream" >> beam.ParDo(
-                _ReleaseStreamFn(
-                    spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs
-                )
-            ).with_input_types(tuple[str, typing.Any]).with_outputs(_ReleaseStreamFn.NODES, main="answers")
-        outs = release
-        dead = (validated[_ValidateFn.DEAD], resolved["dead_letters"]) | "DeadLetters" >> beam.Flatten()
-        return {"answers": outs.answers, "nodes": outs[_ReleaseStreamFn.NODES], "dead_letters": dead}
+        release = (
+            inputs
+            | "Flatten" >> beam.Flatten()
+            | "ReleaseStream"
+            >> beam.ParDo(self._release_fn(_ReleaseStreamFn))
+            .with_input_types(tuple[str, typing.Any])
+            .with_outputs(_ReleaseStreamFn.NODES, main="answers")
+        )
+        return release, resolved[_ResolveEntriesFn.DEAD]
 
 
 class ReleaseFullyDynamic(_ReleaseDynamic):

@@ -111,6 +111,18 @@ class TickBatch:
     deletes: list = field(default_factory=list)
     n_updates: int = 0
 
+    @classmethod
+    def from_counts(cls, tick: int, inserts: dict, deletes: dict, n_updates: int) -> TickBatch:
+        """The batch of multisets ``inserts`` {item: count} and ``deletes``
+        {(item, insertion tick): count} (the form the Beam steps merge and ship:
+        a batch is order-free, so the multisets are all it holds)."""
+        return cls(
+            tick,
+            [item for item, c in inserts.items() for _ in range(c)],
+            [d for d, c in deletes.items() for _ in range(c)],
+            n_updates,
+        )
+
     def merge(self, other: TickBatch) -> TickBatch:
         if other.tick != self.tick:
             raise ValueError("only batches of the same tick merge")
