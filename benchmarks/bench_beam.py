@@ -10,9 +10,14 @@ pays). The DP pipeline runs ``ReleaseFullyDynamic`` (tuned profile, a count
 query, eps = 1). Wall time includes pipeline start-up. Batch reads the file with
 ReadFromText; the streaming BundleBased runner cannot run that splittable
 source, so both streaming pipelines get the same lines from Create. Peak RSS is
-the benchmark process (the runners here execute in-process).
+that of the run's process (the runners here execute in-process).
 
-Usage: python benchmarks/bench_beam.py [--updates 100000] [--large 1000000]
+Every run is a fresh interpreter (an earlier pipeline's garbage, caches and
+threads would otherwise slow the later ones: the DP pipeline ran last and paid
+for them); each pipeline runs ``--repeat`` times, interleaved with the others,
+and the table gives the median, the range, and the ratio run by run.
+
+Usage: python benchmarks/bench_beam.py [--updates 100000] [--large 1000000] [--repeat 3] [--modes batch,streaming]
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,41 +120,81 @@ def run_dp(path: Path, mode: str, last_time: float) -> float:
     return time.perf_counter() - t0
 
 
+PIPELINES = {"stream": "non-private count keyed by stream", "entry": "non-private count keyed by entry"}
+MODES = {
+    "batch": "FnApiRunner",
+    "batch-2proc": "FnApiRunner, 2 worker processes",
+    "streaming": "BundleBasedDirectRunner --streaming",
+}
+
+
+def run_one(path: Path, mode: str, pipeline: str, last: float) -> float:
+    return run_dp(path, mode, last) if pipeline == "dp" else run_baseline(path, mode, pipeline)
+
+
+def measure(path: Path, mode: str, pipeline: str, last: float) -> tuple[float, float]:
+    """One run in a fresh interpreter (no garbage, caches or threads left by an
+    earlier pipeline): (seconds, peak RSS in MB of that process)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", mode, pipeline, str(path), repr(last)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--updates", type=int, default=100_000)
     ap.add_argument("--large", type=int, default=1_000_000, help="updates for the bounded large run (0: skip)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each pipeline, interleaved (median reported)")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ", ".join(MODES))
+    ap.add_argument("--one", nargs=4, metavar=("MODE", "PIPELINE", "PATH", "LAST"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one:
+        mode, pipeline, path, last = args.one
+        t = run_one(Path(path), mode, pipeline, float(last))
+        print(f"{t:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "updates.jsonl"
         n, last = write_input(path, args.updates)
-        print(f"# bench_beam: {n} updates, one file, eps = 1 (tuned), count query\n")
+        print(f"# bench_beam: {n} updates, one file, eps = 1 (tuned), count query")
+        print(f"# each pipeline {args.repeat}x, interleaved, each run in a fresh process; median (min-max)\n")
         print("| runner | mode | pipeline | seconds | updates/s |")
         print("|---|---|---|---|---|")
-        for mode, runner in (
-            ("batch", "FnApiRunner"),
-            ("batch-2proc", "FnApiRunner, 2 worker processes"),
-            ("streaming", "BundleBasedDirectRunner --streaming"),
-        ):
-            ts = run_baseline(path, mode, "stream")
-            # the entry-keyed count takes ~1 min in batch (the SDK sizes every key's state): once is enough
-            te = run_baseline(path, mode, "entry") if mode != "batch-2proc" else None
-            td = run_dp(path, mode, last)
-            print(f"| {runner} | {mode} | non-private count keyed by stream | {ts:.1f} | {n / ts:,.0f} |", flush=True)
-            if te is not None:
-                row = f"| {runner} | {mode} | non-private count keyed by entry | {te:.1f} | {n / te:,.0f} |"
-                print(row, flush=True)
-            vs_entry = f", {te / td:.2f}x entry-keyed" if te is not None else ""
+        for mode in args.modes.split(","):
+            runner = MODES[mode]
+            # the entry-keyed count takes 1-1.5 min in batch (the SDK sizes every key's state): once is enough
+            pipelines = ["stream", "dp"] + ([] if mode == "batch-2proc" else ["entry"])
+            times: dict[str, list[float]] = {p: [] for p in pipelines}
+            for r in range(args.repeat):
+                for pipeline in pipelines:
+                    if pipeline == "entry" and r:
+                        continue
+                    times[pipeline].append(measure(path, mode, pipeline, last)[0])
+            med = {p: statistics.median(ts) for p, ts in times.items()}
+
+            def cell(ts):
+                m = statistics.median(ts)
+                spread = f" ({min(ts):.1f}-{max(ts):.1f})" if len(ts) > 1 else ""
+                return f"{m:.1f}{spread}"
+
+            for p in ("stream", "entry"):
+                if p in times:
+                    print(f"| {runner} | {mode} | {PIPELINES[p]} | {cell(times[p])} | {n / med[p]:,.0f} |")
+            ratios = ", ".join(f"{med[p] / med['dp']:.2f}x {p}-keyed" for p in ("stream", "entry") if p in med)
+            per_run = "/".join(f"{s / d:.2f}" for s, d in zip(times["stream"], times["dp"]))
             print(
-                f"| {runner} | {mode} | ReleaseFullyDynamic | {td:.1f} | {n / td:,.0f} "
-                f"({ts / td:.2f}x stream-keyed{vs_entry}) |",
+                f"| {runner} | {mode} | ReleaseFullyDynamic | {cell(times['dp'])} | {n / med['dp']:,.0f} "
+                f"({ratios}; per run vs stream-keyed: {per_run}) |",
                 flush=True,
             )
         if args.large:
             big = Path(tmp) / "large.jsonl"
             m, last_big = write_input(big, args.large)
-            td = run_dp(big, "batch", last_big)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            td, rss = measure(big, "batch", "dp", last_big)
             print(
                 f"\nBounded run, {m} updates, FnApiRunner: {td:.0f} s ({m / td:,.0f} updates/s), peak RSS {rss:.0f} MB"
             )

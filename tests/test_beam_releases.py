@@ -114,6 +114,8 @@ def test_batch_noise_off_exact_and_dead_letters():
         UpdateRecord(7.0, "truncate", "z", (0, 1), "a", 0),
         UpdateRecord(-1.0, "insert", "early", (0, 1), "a", 0),  # before tick 1 starts (origin 0)
         "not a record",
+        UpdateRecord(8.0, "delete", "e2", 7, "a", 0),  # a delete's item, if any, is a sequence
+        UpdateRecord(9.0, "insert", "y", (0, 1), "a", None),  # seq orders updates: an int
     ]
     spec = StreamSpec(streams=("a",), tick_seconds=10.0)
     expect = in_memory(recs, spec, CFG, NoiseSource.disabled())
@@ -130,7 +132,7 @@ def test_batch_noise_off_exact_and_dead_letters():
         cells = np.bincount([v[1] for v in live.values()], minlength=4) if live else np.zeros(4)
         assert est == ((float(len(live)),) if q == "n" else tuple(float(x) for x in cells))
     dead = ["unknown_entry", "duplicate_insert", "item_out_of_range", "undeclared_stream", "unknown_op"]
-    dead += ["before_origin", "malformed"]
+    dead += ["before_origin", "malformed", "malformed", "malformed"]
     run_batch(recs + bad, spec, RUNNERS["fnapi"], expect, dead, key=NoiseKey.disabled())
 
 

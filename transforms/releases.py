@@ -180,40 +180,46 @@ class _ValidateFn(beam.DoFn):
             self.n_valid = 0
 
     def process(self, rec):
-        reason = self._reason(rec)
+        reason, tick = self._check(rec)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
             yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
             return
         self.n_valid += 1
-        tick = self.spec.tick_of(rec.event_time)
         item = tuple(rec.item) if rec.item is not None else None
         # plain tuples of primitives: Beam encodes them without pickling
         yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time)))
 
-    def _reason(self, rec) -> str | None:
+    def _check(self, rec) -> tuple[str | None, int]:
+        """(rejection reason or None, the update's tick)."""
         if not isinstance(rec, UpdateRecord):
-            return "malformed"
+            return "malformed", 0
         if rec.stream not in self.streams:
-            return "undeclared_stream"
+            return "undeclared_stream", 0
         if rec.op not in OPS:
-            return "unknown_op"
+            return "unknown_op", 0
         if not isinstance(rec.entry_id, str) or not rec.entry_id:
-            return "malformed"
+            return "malformed", 0
         if not isinstance(rec.event_time, (int, float)) or not math.isfinite(rec.event_time):
-            return "malformed"
-        if self.spec.tick_of(rec.event_time) < 1:
-            return "before_origin"
-        if rec.op != "delete":
-            item = rec.item
-            if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):
-                return "malformed"
-            for v, d in zip(item, self.domain_sizes):
-                if isinstance(v, bool) or not isinstance(v, int):
-                    return "malformed"
-                if not 0 <= v < d:
-                    return "item_out_of_range"
-        return None
+            return "malformed", 0
+        if isinstance(rec.seq, bool) or not isinstance(rec.seq, int):  # it orders an entry's updates
+            return "malformed", 0
+        tick = self.spec.tick_of(rec.event_time)
+        if tick < 1:
+            return "before_origin", tick
+        item = rec.item
+        if rec.op == "delete":  # a delete's item is not used, but it is carried to dead letters
+            if item is not None and not isinstance(item, (tuple, list)):
+                return "malformed", tick
+            return None, tick
+        if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):
+            return "malformed", tick
+        for v, d in zip(item, self.domain_sizes):
+            if isinstance(v, bool) or not isinstance(v, int):
+                return "malformed", tick
+            if not 0 <= v < d:
+                return "item_out_of_range", tick
+        return None, tick
 
 
 # ---------------------------------------------------------------------------
