@@ -269,7 +269,7 @@ def test_aggregate_merge_is_split_invariant():
     fn.setup()
 
     def release(parts):
-        return [getattr(o, "value", o) for o in fn.process(("s", parts), end_tick=30)]
+        return [getattr(o, "value", o) for o in fn.process(("s", parts), [("s", 1)], end_tick=30)]
 
     inserts = [(t, i, {}, n) for t, i, _, n in aggs]  # (the deletes above name no real insertions)
     one = release([tuple((t, i, {}, n) for t, (i, _, n) in sorted(whole.items()))])

@@ -394,12 +394,12 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
 
     The accepted updates are summed per (stream, tick) over the bundle (the
     pre-aggregation a lifted combiner does, without a call per entry) and
-    leave at the end of the bundle as ``(stream, tick aggregates)``, with the
-    bundle's last tick on the ``last_tick`` output (rejected updates' ticks
-    included: the end of input covers them)."""
+    leave at the end of the bundle as ``(stream, tick aggregates)``, with
+    ``(stream, its last tick in the bundle)`` on the ``stream_ticks`` output
+    (rejected updates' ticks included: the end of input covers them)."""
 
     DEAD = "dead_letters"
-    LAST_TICK = "last_tick"
+    STREAM_TICKS = "stream_ticks"
 
     def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
         self.spec = spec
@@ -409,7 +409,7 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
         self.accepted = 0
-        self.last_tick = 0
+        self.last_tick = {}  # stream -> its last tick in the bundle
 
     def process(self, element):
         key, updates = element
@@ -421,8 +421,8 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         self.accepted += accepted
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
-        if ordered and ordered[-1][0] > self.last_tick:
-            self.last_tick = ordered[-1][0]
+        if ordered and ordered[-1][0] > self.last_tick.get(key[0], 0):
+            self.last_tick[key[0]] = ordered[-1][0]
 
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
@@ -432,11 +432,11 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         for stream, ticks in acc.items():
             aggs = tuple((t, ins, dele, n) for t, (ins, dele, n) in ticks.items())
             yield WindowedValue((stream, aggs), MIN_TIMESTAMP, (window.GlobalWindow(),))
-        if self.last_tick:
+        last, self.last_tick = self.last_tick, {}
+        for stream, tick in last.items():
             yield beam.pvalue.TaggedOutput(
-                self.LAST_TICK, WindowedValue(self.last_tick, MIN_TIMESTAMP, (window.GlobalWindow(),))
+                self.STREAM_TICKS, WindowedValue((stream, tick), MIN_TIMESTAMP, (window.GlobalWindow(),))
             )
-            self.last_tick = 0
 
 
 # After the registry, the accepted updates of one (stream, tick) travel as a
@@ -761,8 +761,20 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
     def setup(self):
         self.noise = self.noise_key.load()
 
-    def process(self, element, end_tick=None):
-        stream, parts = element  # tuples of tick aggregates, one per bundle of the registry step
+    def process(self, element, stream_ticks, end_tick=None):
+        """``element``: ``(stream, parts)`` (a tuple of tick aggregates per bundle of
+        the registry step), or a declared stream's name, released here only if it
+        had no data. ``stream_ticks``: ``(stream, last tick)`` per stream and
+        bundle; without ``end_tick`` (``spec.end_time``), the end is the last
+        tick over all of them (None: no data at all)."""
+        if isinstance(element, str):
+            if any(s == element for s, _ in stream_ticks):
+                return
+            stream, parts = element, ()
+        else:
+            stream, parts = element
+        if end_tick is None and stream_ticks:
+            end_tick = max(t for _, t in stream_ticks)
         parts = [p for p in parts if p]
         if len(parts) == 1:
             aggregates = parts[0]  # one bundle: one aggregate per tick already
@@ -852,11 +864,11 @@ class _ReleaseDynamic(beam.PTransform):
         )
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
         if updates.is_bounded and not streaming:
-            release, dead = self._expand_bounded(validated.valid)
+            answers, nodes, dead = self._expand_bounded(validated.valid)
         else:
-            release, dead = self._expand_unbounded(validated.valid)
+            answers, nodes, dead = self._expand_unbounded(validated.valid)
         dead = (validated[_ValidateFn.DEAD], dead) | "DeadLetters" >> beam.Flatten()
-        return {"answers": release.answers, "nodes": release[_ReleaseStreamFn.NODES], "dead_letters": dead}
+        return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
     def _release_fn(self, cls):
         return cls(self.spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs)
@@ -870,31 +882,30 @@ class _ReleaseDynamic(beam.PTransform):
             | "GroupByEntry" >> beam.GroupByKey()
             | "ResolveEntries"
             >> beam.ParDo(_ResolveEntriesBoundedFn(spec, self._domains, self.core_cls.deletions_allowed)).with_outputs(
-                _ResolveEntriesBoundedFn.DEAD, _ResolveEntriesBoundedFn.LAST_TICK, main="resolved"
+                _ResolveEntriesBoundedFn.DEAD, _ResolveEntriesBoundedFn.STREAM_TICKS, main="resolved"
             )
         )
-        # every declared stream is grouped, with or without data
-        # (same coder as the resolved aggregates: the runner then needs no extra stage for the flatten)
-        starts = valid.pipeline | "DeclaredStreams" >> beam.Create(
-            [(s, ()) for s in spec.streams], reshuffle=False
-        ).with_output_types(tuple[str, typing.Any])
-        grouped = (
-            (resolved.resolved, starts) | "WithDeclaredStreams" >> beam.Flatten() | "GroupByStream" >> beam.GroupByKey()
+        # one call per stream with data, after a GroupByKey; a declared stream without
+        # data is released from a Create of the declared streams (the FnApiRunner gives
+        # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
+        stream_ticks = beam.pvalue.AsList(resolved[_ResolveEntriesBoundedFn.STREAM_TICKS])
+        end_tick = spec.tick_of(spec.end_time) if spec.end_time is not None else None
+        fn = self._release_fn(_ReleaseBoundedStreamFn)
+        with_data = (
+            resolved.resolved
+            | "GroupByStream" >> beam.GroupByKey()
+            | "ReleaseStream"
+            >> beam.ParDo(fn, stream_ticks, end_tick).with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
-        if spec.end_time is not None:
-            end_tick = spec.tick_of(spec.end_time)
-        else:
-            # the last tick with data over all streams (the aggregates carry every
-            # validated update's tick, rejected ones included); None without data
-            end_tick = beam.pvalue.AsSingleton(
-                resolved[_ResolveEntriesBoundedFn.LAST_TICK]
-                | "LastTick" >> beam.CombineGlobally(lambda ticks: max(ticks, default=0)).without_defaults(),
-                default_value=None,
-            )
-        release = grouped | "ReleaseStream" >> beam.ParDo(
-            self._release_fn(_ReleaseBoundedStreamFn), end_tick
-        ).with_outputs(_ReleaseStreamFn.NODES, main="answers")
-        return release, resolved[_ResolveEntriesBoundedFn.DEAD]
+        idle = (
+            valid.pipeline
+            | "DeclaredStreams" >> beam.Create(list(spec.streams), reshuffle=False)
+            | "ReleaseIdleStreams"
+            >> beam.ParDo(fn, stream_ticks, end_tick).with_outputs(_ReleaseStreamFn.NODES, main="answers")
+        )
+        answers = (with_data.answers, idle.answers) | "Answers" >> beam.Flatten()
+        nodes = (with_data[_ReleaseStreamFn.NODES], idle[_ReleaseStreamFn.NODES]) | "Nodes" >> beam.Flatten()
+        return answers, nodes, resolved[_ResolveEntriesBoundedFn.DEAD]
 
     def _expand_unbounded(self, valid):
         """Streaming: per-entry state and timers, merged per tick, applied by a
@@ -939,7 +950,7 @@ class _ReleaseDynamic(beam.PTransform):
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
-        return release, resolved[_ResolveEntriesFn.DEAD]
+        return release.answers, release[_ReleaseStreamFn.NODES], resolved[_ResolveEntriesFn.DEAD]
 
 
 class ReleaseFullyDynamic(_ReleaseDynamic):
