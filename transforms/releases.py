@@ -26,11 +26,11 @@ Bounded input in a batch pipeline (``PCollection.is_bounded``, not
 ``--streaming``): every entry's updates are known, so the registry step is a
 GroupByKey per (stream, entry id) resolved once in (tick, seq) order and
 summed per (stream, tick) over each bundle (a combiner's lifted
-pre-aggregation, done in the registry step), then a GroupByKey per stream
-(every declared stream enters it, with or without data) and a plain DoFn that
-merges a stream's aggregates and applies them in one call, with the end tick
-as a side input. Same releases; no per-update state, and no state or timers
-at all in the per-stream step.
+pre-aggregation, done in the registry step), then a GroupByKey per stream and
+a plain DoFn that merges a stream's aggregates and applies them in one call;
+declared streams without data are released by the same DoFn from a Create,
+and each stream's last tick is a side input (the end tick). Same releases; no
+per-update state, and no state or timers at all in the per-stream step.
 
 Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
 entry's updates of tick k are resolved when the watermark passes the tick's end
