@@ -227,6 +227,33 @@ class _ValidateFn(beam.DoFn):
 # ---------------------------------------------------------------------------
 
 
+# After the registry, the accepted updates of one (stream, tick) travel as a
+# *tick aggregate*, a plain tuple ``(tick, inserts, deletes, n_updates)``:
+# ``inserts`` {item: count}, ``deletes`` {(item, insertion tick): count}. A
+# tick's batch is order-free (the core histograms its items), so the multisets
+# are all it needs. Dicts, tuples and ints are encoded by Beam's
+# FastPrimitivesCoder without pickling, and counting instead of listing keeps
+# the merges and shuffles small when items repeat (a count query has one item).
+
+
+def _aggregates(acc: dict) -> tuple:
+    """The tick aggregates of ``acc`` (tick -> [inserts, deletes, n]), in tick order."""
+    return tuple((t, ins, dele, n) for t, (ins, dele, n) in sorted(acc.items()))
+
+
+def _fold(acc: dict, key, inserts: dict, deletes: dict, n: int) -> None:
+    """``acc[key]``: ``[inserts, deletes, n_updates]``, summed in place (merging
+    k aggregates stays linear in their sizes)."""
+    cur = acc.get(key)
+    if cur is None:
+        acc[key] = [dict(inserts), dict(deletes), n]
+        return
+    for into, add in ((cur[0], inserts), (cur[1], deletes)):
+        for k, c in add.items():
+            into[k] = into.get(k, 0) + c
+    cur[2] += n
+
+
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
 _TICK_SEQ = operator.itemgetter(0, 1)  # the order of an entry's updates
 
@@ -320,13 +347,17 @@ class _ResolveEntriesFn(beam.DoFn):
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
+        self.accepted = 0
 
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
+        if self.accepted:  # one metric update per bundle, not per entry
+            _UPDATES_ACCEPTED.inc(self.accepted)
+            self.accepted = 0
         lateness = self.spec.lateness_ticks
         glob = (window.GlobalWindow(),)
         for stream, ticks in acc.items():
-            aggs = [(t, ins, dele, n) for t, (ins, dele, n) in sorted(ticks.items())]
+            aggs = _aggregates(ticks)
             if self.per_stream:  # stamped with its earliest tick's resolution time
                 yield WindowedValue((stream, tuple(aggs)), self.spec.tick_end(aggs[0][0] + lateness), glob)
             else:
@@ -371,8 +402,7 @@ class _ResolveEntriesFn(beam.DoFn):
         if acc is None:
             acc = self.acc[stream] = {}
         state, _, dead, accepted = _resolve_entry(state, key, now, self.domain_sizes, self.deletions_allowed, acc)
-        if accepted:
-            _UPDATES_ACCEPTED.inc(accepted)
+        self.accepted += accepted
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
         if state is None and not later:
@@ -430,35 +460,13 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
             _UPDATES_ACCEPTED.inc(self.accepted)
             self.accepted = 0
         for stream, ticks in acc.items():
-            aggs = tuple((t, ins, dele, n) for t, (ins, dele, n) in ticks.items())
+            aggs = _aggregates(ticks)
             yield WindowedValue((stream, aggs), MIN_TIMESTAMP, (window.GlobalWindow(),))
         last, self.last_tick = self.last_tick, {}
         for stream, tick in last.items():
             yield beam.pvalue.TaggedOutput(
                 self.STREAM_TICKS, WindowedValue((stream, tick), MIN_TIMESTAMP, (window.GlobalWindow(),))
             )
-
-
-# After the registry, the accepted updates of one (stream, tick) travel as a
-# *tick aggregate*, a plain tuple ``(tick, inserts, deletes, n_updates)``:
-# ``inserts`` {item: count}, ``deletes`` {(item, insertion tick): count}. A
-# tick's batch is order-free (the core histograms its items), so the multisets
-# are all it needs. Dicts, tuples and ints are encoded by Beam's
-# FastPrimitivesCoder without pickling, and counting instead of listing keeps
-# the merges and shuffles small when items repeat (a count query has one item).
-
-
-def _fold(acc: dict, key, inserts: dict, deletes: dict, n: int) -> None:
-    """``acc[key]``: ``[inserts, deletes, n_updates]``, summed in place (merging
-    k aggregates stays linear in their sizes)."""
-    cur = acc.get(key)
-    if cur is None:
-        acc[key] = [dict(inserts), dict(deletes), n]
-        return
-    for into, add in ((cur[0], inserts), (cur[1], deletes)):
-        for k, c in add.items():
-            into[k] = into.get(k, 0) + c
-    cur[2] += n
 
 
 # ---------------------------------------------------------------------------
@@ -727,6 +735,8 @@ def _apply_in_order(core, aggregates, noise):
     merged: dict[int, list] = {}
     first = core.partitioner.last_tick + 1
     for tick, ins, dele, n in aggregates:
+        if not (n or ins or dele):  # nothing accepted: nothing to apply
+            continue
         if tick < first:
             Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
             tick = first
@@ -783,7 +793,7 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
             for aggs in parts:
                 for agg in aggs:
                     _fold(acc, *agg)
-            aggregates = [(t, ins, dele, n) for t, (ins, dele, n) in acc.items()]
+            aggregates = _aggregates(acc)
         core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
         results = _apply_in_order(core, aggregates, self.noise)
         lateness = self.spec.lateness_ticks
