@@ -815,10 +815,11 @@ TICK_MERGES = ("auto", "stateful", "bundle")
 def _stateful_tick_merge(choice: str, pipeline) -> bool:
     """Whether the streaming path merges each tick in a stateful step.
 
-    ``bundle``: the per-bundle pre-merge only. Exact on the DirectRunner, whose
-    timer firings that are due together are delivered in one bundle per
-    transform, so a tick's batches leave the pre-merge as one; elsewhere the
-    per-stream step would then merge per-entry batches itself. ``stateful``:
+    ``bundle``: the registry step's per-bundle sums only. Exact on the
+    DirectRunner, whose timer firings that are due together are delivered in
+    one bundle per transform, so a tick leaves the registry step as one
+    aggregate; elsewhere the per-stream step would then merge many small
+    aggregates itself. ``stateful``:
     the per-(stream, tick) merge as well (every runner). ``auto``: ``bundle``
     on the DirectRunner, ``stateful`` on any other runner. The releases are the
     same either way (the per-stream step merges whatever arrives for a tick)."""
