@@ -37,17 +37,25 @@ class ConfigError(ValueError):
     """An invalid configuration; the message names the key and what is allowed."""
 
 
+class MissingTimeError(ConfigError):
+    """A bounded run without its public origin or end (the CLI adds the input's
+    first and last times to the message, for the operator to copy)."""
+
+
 _SUBSCRIPTION = re.compile(r"^projects/[^/]+/subscriptions/[^/]{3,255}$")
 _TOPIC = re.compile(r"^projects/[^/]+/topics/[^/]{3,255}$")
 
 
 @dataclass(frozen=True)
 class SinkConfig:
-    """One sink. ``file``: ``releases*``, ``nodes*`` and ``dead_letters*`` files
-    under ``path`` (in streaming, one set of files per ``window_seconds`` of
-    event time). ``pubsub``: releases to ``topic``, node outputs to
-    ``nodes_topic`` and dead letters to ``dead_letter_topic`` (each optional
-    but the first), one JSON message per record."""
+    """One sink. ``file``: ``releases*`` and ``nodes*`` files (the differentially
+    private outputs) under ``path``, and ``dead_letters*`` plus the release
+    manifest under ``confidential_path`` (default: the sibling folder
+    ``<path>-confidential``; never the releases' folder: dead letters hold raw
+    records). In streaming, one set of files per ``window_seconds`` of event
+    time. ``pubsub``: releases to ``topic``, node outputs to ``nodes_topic``
+    and dead letters to ``dead_letter_topic`` (each optional but the first),
+    one JSON message per record."""
 
     type: str
     path: str | None = None
@@ -56,6 +64,7 @@ class SinkConfig:
     topic: str | None = None
     nodes_topic: str | None = None
     dead_letter_topic: str | None = None
+    confidential_path: str | None = None
 
     @property
     def takes_dead_letters(self) -> bool:
@@ -180,6 +189,8 @@ class PipelineConfig:
     source_format: str
     sinks: tuple = field(default_factory=tuple)  # of SinkConfig
     origin: float = 0.0
+    end: float | None = None  # the release's public end (event time, exclusive); required for files
+    release_id: str | None = None  # None: a new release (random id) at every launch
     source_type: str = "file"
     subscription: str | None = None
     timestamp_attribute: str | None = None
@@ -204,15 +215,33 @@ class PipelineConfig:
         return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
 
     def dynamic_config(self) -> DynamicConfig:
-        """The core configuration: the update-level budget whose guarantee for the
-        configured privacy unit is within the configured target."""
-        budget = self.privacy_unit.update_level_budget(self.target_budget())
+        """The core configuration: the configured target budget for the configured
+        privacy unit (the core spends the update-level budget whose group
+        guarantee is the target, and enforces the unit's mutation limit)."""
         return DynamicConfig(
             tuple(q.query_set() for q in self.queries),
-            budget,
+            self.target_budget(),
             profile=self.profile,
             beta=self.beta,
             max_segments=self.horizon if self.mechanism == "fully_dynamic" and self.profile == "tuned" else None,
+            unit=self.privacy_unit,
+        )
+
+    def release_digest(self) -> str:
+        """A digest of everything that defines the release (privacy, time, streams,
+        mechanism, queries and their encodings), not of where data comes from or
+        goes to: mixed into the release identity that keys the noise, and
+        recorded in the release manifest."""
+        from transforms.core.noise import config_digest
+
+        return config_digest(
+            "pipeline-config-v1",
+            (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise),
+            (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
+            (self.origin, self.end),
+            (self.stream_field, self.stream_keys),
+            (self.mechanism, self.profile, self.counter, self.horizon, self.beta),
+            self.queries,
         )
 
 
@@ -225,9 +254,17 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     priv = raw.get("privacy") or {}
     _unknown(
         priv,
-        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key"),
+        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key", "release_id"),
         "privacy",
     )
+    release_id = priv.get("release_id")
+    if release_id is not None and (
+        not isinstance(release_id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{8,128}", release_id)
+    ):
+        raise ConfigError(
+            "privacy.release_id: must be 8 to 128 letters, digits, '_', '.' or '-' (omit it for a new release); "
+            f"got {release_id!r}"
+        )
     rho = priv.get("rho")
     if rho is not None:
         rho = _number(rho, "privacy.rho", positive=True)
@@ -248,7 +285,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError(f"privacy.disable_noise: must be true or false; got {disable!r}")
 
     tm = raw.get("time") or {}
-    _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy", "origin"), "time")
+    _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy", "origin", "end"), "time")
     ticks = tm.get("ticks", False)
     if not isinstance(ticks, bool):
         raise ConfigError(f"time.ticks: must be true or false; got {ticks!r}")
@@ -256,6 +293,17 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     lateness = _number(tm.get("allowed_lateness", 0), "time.allowed_lateness", nonneg=True)
     late_policy = _choice(tm.get("late_policy", "current"), LATE_POLICIES, "time.late_policy")
     origin = _origin(tm["origin"], "time.origin") if tm.get("origin") is not None else (1.0 if ticks else 0.0)
+    end = None
+    if tm.get("end") is not None:
+        if ticks:  # the last tick, inclusive (ticks are numbered from 1)
+            last = tm["end"]
+            if isinstance(last, bool) or not isinstance(last, int) or last < 1:
+                raise ConfigError(f"time.end: with time.ticks, the last tick (an integer >= 1); got {last!r}")
+            end = float(last) + 1.0
+        else:
+            end = _origin(tm["end"], "time.end")
+            if not end > origin:
+                raise ConfigError(f"time.end: must be after time.origin ({origin}); got {end}")
 
     st = raw.get("streams") or {}
     _unknown(st, ("field", "keys"), "streams")
@@ -321,6 +369,15 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     sformat = "jsonl"
     if stype == "file":
         _unknown(src, ("type", "path", "format"), "source")
+        missing = [k for k in (() if ticks else ("origin",)) + ("end",) if tm.get(k) is None]
+        if missing:
+            raise MissingTimeError(
+                f"time.{' and time.'.join(missing)}: required for a file (bounded) source: the release's schedule "
+                "runs from time.origin (tick 1) to time.end and must be public configuration, never derived from "
+                "the data (epoch seconds or an ISO-8601 date-time such as 2026-11-22T00:00:00Z"
+                + (", or with time.ticks the last tick" if ticks else "")
+                + ")"
+            )
         spath = _req(src, "path", "source")
         sformat = _choice(src.get("format", "jsonl"), SOURCE_FORMATS, "source.format")
         if base_dir is not None and not Path(spath).is_absolute():
@@ -358,13 +415,25 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             raise ConfigError(f"{path}: must be a mapping")
         skind = _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
         if skind == "file":
-            _unknown(sk, ("type", "path", "format", "window_seconds"), path)
+            _unknown(sk, ("type", "path", "format", "window_seconds", "confidential_path"), path)
+            out_path = str(_req(sk, "path", path))
+            conf = sk.get("confidential_path")
+            if conf is None:
+                conf = out_path.rstrip("/") + "-confidential/"
+            elif not isinstance(conf, str) or not conf:
+                raise ConfigError(f"{path}.confidential_path: must be a non-empty path; got {conf!r}")
+            if Path(conf.rstrip("/")) == Path(out_path.rstrip("/")):
+                raise ConfigError(
+                    f"{path}.confidential_path: must differ from {path}.path: dead letters hold raw records and "
+                    "must never sit beside the differentially private releases"
+                )
             sinks.append(
                 SinkConfig(
                     "file",
-                    path=str(_req(sk, "path", path)),
+                    path=out_path,
                     format=_choice(sk.get("format", "jsonl"), SINK_FORMATS, f"{path}.format"),
                     window_seconds=_number(sk.get("window_seconds", 60), f"{path}.window_seconds", positive=True),
+                    confidential_path=conf,
                 )
             )
             continue
@@ -414,6 +483,8 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         source_format=sformat,
         sinks=tuple(sinks),
         origin=origin,
+        end=end,
+        release_id=release_id,
         source_type=stype,
         subscription=subscription,
         timestamp_attribute=ts_attr,

@@ -21,6 +21,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -37,8 +38,9 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Duration
 
-from pipelines.config import ConfigError, PipelineConfig, SinkConfig, load_config
+from pipelines.config import ConfigError, MissingTimeError, PipelineConfig, SinkConfig, load_config
 from transforms.core.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import (
     NAMESPACE,
@@ -324,12 +326,29 @@ def noise_key_for(cfg: PipelineConfig, local: bool = True) -> NoiseKey:
         # a local run without a configured key: a fresh one-off key from the OS
         # CSPRNG (releases cannot be recomputed later; set the variable to reuse one)
         os.environ[where] = os.urandom(32).hex()
-        print(f"note: {where} is not set; using a fresh one-off noise key", file=sys.stderr)
+        print(
+            f"WARNING: {where} is not set; using a fresh one-off noise key. Its releases cannot be recomputed, "
+            "and every run on the same data is a NEW release that spends a new budget: publishing several runs "
+            "lets anyone average their noise away (the budgets of separate releases add up).",
+            file=sys.stderr,
+        )
     return NoiseKey.from_env(where)
 
 
-def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
-    """Wire source -> parse -> release -> sinks into ``p``; returns the sink paths."""
+def release_identity(cfg: PipelineConfig) -> ReleaseIdentity:
+    """The release this launch makes: ``privacy.release_id`` (to reproduce or
+    continue a release) or a new random id, with the configuration's digest.
+    Decided here, at launch, from configuration only; it is fixed in the
+    pipeline graph, so retries and restores of this job redraw the same noise."""
+    digest = cfg.release_digest()
+    return ReleaseIdentity(cfg.release_id, digest) if cfg.release_id else ReleaseIdentity.new(digest)
+
+
+def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, release: ReleaseIdentity | None = None):
+    """Wire source -> parse -> release -> sinks into ``p``; returns the sink paths.
+
+    ``release``: the release identity (default :func:`release_identity`)."""
+    release = release if release is not None else release_identity(cfg)
     header = None
     if cfg.source_type == "pubsub":
         messages = p | "ReadPubSub" >> beam.io.ReadFromPubSub(
@@ -355,23 +374,28 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
         origin=cfg.origin,
         late_policy=cfg.late_policy,
         allowed_lateness=cfg.allowed_lateness,
+        end_time=cfg.end,
     )
     transform_cls = TRANSFORMS[cfg.mechanism]
     if transform_cls is CountContinually:
-        transform = CountContinually(cfg.dynamic_config(), spec, noise_key, counter=cfg.counter, horizon=cfg.horizon)
+        transform = CountContinually(
+            cfg.dynamic_config(), spec, noise_key, counter=cfg.counter, horizon=cfg.horizon, release=release
+        )
     else:
-        transform = transform_cls(cfg.dynamic_config(), spec, noise_key)
+        transform = transform_cls(cfg.dynamic_config(), spec, noise_key, release=release)
     out = parsed.records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
     out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
     written = []
     for i, sink in enumerate(cfg.sinks):
+        # the differentially private outputs go to sink.path; dead letters (raw
+        # records: confidential operator data) to sink.confidential_path, apart
         outputs = (
-            ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release", sink.topic),
-            ("nodes", out["nodes"], _node_dict, "node", sink.nodes_topic),
-            ("dead_letters", dead, _dead_dict, "dead_letter", sink.dead_letter_topic),
+            ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release", sink.topic, sink.path),
+            ("nodes", out["nodes"], _node_dict, "node", sink.nodes_topic, sink.path),
+            ("dead_letters", dead, _dead_dict, "dead_letter", sink.dead_letter_topic, sink.confidential_path),
         )
-        for name, pcoll, to_dict, schema, topic in outputs:
+        for name, pcoll, to_dict, schema, topic, base in outputs:
             if sink.type == "pubsub":
                 if topic is not None:
                     (
@@ -383,18 +407,18 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey):
                     written.append(topic)
                 continue
             records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
-            written.append(_write_files(records, sink, name, schema, f"{name}{i}", cfg.streaming))
+            written.append(_write_files(records, sink, base, name, schema, f"{name}{i}", cfg.streaming))
     return written
 
 
-def _write_files(records, sink: SinkConfig, name: str, schema: str, label: str, streaming: bool) -> str:
+def _write_files(records, sink: SinkConfig, base: str, name: str, schema: str, label: str, streaming: bool) -> str:
     """Write dicts as ``{path}/{name}*.jsonl`` or ``.avro``; returns the glob.
 
     Bounded input: one set of shards. Streaming: the records are grouped into
     fixed windows of ``window_seconds`` of event time, one file per window and
     firing (a late firing gets its own ``-pN`` file, so nothing is dropped)."""
     suffix = ".avro" if sink.format == "avro" else ".jsonl"
-    prefix = str(Path(sink.path) / name)
+    prefix = str(Path(base) / name)
     if not streaming:
         if sink.format == "avro":
             records | f"Write{label}" >> beam.io.WriteToAvro(prefix, schema=_schema(schema), file_name_suffix=suffix)
@@ -413,7 +437,7 @@ def _write_files(records, sink: SinkConfig, name: str, schema: str, label: str, 
     )
     file_sink = _AvroFileSink(_schema(schema)) if sink.format == "avro" else _JsonFileSink()
     windowed | f"Write{label}" >> fileio.WriteToFiles(
-        path=sink.path, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
+        path=base, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
     )
     return prefix + "*" + suffix
 
@@ -461,25 +485,144 @@ class _AvroFileSink(fileio.FileSink):
         self._writer.flush()
 
 
-def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
+MANIFEST = "release_manifest.json"
+
+
+def _input_fingerprint(cfg: PipelineConfig) -> str | None:
+    """A digest of a file source's input (names and contents of local files;
+    names, sizes and modification times of remote ones). It is derived from the
+    data, so it lives in the confidential folder only. None for Pub/Sub."""
+    if cfg.source_type != "file":
+        return None
+    from apache_beam.io.filesystems import FileSystems
+
+    h = hashlib.sha256(b"dpdyn-input-v1")
+    try:
+        metas = sorted(FileSystems.match([cfg.source_path])[0].metadata_list, key=lambda m: m.path)
+    except Exception:  # noqa: BLE001 - an unmatched glob: the pipeline reports it
+        metas = []
+    for m in metas:
+        h.update(m.path.encode() + b"\0" + str(m.size_in_bytes).encode() + b"\0")
+        if os.path.isfile(m.path):
+            with open(m.path, "rb") as fh:
+                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        else:
+            h.update(str(getattr(m, "last_updated_in_seconds", "")).encode())
+    return h.hexdigest()
+
+
+def release_manifest(cfg: PipelineConfig, release: ReleaseIdentity) -> dict:
+    """What this release is: its id, its configuration's digest, its input and
+    its budget (per declared stream, in the configured unit)."""
+    budget = cfg.target_budget()
+    return {
+        "release_id": release.release_id,
+        "config_digest": release.config_digest,
+        "input_fingerprint": _input_fingerprint(cfg),
+        "mechanism": cfg.mechanism,
+        "streams": list(cfg.streams),
+        "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
+        "privacy_unit": cfg.unit if cfg.unit == "update" else f"entry (max {cfg.max_mutations_per_entry} mutations)",
+        "noise": "disabled (NOT private)" if cfg.disable_noise else "on",
+        "note": "budgets of separate releases add up: a new release id spends a new budget",
+    }
+
+
+def check_and_write_manifest(cfg: PipelineConfig, release: ReleaseIdentity) -> list[str]:
+    """Write the release manifest into every file sink's confidential folder.
+
+    A manifest already there with the same release id but another
+    configuration or input means a release id reused on different data or
+    settings, which would give two releases the same noise: refused with
+    :class:`ConfigError` before anything runs. The same id, configuration and
+    input is a replay (identical outputs) and is allowed. Returns the paths."""
+    from apache_beam.io.filesystems import FileSystems
+
+    manifest = release_manifest(cfg, release)
+    paths = []
+    for sink in cfg.sinks:
+        if sink.type != "file":
+            continue
+        path = FileSystems.join(sink.confidential_path, MANIFEST)
+        if FileSystems.exists(path):
+            with FileSystems.open(path) as fh:
+                try:
+                    old = json.loads(fh.read().decode("utf-8"))
+                except ValueError:
+                    old = {}
+            if old.get("release_id") == release.release_id:
+                for key, what in (("config_digest", "configuration"), ("input_fingerprint", "input")):
+                    if old.get(key) != manifest[key]:
+                        raise ConfigError(
+                            f"privacy.release_id: release {release.release_id} was already made with another {what} "
+                            f"(see {path}); reusing a release id on other data or settings would give two releases "
+                            "the same noise. Omit privacy.release_id for a new release (it spends a new budget)"
+                        )
+        FileSystems.mkdirs(sink.confidential_path) if not FileSystems.exists(sink.confidential_path) else None
+        with FileSystems.create(path) as fh:
+            fh.write(json.dumps(manifest, indent=2).encode() + b"\n")
+        paths.append(path)
+    return paths
+
+
+def input_time_range(config_path: str) -> tuple[float, float] | None:
+    """The first and last event times of a local file source (for the operator
+    to copy into ``time.origin`` / ``time.end``; never used by the pipeline)."""
+    import yaml
+
+    try:
+        raw = yaml.safe_load(Path(config_path).read_text())
+        src, tm = raw.get("source") or {}, raw.get("time") or {}
+        pattern, fmt, field = src.get("path"), src.get("format", "jsonl"), tm.get("field", "time")
+        files = sorted(glob.glob(pattern)) if isinstance(pattern, str) else []
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        return None
+    lo = hi = None
+    for f in files:
+        try:
+            if fmt == "avro":
+                import fastavro
+
+                with open(f, "rb") as fh:
+                    values = [r.get(field) for r in fastavro.reader(fh)]
+            elif fmt == "csv":
+                with open(f, newline="") as fh:
+                    values = [r.get(field) for r in csv.DictReader(fh)]
+            else:
+                values = []
+                with open(f) as fh:
+                    for line in fh:
+                        try:
+                            d = json.loads(line)
+                        except ValueError:
+                            continue
+                        values.append(d.get(field) if isinstance(d, dict) else None)
+        except (OSError, ValueError):
+            continue
+        for v in values:
+            try:
+                t = float(v)
+            except (TypeError, ValueError):
+                continue
+            if t == t and abs(t) != float("inf"):
+                lo = t if lo is None else min(lo, t)
+                hi = t if hi is None else max(hi, t)
+    return None if lo is None else (lo, hi)
+
+
+def _summary(result, written, cfg: PipelineConfig, seconds: float, release: ReleaseIdentity | None = None) -> str:
     counters = {}
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
     dists = {d.key.metric.name: d.committed for d in result.metrics().query()["distributions"]}
-    lines = [
-        f"records read:        {counters.get('records_read', 0)}",
-        f"updates accepted:    {counters.get('updates_accepted', 0)}",
-    ]
-    dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
-    lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
-    dups = counters.get("duplicates_dropped", 0)
-    if cfg.streaming:
-        lines.append(f"duplicates dropped:  {dups}")
+    lines = []
+    if release is not None:
+        lines.append(
+            f"release id:          {release.release_id}"
+            + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
+        )
     released = counters.get("releases_written", 0)
-    closed = counters.get("segments_closed", 0)
-    lines.append(
-        f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
-    )
     lines.append(f"releases written:    {released}")
     spent = dists.get("budget_spent_written_micro")
     if spent is not None and spent.count:
@@ -490,6 +633,23 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float) -> str:
             f"budget spent:        {unit} {spent.max / 1e6:.4f} of {cap:.4f} per stream (update level; "
             f"privacy unit '{cfg.unit}', target {cfg.target_budget()})"
         )
+    lines.append(
+        "operator data below: exact counts, NOT differentially private (confidential; never publish them "
+        "beside the releases):"
+    )
+    lines += [
+        f"records read:        {counters.get('records_read', 0)}",
+        f"updates accepted:    {counters.get('updates_accepted', 0)}",
+    ]
+    dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
+    lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
+    dups = counters.get("duplicates_dropped", 0)
+    if cfg.streaming:
+        lines.append(f"duplicates dropped:  {dups}")
+    closed = counters.get("segments_closed", 0)
+    lines.append(
+        f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
+    )
     if cfg.streaming:
         lines.append(
             "note: the DirectRunner's streaming mode under-reports these metrics (Beam 2.77 counts only the "
@@ -516,11 +676,36 @@ def main(argv=None) -> int:
         default=None,
         help="override time.origin (epoch seconds), e.g. for a local replay with pipelines.pubsub_tool",
     )
+    ap.add_argument(
+        "--release-id",
+        default=None,
+        help="override privacy.release_id: continue or reproduce that release (a Dataflow --update or a Flink "
+        "restore of a streaming job must pass the id of the job it replaces); default: a new release",
+    )
     args, beam_args = ap.parse_known_args(argv)
     try:
         cfg = load_config(args.config)
         if args.origin is not None:
             cfg = dataclasses.replace(cfg, origin=args.origin)
+        if args.release_id is not None:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]{8,128}", args.release_id):
+                raise ConfigError("--release-id: must be 8 to 128 letters, digits, '_', '.' or '-'")
+            cfg = dataclasses.replace(cfg, release_id=args.release_id)
+        if "--update" in beam_args and not cfg.release_id:
+            raise ConfigError(
+                "--update replaces a running job: pass its release id (--release-id or privacy.release_id), or the "
+                "updated job would draw new noise for the same release"
+            )
+    except MissingTimeError as e:
+        span = input_time_range(args.config)
+        hint = ""
+        if span is not None:
+            hint = (
+                f"\nthe input's event times run from {span[0]!r} to {span[1]!r} (shown for you to decide; the "
+                "pipeline never uses them)"
+            )
+        print(f"configuration error: {e}{hint}", file=sys.stderr)
+        return 2
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
@@ -543,9 +728,16 @@ def main(argv=None) -> int:
     if not _PROGRESS.handlers:
         _PROGRESS.addHandler(_StderrHandler())
         _PROGRESS.setLevel(logging.INFO)
+    release = release_identity(cfg)
+    try:
+        check_and_write_manifest(cfg, release)
+    except ConfigError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
+    print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
-    written = build_pipeline(p, cfg, key)
+    written = build_pipeline(p, cfg, key, release)
     result = p.run()
     if cfg.streaming and not local:
         print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
@@ -565,7 +757,7 @@ def main(argv=None) -> int:
         stopper.join(2)
     else:
         result.wait_until_finish()
-    print(_summary(result, written, cfg, time.perf_counter() - t0))
+    print(_summary(result, written, cfg, time.perf_counter() - t0, release))
     return 0
 
 

@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from transforms.core import DynamicConfig, PureDP, QuerySet
 from transforms.core.dynamic import FullyDynamicRelease, TwoStreamBaseline
-from transforms.core.noise import NoiseSource
+from transforms.core.noise import NoiseSource, ReleaseIdentity
 from transforms.core.registry import Update
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import (
@@ -30,6 +30,12 @@ from transforms.releases import (
 
 KEY_HEX = bytes(range(32)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
+REL = ReleaseIdentity("test-release-0001")
+
+
+def noise_of(transform, key_hex=KEY_HEX):
+    """The in-memory noise source of a transform's release (same key, same release)."""
+    return NoiseSource.from_hex(key_hex).for_release(transform.release)
 
 
 def workload(streams=("a", "b"), n=300, seed=0):
@@ -53,9 +59,9 @@ def workload(streams=("a", "b"), n=300, seed=0):
 
 def in_memory(records, spec, cfg, noise, core_cls=FullyDynamicRelease):
     """The reference: the core driven tick by tick, then to the first close at or
-    after the end tick (the configured end, else the last tick with data)."""
+    after the configured end tick."""
     out = []
-    end = spec.tick_of(spec.end_time) if spec.end_time is not None else max(spec.tick_of(r.event_time) for r in records)
+    end = spec.end_tick
     for s in spec.streams:
         core = core_cls(cfg, stream=s)
         mine = sorted((r for r in records if r.stream == s), key=lambda r: (spec.tick_of(r.event_time), r.seq))
@@ -71,13 +77,17 @@ def in_memory(records, spec, cfg, noise, core_cls=FullyDynamicRelease):
 
 
 def run_batch(records, spec, options, expect_answers, expect_dead, transform=ReleaseFullyDynamic, key=None):
+    """``expect_answers``: a list, or a function of the transform (its release)."""
     key = key or NoiseKey.fixed(KEY_HEX)
+    t = transform(CFG, spec, key, release=REL)
+    if callable(expect_answers):
+        expect_answers = expect_answers(t)
     with beam.Pipeline(options=options) as p:
         out = (
             p
             | beam.Create(records)
             | beam.Map(lambda r: beam.window.TimestampedValue(r, getattr(r, "event_time", 0.0)))
-            | transform(CFG, spec, key)
+            | t
         )
         answers = out["answers"] | "Key" >> beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect_answers), label="CheckAnswers")
@@ -97,9 +107,13 @@ RUNNERS = {
 def test_batch_equals_in_memory_core(runner):
     """Same updates, same key: the transform's releases are exactly the core's."""
     recs = workload()
-    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0)
-    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
-    assert any(a[0] == "idle" for a in expect)  # a stream with no data still releases on schedule
+    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0, end_time=250.0)
+
+    def expect(t):
+        out = in_memory(recs, spec, CFG, noise_of(t))
+        assert any(a[0] == "idle" for a in out)  # a stream with no data still releases on schedule
+        return out
+
     run_batch(recs, spec, RUNNERS[runner], expect, [])
 
 
@@ -116,8 +130,9 @@ def test_batch_noise_off_exact_and_dead_letters():
         "not a record",
         UpdateRecord(8.0, "delete", "e2", 7, "a", 0),  # a delete's item, if any, is a sequence
         UpdateRecord(9.0, "insert", "y", (0, 1), "a", None),  # seq orders updates: an int
+        UpdateRecord(500.0, "insert", "after", (0, 1), "a", 0),  # after the configured end
     ]
-    spec = StreamSpec(streams=("a",), tick_seconds=10.0)
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=200.0)
     expect = in_memory(recs, spec, CFG, NoiseSource.disabled())
     events = sorted(recs, key=lambda r: (spec.tick_of(r.event_time), r.seq))
     for _, tick, _, q, est in expect:  # the reference itself is exact with noise off
@@ -132,26 +147,29 @@ def test_batch_noise_off_exact_and_dead_letters():
         cells = np.bincount([v[1] for v in live.values()], minlength=4) if live else np.zeros(4)
         assert est == ((float(len(live)),) if q == "n" else tuple(float(x) for x in cells))
     dead = ["unknown_entry", "duplicate_insert", "item_out_of_range", "undeclared_stream", "unknown_op"]
-    dead += ["before_origin", "malformed", "malformed", "malformed"]
+    dead += ["before_origin", "malformed", "malformed", "malformed", "after_end"]
     run_batch(recs + bad, spec, RUNNERS["fnapi"], expect, dead, key=NoiseKey.disabled())
 
 
-def test_batch_end_counts_the_tick_of_a_rejected_last_update():
-    """Bounded input ends at the last tick with data, rejected updates included:
-    a final unknown-entry delete far after everything else moves every stream's
-    last release to the first close at or after its tick, as in the core."""
+def test_bounded_end_is_the_configured_end_and_required():
+    """The end of a bounded release is configuration: a late update on another
+    stream (or a rejected one) changes no stream's releases; without an end the
+    transform refuses to build."""
     recs = workload(n=120, seed=4)
-    late = UpdateRecord(recs[-1].event_time + 400.0, "delete", "ghost", None, "b", 0)
-    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=1.0)
-    expect = in_memory(recs + [late], spec, CFG, NoiseSource(bytes.fromhex(KEY_HEX)))
-    assert max(t for _, t, _, _, _ in expect) >= spec.tick_of(late.event_time)
-    run_batch(recs + [late], spec, RUNNERS["fnapi"], expect, ["unknown_entry"])
+    spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=1.0, end_time=200.0)
+    late = UpdateRecord(190.0, "delete", "ghost", None, "b", 0)
+    run_batch(
+        recs + [late], spec, RUNNERS["fnapi"], lambda t: in_memory(recs, spec, CFG, noise_of(t)), ["unknown_entry"]
+    )
+    with pytest.raises(ValueError, match="bounded input needs a configured end"):
+        with beam.Pipeline(options=RUNNERS["fnapi"]) as p:
+            _ = p | beam.Create(recs) | ReleaseFullyDynamic(CFG, StreamSpec(streams=("a",)), NoiseKey.disabled())
 
 
 def test_two_stream_baseline_transform_equals_core():
     recs = workload(streams=("a",), n=150, seed=3)
-    spec = StreamSpec(streams=("a",), tick_seconds=4.0)
-    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX), TwoStreamBaseline)
+    spec = StreamSpec(streams=("a",), tick_seconds=4.0, end_time=200.0)
+    expect = lambda t: in_memory(recs, spec, CFG, noise_of(t), TwoStreamBaseline)  # noqa: E731
     run_batch(recs, spec, RUNNERS["fnapi"], expect, [], transform=ReleaseTwoStreamBaseline)
 
 
@@ -188,10 +206,11 @@ def test_streaming_teststream_matches_core_with_disorder_and_gaps(tick_merge):
         wm += spec.tick_seconds / 4
         stream = stream.advance_watermark_to(wm)
     stream = stream.advance_watermark_to_infinity()
-    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
+    t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge=tick_merge, release=REL)
+    expect = in_memory(recs, spec, CFG, noise_of(t))
     assert any(a[1] * spec.tick_seconds > 100 for a in expect)  # closes after the data, on schedule
     with beam.Pipeline(options=streaming_options()) as p:
-        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge=tick_merge)
+        out = p | stream | t
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
     names = {t.unique_name for t in p.to_runner_api().components.transforms.values()}
@@ -219,8 +238,10 @@ def test_streaming_late_update_dead_lettered_under_policy():
         _ResolveEntriesFn(StreamSpec(), (1, 4), True),
         _MergeTickFn(StreamSpec()),
         _ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
-        _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
-        _ReleaseBoundedStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True),
+        _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True, release=REL),
+        _ReleaseBoundedStreamFn(
+            StreamSpec(end_time=100.0), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True, release=REL
+        ),
     ],
     ids=lambda f: type(f).__name__,
 )
@@ -265,11 +286,18 @@ def test_aggregate_merge_is_split_invariant():
         assert dele == sum((Counter(a[2]) for a in mine), Counter())
         assert n == sum(a[3] for a in mine)
 
-    fn = _ReleaseBoundedStreamFn(StreamSpec(tick_seconds=1.0), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True)
+    fn = _ReleaseBoundedStreamFn(
+        StreamSpec(tick_seconds=1.0, end_time=30.0),
+        CFG,
+        FullyDynamicRelease,
+        NoiseKey.fixed(KEY_HEX),
+        True,
+        release=REL,
+    )
     fn.setup()
 
     def release(parts):
-        return [getattr(o, "value", o) for o in fn.process(("s", parts), [("s", 1)], end_tick=30)]
+        return [getattr(o, "value", o) for o in fn.process(("s", parts), ["s"])]
 
     inserts = [(t, i, {}, n) for t, i, _, n in aggs]  # (the deletes above name no real insertions)
     one = release([tuple((t, i, {}, n) for t, (i, _, n) in sorted(whole.items()))])
@@ -295,7 +323,9 @@ def test_metrics_are_reported():
         p
         | beam.Create(recs)
         | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
-        | ReleaseFullyDynamic(CFG, StreamSpec(streams=("a",), tick_seconds=5.0), NoiseKey.fixed(KEY_HEX))
+        | ReleaseFullyDynamic(
+            CFG, StreamSpec(streams=("a",), tick_seconds=5.0, end_time=250.0), NoiseKey.fixed(KEY_HEX)
+        )
     )
     result = p.run()
     result.wait_until_finish()
@@ -312,9 +342,10 @@ def test_count_continually_equals_core_every_tick():
     from transforms.releases import CountContinually
 
     recs = [UpdateRecord(float(3 * i), "insert", f"e{i}", (0, i % 4), "a", i) for i in range(40)]
-    spec = StreamSpec(streams=("a",), tick_seconds=10.0)
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=120.0)
     core = ContinualCountRelease(CFG, stream="a", counter="honaker", horizon=64)
-    noise = NoiseSource.from_hex(KEY_HEX)
+    tr = CountContinually(CFG, spec, NoiseKey.fixed(KEY_HEX), counter="honaker", horizon=64, release=REL)
+    noise = noise_of(tr)
     by_tick = {}
     for r in recs:
         by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
@@ -323,12 +354,7 @@ def test_count_continually_equals_core_every_tick():
         res = core.process_tick(t, ups, noise)
         expect += [(a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate)) for a in res.answers]
     with beam.Pipeline(options=RUNNERS["fnapi"]) as p:
-        out = (
-            p
-            | beam.Create(recs)
-            | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
-            | CountContinually(CFG, spec, NoiseKey.fixed(KEY_HEX), counter="honaker", horizon=64)
-        )
+        out = p | beam.Create(recs) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time)) | tr
         got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(got, equal_to(expect))
     with pytest.raises(ValueError, match="needs horizon"):
@@ -377,9 +403,10 @@ def test_streaming_out_of_order_within_allowed_lateness_changes_nothing():
         wm += 2.5
         stream = stream.advance_watermark_to(wm)
     stream = stream.advance_watermark_to_infinity()
-    expect = in_memory(recs, spec, CFG, NoiseSource.from_hex(KEY_HEX))
+    t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=REL)
+    expect = in_memory(recs, spec, CFG, noise_of(t))
     with beam.Pipeline(options=streaming_options()) as p:
-        out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX))
+        out = p | stream | t
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
         assert_that(out["dead_letters"], equal_to([]), label="NoDead")

@@ -59,8 +59,17 @@ def test_demo_config_is_valid():
             "source.subscription: must be projects/PROJECT/subscriptions/NAME",
         ),
         (
-            lambda c: c.update(source={"type": "pubsub", "subscription": _SUB}),
+            lambda c: (c["time"].pop("origin"), c.update(source={"type": "pubsub", "subscription": _SUB})),
             "time.origin: required with a pubsub source",
+        ),
+        (lambda c: c["time"].pop("end"), "time.end: required for a file (bounded) source"),
+        (lambda c: c["time"].pop("origin"), "time.origin: required for a file (bounded) source"),
+        (lambda c: c["time"].update(end=-5), "time.end: must be after time.origin"),
+        (lambda c: c["time"].update(ticks=True, end=2.5), "time.end: with time.ticks, the last tick"),
+        (lambda c: c["privacy"].update(release_id="a b"), "privacy.release_id: must be 8 to 128 letters"),
+        (
+            lambda c: c["sinks"][0].update(confidential_path="output"),
+            "sinks[0].confidential_path: must differ from sinks[0].path",
         ),
         (
             lambda c: (c["time"].update(origin=0), c.update(source={"type": "pubsub", "subscription": _SUB, "x": 1})),
@@ -99,6 +108,7 @@ def test_invalid_settings_name_the_key(mutate, message):
 def test_time_origin_and_pubsub_settings():
     raw = copy.deepcopy(DEMO)
     raw["time"]["origin"] = "2026-11-22T00:00:00Z"
+    raw["time"].pop("end")  # a streaming release may run until cancelled
     raw["source"] = {"type": "pubsub", "subscription": _SUB, "timestamp_attribute": "ts", "id_attribute": "uid"}
     raw["sinks"] = [{"type": "pubsub", "topic": _TOPIC, "nodes_topic": _TOPIC, "dead_letter_topic": _TOPIC}]
     cfg = parse_config(raw)
@@ -167,7 +177,10 @@ def test_cli_end_to_end_noise_off_exact(tmp_path, capsys):
     assert "NOT differentially private" in captured.err
     assert "records read:        305" in captured.out
     releases = [json.loads(x) for f in (tmp_path / "out").glob("releases*.jsonl") for x in f.read_text().splitlines()]
-    dead = [json.loads(x) for f in (tmp_path / "out").glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
+    assert not list((tmp_path / "out").glob("dead_letters*"))  # never beside the releases
+    conf = tmp_path / "out-confidential"
+    dead = [json.loads(x) for f in conf.glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
+    assert json.loads((conf / "release_manifest.json").read_text())["noise"].startswith("disabled")
     assert sorted(d["reason"] for d in dead) == sorted(
         ["unparseable", "unknown_op", "unknown_entry", "undeclared_stream", "item_out_of_range"]
     )
@@ -269,7 +282,7 @@ def test_csv_and_avro_sources_and_avro_sinks_give_the_same_releases(tmp_path, ca
     )
     assert sorted(avro_rel) == jsonl_rel
     assert list((tmp_path / "out_avro_sink").glob("nodes*.avro")) and list(
-        (tmp_path / "out_avro_sink").glob("dead_letters*.avro")
+        (tmp_path / "out_avro_sink-confidential").glob("dead_letters*.avro")
     )
 
 
@@ -324,6 +337,7 @@ def test_pipeline_constructs_for_deploy_targets(tmp_path, args, pubsub, monkeypa
     if pubsub:
         raw["privacy"]["disable_noise"] = False
         raw["time"]["origin"] = "2026-11-22T00:00:00Z"
+        raw["time"].pop("end")
         raw["source"] = {"type": "pubsub", "subscription": _SUB, "timestamp_attribute": "ts", "id_attribute": "uid"}
         raw["sinks"] = [{"type": "pubsub", "topic": _TOPIC, "nodes_topic": _TOPIC, "dead_letter_topic": _TOPIC}]
     cfg = parse_config(raw)

@@ -205,7 +205,11 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     th.join(5)
     out = capsys.readouterr().out
     releases = [json.loads(x) for f in (tmp_path / "out").glob("releases*.jsonl") for x in f.read_text().splitlines()]
-    dead = [json.loads(x) for f in (tmp_path / "out").glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
+    dead = [
+        json.loads(x)
+        for f in (tmp_path / "out-confidential").glob("dead_letters*.jsonl")
+        for x in f.read_text().splitlines()
+    ]
     assert sorted(d["reason"] for d in dead) == ["item_out_of_range", "unparseable"], dead
     assert {(r["stream"], r["tick"]) for r in releases} >= {("eu", 16), ("us", 16)}, sorted(
         {(r["stream"], r["tick"]) for r in releases}

@@ -80,6 +80,7 @@ from transforms.core.dynamic import (
     InsertionOnlyRelease,
     TwoStreamBaseline,
 )
+from transforms.core.noise import ReleaseIdentity, config_digest
 from transforms.core.registry import DELETE, INSERT, OPS, TickBatch, Update, resolve
 from transforms.records import DeadLetter, NodeRecord, NoiseKey, ReleaseRecord, UpdateRecord
 
@@ -104,8 +105,14 @@ class StreamSpec:
         ``current`` tick. (A tick batch that reaches a stream after the stream
         has released that tick is always applied at the stream's next tick:
         its registry effect has happened, so dropping it would corrupt state.)
-      end_time: event time after which no more releases are made; for bounded
-        input the default is the end of the last tick with data.
+      end_time: the configured, public end of the release (event time,
+        exclusive): the last released tick is the last one that starts before
+        ``end_time`` (so an end inside a tick is rounded up to the end of that
+        tick); updates of later ticks are dead-lettered (``after_end``).
+        Required for bounded input: the end of a release must never be
+        derived from the data (the last tick with data is data, and a release
+        schedule that depends on it leaks with probability 1).
+        Optional for unbounded input (the release then runs until cancelled).
       allowed_lateness: seconds an update may arrive behind the watermark and
         still count as on time (rounded up to whole ticks, L). Tick k is
         resolved when the watermark passes the end of tick k + L, so releases
@@ -128,6 +135,8 @@ class StreamSpec:
             raise ValueError(f"tick_seconds must be > 0, got {self.tick_seconds}")
         if self.late_policy not in LATE_POLICIES:
             raise ValueError(f"late_policy must be one of {', '.join(LATE_POLICIES)}; got {self.late_policy!r}")
+        if self.end_time is not None and not self.end_time > self.origin:
+            raise ValueError(f"end_time ({self.end_time}) must be after origin ({self.origin})")
 
     @property
     def lateness_ticks(self) -> int:
@@ -136,6 +145,13 @@ class StreamSpec:
 
     def tick_of(self, event_time: float) -> int:
         return int(math.floor((event_time - self.origin) / self.tick_seconds)) + 1
+
+    @property
+    def end_tick(self) -> int | None:
+        """The last released tick (public: from ``end_time``), or None."""
+        if self.end_time is None:
+            return None
+        return max(1, int(math.ceil((self.end_time - self.origin) / self.tick_seconds - 1e-9)))
 
     def tick_end(self, tick: int) -> Timestamp:
         """Event time at which tick ``tick`` is over (start of tick + 1)."""
@@ -169,6 +185,7 @@ class _ValidateFn(beam.DoFn):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.streams = frozenset(spec.streams)
+        self.end_tick = spec.end_tick
         self.validated = Metrics.counter(NAMESPACE, "updates_validated")
 
     def start_bundle(self):
@@ -207,6 +224,8 @@ class _ValidateFn(beam.DoFn):
         tick = self.spec.tick_of(rec.event_time)
         if tick < 1:
             return "before_origin", tick
+        if self.end_tick is not None and tick > self.end_tick:
+            return "after_end", tick
         item = rec.item
         if rec.op == "delete":  # a delete's item is not used, but it is carried to dead letters
             if item is not None and not isinstance(item, (tuple, list)):
@@ -274,7 +293,7 @@ def _plain_item(item, domain_sizes) -> bool:
     return True
 
 
-def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed, into=None):
+def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):
     """Resolve one entry's updates, given in (tick, seq) order, from ``state``.
 
     Returns the new state, the accepted updates as tick aggregates (tick ->
@@ -289,16 +308,17 @@ def _resolve_entry(state, key, updates, domain_sizes, deletions_allowed, into=No
     dead = []
     entry_id = key[1]
     plain_id = type(entry_id) is str and bool(entry_id)
+    unlimited = max_mutations is None
     accepted = 0
     for value in updates:
         tick, _, op, item, _ = value
         if plain_id and op == INSERT and state is None and _plain_item(item, domain_sizes):
-            state, ins, dele, n = (item, tick), item, None, 1
-        elif plain_id and op == DELETE and state is not None and deletions_allowed:
-            state, ins, dele, n = None, None, state, 1
+            state, ins, dele, n = (item, tick, 1), item, None, 1
+        elif plain_id and unlimited and op == DELETE and state is not None and deletions_allowed:
+            state, ins, dele, n = None, None, (state[0], state[1]), 1
         else:
             new, ins, dele, n, reason = resolve(
-                state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed
+                state, Update(op, entry_id, item), tick, domain_sizes, deletions_allowed, max_mutations
             )
             if reason:
                 Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
@@ -339,11 +359,19 @@ class _ResolveEntriesFn(beam.DoFn):
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
     DEAD = "dead_letters"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool, per_stream: bool = True):
+    def __init__(
+        self,
+        spec: StreamSpec,
+        domain_sizes: tuple,
+        deletions_allowed: bool,
+        per_stream: bool = True,
+        max_mutations: int | None = None,
+    ):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
         self.per_stream = per_stream
+        self.max_mutations = max_mutations
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
@@ -401,13 +429,16 @@ class _ResolveEntriesFn(beam.DoFn):
         acc = self.acc.get(stream)
         if acc is None:
             acc = self.acc[stream] = {}
-        state, _, dead, accepted = _resolve_entry(state, key, now, self.domain_sizes, self.deletions_allowed, acc)
+        state, _, dead, accepted = _resolve_entry(
+            state, key, now, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
+        )
         self.accepted += accepted
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
         if state is None and not later:
             # a deleted entry with nothing pending keeps no state: registry state is
-            # O(live entries), not O(all entries ever seen)
+            # O(live entries), not O(all entries ever seen) (with a mutation limit a
+            # deleted entry keeps its tombstone, which is not None)
             meta.clear()
         else:
             nxt = later[0][0] if later else None
@@ -425,21 +456,24 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
     The accepted updates are summed per (stream, tick) over the bundle (the
     pre-aggregation a lifted combiner does, without a call per entry) and
     leave at the end of the bundle as ``(stream, tick aggregates)``, with
-    ``(stream, its last tick in the bundle)`` on the ``stream_ticks`` output
-    (rejected updates' ticks included: the end of input covers them)."""
+    the names of the streams the bundle saw on the ``streams_seen`` output (so
+    that a declared stream without data is released from the declared list
+    instead; the end of a bounded release is configured, never taken from
+    the data)."""
 
     DEAD = "dead_letters"
-    STREAM_TICKS = "stream_ticks"
+    STREAMS_SEEN = "streams_seen"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool):
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool, max_mutations=None):
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
+        self.max_mutations = max_mutations
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
         self.accepted = 0
-        self.last_tick = {}  # stream -> its last tick in the bundle
+        self.seen = set()  # streams of this bundle
 
     def process(self, element):
         key, updates = element
@@ -447,12 +481,13 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         acc = self.acc.get(key[0])
         if acc is None:
             acc = self.acc[key[0]] = {}
-        _, _, dead, accepted = _resolve_entry(None, key, ordered, self.domain_sizes, self.deletions_allowed, acc)
+        _, _, dead, accepted = _resolve_entry(
+            None, key, ordered, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
+        )
         self.accepted += accepted
         for d in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, d)
-        if ordered and ordered[-1][0] > self.last_tick.get(key[0], 0):
-            self.last_tick[key[0]] = ordered[-1][0]
+        self.seen.add(key[0])
 
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
@@ -462,10 +497,10 @@ class _ResolveEntriesBoundedFn(beam.DoFn):
         for stream, ticks in acc.items():
             aggs = _aggregates(ticks)
             yield WindowedValue((stream, aggs), MIN_TIMESTAMP, (window.GlobalWindow(),))
-        last, self.last_tick = self.last_tick, {}
-        for stream, tick in last.items():
+        seen, self.seen = self.seen, set()
+        for stream in seen:
             yield beam.pvalue.TaggedOutput(
-                self.STREAM_TICKS, WindowedValue((stream, tick), MIN_TIMESTAMP, (window.GlobalWindow(),))
+                self.STREAMS_SEEN, WindowedValue(stream, MIN_TIMESTAMP, (window.GlobalWindow(),))
             )
 
 
@@ -583,6 +618,7 @@ class _ReleaseStreamFn(beam.DoFn):
         noise_key: NoiseKey,
         emit_nodes: bool,
         core_kwargs: dict | None = None,
+        release: ReleaseIdentity | None = None,
     ):
         self.spec = spec
         self.core_kwargs = dict(core_kwargs or {})
@@ -590,11 +626,15 @@ class _ReleaseStreamFn(beam.DoFn):
         self.core_cls = core_cls
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
+        self.release = _required_release(release)
         self.noise = None
         self.emitted = 0
 
     def setup(self):
-        self.noise = self.noise_key.load()
+        # the release's own noise: the key AND the release identity fixed in the
+        # graph at construction (retries of this job redraw the same noise, any
+        # other release draws independent noise)
+        self.noise = self.noise_key.load().for_release(self.release)
 
     def _core(self, stream, state):
         core = state.read()
@@ -758,33 +798,36 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
     NODES = "nodes"
     PROGRESS_EVERY = 1000
 
-    def __init__(self, spec, config, core_cls, noise_key, emit_nodes, core_kwargs=None):
+    def __init__(self, spec, config, core_cls, noise_key, emit_nodes, core_kwargs=None, release=None):
+        if spec.end_tick is None:
+            raise ValueError(_BOUNDED_END)
         self.spec = spec
         self.config = config
         self.core_cls = core_cls
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
         self.core_kwargs = dict(core_kwargs or {})
+        self.release = _required_release(release)
         self.noise = None
         self.emitted = 0
 
     def setup(self):
-        self.noise = self.noise_key.load()
+        self.noise = self.noise_key.load().for_release(self.release)  # see _ReleaseStreamFn.setup
 
-    def process(self, element, stream_ticks, end_tick=None):
+    def process(self, element, streams_seen):
         """``element``: ``(stream, parts)`` (a tuple of tick aggregates per bundle of
         the registry step), or a declared stream's name, released here only if it
-        had no data. ``stream_ticks``: ``(stream, last tick)`` per stream and
-        bundle; without ``end_tick`` (``spec.end_time``), the end is the last
-        tick over all of them (None: no data at all)."""
+        had no data (``streams_seen``: the streams with data). Every stream is
+        released up to the configured end tick (``spec.end_time``): the
+        partitioning keeps closing segments on schedule, and the last release is
+        the first close at or after the end tick (a close decided by the
+        configuration and the sparse vector's noisy outputs only)."""
         if isinstance(element, str):
-            if any(s == element for s, _ in stream_ticks):
+            if element in set(streams_seen):
                 return
             stream, parts = element, ()
         else:
             stream, parts = element
-        if end_tick is None and stream_ticks:
-            end_tick = max(t for _, t in stream_ticks)
         parts = [p for p in parts if p]
         if len(parts) == 1:
             aggregates = parts[0]  # one bundle: one aggregate per tick already
@@ -796,17 +839,26 @@ class _ReleaseBoundedStreamFn(beam.DoFn):
             aggregates = _aggregates(acc)
         core = self.core_cls(self.config, stream=stream, emit_nodes=self.emit_nodes, **self.core_kwargs)
         results = _apply_in_order(core, aggregates, self.noise)
+        end_tick = self.spec.end_tick
+        if end_tick > core.partitioner.last_tick:
+            results.append(core.advance(end_tick, self.noise))
+        while not (core.closed and core.partitioner.prev_close >= end_tick):
+            results.append(core.advance(core.next_close, self.noise))
         lateness = self.spec.lateness_ticks
-        if end_tick is not None:
-            upto = max([end_tick] + [a[0] for a in aggregates])
-            if upto > core.partitioner.last_tick:
-                results.append(core.advance(upto, self.noise))
-            while not (core.closed and core.partitioner.prev_close >= end_tick):
-                results.append(core.advance(core.next_close, self.noise))
-        else:  # no data and no end: every scheduled close inside Beam's time range
-            while self.spec.tick_end(min(core.next_close, _MAX_TICK) + 1 + lateness) < _MAX_TS:
-                results.append(core.advance(core.next_close, self.noise))
         yield from _emit(self, core, results, lambda tick: self.spec.tick_end(tick + 1 + lateness))
+
+
+_BOUNDED_END = (
+    "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "
+    "of a release is public configuration; deriving it from the data (its last time) would make the release "
+    "schedule depend on the data"
+)
+
+
+def _required_release(release):
+    if not isinstance(release, ReleaseIdentity):
+        raise TypeError("the release DoFns need the ReleaseIdentity the transform fixed at construction")
+    return release
 
 
 TICK_MERGES = ("auto", "stateful", "bundle")
@@ -847,6 +899,7 @@ class _ReleaseDynamic(beam.PTransform):
         label: str | None = None,
         core_kwargs: dict | None = None,
         tick_merge: str = "auto",
+        release: ReleaseIdentity | None = None,
     ):
         super().__init__(label)
         self.core_kwargs = dict(core_kwargs or {})
@@ -862,11 +915,23 @@ class _ReleaseDynamic(beam.PTransform):
                 "a noise key source is required: NoiseKey.from_env(...) or from_file(...) in production, "
                 "NoiseKey.fixed(...) or NoiseKey.disabled() in tests"
             )
+        if release is not None and not isinstance(release, ReleaseIdentity):
+            raise TypeError("release must be a transforms.core.ReleaseIdentity (or None for a new release)")
         self.config = config
         self.spec = spec
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
         self._domains = tuple(q.mechanism(config.noise_kind).domain_size for q in config.queries)
+        # The release identity keys all noise of this transform. It is fixed here, at
+        # pipeline construction, so it travels in the graph: retried bundles (and a
+        # restored or updated job given the same id) redraw the same noise, while any
+        # other release on the same key draws independent noise. A new id is random
+        # (os.urandom), never derived from data; the digest covers everything that
+        # defines the release, so a reused id with another configuration differs too.
+        base = release if release is not None else ReleaseIdentity.new()
+        self.release = base.with_digest(
+            config_digest(type(self).__name__, self.core_cls.__name__, config, spec, sorted(self.core_kwargs.items()))
+        )
 
     def expand(self, updates):
         spec = self.spec
@@ -875,6 +940,8 @@ class _ReleaseDynamic(beam.PTransform):
         )
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
         if updates.is_bounded and not streaming:
+            if spec.end_tick is None:
+                raise ValueError(_BOUNDED_END)
             answers, nodes, dead = self._expand_bounded(validated.valid)
         else:
             answers, nodes, dead = self._expand_unbounded(validated.valid)
@@ -882,7 +949,15 @@ class _ReleaseDynamic(beam.PTransform):
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
     def _release_fn(self, cls):
-        return cls(self.spec, self.config, self.core_cls, self.noise_key, self.emit_nodes, core_kwargs=self.core_kwargs)
+        return cls(
+            self.spec,
+            self.config,
+            self.core_cls,
+            self.noise_key,
+            self.emit_nodes,
+            core_kwargs=self.core_kwargs,
+            release=self.release,
+        )
 
     def _expand_bounded(self, valid):
         """All input is known: resolve each entry once, group per stream, and
@@ -892,27 +967,26 @@ class _ReleaseDynamic(beam.PTransform):
             valid
             | "GroupByEntry" >> beam.GroupByKey()
             | "ResolveEntries"
-            >> beam.ParDo(_ResolveEntriesBoundedFn(spec, self._domains, self.core_cls.deletions_allowed)).with_outputs(
-                _ResolveEntriesBoundedFn.DEAD, _ResolveEntriesBoundedFn.STREAM_TICKS, main="resolved"
-            )
+            >> beam.ParDo(
+                _ResolveEntriesBoundedFn(
+                    spec, self._domains, self.core_cls.deletions_allowed, self.config.max_mutations
+                )
+            ).with_outputs(_ResolveEntriesBoundedFn.DEAD, _ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
         )
         # one call per stream with data, after a GroupByKey; a declared stream without
         # data is released from a Create of the declared streams (the FnApiRunner gives
         # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
-        stream_ticks = beam.pvalue.AsList(resolved[_ResolveEntriesBoundedFn.STREAM_TICKS])
-        end_tick = spec.tick_of(spec.end_time) if spec.end_time is not None else None
+        seen = beam.pvalue.AsList(resolved[_ResolveEntriesBoundedFn.STREAMS_SEEN])
         fn = self._release_fn(_ReleaseBoundedStreamFn)
         with_data = (
             resolved.resolved
             | "GroupByStream" >> beam.GroupByKey()
-            | "ReleaseStream"
-            >> beam.ParDo(fn, stream_ticks, end_tick).with_outputs(_ReleaseStreamFn.NODES, main="answers")
+            | "ReleaseStream" >> beam.ParDo(fn, seen).with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
         idle = (
             valid.pipeline
             | "DeclaredStreams" >> beam.Create(list(spec.streams), reshuffle=False)
-            | "ReleaseIdleStreams"
-            >> beam.ParDo(fn, stream_ticks, end_tick).with_outputs(_ReleaseStreamFn.NODES, main="answers")
+            | "ReleaseIdleStreams" >> beam.ParDo(fn, seen).with_outputs(_ReleaseStreamFn.NODES, main="answers")
         )
         answers = (with_data.answers, idle.answers) | "Answers" >> beam.Flatten()
         nodes = (with_data[_ReleaseStreamFn.NODES], idle[_ReleaseStreamFn.NODES]) | "Nodes" >> beam.Flatten()
@@ -924,7 +998,13 @@ class _ReleaseDynamic(beam.PTransform):
         spec = self.spec
         stateful_merge = _stateful_tick_merge(self.tick_merge, valid.pipeline)
         resolved = valid | "ResolveEntries" >> beam.ParDo(
-            _ResolveEntriesFn(spec, self._domains, self.core_cls.deletions_allowed, per_stream=not stateful_merge)
+            _ResolveEntriesFn(
+                spec,
+                self._domains,
+                self.core_cls.deletions_allowed,
+                per_stream=not stateful_merge,
+                max_mutations=self.config.max_mutations,
+            )
         ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
             tuple[typing.Any, typing.Any]
         ).with_outputs(_ResolveEntriesFn.DEAD, main="resolved")
@@ -944,7 +1024,7 @@ class _ReleaseDynamic(beam.PTransform):
             ),
         ]
         if spec.end_time is not None:
-            end_tick = spec.tick_of(spec.end_time)
+            end_tick = spec.end_tick
             inputs.append(
                 p
                 | "EndMarkers" >> beam.Create([(s, (_END, end_tick)) for s in spec.streams], reshuffle=False)
@@ -1015,6 +1095,7 @@ class CountContinually(_ReleaseDynamic):
         horizon=None,
         label=None,
         tick_merge="auto",
+        release=None,
     ):
         if counter not in COUNTER_NAMES:
             raise ValueError(f"unknown counter {counter!r}; choose one of {', '.join(COUNTER_NAMES)}")
@@ -1028,4 +1109,5 @@ class CountContinually(_ReleaseDynamic):
             label=label,
             core_kwargs={"counter": counter, "horizon": horizon},
             tick_merge=tick_merge,
+            release=release,
         )

@@ -32,7 +32,7 @@ from .dynamic import (
     TwoStreamBaseline,
 )
 from .errors import NoiseProfile
-from .noise import NoiseSource, discrete_gaussian, discrete_laplace
+from .noise import NoiseSource, ReleaseIdentity, discrete_gaussian, discrete_laplace
 from .partition import InfinitePartitioner, PartitionParams
 from .pmw import PMWMechanism
 from .registry import Rejection, Update
@@ -66,6 +66,7 @@ __all__ = [
     "PrivacyUnit",
     "PureDP",
     "Release",
+    "ReleaseIdentity",
     "Scope",
     "SeriesSplit",
     "StaticMechanism",

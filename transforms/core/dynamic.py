@@ -45,6 +45,7 @@ from .accounting import (
     Budget,
     BudgetExceededError,
     Ledger,
+    PrivacyUnit,
     PureDP,
     Scope,
     SeriesSplit,
@@ -231,11 +232,17 @@ class DynamicConfig:
 
     Args:
       queries: the query sets (each answered by its own static black box).
-      budget: the total budget of one stream (PureDP, ApproxDP or ZCDP).
+      budget: the total budget of one stream (PureDP, ApproxDP or ZCDP), as a
+        guarantee for ``unit``.
       profile: ``paper`` or ``tuned``.
       beta: failure probability of the reported error bounds and partitioning.
       max_segments: tuned only: a declared horizon on the number of segments
         (levels are then budgeted uniformly; releases stop after it).
+      unit: the privacy unit ``budget`` is stated for. ``PrivacyUnit.update()``
+        (the seeds' relation) spends ``budget`` at update level;
+        ``PrivacyUnit.entry(k)`` spends the update-level budget whose group
+        guarantee over ``2k - 1`` updates is ``budget``, and the registry
+        rejects an entry's mutations past ``k`` (``constraint_exceeded``).
     """
 
     queries: tuple[QuerySet, ...]
@@ -244,6 +251,7 @@ class DynamicConfig:
     beta: float = 0.05
     max_segments: int | None = None
     eta: float = 0.5
+    unit: PrivacyUnit = PrivacyUnit()
 
     def __post_init__(self):
         if not self.queries:
@@ -259,6 +267,8 @@ class DynamicConfig:
             raise ValueError("max_segments is a tuned-profile horizon and must be >= 1")
         if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)):
             raise ValueError("budget must be PureDP, ApproxDP or ZCDP")
+        if not isinstance(self.unit, PrivacyUnit):
+            raise ValueError("unit must be a PrivacyUnit (PrivacyUnit.update() or PrivacyUnit.entry(k))")
         if self.profile == "paper" and isinstance(self.budget, ZCDP):
             raise ValueError(
                 "the paper profile uses Laplace noise: give a PureDP or ApproxDP budget, or use profile tuned"
@@ -282,11 +292,22 @@ class DynamicConfig:
         return "gaussian" if self.gaussian else "laplace"
 
     @property
+    def update_budget(self) -> Budget:
+        """The update-level budget whose guarantee for ``unit`` is ``budget``."""
+        return self.unit.update_level_budget(self.budget)
+
+    @property
+    def max_mutations(self) -> int | None:
+        """The per-entry mutation limit the registry enforces (entry-level unit)."""
+        return self.unit.max_mutations if self.unit.kind == "entry" else None
+
+    @property
     def ledger_budget(self) -> Budget:
-        """The budget in the ledger's currency."""
+        """The update-level budget in the ledger's currency."""
+        b = self.update_budget
         if self.gaussian:
-            return self.budget if isinstance(self.budget, ZCDP) else ZCDP(rho_for_approx(self.budget))
-        return self.budget
+            return b if isinstance(b, ZCDP) else ZCDP(rho_for_approx(b))
+        return b
 
     def split(self) -> tuple[float, Budget]:
         """(partitioning epsilon, tree budget)."""
@@ -400,7 +421,9 @@ class SegmentedRelease(_TickDriven):
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         self.registry = EntryRegistry(
-            tuple(m.domain_size for m in self.mechanisms), deletions_allowed=self.deletions_allowed
+            tuple(m.domain_size for m in self.mechanisms),
+            deletions_allowed=self.deletions_allowed,
+            max_mutations=config.max_mutations,
         )
         self.closed = 0  # number of closed segments J
         self.noiseless = False  # noise switched off: exact answers, error bounds 0
@@ -537,7 +560,7 @@ class _Node:
                 return
         self.static_answers, self.static_budgets, self.static_sizes, self.static_params = [], [], [], []
         for k, mech in enumerate(owner.mechanisms):
-            c = base + ("static", k)
+            c = base + ("static", owner.config.queries[k].name)
             self.scope.charge(mech.cost(static_b), c)
             if not mech.additive and self.n_hat_profile is not None:
                 # PMW reuses this round's n_hat (post-processing of a release)
@@ -565,7 +588,7 @@ class _Node:
                 owner.deletion_mechanisms[k],
                 qins_b,
                 remaining,
-                base + ("del_query", k),
+                base + ("del_query", owner.config.queries[k].name),
                 self.scope.child(f"r{self.round}-q{k}"),
             )
             for k in range(len(owner.mechanisms))
@@ -824,7 +847,7 @@ class FullyDynamicRelease(SegmentedRelease):
         expect = {i: [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms] for i in chain}
         pend = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
         boundary = self.last_close_tick
-        for item, ins_tick in self.registry.entries.values():
+        for item, ins_tick, _ in self.registry.entries.values():
             if ins_tick > boundary:
                 target = pend
             else:
@@ -877,7 +900,7 @@ class InsertionOnlyRelease(SegmentedRelease):
                 m,
                 b,
                 honaker=config.profile == "tuned" and m.additive,
-                coords=(self.stream, "ins", k_),
+                coords=(self.stream, "ins", config.queries[k_].name),
                 scope=self.ledger.root.child(f"ins{k_}"),
             )
             for k_, m in enumerate(self.mechanisms)
@@ -913,13 +936,21 @@ class TwoStreamBaseline(SegmentedRelease):
         honaker = config.profile == "tuned"
         self.ins = [
             InfiniteCounter(
-                m, b, honaker=honaker and m.additive, coords=(self.stream, "ins", i), scope=par.child(f"ins{i}")
+                m,
+                b,
+                honaker=honaker and m.additive,
+                coords=(self.stream, "ins", config.queries[i].name),
+                scope=par.child(f"ins{i}"),
             )
             for i, m in enumerate(self.mechanisms)
         ]
         self.dels = [
             InfiniteCounter(
-                m, b, honaker=honaker and m.additive, coords=(self.stream, "del", i), scope=par.child(f"del{i}")
+                m,
+                b,
+                honaker=honaker and m.additive,
+                coords=(self.stream, "del", config.queries[i].name),
+                scope=par.child(f"del{i}"),
             )
             for i, m in enumerate(self.mechanisms)
         ]
@@ -1003,12 +1034,14 @@ class ContinualCountRelease(_TickDriven):
                 m,
                 share,
                 horizon=horizon,
-                coords=(self.stream, "count", i),
+                coords=(self.stream, "count", config.queries[i].name),
                 scope=self.ledger.root.child(f"q{i}"),
             )
             for i, m in enumerate(self.mechanisms)
         ]
-        self.registry = EntryRegistry(tuple(m.domain_size for m in self.mechanisms), deletions_allowed=False)
+        self.registry = EntryRegistry(
+            tuple(m.domain_size for m in self.mechanisms), deletions_allowed=False, max_mutations=config.max_mutations
+        )
         self.partitioner = _EveryTick()
         self.closed = 0
         self.num_updates = 0

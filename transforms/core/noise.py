@@ -41,6 +41,7 @@ import math
 import os
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
 
@@ -48,6 +49,8 @@ import numpy as np
 
 __all__ = [
     "NoiseSource",
+    "ReleaseIdentity",
+    "config_digest",
     "RandomStream",
     "encode_coordinates",
     "as_ratio_up",
@@ -66,6 +69,7 @@ Coordinate = Union[int, str, bytes]
 Number = Union[int, float, Fraction]
 
 _PERSON = b"dpdyn-noise-v1"  # domain separation for the seed derivation
+_RELEASE_PERSON = b"dpdyn-release-v1"  # domain separation for a release's sub-key
 _U64_MAX_SAFE = 1 << 63  # uint64 fast path for moduli below this bound
 
 
@@ -200,6 +204,55 @@ def _needs_big(n) -> bool:
     return any(int(v) >= _U64_MAX_SAFE for v in arr.ravel())
 
 
+@dataclass(frozen=True)
+class ReleaseIdentity:
+    """The identity of one release: every noise draw is keyed by it.
+
+    One secret key serves many releases (jobs, re-runs, configurations); two
+    releases must never draw the same noise, or their difference cancels it
+    (two jobs answering "all bookings" and "premium bookings" would publish
+    the exact difference). Retries *within* a release must draw the same noise,
+    so that a retried bundle re-emits identical values. The identity is
+    therefore fixed when the release is launched, never derived from data:
+
+    Attributes:
+      release_id: generated at launch (:meth:`new`, 128 bits from the OS
+        CSPRNG) and fixed in the pipeline graph, or given explicitly to
+        reproduce or continue a release (a Dataflow ``--update``, a Flink
+        restore). Reusing an id on other data or another configuration is
+        refused by the pipelines' release manifest.
+      config_digest: a digest of everything that defines the release (the
+        mechanism, its configuration, the streams and time layout, the query
+        encodings), so that a reused id with another configuration still gets
+        fresh noise.
+    """
+
+    release_id: str
+    config_digest: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.release_id, str) or not self.release_id:
+            raise ValueError("release_id must be a non-empty string")
+        if not isinstance(self.config_digest, str):
+            raise ValueError("config_digest must be a string")
+
+    @classmethod
+    def new(cls, config_digest: str = "") -> ReleaseIdentity:
+        """A fresh release: a random 128-bit id (never reused by chance)."""
+        return cls(os.urandom(16).hex(), config_digest)
+
+    def with_digest(self, *parts: str) -> ReleaseIdentity:
+        """The same release id with ``parts`` mixed into the configuration digest."""
+        h = hashlib.sha256(encode_coordinates((self.config_digest,) + tuple(str(p) for p in parts)))
+        return ReleaseIdentity(self.release_id, h.hexdigest()[:32])
+
+
+def config_digest(*parts) -> str:
+    """A stable digest of configuration values (their ``repr``; frozen dataclasses,
+    tuples, numbers and strings have deterministic reprs)."""
+    return hashlib.sha256(encode_coordinates(tuple(repr(p) for p in parts))).hexdigest()[:32]
+
+
 class NoiseSource:
     """Keyed source of replayable noise.
 
@@ -219,6 +272,23 @@ class NoiseSource:
             raise ValueError("the noise key must be at least 16 bytes; use NoiseSource.generate()")
         self._key = bytes(key[:64])
         self.is_disabled = disabled
+        self.release: ReleaseIdentity | None = None
+
+    def for_release(self, release: ReleaseIdentity) -> NoiseSource:
+        """The noise source of one release: a sub-key derived from this key and
+        the release identity (keyed BLAKE2b), so that releases sharing a key get
+        independent noise and a retry within a release gets the same noise."""
+        if not isinstance(release, ReleaseIdentity):
+            raise TypeError("for_release needs a ReleaseIdentity")
+        sub = hashlib.blake2b(
+            encode_coordinates(("release", release.release_id, release.config_digest)),
+            key=self._key,
+            digest_size=32,
+            person=_RELEASE_PERSON,
+        ).digest()
+        out = NoiseSource(sub, disabled=self.is_disabled)
+        out.release = release
+        return out
 
     @classmethod
     def generate(cls) -> NoiseSource:
@@ -247,6 +317,8 @@ class NoiseSource:
 
     def __repr__(self) -> str:
         state = "disabled" if self.is_disabled else f"key fingerprint {self.fingerprint}"
+        if self.release is not None:
+            state += f", release {self.release.release_id}"
         return f"NoiseSource({state})"
 
     def __eq__(self, other) -> bool:
@@ -323,13 +395,27 @@ def bernoulli_exp(stream: RandomStream, num, den) -> np.ndarray:
         raise ValueError("bernoulli_exp needs num/den >= 0")
     p = np.exp(-x)
     w = (stream.words(size) >> np.uint64(1)).astype(np.int64)
-    lo = np.minimum(np.maximum(np.floor((p - _BAND) * _TWO63), 0.0), _MAX_I63).astype(np.int64)
-    hi = np.minimum(np.ceil((p + _BAND) * _TWO63), _MAX_I63).astype(np.int64)
+    lo, in_band = _band(p, w)
     out = w < lo
-    band = np.nonzero((w >= lo) & (w < hi))[0]
-    for i in band:
+    for i in np.nonzero(in_band)[0]:
         out[i] = _resolve_exactly(stream, int(w[i]), int(num[i]), int(den[i]))
     return out
+
+
+def _band(p: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The float decision's lower edge and the words it cannot decide.
+
+    ``w < lo`` surely means ``W / 2**63 < exp(-x)``; words in ``[lo, hi)`` are
+    resolved exactly. When ``p + band`` reaches the top of the int64 range
+    (``exp(-x)`` within 2**-40 of 1, e.g. ``x = 0``), the band is open above:
+    every ``w >= lo`` is resolved exactly (clamping ``hi`` would decide the
+    top 4,096 words as False, which is wrong for ``exp(-0) = 1``).
+    """
+    lo = np.minimum(np.maximum(np.floor((p - _BAND) * _TWO63), 0.0), _MAX_I63).astype(np.int64)
+    hi_f = np.ceil((p + _BAND) * _TWO63)
+    open_above = hi_f >= _MAX_I63
+    hi = np.minimum(hi_f, _MAX_I63).astype(np.int64)
+    return lo, (w >= lo) & ((w < hi) | open_above)
 
 
 def bernoulli_exp_float(stream: RandomStream, x: np.ndarray) -> np.ndarray:
@@ -342,10 +428,9 @@ def bernoulli_exp_float(stream: RandomStream, x: np.ndarray) -> np.ndarray:
         raise ValueError("bernoulli_exp_float needs finite x >= 0")
     p = np.exp(-x)
     w = (stream.words(len(x)) >> np.uint64(1)).astype(np.int64)
-    lo = np.minimum(np.maximum(np.floor((p - _BAND) * _TWO63), 0.0), _MAX_I63).astype(np.int64)
-    hi = np.minimum(np.ceil((p + _BAND) * _TWO63), _MAX_I63).astype(np.int64)
+    lo, in_band = _band(p, w)
     out = w < lo
-    for i in np.nonzero((w >= lo) & (w < hi))[0]:
+    for i in np.nonzero(in_band)[0]:
         num, den = float(x[i]).as_integer_ratio()
         out[i] = _resolve_exactly(stream, int(w[i]), num, den)
     return out
@@ -358,8 +443,8 @@ def _resolve_exactly(stream: RandomStream, w: int, num: int, den: int) -> bool:
     below 10**(3-prec)); V is drawn 64 bits at a time until the comparison is
     decided with certainty, raising the precision if ever needed.
     """
-    import decimal
-
+    if num == 0:  # exp(-0) = 1 > (w + V) / 2**63 always
+        return True
     prec = 60
     frac_bits = 0
     u = w  # U = u / 2**(63 + frac_bits)

@@ -232,10 +232,10 @@ class InfinitePartitioner:
         self.next_close = 0
         self.closes = 0
         self.last_tick = 0  # last tick processed
-        # the halting draws of one segment come, in order, from one stream at
-        # coordinates (..., "svt", j, "ticks"): the k-th draw of segment j is a
-        # deterministic function of the key and (j, k); its position is state
-        self._tick_stream: RandomStream | None = None
+        # the k-th halting draw of segment j comes from its own stream at
+        # coordinates (..., "svt", j, "ticks", k): a deterministic function of the
+        # key and (j, k), so the state is plain integers (no open stream)
+        self.draws = 0
 
     # -- internals ------------------------------------------------------------
     def _start_segment(self, noise: NoiseSource) -> None:
@@ -249,7 +249,7 @@ class InfinitePartitioner:
         self.count = 0
         start = self.prev_close + 1
         self.deadline_tick = max(p.deadline(j, self.prev_close), start)
-        self._tick_stream = noise.stream(*coords, "ticks")
+        self.draws = 0
         self._draw_from(start, noise)
 
     def _draw_from(self, u: int, noise: NoiseSource) -> None:
@@ -260,7 +260,9 @@ class InfinitePartitioner:
             k = 1 if self.count > self.theta_hat_floor else cap
         else:
             k0 = self.theta_hat_floor - self.count + 1
-            k = geometric_capped(self._tick_stream, k0, self.params.query_scale, cap)
+            stream = noise.stream(*self.coords, "svt", self.j, "ticks", self.draws)
+            self.draws += 1
+            k = geometric_capped(stream, k0, self.params.query_scale, cap)
         self.next_close = u + min(k, cap) - 1
 
     def _close(self, noise: NoiseSource) -> int:

@@ -9,7 +9,8 @@ ids). An upsert is a delete of the old item plus an insert of the new one.
 
 Invalid updates are *returned* as :class:`Rejection` records with a reason
 (never raised mid-stream) and change nothing. Reasons are stable strings (they
-become dead-letter reasons and metric names):
+become dead-letter reasons and metric names), listed with their meaning in
+:data:`REASONS`.
 """
 
 from __future__ import annotations
@@ -33,12 +34,19 @@ INSERT, DELETE, UPSERT = "insert", "delete", "upsert"
 OPS = (INSERT, DELETE, UPSERT)
 
 REASONS = {
+    "unparseable": "the input could not be decoded (not JSON, not UTF-8, a CSV row of the wrong width)",
+    "bad_time": "the event time is missing or not a number",
     "unknown_op": "op is not one of insert, delete, upsert",
     "malformed": "missing or mistyped entry id or item",
     "item_out_of_range": "an item index lies outside its query set's declared domain",
+    "undeclared_stream": "the stream key is not one of the declared (public) streams",
+    "before_origin": "the event time lies before the configured origin (tick < 1)",
+    "after_end": "the event time lies after the configured end of a bounded release",
+    "late": "older than its entry's last resolved tick (late_policy dead_letter)",
     "unknown_entry": "delete or upsert of an entry that is not live",
     "duplicate_insert": "insert of an entry id that is already live",
     "deletion_not_allowed": "a delete or upsert reached an insertion-only release",
+    "constraint_exceeded": "the entry already made max_mutations_per_entry mutations (entry-level privacy unit)",
 }
 
 
@@ -56,12 +64,29 @@ class Rejection(NamedTuple):
     reason: str
 
 
-EntryState = tuple  # (item, insertion tick) of a live entry
+# The state of one entry id: ``(item, insertion tick, mutations)``. ``item`` is
+# None once the entry is deleted: a *tombstone*, kept only when a mutation limit
+# is enforced (an entry id that is deleted and inserted again is the same entry,
+# so its mutations keep counting); without a limit a deleted entry has no state.
+EntryState = tuple
 
 
-def resolve(state: EntryState | None, u: Update, tick: int, domain_sizes: tuple[int, ...], deletions_allowed=True):
+def resolve(
+    state: EntryState | None,
+    u: Update,
+    tick: int,
+    domain_sizes: tuple[int, ...],
+    deletions_allowed=True,
+    max_mutations: int | None = None,
+):
     """Apply one update to one entry's state (a pure function, shared by the
     in-memory registry and the Beam registry DoFn).
+
+    ``max_mutations``: the entry-level privacy unit's limit (insert, upsert and
+    delete each count as one mutation). An update past it is rejected
+    (``constraint_exceeded``), so the group-privacy accounting of
+    ``PrivacyUnit.entry(k)`` (at most ``2k - 1`` updates per entry) holds for
+    every input, not only for inputs that respect the limit.
 
     Returns ``(new_state, inserted_item, deleted, n_updates, reason)``:
     ``deleted`` is ``(old_item, old_insertion_tick)`` or None; ``reason`` is a
@@ -85,15 +110,22 @@ def resolve(state: EntryState | None, u: Update, tick: int, domain_sizes: tuple[
                 return state, None, None, 0, "malformed"
             if not 0 <= v < d:
                 return state, None, None, 0, "item_out_of_range"
+    live = state is not None and state[0] is not None
+    mutations = 0 if state is None else state[2]
     if op == INSERT:
-        if state is not None:
+        if live:
             return state, None, None, 0, "duplicate_insert"
-        return (u.item, tick), u.item, None, 1, None
-    if state is None:
+    elif not live:
         return state, None, None, 0, "unknown_entry"
+    if max_mutations is not None and mutations >= max_mutations:
+        return state, None, None, 0, "constraint_exceeded"
+    mutations += 1
+    if op == INSERT:
+        return (u.item, tick, mutations), u.item, None, 1, None
+    old = (state[0], state[1])
     if op == DELETE:
-        return None, None, state, 1, None
-    return (u.item, tick), u.item, state, 2, None
+        return ((None, 0, mutations) if max_mutations is not None else None), None, old, 1, None
+    return (u.item, tick, mutations), u.item, old, 2, None
 
 
 @dataclass
@@ -132,29 +164,45 @@ class TickBatch:
 
 
 class EntryRegistry:
-    """Live entries: id -> (item, insertion tick). O(live entries) memory."""
+    """Live entries: id -> (item, insertion tick, mutations). O(live entries)
+    memory, plus one integer per deleted entry id when a mutation limit is
+    enforced (its tombstone: the id's mutations keep counting if it returns)."""
 
-    __slots__ = ("entries", "domain_sizes", "deletions_allowed")
+    __slots__ = ("entries", "tombstones", "domain_sizes", "deletions_allowed", "max_mutations")
 
-    def __init__(self, domain_sizes: tuple[int, ...], deletions_allowed: bool = True):
+    def __init__(self, domain_sizes: tuple[int, ...], deletions_allowed: bool = True, max_mutations: int | None = None):
+        if max_mutations is not None and (isinstance(max_mutations, bool) or int(max_mutations) < 1):
+            raise ValueError(f"max_mutations must be an integer >= 1 or None, got {max_mutations!r}")
         self.entries: dict[str, EntryState] = {}
+        self.tombstones: dict[str, int] = {}
         self.domain_sizes = tuple(int(d) for d in domain_sizes)
         self.deletions_allowed = deletions_allowed
+        self.max_mutations = None if max_mutations is None else int(max_mutations)
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _state(self, eid) -> EntryState | None:
+        if type(eid) is not str:
+            return None
+        state = self.entries.get(eid)
+        if state is None and eid in self.tombstones:
+            return (None, 0, self.tombstones[eid])
+        return state
 
     def resolve_tick(self, tick: int, updates) -> tuple[TickBatch, list[Rejection]]:
         """Apply one tick's updates in the given (canonical) order."""
         batch, rejected = TickBatch(tick), []
         entries, sizes, allowed = self.entries, self.domain_sizes, self.deletions_allowed
+        limit = self.max_mutations
+        fast = limit is None
         nq = len(sizes)
         inserts, deletes = batch.inserts, batch.deletes
         n_acc = 0
         for u in updates:
-            # fast path for the common well-formed cases; anything else goes
-            # through resolve(), which gives the reason
-            if type(u) is Update and type(u.entry_id) is str and u.entry_id:
+            # fast path for the common well-formed cases without a mutation limit;
+            # anything else goes through resolve(), which gives the reason
+            if fast and type(u) is Update and type(u.entry_id) is str and u.entry_id:
                 op, eid = u.op, u.entry_id
                 if op == "insert" and eid not in entries:
                     item = u.item
@@ -165,26 +213,29 @@ class EntryRegistry:
                                 ok = False
                                 break
                     if ok:
-                        entries[eid] = (item, tick)
+                        entries[eid] = (item, tick, 1)
                         inserts.append(item)
                         n_acc += 1
                         continue
                 elif op == "delete" and allowed:
                     state = entries.pop(eid, None)
                     if state is not None:
-                        deletes.append(state)
+                        deletes.append((state[0], state[1]))
                         n_acc += 1
                         continue
             eid = getattr(u, "entry_id", None)
-            state = entries.get(eid) if type(eid) is str else None
-            new, ins, dele, n, reason = resolve(state, u, tick, sizes, allowed)
+            state = self._state(eid)
+            new, ins, dele, n, reason = resolve(state, u, tick, sizes, allowed, limit)
             if reason:
                 rejected.append(Rejection(u, reason))
                 continue
-            if new is None:
-                del entries[eid]
+            if new is None or new[0] is None:
+                entries.pop(eid, None)
+                if new is not None:
+                    self.tombstones[eid] = new[2]
             else:
                 entries[eid] = new
+                self.tombstones.pop(eid, None)
             if ins is not None:
                 inserts.append(ins)
             if dele is not None:
@@ -195,6 +246,5 @@ class EntryRegistry:
 
     def validate(self, u: Update) -> str | None:
         """The rejection reason of ``u`` against the current state, or None."""
-        eid = getattr(u, "entry_id", None)
-        state = self.entries.get(eid) if type(eid) is str else None
-        return resolve(state, u, 0, self.domain_sizes, self.deletions_allowed)[4]
+        state = self._state(getattr(u, "entry_id", None))
+        return resolve(state, u, 0, self.domain_sizes, self.deletions_allowed, self.max_mutations)[4]
