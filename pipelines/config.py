@@ -16,12 +16,15 @@ from pathlib import Path
 
 import yaml
 
+from transforms.core import mechanisms as registry
 from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
-from transforms.core.dynamic import DynamicConfig, QuerySet
+from transforms.core.config import DynamicConfig, QuerySet
+from transforms.records import NoiseKey
+from transforms.spec import LATE_POLICIES
 
 __all__ = ["ConfigError", "PipelineConfig", "SinkConfig", "load_config", "parse_config"]
 
-MECHANISMS = ("fully_dynamic", "insertion_only", "two_stream_baseline", "continual_count")
+MECHANISMS = registry.names()  # the choices come from the mechanism registry
 PROFILES = ("paper", "tuned")
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
@@ -29,7 +32,6 @@ SOURCE_TYPES = ("file", "pubsub")
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
 SINK_TYPES = ("file", "pubsub")
 SINK_FORMATS = ("jsonl", "avro")
-LATE_POLICIES = ("current", "dead_letter")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
 
 
@@ -181,8 +183,7 @@ class PipelineConfig:
     stream_keys: tuple
     mechanism: str
     profile: str
-    counter: str
-    horizon: int | None
+    options: tuple  # the mechanism's option values, as sorted (key, value) pairs
     beta: float
     queries: tuple
     source_path: str | None
@@ -214,6 +215,14 @@ class PipelineConfig:
             return ZCDP(self.rho)
         return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
 
+    @property
+    def mechanism_spec(self) -> registry.MechanismSpec:
+        return registry.get(self.mechanism)
+
+    def mechanism_options(self):
+        """The mechanism's options dataclass (its registry entry's ``options_cls``)."""
+        return self.mechanism_spec.options(**dict(self.options))
+
     def dynamic_config(self) -> DynamicConfig:
         """The core configuration: the configured target budget for the configured
         privacy unit (the core spends the update-level budget whose group
@@ -223,7 +232,6 @@ class PipelineConfig:
             self.target_budget(),
             profile=self.profile,
             beta=self.beta,
-            max_segments=self.horizon if self.mechanism == "fully_dynamic" and self.profile == "tuned" else None,
             unit=self.privacy_unit,
         )
 
@@ -240,7 +248,7 @@ class PipelineConfig:
             (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
             (self.origin, self.end),
             (self.stream_field, self.stream_keys),
-            (self.mechanism, self.profile, self.counter, self.horizon, self.beta),
+            (self.mechanism, self.profile, self.options, self.beta),
             self.queries,
         )
 
@@ -315,15 +323,34 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError("streams.keys: must be distinct non-empty strings")
 
     mech = raw.get("mechanism") or {}
-    _unknown(mech, ("kind", "profile", "counter", "horizon", "beta"), "mechanism")
+    if not isinstance(mech, dict):
+        raise ConfigError("mechanism: must be a mapping such as {kind: fully_dynamic}")
     kind = _choice(mech.get("kind", "fully_dynamic"), MECHANISMS, "mechanism.kind")
+    spec = registry.get(kind)
+    own = registry.option_fields(spec)
+    for key in sorted(set(mech) - {"kind", "profile", "beta"} - set(own)):
+        users = [n for n, sp in registry.MECHANISMS.items() if key in registry.option_fields(sp)]
+        if users:
+            raise ConfigError(
+                f"mechanism.{key}: does not apply to kind {kind} (it is an option of {', '.join(users)}); "
+                f"{kind} takes: {', '.join(('profile', 'beta') + own)}"
+            )
+        raise ConfigError(
+            f"mechanism: unknown key(s) {key}; allowed for kind {kind}: {', '.join(('kind', 'profile', 'beta') + own)}"
+        )
     profile = _choice(mech.get("profile", "tuned"), PROFILES, "mechanism.profile")
-    from transforms.core.counters import COUNTER_NAMES
+    options = tuple(sorted((k, mech[k]) for k in own if k in mech))
+    if "counter" in dict(options):
+        from transforms.core.counters import COUNTER_NAMES
 
-    counter = _choice(mech.get("counter", "infinite_honaker"), COUNTER_NAMES, "mechanism.counter")
-    horizon = mech.get("horizon")
+        _choice(dict(options)["counter"], COUNTER_NAMES, "mechanism.counter")
+    horizon = dict(options).get("horizon")
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise ConfigError(f"mechanism.horizon: must be an integer >= 1; got {horizon!r}")
+    try:
+        spec.options(**dict(options))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"mechanism: {e}") from None
     beta = _number(mech.get("beta", 0.05), "mechanism.beta", positive=True)
     if beta >= 1:
         raise ConfigError(f"mechanism.beta: must be < 1; got {beta}")
@@ -475,8 +502,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         stream_keys=keys,
         mechanism=kind,
         profile=profile,
-        counter=counter,
-        horizon=horizon,
+        options=options,
         beta=beta,
         queries=tuple(queries),
         source_path=spath,
@@ -500,8 +526,11 @@ def _noise_key(value) -> tuple:
     _choice(kind, ("env", "file", "secret"), "privacy.noise_key")
     if not isinstance(where, str) or not where:
         raise ConfigError(f"privacy.noise_key.{kind}: must be a non-empty string")
-    if kind == "secret" and not (where.startswith("projects/") and "/secrets/" in where):
-        raise ConfigError("privacy.noise_key.secret: must be projects/PROJECT/secrets/NAME/versions/VERSION")
+    if kind == "secret":
+        try:
+            NoiseKey.from_secret_manager(where)
+        except ValueError as e:
+            raise ConfigError(f"privacy.noise_key.secret: {e}") from None
     return (kind, where)
 
 
@@ -514,8 +543,23 @@ def load_config(path: str | Path) -> PipelineConfig:
     except yaml.YAMLError as e:
         raise ConfigError(f"{p}: not valid YAML ({e})") from None
     cfg = parse_config(raw, base_dir=None)
+    check_mechanism(cfg)
+    return cfg
+
+
+def check_mechanism(cfg: PipelineConfig) -> None:
+    """What only the core can check: the budget and profile together, the
+    mechanism's options against the configuration, the query kinds it answers."""
+    spec = cfg.mechanism_spec
     try:
-        cfg.dynamic_config()
+        config = cfg.dynamic_config()
+        spec.core_cls._configure(config, cfg.mechanism_options())
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    return cfg
+    kinds = {q.query_set().kind for q in cfg.queries}
+    unsupported = sorted(kinds - set(spec.query_kinds))
+    if unsupported:
+        raise ConfigError(
+            f"mechanism.kind: {cfg.mechanism} does not answer {', '.join(unsupported)} queries "
+            f"(sum queries are linear); it answers {', '.join(spec.query_kinds)}"
+        )

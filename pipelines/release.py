@@ -42,14 +42,8 @@ from pipelines.config import ConfigError, MissingTimeError, PipelineConfig, Sink
 from transforms.core.accounting import ZCDP, ApproxDP, PureDP
 from transforms.core.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
-from transforms.releases import (
-    NAMESPACE,
-    CountContinually,
-    ReleaseFullyDynamic,
-    ReleaseInsertionOnly,
-    ReleaseTwoStreamBaseline,
-    StreamSpec,
-)
+from transforms.releases import ReleaseContinually
+from transforms.spec import NAMESPACE, StreamSpec
 
 __all__ = ["main", "build_pipeline", "parse_line"]
 
@@ -64,12 +58,6 @@ class _StderrHandler(logging.Handler):
 
 
 DEFAULT_CONFIG = "configs/demo.yaml"
-TRANSFORMS = {
-    "fully_dynamic": ReleaseFullyDynamic,
-    "insertion_only": ReleaseInsertionOnly,
-    "two_stream_baseline": ReleaseTwoStreamBaseline,
-    "continual_count": CountContinually,
-}
 
 
 class _ParseFn(beam.DoFn):
@@ -376,13 +364,14 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         allowed_lateness=cfg.allowed_lateness,
         end_time=cfg.end,
     )
-    transform_cls = TRANSFORMS[cfg.mechanism]
-    if transform_cls is CountContinually:
-        transform = CountContinually(
-            cfg.dynamic_config(), spec, noise_key, counter=cfg.counter, horizon=cfg.horizon, release=release
-        )
-    else:
-        transform = transform_cls(cfg.dynamic_config(), spec, noise_key, release=release)
+    transform = ReleaseContinually(
+        cfg.mechanism,
+        cfg.dynamic_config(),
+        spec,
+        noise_key,
+        options=cfg.mechanism_options(),
+        release=release,
+    )
     out = parsed.records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
     out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())

@@ -10,23 +10,23 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 
-from transforms.core import DynamicConfig, PureDP, QuerySet
-from transforms.core.dynamic import FullyDynamicRelease, TwoStreamBaseline
-from transforms.core.noise import NoiseSource, ReleaseIdentity
-from transforms.core.registry import Update
-from transforms.records import NoiseKey, UpdateRecord
-from transforms.releases import (
-    ReleaseFullyDynamic,
-    ReleaseTwoStreamBaseline,
-    StreamSpec,
-    _fold,
-    _MergeTickFn,
-    _ReleaseBoundedStreamFn,
-    _ReleaseStreamFn,
-    _ResolveEntriesBoundedFn,
-    _ResolveEntriesFn,
-    _ValidateFn,
+from transforms.bounded import ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
+from transforms.common import ValidateFn
+from transforms.core import (
+    MECHANISMS,
+    DynamicConfig,
+    FullyDynamicRelease,
+    NoiseSource,
+    PureDP,
+    QuerySet,
+    ReleaseIdentity,
+    TwoStreamBaseline,
+    Update,
 )
+from transforms.core.aggregates import fold
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
+from transforms.streaming import MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
 
 KEY_HEX = bytes(range(32)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
@@ -69,7 +69,7 @@ def in_memory(records, spec, cfg, noise, core_cls=FullyDynamicRelease):
         for r in mine:
             by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
         results = [core.process_tick(t, ups, noise) for t, ups in sorted(by_tick.items())]
-        while not (core.closed and core.partitioner.prev_close >= end):
+        while not (core.closed and core.last_close_tick >= end):
             results.append(core.advance(core.next_close, noise))
         for res in results:
             out += [(a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate)) for a in res.answers]
@@ -234,13 +234,13 @@ def test_streaming_late_update_dead_lettered_under_policy():
 @pytest.mark.parametrize(
     "fn",
     [
-        _ValidateFn(StreamSpec(), (1, 4)),
-        _ResolveEntriesFn(StreamSpec(), (1, 4), True),
-        _MergeTickFn(StreamSpec()),
-        _ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
-        _ReleaseStreamFn(StreamSpec(), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True, release=REL),
-        _ReleaseBoundedStreamFn(
-            StreamSpec(end_time=100.0), CFG, FullyDynamicRelease, NoiseKey.fixed(KEY_HEX), True, release=REL
+        ValidateFn(StreamSpec(), (1, 4)),
+        ResolveEntriesFn(StreamSpec(), (1, 4), True),
+        MergeTickFn(StreamSpec()),
+        ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
+        ReleaseStreamFn(StreamSpec(), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL),
+        ReleaseBoundedStreamFn(
+            StreamSpec(end_time=100.0), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL
         ),
     ],
     ids=lambda f: type(f).__name__,
@@ -264,21 +264,21 @@ def test_aggregate_merge_is_split_invariant():
         for t, v in zip(rng.integers(1, 20, 200), rng.integers(0, 3, 200))
     ]
 
-    def fold(parts):
+    def fold_parts(parts):
         accs = []
         for part in parts:
             acc = {}
             for a in part:
-                _fold(acc, *a)
+                fold(acc, *a)
             accs.append(acc)
         out = {}
         for acc in accs:
             for tick, (ins, dele, n) in acc.items():
-                _fold(out, tick, ins, dele, n)
+                fold(out, tick, ins, dele, n)
         return out
 
-    whole = fold([aggs])
-    assert whole == fold([aggs[:7], aggs[7:150], [], aggs[150:]])
+    whole = fold_parts([aggs])
+    assert whole == fold_parts([aggs[:7], aggs[7:150], [], aggs[150:]])
     assert sorted(whole) == sorted({a[0] for a in aggs})
     for tick, (ins, dele, n) in whole.items():
         mine = [a for a in aggs if a[0] == tick]
@@ -286,10 +286,10 @@ def test_aggregate_merge_is_split_invariant():
         assert dele == sum((Counter(a[2]) for a in mine), Counter())
         assert n == sum(a[3] for a in mine)
 
-    fn = _ReleaseBoundedStreamFn(
+    fn = ReleaseBoundedStreamFn(
         StreamSpec(tick_seconds=1.0, end_time=30.0),
         CFG,
-        FullyDynamicRelease,
+        MECHANISMS["fully_dynamic"],
         NoiseKey.fixed(KEY_HEX),
         True,
         release=REL,
@@ -338,7 +338,7 @@ def test_metrics_are_reported():
 
 
 def test_count_continually_equals_core_every_tick():
-    from transforms.core.dynamic import ContinualCountRelease
+    from transforms.core import ContinualCountRelease
     from transforms.releases import CountContinually
 
     recs = [UpdateRecord(float(3 * i), "insert", f"e{i}", (0, i % 4), "a", i) for i in range(40)]
@@ -469,7 +469,7 @@ def test_merge_tick_flushes_due_ticks_and_keeps_the_rest():
     aggregates not yet due stay with the timer at the earliest (keys are per
     tick in the pipeline, so this generality is defensive)."""
     spec = StreamSpec(tick_seconds=10.0)
-    fn = _MergeTickFn(spec)
+    fn = MergeTickFn(spec)
     bag, flush_tick, timer = _Bag(), _Value(), _Timer()
     for agg in ((4, {(1,): 1}, {}, 1), (2, {(0,): 1}, {}, 1), (2, {(0,): 2}, {((0,), 1): 1}, 3)):
         fn.process((("a", 0), agg), buffer=bag, flush_tick=flush_tick, flush=timer)

@@ -5,17 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.core.accounting import ZCDP, ApproxDP, BudgetExceededError, PureDP
-from transforms.core.dynamic import (
-    DynamicConfig,
-    FullyDynamicRelease,
-    InsertionOnlyRelease,
-    QuerySet,
-    TwoStreamBaseline,
-    fenwick_chain,
-    lowbit,
-    node_level,
-)
+from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
+from transforms.core.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.fully_dynamic import fenwick_chain, lowbit, node_level
 from transforms.core.noise import NoiseSource
 from transforms.core.registry import Update
 
@@ -186,12 +178,15 @@ def test_accounting_over_many_updates(budget, profile, noise):
     assert mech.closed > 20
 
 
-def test_budget_refusal_at_declared_horizon():
+def test_declared_horizon_stops_releases_cleanly():
+    """After segment 4 of a declared horizon of 4 the mechanism finishes with a
+    horizon_reached event: no exception, no wake, nothing released later."""
     cfg = DynamicConfig(QUERIES[:1], PureDP(1.0), profile="tuned", max_segments=4)
     mech = FullyDynamicRelease(cfg)
-    with pytest.raises(BudgetExceededError, match="horizon of 4 segments"):
-        mech.advance(10**9, OFF)
-    assert mech.closed == 4
+    res = mech.advance(10**9, OFF)
+    assert mech.closed == 4 and res.closes == [2, 4, 16, 256] and res.events == [(256, "horizon_reached")]
+    assert mech.finished and mech.next_wake is None and mech.finished_reason == "horizon_reached"
+    assert not mech.advance(10**12, OFF).answers and not mech.process_tick(10**13, [], OFF).answers
 
 
 def test_fenwick_layout_matches_figure_3():
@@ -314,7 +309,7 @@ def test_utility_shape_pmw(noise):
 
 @pytest.mark.parametrize("counter", ["infinite_honaker", "binary_tree"])
 def test_continual_count_release_noise_off(counter):
-    from transforms.core.dynamic import ContinualCountRelease
+    from transforms.core import ContinualCountRelease
 
     cfg = DynamicConfig(QUERIES[:2], PureDP(1.0))
     core = ContinualCountRelease(cfg, counter=counter, horizon=400)

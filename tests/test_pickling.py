@@ -75,13 +75,7 @@ def test_dynamic_state_round_trip_continues_identically(noise):
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     from benchmarks.workloads import sparse_dynamic_stream
-    from transforms.core.dynamic import (
-        DynamicConfig,
-        FullyDynamicRelease,
-        InsertionOnlyRelease,
-        QuerySet,
-        TwoStreamBaseline,
-    )
+    from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
     from transforms.core.partition import InfinitePartitioner, PartitionParams
 
     cfg = DynamicConfig((QuerySet("n"), QuerySet("h", "histogram", domain_size=100)), PureDP(1.0), profile="paper")

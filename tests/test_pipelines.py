@@ -42,7 +42,20 @@ def test_demo_config_is_valid():
         (lambda c: c["streams"].update(keys=[]), "streams.keys: declare the stream keys"),
         (lambda c: c["mechanism"].update(kind="magic"), "mechanism.kind: must be one of fully_dynamic"),
         (lambda c: c["mechanism"].update(profile="fast"), "mechanism.profile: must be one of paper, tuned"),
-        (lambda c: c["mechanism"].update(counter="fenwick"), "mechanism.counter: must be one of"),
+        (
+            lambda c: c["mechanism"].update(counter="honaker"),
+            "mechanism.counter: does not apply to kind fully_dynamic (it is an option of continual_count)",
+        ),
+        (
+            lambda c: c["mechanism"].update(kind="continual_count", counter="fenwick"),
+            "mechanism.counter: must be one of",
+        ),
+        (
+            lambda c: c["mechanism"].update(kind="continual_count", counter="honaker"),
+            "mechanism: counter 'honaker' needs horizon=",
+        ),
+        (lambda c: c["mechanism"].update(horizon=0), "mechanism.horizon: must be an integer >= 1"),
+        (lambda c: c["mechanism"].update(speed=3), "mechanism: unknown key(s) speed; allowed for kind fully_dynamic"),
         (lambda c: c.update(queries=[]), "queries: must be a non-empty list"),
         (lambda c: c["queries"][1].update(type="median"), "queries[1].type: must be one of count, histogram, sum"),
         (lambda c: c["queries"][1].pop("domain"), "queries[1].domain: must be a non-empty list"),

@@ -17,7 +17,8 @@ _EXPORTS = {
     "ReleaseFullyDynamic": "transforms.releases",
     "ReleaseInsertionOnly": "transforms.releases",
     "ReleaseTwoStreamBaseline": "transforms.releases",
-    "StreamSpec": "transforms.releases",
+    "StreamSpec": "transforms.spec",
+    "ReleaseContinually": "transforms.releases",
     "CountContinually": "transforms.releases",
 }
 

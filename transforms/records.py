@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import typing
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from transforms.core.accounting import as_vector
 from transforms.core.noise import NoiseSource
+from transforms.core.outputs import NodeOutput
 
-__all__ = ["UpdateRecord", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey"]
+__all__ = ["UpdateRecord", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey", "node_record"]
 
 
 class UpdateRecord(NamedTuple):
@@ -41,20 +45,21 @@ class ReleaseRecord(NamedTuple):
     spent: tuple  # the ledger total so far, as (eps,), (eps, delta) or (rho,)
 
 
-class NodeRecord(NamedTuple):
-    """A released piece of the DP data structure (see ``NodeOutput``)."""
+# The wire form of a ``NodeOutput``: the same fields, with tuples of floats for
+# the values and the cost (``as_vector``), so that records compare and encode
+# without numpy. Built from NodeOutput's fields, so the two cannot drift apart.
+NodeRecord = NamedTuple("NodeRecord", [(f.name, typing.Any) for f in dataclasses.fields(NodeOutput)])
+NodeRecord.__doc__ = "A released piece of the DP data structure (see ``transforms.core.NodeOutput``)."
 
-    stream: str
-    tick: int
-    segment: int
-    node: int
-    level: int
-    round: int
-    kind: str
-    query: str
-    values: tuple
-    cost: tuple | None
-    coordinates: tuple
+
+def node_record(n: NodeOutput) -> NodeRecord:
+    """The record of a node output (values and cost as tuples of floats)."""
+    wire = {
+        "values": tuple(float(x) for x in n.values),
+        "cost": None if n.cost is None else as_vector(n.cost),
+        "coordinates": tuple(n.coordinates),
+    }
+    return NodeRecord(*(wire.get(f.name, getattr(n, f.name)) for f in dataclasses.fields(NodeOutput)))
 
 
 class DeadLetter(NamedTuple):

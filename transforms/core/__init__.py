@@ -1,8 +1,10 @@
 """The pure differential-privacy core: plain Python + numpy, no Apache Beam.
 
-Everything the Beam transforms run lives here as small state machines with
-picklable state, so that the same algorithms run in memory, in tests against
-brute-force references, and inside stateful DoFns.
+Everything the Beam transforms run lives here as small state machines
+(``protocol.ContinualRelease``) with versioned plain-data state
+(``state.py``), registered in ``mechanisms.py``, so that the same algorithms
+run in memory, in tests against brute-force references, and inside stateful
+DoFns.
 """
 
 from .accounting import (
@@ -20,27 +22,35 @@ from .accounting import (
     to_approx,
     zcdp_to_approx,
 )
+from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
+from .config import QUERY_KINDS, BudgetProfile, DynamicConfig, QuerySet
 from .counters import COUNTER_NAMES, ContinualCounter, make_counter
-from .dynamic import (
-    Answer,
-    BudgetProfile,
-    DynamicConfig,
-    FullyDynamicRelease,
-    InsertionOnlyRelease,
-    NodeOutput,
-    QuerySet,
-    TwoStreamBaseline,
-)
 from .errors import NoiseProfile
+from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from .mechanisms import MECHANISMS, MechanismSpec
 from .noise import NoiseSource, ReleaseIdentity, discrete_gaussian, discrete_laplace
+from .outputs import EVENTS, Answer, NodeOutput, TickResult
 from .partition import InfinitePartitioner, PartitionParams
 from .pmw import PMWMechanism
-from .registry import Rejection, Update
+from .protocol import ContinualRelease, NoOptions
+from .registry import EntryRegistry, Rejection, TickBatch, Update
 from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, Release, StaticMechanism
 
 __all__ = [
     "Answer",
     "BudgetProfile",
+    "ContinualCountOptions",
+    "ContinualCountRelease",
+    "ContinualRelease",
+    "EVENTS",
+    "EntryRegistry",
+    "FullyDynamicOptions",
+    "MECHANISMS",
+    "MechanismSpec",
+    "NoOptions",
+    "QUERY_KINDS",
+    "TickBatch",
+    "TickResult",
     "DynamicConfig",
     "FullyDynamicRelease",
     "InfinitePartitioner",

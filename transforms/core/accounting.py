@@ -44,6 +44,7 @@ __all__ = [
     "Ledger",
     "Scope",
     "Record",
+    "as_vector",
 ]
 
 _TOL = 1e-12  # relative float tolerance when comparing a spend with a budget
@@ -381,7 +382,8 @@ class Record:
     scope: tuple[str, ...]
 
 
-def _vec(b: Budget) -> tuple[float, ...]:
+def as_vector(b: Budget) -> tuple[float, ...]:
+    """A budget as the tuple of its numbers: ``(eps,)``, ``(eps, delta)`` or ``(rho,)``."""
     if isinstance(b, ApproxDP):
         return (b.epsilon, b.delta)
     if isinstance(b, ZCDP):
@@ -418,7 +420,7 @@ class Scope:
         self.name = name
         self.kind = kind
         self.parent = parent
-        self._total: tuple[float, ...] = tuple(0.0 for _ in _vec(ledger.budget))
+        self._total: tuple[float, ...] = tuple(0.0 for _ in as_vector(ledger.budget))
         self.children: dict[str, Scope] = {}
         self.closed = False
 
@@ -463,7 +465,7 @@ class Scope:
 
     def would_spend(self, cost: Budget) -> Budget:
         """The ledger's total if ``cost`` were charged here as a new member."""
-        updates = self._propagated(_vec(_to_currency(cost, self.ledger.budget)))
+        updates = self._propagated(as_vector(_to_currency(cost, self.ledger.budget)))
         root = self.ledger.root
         total = {id(s): t for s, t in updates}.get(id(root), root._total)
         return _unvec(total, self.ledger.budget)
@@ -474,7 +476,7 @@ class Scope:
         if self.closed:
             raise RuntimeError(f"scope {self.path} is closed")
         cost = _to_currency(cost, self.ledger.budget)
-        updates = self._propagated(_vec(cost))
+        updates = self._propagated(as_vector(cost))
         last_scope, last_total = updates[-1]
         if last_scope is self.ledger.root:
             cap = self.ledger._cap
@@ -509,7 +511,7 @@ class Ledger:
         if isinstance(budget, (PureDP, ApproxDP, ZCDP)) is False:
             raise TypeError("ledger budget must be PureDP, ApproxDP or ZCDP")
         self.budget = budget
-        self._cap = _vec(budget)
+        self._cap = as_vector(budget)
         self.keep_records = keep_records
         self.records: list[Record] = []
         self.num_releases = 0

@@ -1,0 +1,261 @@
+"""The baselines: the insertion-only release (000, Thm 8), the two-stream
+baseline (000 §1.3) and a plain continual counter over ticks.
+
+Each implements the :class:`ContinualRelease` contract (``protocol.py``) and
+has its registry entry in ``mechanisms.py``; the proofs are in
+``docs/fully_dynamic.md`` (the baselines) and ``docs/counters.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accounting import Scope
+from .config import DynamicConfig, part
+from .counters import COUNTER_NAMES, InfiniteCounter, make_counter
+from .noise import NoiseSource
+from .outputs import Answer, TickResult
+from .protocol import ContinualRelease
+from .registry import TickBatch
+from .segmented import SegmentedRelease
+from .state import state_class
+
+__all__ = ["InsertionOnlyRelease", "TwoStreamBaseline", "ContinualCountRelease", "ContinualCountOptions"]
+
+
+@state_class("mechanism.insertion_only")
+class InsertionOnlyRelease(SegmentedRelease):
+    """Thm 8: partitioning feeding the Chan-Shi-Song infinite counter (one per
+    query set) with the segments as timestamps. Deletes and upserts are
+    rejected (``deletion_not_allowed``).
+
+    Neighbours: one more insertion (update level) or one entry's insertion
+    (entry level). Budget: ``partition_fraction`` to the partitioning, the
+    rest split evenly over the query sets (sequential composition)."""
+
+    name = "insertion_only"
+    deletions_allowed = False
+
+    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
+        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+        k = len(self.mechanisms)
+        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        self.counters = [
+            InfiniteCounter(
+                m,
+                b,
+                honaker=config.profile == "tuned" and m.additive,
+                coords=(self.stream, "ins", config.queries[k_].name),
+                scope=self.ledger.root.child(f"ins{k_}"),
+            )
+            for k_, m in enumerate(self.mechanisms)
+        ]
+        self.pending = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+
+    def _absorb(self, batch: TickBatch) -> None:
+        for item in batch.inserts:
+            for k, v in enumerate(item):
+                self.pending[k][v] += 1
+
+    def _close(self, tick, noise, res):
+        self.closed += 1
+        for k, c in enumerate(self.counters):
+            est = c.step(self.pending[k], noise)
+            res.answers.append(self._answer(tick, k, est, c.error_bound(self.config.beta)))  # 0 if noiseless
+        self.pending = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        res.closes.append(tick)
+
+
+@state_class("mechanism.two_stream_baseline")
+class TwoStreamBaseline(SegmentedRelease):
+    """000 §1.3: one insertion-only counter over the insertions, one over the
+    deletions (as insertions), subtracted. Both see the segments of one shared
+    partitioning.
+
+    Neighbours: update level (or the configured entry unit). One update is in
+    exactly one of the two streams, so each counter gets the whole
+    non-partitioning budget (parallel composition), split evenly over the
+    query sets; the error grows with N_t, not n_t."""
+
+    name = "two_stream_baseline"
+
+    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
+        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+        k = len(self.mechanisms)
+        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        par = self.ledger.root.child("two_streams", Scope.PARALLEL)
+        honaker = config.profile == "tuned"
+        self.ins = [
+            InfiniteCounter(
+                m,
+                b,
+                honaker=honaker and m.additive,
+                coords=(self.stream, "ins", config.queries[i].name),
+                scope=par.child(f"ins{i}"),
+            )
+            for i, m in enumerate(self.mechanisms)
+        ]
+        self.dels = [
+            InfiniteCounter(
+                m,
+                b,
+                honaker=honaker and m.additive,
+                coords=(self.stream, "del", config.queries[i].name),
+                scope=par.child(f"del{i}"),
+            )
+            for i, m in enumerate(self.mechanisms)
+        ]
+        self._reset()
+
+    def _reset(self):
+        self.p_ins = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        self.p_del = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+
+    def _absorb(self, batch: TickBatch) -> None:
+        for item, _ in batch.deletes:
+            for k, v in enumerate(item):
+                self.p_del[k][v] += 1
+        for item in batch.inserts:
+            for k, v in enumerate(item):
+                self.p_ins[k][v] += 1
+
+    def _close(self, tick, noise, res):
+        self.closed += 1
+        beta = self.config.beta
+        for k in range(len(self.mechanisms)):
+            a = self.ins[k].step(self.p_ins[k], noise)
+            d = self.dels[k].step(self.p_del[k], noise)
+            bound = self.ins[k].error_bound(beta / 2) + self.dels[k].error_bound(beta / 2)
+            res.answers.append(self._answer(tick, k, a - d, bound))
+        self._reset()
+        res.closes.append(tick)
+
+
+FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker")
+
+
+@dataclass(frozen=True)
+class ContinualCountOptions:
+    """Options of the plain continual counter.
+
+    Attributes:
+      counter: one of ``transforms.core.COUNTER_NAMES``.
+      horizon: the number of ticks a finite counter (naive_prefix,
+        binary_tree, honaker) will run; required for them. The counter stops
+        releasing after it (``horizon_reached``).
+    """
+
+    counter: str = "infinite_honaker"
+    horizon: int | None = None
+
+    def __post_init__(self):
+        if self.counter not in COUNTER_NAMES:
+            raise ValueError(f"unknown counter {self.counter!r}; choose one of {', '.join(COUNTER_NAMES)}")
+        if self.horizon is not None and (isinstance(self.horizon, bool) or int(self.horizon) < 1):
+            raise ValueError(f"horizon must be an integer >= 1 (ticks) or None, got {self.horizon!r}")
+        if self.counter in FINITE_COUNTERS and not self.horizon:
+            raise ValueError(f"counter {self.counter!r} needs horizon= (the number of ticks it will run)")
+
+
+@state_class("mechanism.continual_count")
+class ContinualCountRelease(ContinualRelease):
+    """A continual counter (``options.counter`` by name) over ticks: every tick
+    is one timestamp; the batch of a tick is its inserted items (deletes and
+    upserts are rejected, ``deletion_not_allowed``). Releases at every tick,
+    empty or not, so its work is O(ticks) and its schedule is public.
+
+    Neighbours: one more insertion (update level) or one entry's insertion.
+    Budget: ``config.budget`` split evenly over the query sets (sequential
+    composition); each counter's own allocation is in ``docs/counters.md``."""
+
+    name = "continual_count"
+    deletions_allowed = False
+    options_cls = ContinualCountOptions
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        *,
+        stream: str = "default",
+        emit_nodes: bool = False,
+        end_tick: int | None = None,
+        options: ContinualCountOptions | None = None,
+        counter: str | None = None,
+        horizon: int | None = None,
+    ):
+        if counter is not None or horizon is not None:  # the earlier keyword form
+            if options is not None:
+                raise TypeError("give options= or counter=/horizon=, not both")
+            options = ContinualCountOptions(counter or "infinite_honaker", horizon)
+        super().__init__(config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options)
+        self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
+        k = len(self.mechanisms)
+        share = part(config.ledger_budget, 1.0 / k, 1.0 / k)
+        self.counters = [
+            make_counter(
+                self.options.counter,
+                m,
+                share,
+                horizon=self.options.horizon,
+                coords=(self.stream, "count", config.queries[i].name),
+                scope=self.ledger.root.child(f"q{i}"),
+            )
+            for i, m in enumerate(self.mechanisms)
+        ]
+        self.tick = 0
+        self.closed = 0
+
+    @property
+    def last_tick(self) -> int:
+        return self.tick
+
+    @property
+    def _next_wake(self) -> int | None:
+        return self.tick + 1
+
+    @property
+    def next_close(self) -> int:
+        return self.tick + 1
+
+    def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
+        self._advance(batch.tick - 1, noise, res)
+        if self.finished:
+            return
+        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        for item in batch.inserts:
+            for k, v in enumerate(item):
+                hists[k][v] += 1
+        self.num_updates += batch.n_updates
+        self._step(batch.tick, hists, noise, res)
+
+    def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
+        for t in range(self.tick + 1, tick + 1):
+            if self.finished:
+                return
+            self._step(t, None, noise, res)
+
+    def _step(self, tick, hists, noise, res):
+        self.tick = tick
+        self.closed += 1
+        beta = self.config.beta
+        for k, c in enumerate(self.counters):
+            est = c.step(None if hists is None else hists[k], noise)
+            res.answers.append(
+                Answer(
+                    self.stream,
+                    tick,
+                    self.closed,
+                    self.config.queries[k].name,
+                    est,
+                    c.error_bound(beta),
+                    beta,
+                    self.ledger.spent,
+                )
+            )
+        res.closes.append(tick)
+        horizon = self.options.horizon
+        if self.options.counter in FINITE_COUNTERS and horizon is not None and self.closed >= horizon:
+            self._finish(tick, "horizon_reached", res)
+        self._after_release(tick, res)

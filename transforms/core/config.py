@@ -1,0 +1,256 @@
+"""Configuration of a continual release: the query sets, the budget, the
+privacy unit and the budget profiles (shared by every mechanism of the
+Qiu-Yi family and by the counters; mechanism-specific options live in the
+mechanism registry, ``mechanisms.py``).
+
+Validated at construction (``__post_init__`` raises ``ValueError`` naming the
+setting), so a bad configuration fails before any pipeline starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, SeriesSplit
+from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, StaticMechanism, rho_for_approx
+
+__all__ = ["QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig", "part", "pure_part"]
+
+QUERY_KINDS = ("count", "histogram", "linear", "pmw")
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """A named set of linear queries over one finite domain.
+
+    Kinds: ``count`` (one query, domain of any size), ``histogram`` (every cell),
+    ``linear`` (a matrix with entries in [0, 1], rows = queries), ``pmw``
+    (private multiplicative weights for a matrix or all ranges of the domain).
+    """
+
+    name: str
+    kind: str = "count"
+    domain_size: int = 1
+    matrix: tuple | None = None  # rows of the query matrix (linear / pmw)
+    ranges: bool = False  # pmw over all ranges [a, b] of the domain
+    pmw_iterations: int = 0  # 0: chosen per release from the public noisy size
+
+    def __post_init__(self):
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError("every query set needs a non-empty name")
+        if self.kind not in QUERY_KINDS:
+            raise ValueError(f"query {self.name!r}: kind must be one of {', '.join(QUERY_KINDS)}; got {self.kind!r}")
+        if self.domain_size < 1:
+            raise ValueError(f"query {self.name!r}: domain_size must be >= 1")
+        if self.kind == "linear" and self.matrix is None:
+            raise ValueError(f"query {self.name!r}: a linear query set needs a matrix")
+        if self.matrix is not None:
+            m = np.asarray(self.matrix, dtype=float)
+            if m.ndim != 2 or m.shape[1] != self.domain_size:
+                raise ValueError(f"query {self.name!r}: matrix must have domain_size = {self.domain_size} columns")
+
+    def mechanism(self, noise: str) -> StaticMechanism:
+        if self.kind == "count":
+            return CountMechanism(noise, self.domain_size)
+        if self.kind == "histogram":
+            return HistogramMechanism(self.domain_size, noise)
+        if self.kind == "linear":
+            return LinearQueryMechanism(np.asarray(self.matrix, dtype=float), noise)
+        from .pmw import PMWMechanism  # local: PMW is heavier
+
+        return PMWMechanism(
+            self.domain_size,
+            matrix=None if self.matrix is None else np.asarray(self.matrix, dtype=float),
+            ranges=self.ranges,
+            iterations=self.pmw_iterations,
+            noise=noise,
+        )
+
+
+@dataclass(frozen=True)
+class BudgetProfile:
+    """How the budget is split (see ``docs/fully_dynamic.md`` for validity).
+
+    Attributes:
+      partition_fraction: share of the budget for the private partitioning.
+      level_split: weights of tree levels (sum <= 1 over all levels).
+      round_split: weights of a node's rounds (restarts).
+      round_weights: the four-way split of a round: (n_hat, static, query
+        counter, deletion-count counter), summing to 1.
+      delta_weights: the same split for delta under (eps, delta) budgets.
+      counter: ``infinite`` (Chan-Shi-Song over later segments, as in the
+        paper) or ``node_horizon`` (a tree over exactly the node's remaining
+        queried segments, with Honaker's estimator for additive black boxes).
+      leaf_static_only: level-1 nodes are never queried after they are built,
+        so they release only ``M_Q`` with the whole node budget.
+    """
+
+    name: str
+    partition_fraction: float
+    level_split: SeriesSplit
+    round_split: SeriesSplit
+    round_weights: tuple[float, float, float, float]
+    delta_weights: tuple[float, float, float, float]
+    counter: str
+    leaf_static_only: bool
+
+    def __post_init__(self):
+        if not 0 < self.partition_fraction < 1:
+            raise ValueError("partition_fraction must be in (0, 1)")
+        for name, w in (("round_weights", self.round_weights), ("delta_weights", self.delta_weights)):
+            if len(w) != 4 or any(x < 0 for x in w) or sum(w) > 1 + 1e-12:
+                raise ValueError(f"{name} must be 4 non-negative weights summing to <= 1")
+        if self.counter not in ("infinite", "node_horizon"):
+            raise ValueError("counter must be 'infinite' or 'node_horizon'")
+
+    @classmethod
+    def paper(cls) -> BudgetProfile:
+        """Exactly the seed: 1/l^2 levels, 1/r^2 rounds, four equal eps shares
+        (delta in thirds, n_hat is pure), Chan-Shi-Song counters; partition/tree
+        split 1/2 - 1/2 (the paper leaves this split open)."""
+        return cls(
+            "paper",
+            0.5,
+            SeriesSplit("pi2"),
+            SeriesSplit("pi2"),
+            (0.25,) * 4,
+            (0.0, 1 / 3, 1 / 3, 1 / 3),
+            "infinite",
+            False,
+        )
+
+    @classmethod
+    def tuned(cls, max_segments: int | None = None, eta: float = 0.5) -> BudgetProfile:
+        """A tighter valid allocation: uniform over the levels of a declared
+        horizon of segments (else 1/l^(1+eta)), rounds 1/r^3 (restarts are
+        rare: round 1 gets 83%), most of a round for the released answers,
+        counters sized to each node's known lifetime, leaves release only M_Q,
+        10% for partitioning. With a zCDP or (eps, delta>0) budget all noise is
+        Gaussian and composes in zCDP."""
+        levels = SeriesSplit("finite", horizon=max_segments.bit_length()) if max_segments else SeriesSplit("zeta", eta)
+        return cls(
+            "tuned",
+            0.1,
+            levels,
+            SeriesSplit("zeta", 2.0),
+            (0.1, 0.4, 0.4, 0.1),
+            (0.0, 0.4, 0.4, 0.2),
+            "node_horizon",
+            True,
+        )
+
+
+@dataclass(frozen=True)
+class DynamicConfig:
+    """Validated configuration of one continual release.
+
+    Args:
+      queries: the query sets (each answered by its own static black box).
+      budget: the total budget of one stream (PureDP, ApproxDP or ZCDP), as a
+        guarantee for ``unit``.
+      profile: ``paper`` or ``tuned``.
+      beta: failure probability of the reported error bounds and partitioning.
+      max_segments: tuned only: a declared horizon on the number of segments
+        (levels are then budgeted uniformly; releases stop after it).
+      unit: the privacy unit ``budget`` is stated for. ``PrivacyUnit.update()``
+        (the seeds' relation) spends ``budget`` at update level;
+        ``PrivacyUnit.entry(k)`` spends the update-level budget whose group
+        guarantee over ``2k - 1`` updates is ``budget``, and the registry
+        rejects an entry's mutations past ``k`` (``constraint_exceeded``).
+    """
+
+    queries: tuple[QuerySet, ...]
+    budget: Budget
+    profile: str = "tuned"
+    beta: float = 0.05
+    max_segments: int | None = None
+    eta: float = 0.5
+    unit: PrivacyUnit = PrivacyUnit()
+
+    def __post_init__(self):
+        if not self.queries:
+            raise ValueError("at least one query set is needed")
+        names = [q.name for q in self.queries]
+        if len(set(names)) != len(names):
+            raise ValueError(f"query names must be unique, got {names}")
+        if self.profile not in ("paper", "tuned"):
+            raise ValueError(f"profile must be 'paper' or 'tuned', got {self.profile!r}")
+        if not 0 < self.beta < 1:
+            raise ValueError(f"beta must be in (0, 1), got {self.beta}")
+        if self.max_segments is not None and (self.profile != "tuned" or self.max_segments < 1):
+            raise ValueError("max_segments is a tuned-profile horizon and must be >= 1")
+        if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)):
+            raise ValueError("budget must be PureDP, ApproxDP or ZCDP")
+        if not isinstance(self.unit, PrivacyUnit):
+            raise ValueError("unit must be a PrivacyUnit (PrivacyUnit.update() or PrivacyUnit.entry(k))")
+        if self.profile == "paper" and isinstance(self.budget, ZCDP):
+            raise ValueError(
+                "the paper profile uses Laplace noise: give a PureDP or ApproxDP budget, or use profile tuned"
+            )
+        if _primary_eps(self.budget) <= 0:
+            raise ValueError("the budget must be positive")
+
+    @property
+    def budget_profile(self) -> BudgetProfile:
+        return BudgetProfile.paper() if self.profile == "paper" else BudgetProfile.tuned(self.max_segments, self.eta)
+
+    @property
+    def gaussian(self) -> bool:
+        """Gaussian noise with zCDP composition (tuned with zCDP or delta > 0)."""
+        return self.profile == "tuned" and (
+            isinstance(self.budget, ZCDP) or (isinstance(self.budget, ApproxDP) and self.budget.delta > 0)
+        )
+
+    @property
+    def noise_kind(self) -> str:
+        return "gaussian" if self.gaussian else "laplace"
+
+    @property
+    def update_budget(self) -> Budget:
+        """The update-level budget whose guarantee for ``unit`` is ``budget``."""
+        return self.unit.update_level_budget(self.budget)
+
+    @property
+    def max_mutations(self) -> int | None:
+        """The per-entry mutation limit the registry enforces (entry-level unit)."""
+        return self.unit.max_mutations if self.unit.kind == "entry" else None
+
+    @property
+    def ledger_budget(self) -> Budget:
+        """The update-level budget in the ledger's currency."""
+        b = self.update_budget
+        if self.gaussian:
+            return b if isinstance(b, ZCDP) else ZCDP(rho_for_approx(b))
+        return b
+
+    def split(self) -> tuple[float, Budget]:
+        """(partitioning epsilon, tree budget)."""
+        f = self.budget_profile.partition_fraction
+        b = self.ledger_budget
+        if isinstance(b, ZCDP):
+            return math.sqrt(2 * f * b.rho), ZCDP((1 - f) * b.rho)
+        if isinstance(b, ApproxDP):
+            return f * b.epsilon, ApproxDP((1 - f) * b.epsilon, b.delta)
+        return f * b.epsilon, PureDP((1 - f) * b.epsilon)
+
+
+def _primary_eps(b: Budget) -> float:
+    return b.rho if isinstance(b, ZCDP) else b.epsilon
+
+
+def part(b: Budget, w_eps: float, w_delta: float) -> Budget:
+    if isinstance(b, ZCDP):
+        return ZCDP(b.rho * w_eps)
+    if isinstance(b, ApproxDP):
+        return ApproxDP(b.epsilon * w_eps, b.delta * w_delta)
+    return PureDP(b.epsilon * w_eps)
+
+
+def pure_part(b: Budget, w: float) -> Budget:
+    """The n_hat share: pure under (eps, delta) (Laplace), zCDP under zCDP."""
+    if isinstance(b, ApproxDP):
+        return PureDP(b.epsilon * w)
+    return part(b, w, 0.0)

@@ -1,0 +1,494 @@
+"""Qiu-Yi's fully-dynamic mechanism (000 §4): private partitioning, an online
+interval tree whose nodes run the deletion-only mechanism with restarts
+(Alg. 3), and any static black box.
+
+Neighbouring relation: update-level (one stream has one more insertion or
+deletion than the other; an upsert is a deletion plus an insertion), or the
+entry-level unit of the configuration (group privacy, the mutation limit
+enforced by the registry). Cost: the configured budget per stream, for ever:
+the partitioning gets ``partition_fraction``; a node at level ``l`` gets
+``w_level(l)`` of the rest (one node per level holds an update: parallel
+composition across levels' nodes, sequential across levels); round ``r`` of a
+node gets ``w_round(r)`` of the node's; a round splits four ways (``n_hat``,
+the static release, the query counter over deletions, the deletion-count
+counter). Every release is charged to the stream's ledger before its noise is
+drawn. Proof and profiles: ``docs/fully_dynamic.md``.
+
+Layout: the online interval tree is a Fenwick layout over segments: node
+``i`` is built when segment ``i`` closes and covers insertion segments
+``(i - lowbit(i), i]``; the answer after segment ``j`` sums the nodes of the
+Fenwick chain ``j, j - lowbit(j), ...`` (these ranges partition (0, j], so
+every live item is counted once: Lemma 9). Only the chain is kept.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accounting import Budget, Scope
+from .config import DynamicConfig, part, pure_part
+from .counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
+from .errors import NoiseProfile
+from .noise import NoiseSource
+from .outputs import Answer, TickResult
+from .registry import TickBatch
+from .segmented import SegmentedRelease
+from .state import state_class
+from .static import CountMechanism, HistogramMechanism
+
+__all__ = ["FullyDynamicRelease", "FullyDynamicOptions", "lowbit", "fenwick_chain", "node_level"]
+
+
+def lowbit(i: int) -> int:
+    return i & -i
+
+
+def node_level(i: int) -> int:
+    """Level of Fenwick node i: 1 + number of trailing zeros (leaves are level 1)."""
+    return lowbit(i).bit_length()
+
+
+def fenwick_chain(j: int) -> list[int]:
+    """Nodes queried after segment j closes: j, j - lowbit(j), ... (> 0)."""
+    out = []
+    while j > 0:
+        out.append(j)
+        j -= lowbit(j)
+    return out
+
+
+@dataclass(frozen=True)
+class FullyDynamicOptions:
+    """Options of the fully-dynamic mechanism.
+
+    Attributes:
+      horizon: a declared horizon on the number of segments (tuned profile
+        only; overrides ``DynamicConfig.max_segments``): levels are then
+        budgeted uniformly over ``horizon.bit_length()`` levels, and the
+        mechanism stops releasing after segment ``horizon``
+        (``horizon_reached``). None: unbounded (levels 1/l^(1+eta)).
+    """
+
+    horizon: int | None = None
+
+    def __post_init__(self):
+        if self.horizon is not None and (isinstance(self.horizon, bool) or int(self.horizon) < 1):
+            raise ValueError(f"horizon must be an integer >= 1 (segments) or None, got {self.horizon!r}")
+
+    def configure(self, config: DynamicConfig) -> DynamicConfig:
+        if self.horizon is None:
+            return config
+        return dataclasses.replace(config, max_segments=int(self.horizon))
+
+
+@state_class("fully_dynamic.node")
+class _Node:
+    """Alg. 3 at one node of the online interval tree."""
+
+    def __init__(self, owner: FullyDynamicRelease, index: int, content: list[np.ndarray], size: int):
+        self.index = index
+        self.level = node_level(index)
+        self.tick_lo = 0  # node covers insertion ticks (tick_lo, tick_hi]
+        self.tick_hi = 0
+        self.horizon = lowbit(index) - 1  # later segments at which this node is queried
+        self.content = content  # exact live items, one histogram per query set
+        self.size = size
+        self.steps = 0
+        self.round = 0
+        self.halted = False
+        self.halt_nhat = 0.0
+        self.halt_nhat_profile: NoiseProfile | None = None
+        prof = owner.config.budget_profile
+        self.budget = part(owner.tree_budget, prof.level_split.weight(self.level), prof.level_split.weight(self.level))
+        self.scope = owner.tree_scope.child(f"level{self.level}", Scope.PARALLEL).child(f"node{index}")
+        self.static_answers: list[np.ndarray] = []
+        self.static_budgets: list[Budget] = []
+        self.static_sizes: list[tuple[float, NoiseProfile]] = []  # (n_hat, law) from PMW releases
+        self.static_params: list = []  # what a non-additive release's alpha needs (PMW: its T)
+        self.n_hat = 0.0
+        self.n_hat_profile: NoiseProfile | None = None
+        self.del_counter: ContinualCounter | None = None
+        self.q_counters: list[ContinualCounter] = []
+
+    @property
+    def coords(self) -> tuple:
+        return ("tree", "node", self.index, "round", self.round)
+
+    def _round_budgets(self, owner):
+        prof = owner.config.budget_profile
+        b_r = part(self.budget, prof.round_split.weight(self.round), prof.round_split.weight(self.round))
+        k = len(owner.mechanisms)
+        we, wd = prof.round_weights, prof.delta_weights
+        if prof.leaf_static_only and self.horizon == 0:
+            return None, part(b_r, 1.0 / k, 1.0 / k), None, None
+        nhat = pure_part(b_r, we[0])
+        static = part(b_r, we[1] / k, wd[1] / k)
+        qins = part(b_r, we[2] / k, wd[2] / k)
+        lapins = part(b_r, we[3], wd[3])
+        return nhat, static, qins, lapins
+
+    def start_round(self, owner: FullyDynamicRelease, tick: int, noise: NoiseSource, gamma_end: float | None) -> None:
+        """Lines 1-5 (round 1) or 19-26 (restart) of Alg. 3."""
+        self.round += 1
+        nhat_b, static_b, qins_b, lapins_b = self._round_budgets(owner)
+        base = (owner.stream,) + self.coords
+        if nhat_b is not None:
+            mech = owner.control_mechanism
+            self.scope.charge(nhat_b, base + ("n_hat",))
+            rel = mech.release(np.array([self.size]), nhat_b, noise.stream(*base, "n_hat"))
+            self.n_hat = float(rel.values[0])
+            self.n_hat_profile = NoiseProfile.zero() if noise.is_disabled else rel.noise
+            owner._log(tick, self.index, self.level, self.round, "n_hat", "", rel.values, nhat_b, base + ("n_hat",))
+            if gamma_end is not None and self.n_hat < 2 * gamma_end:
+                self.halted = True  # line 22-23: answer 0 from now on; content kept for merging
+                self.halt_nhat = self.n_hat
+                self.halt_nhat_profile = rel.noise
+                self.del_counter = None
+                self.q_counters = []
+                return
+        self.static_answers, self.static_budgets, self.static_sizes, self.static_params = [], [], [], []
+        for k, mech in enumerate(owner.mechanisms):
+            c = base + ("static", owner.config.queries[k].name)
+            self.scope.charge(mech.cost(static_b), c)
+            if not mech.additive and self.n_hat_profile is not None:
+                # PMW reuses this round's n_hat (post-processing of a release)
+                rel = mech.release(self.content[k], static_b, noise.stream(*c), self.n_hat, self.n_hat_profile)
+            else:
+                rel = mech.release(self.content[k], static_b, noise.stream(*c))
+            ans = mech.answer(rel)
+            self.static_answers.append(ans)
+            self.static_budgets.append(static_b)
+            if rel.n_hat is not None:
+                self.static_sizes.append((rel.n_hat, rel.n_hat_noise))
+            self.static_params.append(rel.alpha_params)
+            owner._log(
+                tick, self.index, self.level, self.round, "static", owner.config.queries[k].name, ans, static_b, c
+            )
+        remaining = self.horizon - self.steps
+        if lapins_b is None or remaining <= 0:
+            self.del_counter, self.q_counters = None, []
+            return
+        self.del_counter = owner._make_counter(
+            owner.control_mechanism, lapins_b, remaining, base + ("del_count",), self.scope.child(f"r{self.round}-del")
+        )
+        self.q_counters = [
+            owner._make_counter(
+                owner.deletion_mechanisms[k],
+                qins_b,
+                remaining,
+                base + ("del_query", owner.config.queries[k].name),
+                self.scope.child(f"r{self.round}-q{k}"),
+            )
+            for k in range(len(owner.mechanisms))
+        ]
+        if owner.emit_nodes:
+            for c in [self.del_counter] + self.q_counters:
+                c.release_log = []
+
+    def step(self, owner: FullyDynamicRelease, tick: int, del_hists, del_count: int, noise: NoiseSource) -> None:
+        """Lines 6-31 for one later segment (deletions already applied to content)."""
+        self.steps += 1
+        if self.halted or self.del_counter is None:
+            return
+        beta_r = owner.config.beta / (math.pi**2 * self.round**2)
+        est = float(self.del_counter.step(np.array([del_count]), noise)[0])
+        gamma = self.del_counter.error_bound(beta_r)
+        for k, c in enumerate(self.q_counters):
+            c.step(del_hists[k], noise)
+        self._flush_counter_logs(owner, tick)
+        if est > self.n_hat / 2 + 2 * gamma:
+            self.start_round(owner, tick, noise, gamma_end=gamma)
+
+    def _flush_counter_logs(self, owner, tick):
+        if not owner.emit_nodes:
+            return
+        for c in [self.del_counter] + self.q_counters:
+            for coords, cost, values in c.release_log or []:
+                owner._log(tick, self.index, self.level, self.round, "deletion_counter", "", values, cost, coords)
+            c.release_log.clear()
+
+    # -- answers -----------------------------------------------------------------
+    def answer(self, k: int) -> np.ndarray:
+        if self.halted:
+            return np.zeros_like(self.static_answers[k]) if self.static_answers else np.zeros(1)
+        a = self.static_answers[k]
+        if self.q_counters and self.q_counters[k].t > 0:
+            a = a - self.q_counters[k].estimate
+        return a
+
+    def noise_profile(self, owner, k: int) -> NoiseProfile:
+        mech = owner.mechanisms[k]
+        p = mech.noise_profile(self.static_budgets[k])
+        if self.q_counters and self.q_counters[k].t > 0:
+            p = p + self.q_counters[k].noise_profile()
+        return p
+
+    def alpha(self, owner, k: int, beta: float) -> float:
+        """Non-additive black boxes (PMW): union bound over the static release and
+        the deletion counter. A histogram deletion counter's error on any query
+        of the set is at most the error of a sum of d cells (weights in [0, 1])."""
+        mech = owner.mechanisms[k]
+        has_counter = bool(self.q_counters) and self.q_counters[k].t > 0
+        b = beta / 2 if has_counter else beta  # the rest goes to the counter
+        n = self.size_bound(b / 2)  # |D(v)| <= n with probability 1 - b/2
+        reused = self.n_hat_profile if self.n_hat_profile is not None and not self.halted else None
+        params = self.static_params[k] or (None,)
+        a = mech.alpha(self.static_budgets[k], b / 2, n=n, n_hat_noise=reused, iterations=params[0])
+        if has_counter:
+            c = self.q_counters[k]
+            if c.mechanism.additive:
+                d = c.mechanism.domain_size
+                a += c.noise_profile().times(d).tail_bound(b / getattr(mech, "query_count", d))
+            else:
+                a += c.error_bound(b, n=n)
+        return a
+
+    def size_bound(self, beta: float) -> float:
+        """A public (1-beta) upper bound on this node's round-start size, from
+        n_hat or from a PMW release's own noisy size."""
+        if self.n_hat_profile is not None:
+            return max(self.n_hat, 0.0) + self.n_hat_profile.tail_bound(beta)
+        if self.static_sizes:
+            n_hat, law = self.static_sizes[0]
+            return max(n_hat, 0.0) + law.tail_bound(beta)
+        return float("inf")
+
+    def halted_bound(self, beta: float) -> float:
+        """A halted node holds at most n_hat + noise bound items (content only shrinks)."""
+        return max(self.halt_nhat, 0.0) + self.halt_nhat_profile.tail_bound(beta)
+
+
+@state_class("mechanism.fully_dynamic")
+class FullyDynamicRelease(SegmentedRelease):
+    """Qiu-Yi's fully-dynamic mechanism for one stream (see module docstring).
+
+    State is O(n_t + d log m_t): the live chain of O(log m_t) nodes with
+    their exact contents, and the open segment's pending updates (plus, for
+    :meth:`process_tick`, the in-memory registry of live entries).
+    """
+
+    name = "fully_dynamic"
+    options_cls = FullyDynamicOptions
+    _STATE_EXCLUDE = ("_locate_cache",)
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        *,
+        stream: str = "default",
+        emit_nodes: bool = False,
+        end_tick: int | None = None,
+        options: FullyDynamicOptions | None = None,
+    ):
+        options = FullyDynamicOptions() if options is None else options
+        super().__init__(
+            self._configure(config, options), stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options
+        )
+        self.tree_scope = self.ledger.root.child("tree")
+        self.control_mechanism = CountMechanism(config.noise_kind)
+        # the insertion-only mechanism over a node's deletions, per query set: the
+        # set's own black box (paper), or for non-additive sets (PMW) in the tuned
+        # profile a histogram counter, which answers every linear query of the set
+        # by linearity with an error that does not grow with the batch size
+        self.deletion_mechanisms = [
+            HistogramMechanism(m.domain_size, config.noise_kind)
+            if (config.profile == "tuned" and not m.additive)
+            else m
+            for m in self.mechanisms
+        ]
+        self.nodes: dict[int, _Node] = {}
+        self._reset_pending()
+        self.last_answers: list[Answer] = []
+
+    def _after_restore(self):
+        self._locate_cache = {}
+
+    @classmethod
+    def _configure(cls, config: DynamicConfig, options: FullyDynamicOptions) -> DynamicConfig:
+        return options.configure(config)
+
+    def _reset_pending(self):
+        # open segment: items inserted in it (a multiset; an insert and a delete in
+        # the same segment cancel) and deletions of older items as (node, item);
+        # histograms are built once, at the close
+        self.pending_ins: Counter = Counter()
+        self.pending_del: list[tuple[int, tuple[int, ...]]] = []
+        self._locate_cache: dict[int, int] = {}
+        chain = sorted((n.tick_lo, n.tick_hi, i) for i, n in self.nodes.items()) if hasattr(self, "nodes") else []
+        self._chain = chain
+        self._chain_his = [hi for _, hi, _ in chain]
+
+    def _make_counter(self, mech, budget, horizon, coords, scope) -> ContinualCounter:
+        prof = self.config.budget_profile
+        if prof.counter == "infinite":
+            return InfiniteCounter(mech, budget, coords=coords, scope=scope)
+        return BinaryTreeCounter(mech, budget, horizon=horizon, honaker=mech.additive, coords=coords, scope=scope)
+
+    @property
+    def last_close_tick(self) -> int:
+        return self.partitioner.prev_close if self.closed else 0
+
+    def locate(self, ins_tick: int) -> int:
+        """The live node whose tick range holds an insertion at ``ins_tick``
+        (a tick of a closed segment)."""
+        node = self._locate_cache.get(ins_tick)
+        if node is not None:
+            return node
+        # the chain's tick ranges partition (0, last close]; bisect on their upper ends
+        k = bisect.bisect_left(self._chain_his, ins_tick)
+        if k == len(self._chain_his) or not self._chain[k][0] < ins_tick:
+            raise AssertionError(f"insertion tick {ins_tick} is not covered by chain({self.closed})")
+        i = self._chain[k][2]
+        self._locate_cache[ins_tick] = i
+        return i
+
+    def _hists(self, items) -> list[np.ndarray]:
+        """Per-query-set histograms of a list of items."""
+        if not items:
+            return [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        arr = np.asarray(items, dtype=np.int64).reshape(len(items), len(self.mechanisms))
+        return [np.bincount(arr[:, k], minlength=m.domain_size).astype(np.int64) for k, m in enumerate(self.mechanisms)]
+
+    def _counter_hists(self, counter: Counter) -> list[np.ndarray]:
+        out = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        for item, c in counter.items():
+            if c:
+                for k, v in enumerate(item):
+                    out[k][v] += c
+        return out
+
+    # -- updates -----------------------------------------------------------------
+    def _absorb(self, batch: TickBatch) -> None:
+        boundary = self.last_close_tick
+        pend = self.pending_ins
+        for item, ins_tick in batch.deletes:
+            if ins_tick > boundary:  # inserted in the open segment: the pair cancels
+                pend[item] -= 1
+            else:
+                self.pending_del.append((self.locate(ins_tick), item))
+        for item in batch.inserts:
+            pend[item] += 1
+
+    # -- segment close -----------------------------------------------------------
+    def _close(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
+        j = self.closed + 1
+        survivors = set(fenwick_chain(j - lowbit(j)))
+        # 1. group this segment's deletions by node; apply them to the exact contents
+        by_node: dict[int, list] = {}
+        for node_i, item in self.pending_del:
+            by_node.setdefault(node_i, []).append(item)
+        deletions = {i: (self._hists(items), len(items)) for i, items in by_node.items()}
+        for i, (hists, cnt) in deletions.items():
+            node = self.nodes[i]
+            for k in range(len(self.mechanisms)):
+                node.content[k] -= hists[k]
+            node.size -= cnt
+        # 2. merge the dying nodes (levels below l(j)) and the new insertions into node j
+        content = self._counter_hists(self.pending_ins)
+        size = sum(self.pending_ins.values())
+        for i in list(self.nodes):
+            if i not in survivors:
+                dead = self.nodes.pop(i)
+                for k in range(len(self.mechanisms)):
+                    content[k] += dead.content[k]
+                size += dead.size
+                dead.scope.close()
+        self.closed = j
+        # 3. the surviving nodes see segment j's deletions (possibly none)
+        empty = None
+        for i in sorted(survivors, reverse=True):
+            if i in deletions:
+                hists, cnt = deletions[i]
+            else:
+                empty = empty or self._hists([])
+                hists, cnt = empty, 0
+            self.nodes[i].step(self, tick, hists, cnt, noise)
+        # 4. build node j (Alg. 3, round 1); it covers ticks (t_{j - lowbit(j)}, t_j]
+        node = _Node(self, j, content, size)
+        left = j - lowbit(j)
+        node.tick_lo = self.nodes[left].tick_hi if left else 0
+        node.tick_hi = tick
+        self.nodes[j] = node
+        node.start_round(self, tick, noise, gamma_end=None)
+        self._reset_pending()
+        # 5. answers: sum over the chain
+        answers = []
+        chain = [self.nodes[i] for i in fenwick_chain(j)]
+        for k in range(len(self.mechanisms)):
+            est = np.sum([n.answer(k) for n in chain], axis=0)
+            answers.append(self._answer(tick, k, est, self._error_bound(chain, k)))
+            if self.emit_nodes:
+                for n in chain:
+                    self._log(
+                        tick, n.index, n.level, n.round, "node_answer", self.config.queries[k].name, n.answer(k), None
+                    )
+        self.last_answers = answers
+        res.answers.extend(answers)
+        res.closes.append(tick)
+        if self.config.max_segments is not None and self.closed >= self.config.max_segments:
+            self._finish(tick, "horizon_reached", res)  # the declared horizon is used up: stop cleanly
+
+    def _error_bound(self, chain: list[_Node], k: int) -> float:
+        if self.noiseless:
+            return 0.0
+        beta = self.config.beta
+        halted = [n for n in chain if n.halted]
+        live = [n for n in chain if not n.halted]
+        b_noise = beta / 2 if halted else beta
+        bound = 0.0
+        if halted:
+            bound += math.fsum(n.halted_bound(beta / (2 * len(halted))) for n in halted)
+        mech = self.mechanisms[k]
+        if live:
+            if mech.additive:
+                prof = NoiseProfile.sum(n.noise_profile(self, k) for n in live)
+                bound += prof.tail_bound(b_noise / mech.num_queries)
+            else:
+                bound += math.fsum(n.alpha(self, k, b_noise / len(live)) for n in live)
+        return bound
+
+    # -- introspection (tests) -------------------------------------------------------
+    def check_invariants(self) -> None:
+        """Lemma 9 (instrumented): between segments, every live entry inserted in a
+        closed segment is in exactly one chain node, and every node's content is
+        exactly the live entries of its range."""
+        chain = fenwick_chain(self.closed)
+        assert sorted(self.nodes) == sorted(chain), (sorted(self.nodes), chain)
+        expect = {i: [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms] for i in chain}
+        pend = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+        boundary = self.last_close_tick
+        for item, ins_tick, _ in self.registry.entries.values():
+            if ins_tick > boundary:
+                target = pend
+            else:
+                owners = [i for i in chain if self.nodes[i].tick_lo < ins_tick <= self.nodes[i].tick_hi]
+                assert len(owners) == 1, (ins_tick, owners)
+                target = expect[owners[0]]
+            for k, v in enumerate(item):
+                target[k][v] += 1
+        pend_del: dict[int, list] = {}
+        for node_i, item in self.pending_del:
+            pend_del.setdefault(node_i, []).append(item)
+        for i in chain:
+            node = self.nodes[i]
+            pd = self._hists(pend_del.get(i, []))
+            for k in range(len(self.mechanisms)):
+                assert np.array_equal(node.content[k] - pd[k], expect[i][k]), (i, k)
+        have = self._counter_hists(self.pending_ins)
+        for k in range(len(self.mechanisms)):
+            assert np.array_equal(pend[k], have[k])
+
+    def state_size(self) -> dict:
+        """Sizes of the kept state (tests and benchmarks)."""
+        return {
+            "live_entries": len(self.registry),
+            "nodes": len(self.nodes),
+            "pending_insertions": sum(self.pending_ins.values()),
+            "pending_deletions": len(self.pending_del),
+        }

@@ -1,0 +1,175 @@
+"""The registry of continual-release mechanisms: one entry per mechanism.
+
+The pipelines' configuration, the CLI, the Beam transforms, the docs and the
+contract tests read this table and nothing else: adding a mechanism is one
+module implementing :class:`~transforms.core.protocol.ContinualRelease`, one
+:class:`MechanismSpec` below, and its proof note under ``docs/``.
+
+Each entry states the mechanism's neighbour relation and the query kinds it
+answers; its options dataclass validates its own settings in
+``__post_init__`` (so a bad setting fails before a pipeline starts), and its
+fields are the mechanism-specific keys of a pipeline's ``mechanism:`` block.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from . import accounting, counters, errors, partition, pmw, registry, static
+from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
+from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from .protocol import ContinualRelease, NoOptions
+from .state import state_class
+
+__all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields"]
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """One registered mechanism.
+
+    Attributes:
+      name: the registry name (``mechanism.kind`` in a pipeline config).
+      core_cls: the :class:`ContinualRelease` subclass (pure core, no Beam).
+      options_cls: its options dataclass (validated at construction); its
+        fields are the config keys the mechanism accepts besides ``kind``,
+        ``profile`` and ``beta``.
+      neighbours: the neighbour relation its guarantee is stated for.
+      query_kinds: the ``QuerySet`` kinds it answers.
+      proof: the docs page with its privacy proof and budget allocation.
+      summary: one line for error messages and the docs.
+    """
+
+    name: str
+    core_cls: type
+    options_cls: type
+    neighbours: str
+    query_kinds: tuple[str, ...]
+    proof: str
+    summary: str
+
+    def __post_init__(self):
+        if not issubclass(self.core_cls, ContinualRelease):
+            raise TypeError(f"{self.core_cls.__name__} does not implement ContinualRelease")
+        if self.core_cls.name != self.name:
+            raise ValueError(f"{self.core_cls.__name__}.name is {self.core_cls.name!r}, registered as {self.name!r}")
+        if self.core_cls.options_cls is not self.options_cls:
+            raise ValueError(f"{self.core_cls.__name__}.options_cls differs from the registry's")
+
+    @property
+    def deletions_allowed(self) -> bool:
+        return self.core_cls.deletions_allowed
+
+    def options(self, **values):
+        """The options dataclass from ``values`` (unknown keys: ``ValueError``)."""
+        allowed = option_fields(self)
+        extra = sorted(set(values) - set(allowed))
+        if extra:
+            raise ValueError(
+                f"mechanism {self.name!r} takes no option(s) {', '.join(extra)}; "
+                f"its options: {', '.join(allowed) or 'none'}"
+            )
+        return self.options_cls(**values)
+
+
+def option_fields(spec: MechanismSpec) -> tuple[str, ...]:
+    if spec.options_cls is NoOptions:
+        return ()
+    return tuple(f.name for f in dataclasses.fields(spec.options_cls))
+
+
+_UPDATE = (
+    "update level: neighbouring inputs differ by one update (insertion or deletion of one item; an upsert is a "
+    "deletion plus an insertion), or by one entry's <= k mutations under privacy unit entry(k) (group privacy, "
+    "the limit enforced)"
+)
+_INSERT = (
+    "update level on insertion-only input: neighbouring inputs differ by one insertion (deletes and upserts are "
+    "dead-lettered), or by one entry's insertion under privacy unit entry(k)"
+)
+
+MECHANISMS: dict[str, MechanismSpec] = {
+    spec.name: spec
+    for spec in (
+        MechanismSpec(
+            "fully_dynamic",
+            FullyDynamicRelease,
+            FullyDynamicOptions,
+            _UPDATE,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/fully_dynamic.md",
+            "Qiu-Yi's fully-dynamic mechanism: error in the data size n_t, not the stream length",
+        ),
+        MechanismSpec(
+            "insertion_only",
+            InsertionOnlyRelease,
+            NoOptions,
+            _INSERT,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/fully_dynamic.md",
+            "Qiu-Yi Thm 8: partitioning feeding the infinite counter; insertions only",
+        ),
+        MechanismSpec(
+            "two_stream_baseline",
+            TwoStreamBaseline,
+            NoOptions,
+            _UPDATE,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/fully_dynamic.md",
+            "two insertion-only counters (insertions, deletions) subtracted",
+        ),
+        MechanismSpec(
+            "continual_count",
+            ContinualCountRelease,
+            ContinualCountOptions,
+            _INSERT,
+            ("count", "histogram", "linear"),
+            "docs/counters.md",
+            "a continual counter over ticks (a release every tick); insertions only",
+        ),
+    )
+}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(MECHANISMS)
+
+
+def get(name: str) -> MechanismSpec:
+    spec = MECHANISMS.get(name)
+    if spec is None:
+        raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(MECHANISMS)}")
+    return spec
+
+
+# ---------------------------------------------------------------------------
+# Stable state names of the classes that appear in mechanism state (the
+# mechanisms and their nodes register themselves where they are defined).
+# A name is part of the state format: never change one without a migration.
+# ---------------------------------------------------------------------------
+for _name, _cls in (
+    ("budget.pure", accounting.PureDP),
+    ("budget.approx", accounting.ApproxDP),
+    ("budget.zcdp", accounting.ZCDP),
+    ("ledger", accounting.Ledger),
+    ("ledger.scope", accounting.Scope),
+    ("ledger.record", accounting.Record),
+    ("noise_profile", errors.NoiseProfile),
+    ("partition.params", partition.PartitionParams),
+    ("partition.infinite", partition.InfinitePartitioner),
+    ("registry.entries", registry.EntryRegistry),
+    ("registry.update", registry.Update),
+    ("static.count", static.CountMechanism),
+    ("static.histogram", static.HistogramMechanism),
+    ("static.linear", static.LinearQueryMechanism),
+    ("static.pmw", pmw.PMWMechanism),
+    ("counter.naive_prefix", counters.NaivePrefixCounter),
+    ("counter.naive_increments", counters.NaiveIncrementsCounter),
+    ("counter.binary_tree", counters.BinaryTreeCounter),
+    ("counter.infinite", counters.InfiniteCounter),
+    ("options.none", NoOptions),
+    ("options.fully_dynamic", FullyDynamicOptions),
+    ("options.continual_count", ContinualCountOptions),
+):
+    state_class(_name)(_cls)

@@ -1,0 +1,247 @@
+"""The contract every continual-release mechanism implements.
+
+A mechanism is a small, single-threaded state machine per stream. The Beam
+layer (streaming and bounded) and the in-memory API drive every mechanism
+through this class and nothing else, so adding a mechanism means writing one
+module, one registry entry (``mechanisms.py``) and its proof note in ``docs/``.
+
+Call order (in the manner of Bytewax's ``StatefulLogic``)::
+
+    m = Mechanism(config, stream=..., emit_nodes=..., end_tick=..., options=...)
+          # or Mechanism.from_state(config, state, options=..., end_tick=...)
+    repeat, in strictly increasing tick order:
+        m.apply(batch, noise)     # one tick's resolved updates (a TickBatch, tick > m.last_tick)
+        m.advance(tick, noise)    # time passes without data, up to and including tick
+        # both return a TickResult: the answers released, and events
+    between calls, read:
+        m.last_tick               # the last tick processed
+        m.next_wake               # the next tick at which m must be advanced even without data
+                                  # (None: never again)
+        m.finished                # no more releases, ever (end reached, horizon or budget used up)
+        m.drain_node_outputs()    # released pieces of the data structure since the last drain
+        m.spent                   # budget spent so far (update level, ledger currency)
+        m.to_state()              # versioned plain data (``state.py``)
+
+``process_tick(tick, updates, noise)`` is the in-memory convenience: it
+resolves raw updates against the mechanism's own entry registry, then
+``apply``. A finished mechanism ignores later data and time (its
+``next_wake`` is None); the reason is in ``finished_reason`` and was
+reported once as an event. A ledger refusal (``BudgetExceededError``) during
+a call finishes the mechanism with ``budget_exhausted`` instead of raising:
+a stream whose budget is used up stops releasing cleanly and the others go
+on.
+
+Privacy: each mechanism states its neighbour relation and cost in its
+docstring and its registry entry, charges every release to its ledger before
+drawing noise, and draws noise only from the ``NoiseSource`` it is given, at
+coordinates that name the stream, the query by name and every scope.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+from .accounting import Budget, BudgetExceededError, Ledger
+from .config import DynamicConfig
+from .noise import NoiseSource, config_digest
+from .outputs import NodeOutput, TickResult
+from .registry import EntryRegistry, TickBatch
+from .state import envelope, open_envelope, restore, to_plain
+
+__all__ = ["ContinualRelease", "NoOptions"]
+
+
+class NoOptions:
+    """Options of a mechanism that has none beyond :class:`DynamicConfig`."""
+
+    def __eq__(self, other):
+        return type(other) is NoOptions
+
+    def __hash__(self):
+        return 0
+
+    def __repr__(self):
+        return "NoOptions()"
+
+
+class ContinualRelease(abc.ABC):
+    """Base class of the mechanisms (see the module docstring for the contract).
+
+    Args:
+      config: the release's configuration (queries, budget, unit, beta, profile).
+      stream: the stream key (it is part of every noise coordinate).
+      emit_nodes: keep the released pieces of the data structure for
+        :meth:`drain_node_outputs`.
+      end_tick: the configured, public last tick: the mechanism finishes after
+        its first release at or after it. None: it runs for ever.
+      options: the mechanism's options dataclass (its registry entry's
+        ``options_cls``); None for the defaults.
+    """
+
+    name: ClassVar[str] = ""  # the registry name
+    deletions_allowed: ClassVar[bool] = True
+    options_cls: ClassVar[type] = NoOptions
+    _STATE_EXCLUDE = ("config", "options")
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        *,
+        stream: str = "default",
+        emit_nodes: bool = False,
+        end_tick: int | None = None,
+        options=None,
+    ):
+        if not isinstance(config, DynamicConfig):
+            raise TypeError("config must be a transforms.core.DynamicConfig")
+        if end_tick is not None and (isinstance(end_tick, bool) or int(end_tick) < 1):
+            raise ValueError(f"end_tick must be a tick >= 1 or None, got {end_tick!r}")
+        options = self.options_cls() if options is None else options
+        if not isinstance(options, self.options_cls):
+            raise TypeError(f"{type(self).__name__} takes options of type {self.options_cls.__name__}")
+        self.config = config
+        self.options = options
+        self.stream = str(stream)
+        self.emit_nodes = emit_nodes
+        self.end_tick = None if end_tick is None else int(end_tick)
+        self.ledger = Ledger(config.ledger_budget, keep_records=False)
+        self.node_outputs: list[NodeOutput] = []
+        self.num_updates = 0
+        self.finished_reason: str | None = None
+        self.noiseless = False  # noise switched off: exact answers, error bounds 0
+
+    # -- what subclasses implement ------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def last_tick(self) -> int:
+        """The last tick processed (0 before the first call)."""
+
+    @property
+    @abc.abstractmethod
+    def _next_wake(self) -> int | None:
+        """The next tick with work to do without data (ignoring ``finished``)."""
+
+    @abc.abstractmethod
+    def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
+        """Apply one tick's batch (releases into ``res``)."""
+
+    @abc.abstractmethod
+    def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
+        """No update up to and including ``tick``."""
+
+    def _after_release(self, tick: int, res: TickResult) -> None:
+        """Called by subclasses after each release at ``tick``: finish at the end."""
+        if self.end_tick is not None and tick >= self.end_tick:
+            self._finish(tick, "ended", res)
+
+    # -- the contract --------------------------------------------------------------
+    @property
+    def next_wake(self) -> int | None:
+        return None if self.finished else self._next_wake
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_reason is not None
+
+    @property
+    def spent(self) -> Budget:
+        return self.ledger.spent
+
+    def apply(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
+        """Apply the resolved updates of ``batch.tick`` (> :attr:`last_tick`)."""
+        res = TickResult()
+        if self.finished:
+            return res
+        if batch.tick <= self.last_tick:
+            raise ValueError(f"ticks must increase: got {batch.tick} after {self.last_tick}")
+        self.noiseless = noise.is_disabled
+        try:
+            self._apply(batch, noise, res)
+        except BudgetExceededError:
+            self._finish(batch.tick, "budget_exhausted", res)
+        return res
+
+    def advance(self, tick: int, noise: NoiseSource) -> TickResult:
+        """No update up to and including ``tick``: releases that fall due happen."""
+        res = TickResult()
+        if self.finished or tick < self.last_tick:
+            return res
+        self.noiseless = noise.is_disabled
+        try:
+            self._advance(tick, noise, res)
+        except BudgetExceededError:
+            self._finish(tick, "budget_exhausted", res)
+        return res
+
+    def run_to_end(self, noise: NoiseSource) -> list[TickResult]:
+        """Advance through the configured end until finished (bounded runs)."""
+        if self.end_tick is None:
+            raise ValueError("run_to_end needs an end_tick")
+        out = [self.advance(self.end_tick, noise)]
+        while not self.finished and self.next_wake is not None:
+            out.append(self.advance(self.next_wake, noise))
+        return out
+
+    def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
+        """In-memory use: resolve ``updates`` (in the given, canonical order)
+        against this mechanism's entry registry, then :meth:`apply`."""
+        batch, rejected = self.registry.resolve_tick(tick, updates)
+        res = self.apply(batch, noise)
+        res.rejections = rejected
+        return res
+
+    def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
+        """Alias of :meth:`apply` (kept for callers of the earlier API)."""
+        return self.apply(batch, noise)
+
+    def drain_node_outputs(self) -> list[NodeOutput]:
+        out, self.node_outputs = self.node_outputs, []
+        return out
+
+    # -- the in-memory registry ------------------------------------------------------
+    @property
+    def registry(self) -> EntryRegistry:
+        reg = self.__dict__.get("_registry")
+        if reg is None:
+            reg = self._registry = EntryRegistry(
+                tuple(q.mechanism(self.config.noise_kind).domain_size for q in self.config.queries),
+                deletions_allowed=self.deletions_allowed,
+                max_mutations=self.config.max_mutations,
+            )
+        return reg
+
+    # -- state ----------------------------------------------------------------------
+    @classmethod
+    def state_digest(cls, config: DynamicConfig, options, end_tick: int | None) -> str:
+        """What a state was written under: restoring it elsewhere is refused."""
+        return config_digest("mechanism-state", cls.name, config, options, end_tick)
+
+    def to_state(self) -> dict:
+        """Versioned plain data (``transforms.core.state``): everything needed to
+        continue exactly as this object would."""
+        return envelope(self.name, self.state_digest(self.config, self.options, self.end_tick), to_plain(self))
+
+    @classmethod
+    def from_state(cls, config: DynamicConfig, state: dict, *, options=None, end_tick: int | None = None):
+        """Restore a mechanism from :meth:`to_state` output, given the same
+        configuration, options and end (a different one is a new release)."""
+        options = cls.options_cls() if options is None else options
+        config = cls._configure(config, options)
+        body = open_envelope(state, cls.name, cls.state_digest(config, options, end_tick))
+        obj = restore(body)
+        if type(obj) is not cls:
+            raise TypeError(f"state holds a {type(obj).__name__}, not a {cls.__name__}")
+        obj.config = config
+        obj.options = options
+        return obj
+
+    @classmethod
+    def _configure(cls, config: DynamicConfig, options) -> DynamicConfig:
+        """The configuration the mechanism runs under, given its options."""
+        return config
+
+    def _finish(self, tick: int, reason: str, res: TickResult) -> None:
+        if self.finished_reason is None:
+            self.finished_reason = reason
+            res.events.append((tick, reason))

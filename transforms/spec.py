@@ -1,0 +1,89 @@
+"""Time and stream layout of a release: which streams, how event time maps to
+ticks, where the release starts and ends, and how late data is treated.
+
+Everything here is public configuration: the release schedule (ticks,
+origin, end) never depends on the data (``docs/privacy.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from apache_beam.utils.timestamp import Timestamp
+
+__all__ = ["StreamSpec", "LATE_POLICIES", "NAMESPACE"]
+
+NAMESPACE = "dp_dynamic"  # Beam metrics namespace
+LATE_POLICIES = ("current", "dead_letter")
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """Time and stream layout shared by the transforms.
+
+    Args:
+      streams: the declared stream keys (public). Updates for other streams are
+        dead-lettered; every declared stream releases on schedule.
+      tick_seconds: tick length in event-time seconds.
+      origin: event time of the start of tick 1.
+      late_policy: an update older than its entry's last resolved tick is
+        ``dead_letter``-ed (reason ``late``) or applied at the entry's
+        ``current`` tick. (A tick batch that reaches a stream after the stream
+        has released that tick is always applied at the stream's next tick:
+        its registry effect has happened, so dropping it would corrupt state.)
+      end_time: the configured, public end of the release (event time,
+        exclusive): the last released tick is the last one that starts before
+        ``end_time`` (so an end inside a tick is rounded up to the end of that
+        tick); updates of later ticks are dead-lettered (``after_end``).
+        Required for bounded input: the end of a release must never be
+        derived from the data (the last tick with data is data, and a release
+        schedule that depends on it leaks with probability 1).
+        Optional for unbounded input (the release then runs until cancelled).
+      allowed_lateness: seconds an update may arrive behind the watermark and
+        still count as on time (rounded up to whole ticks, L). Tick k is
+        resolved when the watermark passes the end of tick k + L, so releases
+        are L ticks later; updates arriving out of order within L change nothing.
+    """
+
+    streams: tuple = ("default",)
+    tick_seconds: float = 60.0
+    origin: float = 0.0
+    late_policy: str = "current"
+    end_time: float | None = None
+    allowed_lateness: float = 0.0
+
+    def __post_init__(self):
+        if not self.allowed_lateness >= 0:
+            raise ValueError(f"allowed_lateness must be >= 0 seconds, got {self.allowed_lateness}")
+        if not self.streams or len(set(self.streams)) != len(self.streams):
+            raise ValueError("streams must be a non-empty list of distinct keys")
+        if not self.tick_seconds > 0:
+            raise ValueError(f"tick_seconds must be > 0, got {self.tick_seconds}")
+        if self.late_policy not in LATE_POLICIES:
+            raise ValueError(f"late_policy must be one of {', '.join(LATE_POLICIES)}; got {self.late_policy!r}")
+        if self.end_time is not None and not self.end_time > self.origin:
+            raise ValueError(f"end_time ({self.end_time}) must be after origin ({self.origin})")
+
+    @property
+    def lateness_ticks(self) -> int:
+        """Allowed lateness in whole ticks (rounded up)."""
+        return int(math.ceil(self.allowed_lateness / self.tick_seconds - 1e-9))
+
+    def tick_of(self, event_time: float) -> int:
+        return int(math.floor((event_time - self.origin) / self.tick_seconds)) + 1
+
+    @property
+    def end_tick(self) -> int | None:
+        """The last released tick (public: from ``end_time``), or None."""
+        if self.end_time is None:
+            return None
+        return max(1, int(math.ceil((self.end_time - self.origin) / self.tick_seconds - 1e-9)))
+
+    def tick_end(self, tick: int) -> Timestamp:
+        """Event time at which tick ``tick`` is over (start of tick + 1)."""
+        return Timestamp.of(self.origin + tick * self.tick_seconds)
+
+    def tick_at(self, ts: Timestamp) -> int:
+        """The last tick that is over at timestamp ``ts``."""
+        return int(math.floor((float(ts) - self.origin) / self.tick_seconds + 1e-9))

@@ -1,0 +1,353 @@
+"""The streaming (unbounded) path: per-entry state and timers, a per-tick
+merge, and a per-stream release step driven by event-time timers.
+
+Wiring (``ReleaseContinually._expand_unbounded``)::
+
+  ((stream, entry), update) ── ResolveEntries ──► (stream, aggregates)
+        stateful, keyed by (stream, entry id), an event-time timer per tick; sums
+        each (stream, tick) over the bundle
+  (other runners: ((stream, tick), aggregate) ── MergePerTick: stateful, keyed by
+        (stream, tick), one aggregate per tick; see ``stateful_tick_merge``)
+  declared streams ── StartMarkers ──┐
+                                     ▼
+  ReleaseStream: stateful, keyed by stream, one event-time timer: applies each
+  tick's aggregate in tick order to the mechanism (restored from its versioned
+  state), lets it release on schedule, emits answers and node outputs.
+
+Time: tick ``k`` covers event times ``[origin + (k-1) s, origin + k s)``. An
+entry's updates of tick k are resolved when the watermark passes the tick's
+end (plus the allowed lateness); the per-stream step applies tick k's batch,
+and the releases of tick k, when the watermark passes ``origin + (k+1) s``
+(plus the lateness). Everything stays in the global window: late data is
+never dropped by windowing.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import apache_beam as beam
+from apache_beam.coders import BytesCoder, FastPrimitivesCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.timestamp import Timestamp
+from apache_beam.utils.windowed_value import WindowedValue
+
+from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results
+from transforms.core.aggregates import TICK_SEQ, fold, in_tick_order, resolve_entry
+from transforms.core.state import decode, encode
+from transforms.records import ReleaseRecord
+from transforms.spec import NAMESPACE, StreamSpec
+
+__all__ = ["ResolveEntriesFn", "MergeTickFn", "ReleaseStreamFn", "START", "TICK_MERGES", "stateful_tick_merge"]
+
+_UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
+START = "__start__"
+_MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, int], typing.Any])
+class ResolveEntriesFn(beam.DoFn):
+    """Resolves one entry's updates in (tick, seq) order when their tick is over.
+
+    State per (stream, entry), in one ReadModifyWrite value (each state write
+    costs the SDK's state-cache sizing, so one value is cheaper than several):
+    the entry's live state (item, insertion tick), the last resolved tick, the
+    tick the timer is set for and the buffered updates. Accepted updates are
+    resolved at the tick's end (plus the allowed lateness) and summed per
+    (stream, tick) over the bundle (the pre-aggregation a lifted combiner does:
+    on the DirectRunner all timers due together fire in one bundle, so a tick
+    leaves as one aggregate). At the end of the bundle they leave as
+    ``((stream, tick), aggregate)`` (``per_stream=False``, for the stateful
+    per-tick merge) or as ``(stream, aggregates)``, one element per stream.
+    Rejections (unknown entry, duplicate insert, insertion-only violations,
+    late) go to dead letters.
+    """
+
+    META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
+    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
+    DEAD = "dead_letters"
+
+    def __init__(
+        self,
+        spec: StreamSpec,
+        domain_sizes: tuple,
+        deletions_allowed: bool,
+        per_stream: bool = True,
+        max_mutations: int | None = None,
+    ):
+        self.spec = spec
+        self.domain_sizes = tuple(domain_sizes)
+        self.deletions_allowed = deletions_allowed
+        self.per_stream = per_stream
+        self.max_mutations = max_mutations
+
+    def start_bundle(self):
+        self.acc = {}  # stream -> tick -> [inserts, deletes, n]
+        self.accepted = 0
+
+    def finish_bundle(self):
+        acc, self.acc = self.acc, {}
+        if self.accepted:  # one metric update per bundle, not per entry
+            _UPDATES_ACCEPTED.inc(self.accepted)
+            self.accepted = 0
+        lateness = self.spec.lateness_ticks
+        glob = (window.GlobalWindow(),)
+        for stream, ticks in acc.items():
+            aggs = in_tick_order(ticks)
+            if self.per_stream:  # stamped with its earliest tick's resolution time
+                yield WindowedValue((stream, tuple(aggs)), self.spec.tick_end(aggs[0][0] + lateness), glob)
+            else:
+                for agg in aggs:
+                    yield WindowedValue(((stream, agg[0]), agg), self.spec.tick_end(agg[0] + lateness), glob)
+
+    def process(
+        self,
+        element,
+        meta=beam.DoFn.StateParam(META),
+        timer=beam.DoFn.TimerParam(TICK_END),
+    ):
+        key, (tick, seq, op, item, event_time) = element
+        state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
+        if tick <= last:
+            if self.spec.late_policy == "dead_letter":
+                yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, element[1]))
+                return
+            tick = last + 1  # apply at the entry's current tick
+        pending = pending + ((tick, seq, op, item, event_time),)
+        if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
+            timer_tick = tick
+            timer.set(self.spec.tick_end(tick + self.spec.lateness_ticks))
+        meta.write((state, last, timer_tick, pending))
+
+    @on_timer(TICK_END)
+    def on_tick_end(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        meta=beam.DoFn.StateParam(META),
+        timer=beam.DoFn.TimerParam(TICK_END),
+    ):
+        stream, entry_id = key
+        upto = self.spec.tick_at(ts) - self.spec.lateness_ticks
+        state, last, _, pending = meta.read() or (None, 0, None, ())
+        pending = sorted(pending, key=TICK_SEQ)
+        now = [p for p in pending if p[0] <= upto]
+        later = tuple(p for p in pending if p[0] > upto)
+        acc = self.acc.get(stream)
+        if acc is None:
+            acc = self.acc[stream] = {}
+        state, _, dead, accepted = resolve_entry(
+            state, entry_id, now, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
+        )
+        self.accepted += accepted
+        for reason, value in dead:
+            yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value))
+        if state is None and not later:
+            # a deleted entry with nothing pending keeps no state: registry state is
+            # O(live entries), not O(all entries ever seen) (with a mutation limit a
+            # deleted entry keeps its tombstone, which is not None)
+            meta.clear()
+        else:
+            nxt = later[0][0] if later else None
+            meta.write((state, max(upto, last), nxt, later))
+            if nxt is not None:
+                timer.set(self.spec.tick_end(nxt + self.spec.lateness_ticks))
+
+
+@beam.typehints.with_output_types(tuple[str, typing.Any])
+class MergeTickFn(beam.DoFn):
+    """Merges each (stream, tick)'s batches into one, in parallel across ticks,
+    so the per-stream step receives one aggregate per tick on every runner.
+
+    Keyed by ``(stream, tick)``, in the global window: a bag of batches and one
+    event-time timer, half a tick after the tick's batches are emitted (the end
+    of the tick plus the allowed lateness). A key per tick keeps a backlog
+    linear (keys shared by several ticks would re-read the pending ticks at
+    every flush); runners drop cleared state, but the DirectRunner keeps an
+    empty entry per key it has seen. Nothing is dropped: a batch arriving after
+    its tick's flush is flushed on its own, and the per-stream step applies it
+    at its current tick. (The flush handles several ticks per key, so the
+    keying can change without touching it.)"""
+
+    BUFFER = BagStateSpec("buffer", FastPrimitivesCoder())  # tick aggregates
+    FLUSH_TICK = ReadModifyWriteStateSpec("flush_tick", VarIntCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+
+    def __init__(self, spec: StreamSpec):
+        self.spec = spec
+
+    def _flush_time(self, tick: int) -> Timestamp:
+        return Timestamp.of(float(self.spec.tick_end(tick + self.spec.lateness_ticks)) + self.spec.tick_seconds / 2)
+
+    def process(
+        self,
+        element,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        _, agg = element
+        buffer.add(agg)
+        tick = agg[0]
+        current = flush_tick.read()
+        if current is None or tick < current:  # a timer holds one time: keep the earliest
+            flush_tick.write(tick)
+            flush.set(self._flush_time(tick))
+
+    @on_timer(FLUSH)
+    def on_flush(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        stream, _ = key
+        due: dict[int, list] = {}  # tick -> [inserts, deletes, n]
+        later = []
+        for agg in buffer.read():
+            if self._flush_time(agg[0]) <= ts:
+                fold(due, *agg)
+            else:
+                later.append(agg)
+        buffer.clear()
+        flush_tick.clear()
+        if later:
+            for agg in later:
+                buffer.add(agg)
+            first = min(agg[0] for agg in later)
+            flush_tick.write(first)
+            flush.set(self._flush_time(first))
+        for tick in sorted(due):
+            ins, dele, n = due[tick]
+            yield beam.window.TimestampedValue((stream, ((tick, ins, dele, n),)), ts)
+
+
+# ---------------------------------------------------------------------------
+# Step 4: the per-stream release
+# ---------------------------------------------------------------------------
+
+
+@beam.typehints.with_output_types(ReleaseRecord)
+class ReleaseStreamFn(ReleaseFnBase):
+    """Holds one stream's mechanism; one event-time timer drives it.
+
+    Input: ``(stream, tick aggregates)`` merged per tick, plus a start marker
+    per declared stream. The mechanism lives in a ReadModifyWrite cell as its
+    versioned state (``ContinualRelease.to_state``, encoded by
+    ``transforms.core.state.encode``: plain data, no pickles), so a job
+    updated to a new library version can read it. The timer is set to the end
+    of the next tick that has work: a pending batch or the mechanism's
+    ``next_wake``. On firing it applies pending batches in tick order
+    (releases happen in between, on schedule) and emits the answers and the
+    released node outputs. A finished mechanism (its end, horizon or budget
+    reached: counted as an event) sets no more timers; the other streams go on.
+    """
+
+    CORE = ReadModifyWriteStateSpec("core", BytesCoder())  # versioned mechanism state
+    PENDING = BagStateSpec("pending", FastPrimitivesCoder())  # tick aggregates
+    # the tick the timer is set for (kept apart so that adding a batch never reads
+    # the mechanism or the pending bag)
+    WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+
+    def _load(self, stream, cell):
+        data = cell.read()
+        if data is None:
+            return self.new_core(stream)
+        return self.mechanism.core_cls.from_state(
+            self.config, decode(data), options=self.options, end_tick=self.spec.end_tick
+        )
+
+    def _wake_at(self, tick, wake, wake_tick):
+        """Make sure the timer fires for ``tick`` (keep the earliest)."""
+        current = wake_tick.read()
+        if current is not None and current <= tick:
+            return
+        # tick k's batch is final at the end of tick k + 1 + L
+        ts = self.spec.tick_end(tick + 1 + self.spec.lateness_ticks)
+        if ts >= _MAX_TS:  # deadlines square: ticks past Beam's time range are never scheduled
+            return
+        wake_tick.write(tick)
+        wake.set(ts)
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream, value = element
+        if value == START:
+            if core_state.read() is None:
+                core_state.write(encode(self.new_core(stream).to_state()))
+            self._wake_at(1, wake, wake_tick)
+            return
+        first = None
+        for agg in value:  # a tuple of tick aggregates
+            pending.add(agg)
+            first = agg[0] if first is None else min(first, agg[0])
+        if first is not None:
+            self._wake_at(first, wake, wake_tick)
+
+    @on_timer(WAKE)
+    def on_wake(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream = key
+        wake_tick.clear()
+        core = self._load(stream, core_state)
+        upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks  # ticks whose batches are final
+        now, later = [], []
+        for agg in sorted(pending.read(), key=lambda agg: agg[0]):
+            (now if agg[0] <= upto else later).append(agg)
+        if core.finished and now:
+            Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(now))
+        results = apply_in_order(core, now, self.noise)
+        if upto > core.last_tick:
+            results.append(core.advance(upto, self.noise))
+        pending.clear()
+        if core.finished:
+            later = []  # nothing will be released any more
+        for agg in later:
+            pending.add(agg)
+        yield from emit_results(self, core, results, lambda tick: ts)
+        core_state.write(encode(core.to_state()))
+        # next wake: the earliest pending batch, else the mechanism's next wake
+        # (None once it is finished)
+        nxt = core.next_wake
+        candidates = [agg[0] for agg in later] + ([] if nxt is None else [nxt])
+        if candidates:
+            self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+
+
+TICK_MERGES = ("auto", "stateful", "bundle")
+
+
+def stateful_tick_merge(choice: str, pipeline) -> bool:
+    """Whether the streaming path merges each tick in a stateful step.
+
+    ``bundle``: the registry step's per-bundle sums only. Exact on the
+    DirectRunner, whose timer firings that are due together are delivered in
+    one bundle per transform, so a tick leaves the registry step as one
+    aggregate; elsewhere the per-stream step would then merge many small
+    aggregates itself. ``stateful``:
+    the per-(stream, tick) merge as well (every runner). ``auto``: ``bundle``
+    on the DirectRunner, ``stateful`` on any other runner. The releases are the
+    same either way (the per-stream step merges whatever arrives for a tick)."""
+    if choice != "auto":
+        return choice == "stateful"
+    runner = getattr(pipeline, "runner", None)
+    return "DirectRunner" not in type(runner).__name__
