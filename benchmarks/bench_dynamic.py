@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.workloads import sparse_dynamic_stream  # noqa: E402
+from transforms.core import DynamicConfig, FullyDynamicRelease, QuerySet, TwoStreamBaseline  # noqa: E402
 from transforms.core.accounting import PureDP  # noqa: E402
-from transforms.core.dynamic import DynamicConfig, FullyDynamicRelease, QuerySet, TwoStreamBaseline  # noqa: E402
 from transforms.core.noise import NoiseSource  # noqa: E402
 from transforms.core.registry import DELETE, INSERT  # noqa: E402
 

@@ -167,6 +167,9 @@ class QueryConfig:
 
 @dataclass(frozen=True)
 class PipelineConfig:
+    """A validated pipeline configuration (``parse_config`` builds it from YAML;
+    ``docs/pipelines.md`` lists the keys)."""
+
     epsilon: float
     delta: float
     rho: float | None

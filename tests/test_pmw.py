@@ -1,10 +1,13 @@
 """Private multiplicative weights: structure, noise-off exactness, valid bound."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from transforms.core.accounting import ZCDP, PureDP
+from transforms.core.noise import NoiseSource
 from transforms.core.pmw import PMWMechanism, range_answers
 
 
@@ -59,5 +62,60 @@ def test_matrix_queries(noise):
     h = rng.integers(0, 30, 10)
     rel = m.release(h, PureDP(2.0), noise.stream("mat"))
     assert rel.values.shape == (10,)
-    assert abs(rel.values.sum() - h.sum()) < 60  # the synthetic total is n_hat
+    assert rel.values.sum() == pytest.approx(max(rel.n_hat, 0), rel=1e-9)  # the synthetic total is n_hat
     assert m.evaluate(rel.values).shape == (6,)
+
+
+def twin_count_share(monkeypatch, share):
+    """Broken twin: n_hat gets ``share`` of the budget instead of the stated 10%
+    (the module constant is the only internal the twin needs)."""
+    import transforms.core.pmw as pmw
+
+    monkeypatch.setattr(pmw, "_COUNT_SHARE", share)
+
+
+def dlap_tail_bound(scale: float, beta: float) -> int:
+    """The smallest a with P(|Z| > a) <= beta, Z ~ DLap(scale):
+    P(|Z| >= k) = 2 q^k / (1 + q), q = exp(-1/scale)."""
+    q = math.exp(-1 / scale)
+    k = 1
+    while 2 * q**k / (1 + q) > beta:
+        k += 1
+    return k - 1
+
+
+def synthetic_total_problems(runs: int = 300, beta: float = 0.1) -> list[str]:
+    """The synthetic histogram's total is n_hat = |D| + DLap(1 / (0.1 eps)) (the
+    docstring: 10% of a pure budget for the size). Stated bound E(beta) = that
+    law's (1 - beta) tail bound. Over ``runs`` seeded releases: the total equals
+    max(n_hat, 0) (n_hat <= 0 releases zeros), P(|total - |D|| > E) <= beta (one-sided binomial test at 1e-6) and the
+    median |total - |D|| / E is at least 0.1 (about 0.3 for this law)."""
+    rng = np.random.default_rng(2)
+    m = PMWMechanism(10, matrix=rng.random((6, 10)), iterations=3)
+    h = rng.integers(0, 30, 10)
+    eps = 2.0
+    bound = dlap_tail_bound(1 / (0.1 * eps), beta)
+    src = NoiseSource(b"pmw-synthetic-total-test-key-0001")
+    dev, problems = [], []
+    for r in range(runs):
+        rel = m.release(h, PureDP(eps), src.stream("total", r))
+        if abs(rel.values.sum() - max(rel.n_hat, 0.0)) > 1e-9 * max(1.0, abs(rel.n_hat)):
+            problems.append(f"run {r}: total {rel.values.sum()} != n_hat {rel.n_hat}")
+        dev.append(abs(rel.values.sum() - h.sum()))
+    dev = np.array(dev)
+    exceed = int(np.sum(dev > bound))
+    if stats.binomtest(exceed, runs, beta, alternative="greater").pvalue <= 1e-6:
+        problems.append(f"{exceed}/{runs} totals off by more than E = {bound}")
+    if np.median(dev) / bound < 0.1:
+        problems.append(f"median deviation {np.median(dev)} is below 0.1 E = {bound}: vacuous")
+    return problems
+
+
+@pytest.mark.statistical
+def test_synthetic_total_within_the_stated_bound(monkeypatch):
+    """False failure <= 1e-6 (binomial); the twin that gives the size a quarter of
+    its stated share (4x the noise) fails."""
+    problems = synthetic_total_problems()
+    assert not problems, problems
+    twin_count_share(monkeypatch, 0.025)
+    assert synthetic_total_problems()

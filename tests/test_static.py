@@ -72,28 +72,47 @@ def test_noise_is_integer_valued_for_integer_queries(noise):
     assert rel.values.dtype == np.int64
 
 
+def alpha_problems(errs, alpha, beta) -> list[str]:
+    """``errs``: max error over the queries of each run. Coverage: one-sided
+    binomial test of #(err > alpha) against beta at level 1e-4. Not vacuous:
+    the median err / alpha is at least 0.15 (measured 0.28 - 0.63 here; the
+    sampling error of the median of >= 200 ratios is below 0.03)."""
+    errs = np.asarray(errs)
+    problems = []
+    exceed = int(np.sum(errs > alpha))
+    if stats.binomtest(exceed, len(errs), beta, alternative="greater").pvalue <= 1e-4:
+        problems.append(f"coverage: {exceed}/{len(errs)} runs exceed alpha = {alpha:.3f}")
+    if np.median(errs) / alpha < 0.15:
+        problems.append(f"vacuous: median error {np.median(errs):.3f} < 0.15 alpha")
+    return problems
+
+
 @pytest.mark.statistical
 @pytest.mark.parametrize("make", MECHS)
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
 def test_alpha_exceedance_rate(make, kind, noise):
-    """Max error over all queries exceeds alpha(beta) with rate <= beta.
+    """Max error over all queries exceeds alpha(beta) with rate <= beta, and
+    alpha is not vacuous (median error >= 0.15 alpha).
 
-    One-sided binomial test at 1e-4: a valid bound fails with prob. < 1e-4."""
+    One-sided binomial test at 1e-4: a valid bound fails with prob. < 1e-4.
+    Twins: alpha / 3 fails coverage, alpha * 5 fails the floor. (alpha / 2 is
+    exceeded in only 0.21 - 0.27 of the runs for some sets at beta = 0.2 -
+    alpha is a Chernoff / union bound - too close to beta for 200-600 runs.)"""
     m = make(kind)
     b, beta, runs = budget_for(kind), 0.2, 600
     h = np.arange(m.domain_size) * 3
     a = m.alpha(b, beta)
     exact = m.exact(h)
-    exceed = 0
-    for r in range(runs):
-        err = np.max(np.abs(m.answer(m.release(h, b, noise.stream("alpha", r))) - exact))
-        exceed += err > a
-    assert stats.binomtest(exceed, runs, beta, alternative="greater").pvalue > 1e-4
+    errs = [np.max(np.abs(m.answer(m.release(h, b, noise.stream("alpha", r))) - exact)) for r in range(runs)]
+    assert not alpha_problems(errs, a, beta)
+    assert any(p.startswith("coverage") for p in alpha_problems(errs, a / 3, beta))
+    assert any(p.startswith("vacuous") for p in alpha_problems(errs, a * 5, beta))
     # alpha^(k) for a sum of k releases also holds
     k = 5
     ak = m.alpha(b, beta, k=k)
-    exceed = 0
+    errs = []
     for r in range(runs // 3):
         tot = sum(m.answer(m.release(h, b, noise.stream("alphak", r, i))) for i in range(k))
-        exceed += np.max(np.abs(tot - k * exact)) > ak
-    assert stats.binomtest(exceed, runs // 3, beta, alternative="greater").pvalue > 1e-4
+        errs.append(np.max(np.abs(tot - k * exact)))
+    assert not alpha_problems(errs, ak, beta)
+    assert any(p.startswith("coverage") for p in alpha_problems(errs, ak / 3, beta))

@@ -258,7 +258,7 @@ def compose_parallel(budgets) -> Budget:
 
 
 def zeta(s: float) -> float:
-    """Riemann zeta(s) for real s > 1 (Euler-Maclaurin, |error| < 1e-12)."""
+    """The Riemann zeta function at real s > 1 (Euler-Maclaurin, |error| < 1e-12)."""
     if s <= 1:
         raise ValueError("zeta(s) needs s > 1")
     n = 20

@@ -54,7 +54,7 @@ class QuerySet:
 
     def mechanism(self, noise: str) -> StaticMechanism:
         if self.kind == "count":
-            return CountMechanism(noise, self.domain_size)
+            return CountMechanism(self.domain_size, noise)
         if self.kind == "histogram":
             return HistogramMechanism(self.domain_size, noise)
         if self.kind == "linear":

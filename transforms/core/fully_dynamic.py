@@ -291,7 +291,7 @@ class FullyDynamicRelease(SegmentedRelease):
             self._configure(config, options), stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options
         )
         self.tree_scope = self.ledger.root.child("tree")
-        self.control_mechanism = CountMechanism(config.noise_kind)
+        self.control_mechanism = CountMechanism(noise=config.noise_kind)
         # the insertion-only mechanism over a node's deletions, per query set: the
         # set's own black box (paper), or for non-additive sets (PMW) in the tuned
         # profile a histogram counter, which answers every linear query of the set

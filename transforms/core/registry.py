@@ -60,6 +60,8 @@ class Update:
 
 
 class Rejection(NamedTuple):
+    """An update the registry refused, and why (a key of :data:`REASONS`)."""
+
     update: Update
     reason: str
 
