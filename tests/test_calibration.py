@@ -121,7 +121,7 @@ REAL = _rng.random((400, 4))
 
 MECHS = {
     # name: (constructor(kind), query matrix, releases, hist)
-    "count": (lambda k: CountMechanism(k, domain_size=3), np.ones((1, 3)), 4000),
+    "count": (lambda k: CountMechanism(3, k), np.ones((1, 3)), 4000),
     "histogram": (lambda k: HistogramMechanism(2000, k), np.eye(2000), 2),
     "linear01": (lambda k: LinearQueryMechanism(BINARY, k), BINARY, 10),
     "linear_real": (lambda k: LinearQueryMechanism(REAL, k), REAL, 10),
