@@ -13,7 +13,7 @@ from transforms.core.static import (
 )
 
 MECHS = [
-    lambda kind: CountMechanism(kind, domain_size=4),
+    lambda kind: CountMechanism(4, kind),
     lambda kind: HistogramMechanism(6, kind),
     lambda kind: LinearQueryMechanism([[1, 1, 0, 0], [0, 1, 1, 1], [1, 0, 0, 1]], kind),
     lambda kind: LinearQueryMechanism([[0.5, 0.25, 1, 0], [0.1, 0.9, 0.3, 0.7]], kind),

@@ -255,13 +255,29 @@ class ReleaseStreamFn(ReleaseFnBase):
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
 
+    def setup(self):
+        super().setup()
+        # stream -> (the state bytes last written, the mechanism they encode): a
+        # wake whose state cell holds exactly those bytes reuses the object instead
+        # of decoding it. An entry is taken out while a wake runs and put back only
+        # after its state is written, so a failed (retried) wake decodes afresh.
+        self._live = {}
+
     def _load(self, stream, cell):
         data = cell.read()
+        cached = self._live.pop(stream, None)
         if data is None:
             return self.new_core(stream)
+        if cached is not None and cached[0] == data:
+            return cached[1]
         return self.mechanism.core_cls.from_state(
             self.config, decode(data), options=self.options, end_tick=self.spec.end_tick
         )
+
+    def _store(self, stream, cell, core):
+        data = encode(core.to_state())
+        cell.write(data)
+        self._live[stream] = (data, core)
 
     def _wake_at(self, tick, wake, wake_tick):
         """Make sure the timer fires for ``tick`` (keep the earliest)."""
@@ -324,7 +340,7 @@ class ReleaseStreamFn(ReleaseFnBase):
         for agg in later:
             pending.add(agg)
         yield from emit_results(self, core, results, lambda tick: ts)
-        core_state.write(encode(core.to_state()))
+        self._store(stream, core_state, core)
         # next wake: the earliest pending batch, else the mechanism's next wake
         # (None once it is finished)
         nxt = core.next_wake

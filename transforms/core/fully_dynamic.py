@@ -264,9 +264,16 @@ class _Node:
         return max(self.halt_nhat, 0.0) + self.halt_nhat_profile.tail_bound(beta)
 
 
-@state_class("mechanism.fully_dynamic")
+@state_class("mechanism.fully_dynamic", plain=("pending_ins", "pending_del", "_chain", "_chain_his"))
 class FullyDynamicRelease(SegmentedRelease):
     """Qiu-Yi's fully-dynamic mechanism for one stream (see module docstring).
+
+    Neighbours: update level (one insertion or deletion more; an upsert is a
+    deletion plus an insertion), or one entry's mutations under an entry
+    unit. Cost: ``config.budget`` for the unit, for ever, split between the
+    partitioning and the tree as the module docstring and
+    ``docs/fully_dynamic.md`` state; every release is charged before its
+    noise is drawn.
 
     State is O(n_t + d log m_t): the live chain of O(log m_t) nodes with
     their exact contents, and the open segment's pending updates (plus, for

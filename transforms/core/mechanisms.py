@@ -125,7 +125,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ContinualCountOptions,
             _INSERT,
             ("count", "histogram", "linear"),
-            "docs/counters.md",
+            "docs/continual_count.md",
             "a continual counter over ticks (a release every tick); insertions only",
         ),
     )
@@ -148,17 +148,17 @@ def get(name: str) -> MechanismSpec:
 # mechanisms and their nodes register themselves where they are defined).
 # A name is part of the state format: never change one without a migration.
 # ---------------------------------------------------------------------------
-for _name, _cls in (
+for _name, _cls, *_plain in (
     ("budget.pure", accounting.PureDP),
     ("budget.approx", accounting.ApproxDP),
     ("budget.zcdp", accounting.ZCDP),
     ("ledger", accounting.Ledger),
     ("ledger.scope", accounting.Scope),
     ("ledger.record", accounting.Record),
-    ("noise_profile", errors.NoiseProfile),
+    ("noise_profile", errors.NoiseProfile, ("terms",)),
     ("partition.params", partition.PartitionParams),
     ("partition.infinite", partition.InfinitePartitioner),
-    ("registry.entries", registry.EntryRegistry),
+    ("registry.entries", registry.EntryRegistry, ("entries", "tombstones", "domain_sizes")),
     ("registry.update", registry.Update),
     ("static.count", static.CountMechanism),
     ("static.histogram", static.HistogramMechanism),
@@ -172,4 +172,4 @@ for _name, _cls in (
     ("options.fully_dynamic", FullyDynamicOptions),
     ("options.continual_count", ContinualCountOptions),
 ):
-    state_class(_name)(_cls)
+    state_class(_name, *_plain)(_cls)

@@ -82,7 +82,7 @@ class ContinualRelease(abc.ABC):
     name: ClassVar[str] = ""  # the registry name
     deletions_allowed: ClassVar[bool] = True
     options_cls: ClassVar[type] = NoOptions
-    _STATE_EXCLUDE = ("config", "options")
+    _STATE_EXCLUDE = ("config", "options", "_digest")
 
     def __init__(
         self,
@@ -220,7 +220,10 @@ class ContinualRelease(abc.ABC):
     def to_state(self) -> dict:
         """Versioned plain data (``transforms.core.state``): everything needed to
         continue exactly as this object would."""
-        return envelope(self.name, self.state_digest(self.config, self.options, self.end_tick), to_plain(self))
+        digest = self.__dict__.get("_digest")
+        if digest is None:
+            digest = self._digest = self.state_digest(self.config, self.options, self.end_tick)
+        return envelope(self.name, digest, to_plain(self))
 
     @classmethod
     def from_state(cls, config: DynamicConfig, state: dict, *, options=None, end_tick: int | None = None):
@@ -228,12 +231,14 @@ class ContinualRelease(abc.ABC):
         configuration, options and end (a different one is a new release)."""
         options = cls.options_cls() if options is None else options
         config = cls._configure(config, options)
-        body = open_envelope(state, cls.name, cls.state_digest(config, options, end_tick))
+        digest = cls.state_digest(config, options, end_tick)
+        body = open_envelope(state, cls.name, digest)
         obj = restore(body)
         if type(obj) is not cls:
             raise TypeError(f"state holds a {type(obj).__name__}, not a {cls.__name__}")
         obj.config = config
         obj.options = options
+        obj._digest = digest
         return obj
 
     @classmethod

@@ -3,27 +3,32 @@
 A long-running job keeps each stream's mechanism in the runner's state for
 months, and an upgrade of the library (a Dataflow ``--update``, a Flink job
 restored from a savepoint) must read what the old version wrote. A pickled
-object does not survive that: pickles name Python modules and classes, and
-break on the first moved class or renamed attribute. So the mechanisms'
-state is written as *plain data* and encoded by a format we own:
+*object* does not survive that: such pickles name Python modules and classes,
+and break on the first moved class or renamed attribute. So the mechanisms'
+state is written as *plain data*, in a format we own:
 
 * :func:`to_plain` turns an object graph into plain data: ``None``, bools,
-  ints, floats, strings, lists and string-keyed dicts, with tagged dicts for
-  what JSON lacks (``{"$b": base64}`` bytes, ``{"$t": [...]}`` tuples,
-  ``{"$d": [[k, v], ...]}`` dicts with other keys, ``{"$c": ...}`` Counters,
-  ``{"$nd": [dtype, shape, base64]}`` numpy arrays, ``{"$o": name, "$i": id,
-  "f": {...}}`` objects of registered classes, ``{"$r": id}`` a reference to
-  an object seen before: shared objects, such as ledger scopes referenced by
-  the counters that charge them, stay shared, and cycles are fine).
+  ints, floats, strings, bytes, tuples, lists and dicts (any plain keys), with
+  three tagged forms: ``{"$nd": (dtype, shape, bytes)}`` a numpy array
+  (numeric dtypes only), ``{"$o": name, "$i": id, "f": {field: value}}`` an
+  object of a registered class and ``{"$r": id}`` a reference to an object
+  seen before (shared objects, such as the ledger scopes that counters charge,
+  stay shared; cycles are fine). A ``Counter`` is stored as ``{"$c": dict}``.
 * Objects are named by a stable *state name* given at registration
   (:func:`state_class`), never by their Python module or class name, so code
   can move between modules without touching the format. Their fields are
-  their attributes (``__dict__`` and ``__slots__``) minus the names in the
-  class's ``_STATE_EXCLUDE`` (caches and values derived from configuration);
-  after loading, ``_after_restore()`` rebuilds those.
-* :func:`encode` / :func:`decode` turn plain data into bytes and back:
-  compact JSON (keys sorted, floats by ``repr``, which round-trips exactly in
-  Python) compressed with zlib. Both ends are Python's standard library only.
+  their attributes (``__dict__`` and ``__slots__``) minus the class's
+  ``_STATE_EXCLUDE`` (caches and values derived from configuration, rebuilt
+  by ``_after_restore()``). Fields declared *plain* at registration (the
+  data-proportional ones: pending updates, registry entries) hold builtins
+  only (their containers' elements immutable) and are stored as shallow
+  copies, without a walk over their elements.
+* :func:`encode` / :func:`decode` turn plain data into bytes and back: the
+  pickle protocol 4 stream of those builtins (a format CPython reads in every
+  later version), which :func:`decode` reads with an unpickler that refuses
+  every global: no class, no function, nothing but plain data can come back
+  out of it. It is written and read in C, which matters because the streaming
+  step reads and writes a stream's state at every wake.
 
 Versioning: :data:`SCHEMA` is written into every envelope
 (:func:`envelope`). A change that renames, removes or re-types a stored
@@ -39,9 +44,8 @@ Nothing here imports Apache Beam.
 
 from __future__ import annotations
 
-import base64
-import json
-import zlib
+import io
+import pickle
 from collections import Counter
 from collections.abc import Callable
 
@@ -54,6 +58,7 @@ __all__ = [
     "state_class",
     "to_plain",
     "from_plain",
+    "restore",
     "encode",
     "decode",
     "envelope",
@@ -65,68 +70,81 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {}  # schema n -> function from 
 
 _CLASSES: dict[str, type] = {}
 _NAMES: dict[type, str] = {}
+_PLAIN: dict[type, frozenset] = {}
 
 
 class StateError(ValueError):
     """State that cannot be read: unknown schema or class, or a mismatch."""
 
 
-def state_class(name: str):
+def state_class(name: str, plain: tuple = ()):
     """Register a class whose instances may appear in mechanism state under the
-    stable ``name`` (a decorator)."""
+    stable ``name`` (a decorator). ``plain``: fields that only ever hold
+    builtins (stored as they are)."""
 
     def register(cls):
         if name in _CLASSES and _CLASSES[name] is not cls:
             raise ValueError(f"state name {name!r} is already registered for {_CLASSES[name].__qualname__}")
         _CLASSES[name] = cls
         _NAMES[cls] = name
+        _PLAIN[cls] = frozenset(plain) | _PLAIN.get(cls, frozenset())
+        _INFO.pop(cls, None)
         return cls
 
     return register
 
 
+_INFO: dict[type, tuple[frozenset, tuple, frozenset]] = {}
+_SCALARS = frozenset((type(None), bool, int, float, str, bytes))
+
+
+def _class_info(cls) -> tuple[frozenset, tuple, frozenset]:
+    """(excluded attribute names, slot names, plain fields) of a class, cached."""
+    info = _INFO.get(cls)
+    if info is None:
+        exclude, slots = set(), []
+        for klass in cls.__mro__:
+            exclude.update(getattr(klass, "_STATE_EXCLUDE", ()))
+            slots.extend(s for s in getattr(klass, "__slots__", ()) if s not in ("__dict__", "__weakref__"))
+        info = _INFO[cls] = (frozenset(exclude), tuple(slots), _PLAIN.get(cls, frozenset()))
+    return info
+
+
 def _fields(obj) -> dict:
-    out = {}
-    exclude = set()
-    for klass in type(obj).__mro__:
-        exclude.update(getattr(klass, "_STATE_EXCLUDE", ()))
-        for slot in getattr(klass, "__slots__", ()):
-            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
-                out[slot] = getattr(obj, slot)
-    out.update(getattr(obj, "__dict__", {}))
-    return {k: v for k, v in out.items() if k not in exclude}
+    exclude, slots, _ = _class_info(type(obj))
+    out = {s: getattr(obj, s) for s in slots if hasattr(obj, s)} if slots else {}
+    d = getattr(obj, "__dict__", None)
+    if d:
+        out.update(d)
+    for k in exclude:
+        out.pop(k, None)
+    return out
 
 
 def to_plain(obj, _memo: dict | None = None):
     """The plain-data form of ``obj`` (see the module docstring)."""
-    memo = {} if _memo is None else _memo
+    return _to_plain(obj, {} if _memo is None else _memo)
+
+
+def _to_plain(obj, memo: dict):
     t = type(obj)
-    if obj is None or t is bool or t is str:
+    if t in _SCALARS:
         return obj
-    if t is int:
-        return obj
-    if t is float:
-        return obj
-    if isinstance(obj, np.generic):
-        return obj.item()
     if t is list:
-        return [to_plain(v, memo) for v in obj]
+        return [v if type(v) in _SCALARS else _to_plain(v, memo) for v in obj]
     if t is tuple:
-        return {"$t": [to_plain(v, memo) for v in obj]}
-    if t is bytes:
-        return {"$b": base64.b64encode(obj).decode("ascii")}
-    if t is Counter:
-        return {"$c": [[to_plain(k, memo), to_plain(v, memo)] for k, v in obj.items()]}
+        return tuple(v if type(v) in _SCALARS else _to_plain(v, memo) for v in obj)
     if t is dict:
-        if all(type(k) is str and not k.startswith("$") for k in obj):
-            return {k: to_plain(v, memo) for k, v in obj.items()}
-        return {"$d": [[to_plain(k, memo), to_plain(v, memo)] for k, v in obj.items()]}
+        return {_to_plain(k, memo): v if type(v) in _SCALARS else _to_plain(v, memo) for k, v in obj.items()}
     if t is np.ndarray:
         if obj.dtype.kind not in "biuf":
             raise TypeError(f"numpy arrays of dtype {obj.dtype} cannot be stored in state")
-        arr = np.ascontiguousarray(obj)
-        dtype = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
-        return {"$nd": [dtype.str, list(arr.shape), base64.b64encode(arr.astype(dtype).tobytes()).decode("ascii")]}
+        dtype = obj.dtype.newbyteorder("<") if obj.dtype.byteorder == ">" else obj.dtype
+        return {"$nd": (dtype.str, obj.shape, obj.astype(dtype, copy=False).tobytes())}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if t is Counter:
+        return {"$c": {_to_plain(k, memo): _to_plain(v, memo) for k, v in obj.items()}}
     name = _NAMES.get(t)
     if name is None:
         raise TypeError(
@@ -138,112 +156,135 @@ def to_plain(obj, _memo: dict | None = None):
         return {"$r": ref[0]}
     ident = len(memo)
     memo[id(obj)] = (ident, obj)  # keep obj alive so that its id is not reused
-    return {"$o": name, "$i": ident, "f": {k: to_plain(v, memo) for k, v in _fields(obj).items()}}
+    plain = _class_info(t)[2]
+    fields = {}
+    for k, v in _fields(obj).items():
+        if k in plain:  # builtins only, by declaration: a shallow copy (the caller may go on mutating)
+            tv = type(v)
+            fields[k] = {"$c": dict(v)} if tv is Counter else (tv(v) if tv is dict or tv is list else v)
+        elif type(v) in _SCALARS:
+            fields[k] = v
+        else:
+            fields[k] = _to_plain(v, memo)
+    return {"$o": name, "$i": ident, "f": fields}
+
+
+class _Restore:
+    """One restore: objects by id, and the ``_after_restore`` hooks in the order
+    their objects were completed (children before the objects holding them)."""
+
+    __slots__ = ("memo", "hooks", "data", "indexed")
+
+    def __init__(self, data):
+        self.memo: dict = {}
+        self.hooks: list = []
+        self.data = data
+        self.indexed = False
+
+    def instance(self, ident: int, name: str | None = None):
+        obj = self.memo.get(ident)
+        if obj is not None:
+            return obj
+        if name is None:  # a reference before its definition: index every definition once
+            if not self.indexed:
+                _instances(self.data, self.memo)
+                self.indexed = True
+            obj = self.memo.get(ident)
+            if obj is None:
+                raise StateError(f"state refers to an undefined object {ident}")
+            return obj
+        cls = _CLASSES.get(name)
+        if cls is None:
+            raise StateError(f"unknown state class {name!r}")
+        obj = self.memo[ident] = cls.__new__(cls)
+        return obj
 
 
 def _instances(data, memo: dict) -> None:
-    """Pre-pass: an empty instance for every object defined anywhere in ``data``
-    (the encoding sorts keys, so a reference may come before its definition)."""
+    """An empty instance for every object defined anywhere in ``data``."""
     stack = [data]
     while stack:
         node = stack.pop()
-        if type(node) is list:
+        t = type(node)
+        if t is list or t is tuple:
             stack.extend(node)
-        elif type(node) is dict:
+        elif t is dict:
             if "$o" in node:
-                cls = _CLASSES.get(node["$o"])
-                if cls is None:
-                    raise StateError(f"unknown state class {node['$o']!r}")
-                memo[node["$i"]] = cls.__new__(cls)
-                stack.extend(node["f"].values())
-            elif "$nd" in node or "$b" in node or "$r" in node:
-                continue
-            else:
+                if node["$i"] not in memo:
+                    cls = _CLASSES.get(node["$o"])
+                    if cls is None:
+                        raise StateError(f"unknown state class {node['$o']!r}")
+                    memo[node["$i"]] = cls.__new__(cls)
+                plain = _PLAIN.get(_CLASSES[node["$o"]], frozenset())
+                stack.extend(v for k, v in node["f"].items() if k not in plain)
+            elif "$nd" not in node and "$r" not in node:
                 stack.extend(node.values())
 
 
-def from_plain(data, _memo: dict | None = None):
-    """Rebuild an object graph from :func:`to_plain`'s output."""
-    if _memo is None:
-        _memo = {}
-        _instances(data, _memo)
-    return _from_plain(data, _memo)
+def from_plain(data):
+    """Rebuild an object graph from :func:`to_plain`'s output (hooks not run)."""
+    return _from_plain(data, _Restore(data))
 
 
-def _from_plain(data, memo: dict):
+def _from_plain(data, r: _Restore):
     t = type(data)
-    if data is None or t in (bool, int, float, str):
+    if t in _SCALARS:
         return data
     if t is list:
-        return [_from_plain(v, memo) for v in data]
+        return [v if type(v) in _SCALARS else _from_plain(v, r) for v in data]
+    if t is tuple:
+        return tuple(v if type(v) in _SCALARS else _from_plain(v, r) for v in data)
     if t is not dict:
         raise StateError(f"unexpected {t.__name__} in state")
-    if "$t" in data:
-        return tuple(_from_plain(v, memo) for v in data["$t"])
-    if "$b" in data:
-        return base64.b64decode(data["$b"])
-    if "$c" in data:
-        return Counter({_from_plain(k, memo): _from_plain(v, memo) for k, v in data["$c"]})
-    if "$d" in data:
-        return {_from_plain(k, memo): _from_plain(v, memo) for k, v in data["$d"]}
+    if "$o" in data:
+        obj = r.instance(data["$i"], data["$o"])
+        plain = _class_info(type(obj))[2]
+        setattr_ = object.__setattr__
+        for k, v in data["f"].items():
+            if k in plain:
+                setattr_(obj, k, Counter(v["$c"]) if type(v) is dict and len(v) == 1 and "$c" in v else v)
+            else:
+                setattr_(obj, k, v if type(v) in _SCALARS else _from_plain(v, r))
+        if hasattr(obj, "_after_restore"):
+            r.hooks.append(obj)
+        return obj
+    if "$r" in data:
+        return r.instance(data["$r"])
     if "$nd" in data:
         dtype, shape, raw = data["$nd"]
-        return np.frombuffer(base64.b64decode(raw), dtype=np.dtype(dtype)).reshape(shape).copy()
-    if "$r" in data:
-        try:
-            return memo[data["$r"]]
-        except KeyError:
-            raise StateError(f"state refers to an undefined object {data['$r']}") from None
-    if "$o" in data:
-        obj = memo[data["$i"]]
-        for k, v in data["f"].items():
-            object.__setattr__(obj, k, _from_plain(v, memo))
-        return obj
-    return {k: _from_plain(v, memo) for k, v in data.items()}
-
-
-def _after_restore_all(obj, seen=None):
-    """Call ``_after_restore`` on every registered object of a restored graph
-    (children first)."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    t = type(obj)
-    if t in (list, tuple):
-        for v in obj:
-            _after_restore_all(v, seen)
-        return
-    if t is dict or t is Counter:
-        for k, v in obj.items():
-            _after_restore_all(k, seen)
-            _after_restore_all(v, seen)
-        return
-    if t in _NAMES:
-        for v in _fields(obj).values():
-            _after_restore_all(v, seen)
-        hook = getattr(obj, "_after_restore", None)
-        if hook is not None:
-            hook()
+        return np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
+    if "$c" in data:
+        return Counter({_from_plain(k, r): _from_plain(v, r) for k, v in data["$c"].items()})
+    return {_from_plain(k, r): v if type(v) in _SCALARS else _from_plain(v, r) for k, v in data.items()}
 
 
 def restore(data):
-    """:func:`from_plain` and then every object's ``_after_restore`` hook."""
-    obj = from_plain(data)
-    _after_restore_all(obj)
+    """Rebuild the object graph and run every object's ``_after_restore`` hook
+    (children first)."""
+    r = _Restore(data)
+    obj = _from_plain(data, r)
+    for o in r.hooks:
+        o._after_restore()
     return obj
 
 
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise StateError(f"state bytes name a global ({module}.{name}): only plain data is allowed")
+
+
 def encode(plain) -> bytes:
-    """Stable bytes of plain data (sorted-key compact JSON, zlib level 6)."""
-    text = json.dumps(plain, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return zlib.compress(text.encode("utf-8"), 6)
+    """Stable bytes of plain data: the pickle protocol 4 stream of builtins
+    (``decode`` refuses anything else)."""
+    return pickle.dumps(plain, protocol=4)
 
 
 def decode(data: bytes):
     try:
-        return json.loads(zlib.decompress(data).decode("utf-8"))
-    except (zlib.error, UnicodeDecodeError, ValueError) as e:
+        return _PlainUnpickler(io.BytesIO(data)).load()
+    except StateError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any malformed stream
         raise StateError(f"state bytes cannot be decoded: {e}") from None
 
 

@@ -1,0 +1,60 @@
+"""Write ``state_v1.json``: the versioned state of every registered mechanism,
+taken mid-stream by this version of the library, and the answers of the
+uninterrupted continuation.
+
+``tests/test_state_golden.py`` restores each state and checks that it
+continues exactly so. Regenerate ONLY when the state schema is bumped with a
+migration, or when a change of the maths or the noise coordinates makes old
+state unusable anyway (such a change needs a new job and a new budget; say so
+in docs/state.md). Usage: ``python tests/golden/make_golden.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE.parent))
+
+from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for, workload  # noqa: E402
+
+from transforms.core import NoiseSource  # noqa: E402
+from transforms.core.state import SCHEMA, encode  # noqa: E402
+
+BUDGET = {"continual_count": "zcdp"}  # one of each budget kind across the entries
+HALF, END = 25, 120
+
+
+def build():
+    out = {"schema": SCHEMA, "mechanisms": {}}
+    noise = NoiseSource(KEY).for_release(REL)
+    for name in sorted(MECHANISMS):
+        budget = BUDGET.get(name, "pure-paper" if name == "two_stream_baseline" else "pure-tuned")
+        config, options = config_for(budget), options_for(name)
+        core = MECHANISMS[name].core_cls(config, stream="golden", emit_nodes=True, options=options, end_tick=END)
+        batches = workload(name, ticks=60, seed=11)
+        for t, ups in batches[:HALF]:
+            core.process_tick(t, ups, noise)
+        core.drain_node_outputs()
+        state = encode(core.to_state())  # the bytes a runner stores
+        rest = [core.process_tick(t, ups, noise) for t, ups in batches[HALF:]] + core.run_to_end(noise)
+        out["mechanisms"][name] = {
+            "budget": budget,
+            "state": base64.b64encode(state).decode("ascii"),
+            "continuation": [list(map(_plain, a)) for a in answers(rest)],
+        }
+    return out
+
+
+def _plain(x):
+    return list(x) if isinstance(x, tuple) else x
+
+
+if __name__ == "__main__":
+    path = HERE / "state_v1.json"
+    path.write_text(json.dumps(build(), sort_keys=True, indent=1) + "\n")
+    print(f"wrote {path} ({path.stat().st_size} bytes)")
