@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
 from scipy import stats
 
 from transforms.records import UpdateRecord
@@ -116,7 +117,7 @@ def run_bounded_trials(
     out: dict = {s: [] for s in streams}
     key = f"run{next(_RUNS)}"
     _COLLECTED[key] = []
-    with beam.Pipeline(options=options or PipelineOptions(runner="FnApiRunner")) as p:
+    with TestPipeline(options=options or PipelineOptions(runner="FnApiRunner")) as p:
         released = (
             p
             | beam.Create(per_trial, reshuffle=False)

@@ -7,6 +7,7 @@ import apache_beam as beam
 import numpy as np
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 
@@ -82,7 +83,7 @@ def run_batch(records, spec, options, expect_answers, expect_dead, transform=Rel
     t = transform(CFG, spec, key, release=REL)
     if callable(expect_answers):
         expect_answers = expect_answers(t)
-    with beam.Pipeline(options=options) as p:
+    with TestPipeline(options=options) as p:
         out = (
             p
             | beam.Create(records)
@@ -162,7 +163,7 @@ def test_bounded_end_is_the_configured_end_and_required():
         recs + [late], spec, RUNNERS["fnapi"], lambda t: in_memory(recs, spec, CFG, noise_of(t)), ["unknown_entry"]
     )
     with pytest.raises(ValueError, match="bounded input needs a configured end"):
-        with beam.Pipeline(options=RUNNERS["fnapi"]) as p:
+        with TestPipeline(options=RUNNERS["fnapi"]) as p:
             _ = p | beam.Create(recs) | ReleaseFullyDynamic(CFG, StreamSpec(streams=("a",)), NoiseKey.disabled())
 
 
@@ -209,7 +210,7 @@ def test_streaming_teststream_matches_core_with_disorder_and_gaps(tick_merge):
     t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge=tick_merge, release=REL)
     expect = in_memory(recs, spec, CFG, noise_of(t))
     assert any(a[1] * spec.tick_seconds > 100 for a in expect)  # closes after the data, on schedule
-    with beam.Pipeline(options=streaming_options()) as p:
+    with TestPipeline(options=streaming_options()) as p:
         out = p | stream | t
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
@@ -226,7 +227,7 @@ def test_streaming_late_update_dead_lettered_under_policy():
         .add_elements([beam.window.TimestampedValue(UpdateRecord(11.0, "delete", "x", None, "a", 1), 11.0)])
         .advance_watermark_to_infinity()
     )
-    with beam.Pipeline(options=streaming_options()) as p:
+    with TestPipeline(options=streaming_options()) as p:
         out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
         assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(["late"]))
 
@@ -318,7 +319,7 @@ def test_transform_validates_early():
 
 def test_metrics_are_reported():
     recs = workload(streams=("a",), n=80, seed=1) + [UpdateRecord(1.0, "delete", "ghost", None, "a", 0)]
-    p = beam.Pipeline(options=RUNNERS["fnapi"])
+    p = TestPipeline(options=RUNNERS["fnapi"])
     _ = (
         p
         | beam.Create(recs)
@@ -353,7 +354,7 @@ def test_count_continually_equals_core_every_tick():
     for t, ups in sorted(by_tick.items()):
         res = core.process_tick(t, ups, noise)
         expect += [(a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate)) for a in res.answers]
-    with beam.Pipeline(options=RUNNERS["fnapi"]) as p:
+    with TestPipeline(options=RUNNERS["fnapi"]) as p:
         out = p | beam.Create(recs) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time)) | tr
         got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(got, equal_to(expect))
@@ -374,7 +375,7 @@ def test_streaming_late_update_applied_at_current_tick():
     for t in range(45, 3000, 5):
         stream = stream.advance_watermark_to(float(t))
     stream = stream.advance_watermark_to_infinity()
-    with beam.Pipeline(options=streaming_options()) as p:
+    with TestPipeline(options=streaming_options()) as p:
         out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
         last_counts = (
             out["answers"] | beam.Filter(lambda a: a.query == "n" and a.tick >= 16) | beam.Map(lambda a: a.estimate)
@@ -405,7 +406,7 @@ def test_streaming_out_of_order_within_allowed_lateness_changes_nothing():
     stream = stream.advance_watermark_to_infinity()
     t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=REL)
     expect = in_memory(recs, spec, CFG, noise_of(t))
-    with beam.Pipeline(options=streaming_options()) as p:
+    with TestPipeline(options=streaming_options()) as p:
         out = p | stream | t
         answers = out["answers"] | beam.Map(lambda a: (a.stream, a.tick, a.segment, a.query, a.estimate))
         assert_that(answers, equal_to(expect))
@@ -422,7 +423,7 @@ def test_streaming_survives_deadlines_beyond_64_bits():
     for wm in (0.01, 0.1, 1.0, 100.0, 1e4, 1e6, 5e6, 1e7):
         stream = stream.advance_watermark_to(wm)
     stream = stream.advance_watermark_to_infinity()
-    with beam.Pipeline(options=streaming_options()) as p:
+    with TestPipeline(options=streaming_options()) as p:
         out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
         ticks = out["answers"] | beam.Filter(lambda a: a.query == "n") | beam.Map(lambda a: a.tick > 4 * 10**9)
         assert_that(ticks | beam.Filter(bool), equal_to([True]))

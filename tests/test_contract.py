@@ -657,3 +657,53 @@ def test_horizon_finishes_cleanly_bounded():
     result.wait_until_finish()
     counters = {c.key.metric.name: c.committed for c in result.metrics().query()["counters"]}
     assert counters["horizon_reached"] == 2  # both streams, each once
+
+
+# ---------------------------------------------------------------------------
+# the noise spy through Beam: bounded and streaming
+# ---------------------------------------------------------------------------
+
+
+def _spy_key(monkeypatch):
+    monkeypatch.setattr(NoiseKey, "load", lambda self: SpyNoise(KEY))
+
+
+@pytest.mark.parametrize(
+    "name,path", [("fully_dynamic", "bounded"), ("two_stream_baseline", "bounded"), ("fully_dynamic", "streaming")]
+)
+def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
+    """Every coordinate the pipeline's workers request (in-process runners, so
+    the spy sees them all): none twice, over two streams and a whole run."""
+    _spy_key(monkeypatch)
+    _DRAWN.clear()
+    config, options = config_for("restarts"), options_for(name)
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=1.0, end_time=40.0)
+    records = []
+    for stream in ("a", "b"):
+        for tick, ups in grow_then_shrink(name, ticks=30, seed=7):
+            records += [UpdateRecord(tick - 0.5, u.op, u.entry_id, u.item, stream, j) for j, u in enumerate(ups)]
+    t = ReleaseContinually(name, config, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
+    opts = _streaming() if path == "streaming" else PipelineOptions(runner="FnApiRunner")
+    with TestPipeline(options=opts) as p:
+        if path == "streaming":
+            ts = TestStream()
+            for tick in range(1, 31):
+                ts = ts.add_elements(
+                    [
+                        beam.window.TimestampedValue(r, r.event_time)
+                        for r in records
+                        if r.event_time < tick and r.event_time >= tick - 1
+                    ]
+                )
+                ts = ts.advance_watermark_to(float(tick))
+            wm = 30.0
+            while wm < 300:
+                wm += 2.0
+                ts = ts.advance_watermark_to(wm)
+            src = p | ts.advance_watermark_to_infinity()
+        else:
+            src = p | beam.Create(records) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        _ = src | t
+    repeated = [c for c, n in Counter(_DRAWN).items() if n > 1]
+    assert len(_DRAWN) > 50 and not repeated, repeated[:3]
+    assert {c[1] for c in _DRAWN} == {"a", "b"}  # both streams drew, each at its own coordinates

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import yaml
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from dp_harness import assert_within_loss, run_bounded_trials
 
@@ -131,7 +132,7 @@ def _streaming_options():
 def _run(make, spec, records, streaming):
     key = f"sched{len(_RESULTS)}"
     _RESULTS[key] = []
-    with beam.Pipeline(options=_streaming_options() if streaming else FNAPI) as p:
+    with TestPipeline(options=_streaming_options() if streaming else FNAPI) as p:
         if streaming:
             ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in records])
             wm = 0.0
@@ -199,7 +200,7 @@ def test_public_schedule_is_identical_on_neighbouring_inputs():
 
 def test_bounded_input_without_an_end_is_refused():
     with pytest.raises(ValueError, match="bounded input needs a configured end"):
-        with beam.Pipeline(options=FNAPI) as p:
+        with TestPipeline(options=FNAPI) as p:
             _ = p | beam.Create(_EU) | ReleaseFullyDynamic(CFG, StreamSpec(streams=("eu",)), KEY)
 
 
@@ -231,7 +232,7 @@ def test_mutation_limit_is_enforced_in_the_pipeline():
         key = f"entry-{name}"
         _RESULTS[key] = []
         _RESULTS[key + "-dead"] = []
-        with beam.Pipeline(options=FNAPI) as p:
+        with TestPipeline(options=FNAPI) as p:
             out = (
                 p
                 | beam.Create(recs)

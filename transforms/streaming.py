@@ -97,6 +97,8 @@ class ResolveEntriesFn(beam.DoFn):
         glob = (window.GlobalWindow(),)
         for stream, ticks in acc.items():
             aggs = in_tick_order(ticks)
+            if not aggs:  # every update of this stream in the bundle was rejected
+                continue
             if self.per_stream:  # stamped with its earliest tick's resolution time
                 yield WindowedValue((stream, tuple(aggs)), self.spec.tick_end(aggs[0][0] + lateness), glob)
             else:
