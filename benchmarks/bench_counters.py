@@ -11,7 +11,14 @@ For each counter and T (default 2^10 and 2^16) this prints
 Pure DP: eps = 1 (Laplace). zCDP: rho = 1 (Gaussian). Reference figures for
 event-level counting are printed beside them.
 
+``--analytic`` prints the variance table of the factorization counters and
+the trees at T = 2^10, 2^16, 2^20 from their exact noise laws (no run), with
+the square-root factorization's reference (rho = 1: 5.355 / 10.564 / 15.01),
+and ``--timing`` the wall time of a T-step run of the new counters (1 cell).
+
 Usage: python benchmarks/bench_counters.py [--T 10 16] [--runs-small 30] [--runs-large 2]
+       python benchmarks/bench_counters.py --analytic [--T 10 16 20]
+       python benchmarks/bench_counters.py --timing [--T 10 16]
 """
 
 from __future__ import annotations
@@ -26,13 +33,32 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transforms.core import ZCDP, CountMechanism, NoiseSource, PureDP, make_counter  # noqa: E402
+from transforms.core.factorization import (  # noqa: E402
+    kary_radices,
+    kary_variance_path,
+    sqrt_coefficients,
+    toeplitz_variance_path,
+)
 
 REFERENCES = {
     (16, "laplace", "binary_tree"): "reference: max 9248, mean 4624 (scale (log2 T + 1)/eps per node)",
-    (16, "gaussian", "*"): "reference: square-root factorization, rho = 1: max 10.56, mean 9.83 (not implemented here)",
+    (10, "gaussian", "*"): "reference: square-root factorization, rho = 1: max 5.355",
+    (16, "gaussian", "*"): "reference: square-root factorization, rho = 1: max 10.56, mean 9.83",
 }
+SQRT_REFERENCE = {10: 5.355, 16: 10.564, 20: 15.01}  # s(T)^2 / 2, rho = 1
 
-COUNTERS = ["naive_prefix", "naive_increments", "binary_tree", "honaker", "infinite", "infinite_honaker"]
+COUNTERS = [
+    "naive_prefix",
+    "naive_increments",
+    "binary_tree",
+    "honaker",
+    "infinite",
+    "infinite_honaker",
+    "sqrt_factorization",
+    "blt",
+    "kary_tree",
+]
+SKIP = {("laplace", "sqrt_factorization"), ("laplace", "blt")}  # L1 column norms ~ sqrt(T): not pure-DP counters
 
 
 def variance_path(name, mech, budget, T):
@@ -59,21 +85,95 @@ def error_runs(name, mech, budget, T, runs, noise):
     return float(np.mean(maxerr)), sq / runs
 
 
+def _tree_path(T: int, radices: tuple, kind: str, eps: float = 1.0, rho: float = 1.0) -> np.ndarray:
+    """Honaker tree variance per t (continuous node variance: Laplace 2 (L/eps)^2,
+    Gaussian L / (2 rho); the discrete noise of the counters is within 1e-6 of it
+    at these scales)."""
+    levels = len(radices) + 1
+    s2 = 2.0 * (levels / eps) ** 2 if kind == "laplace" else levels / (2.0 * rho)
+    return kary_variance_path(T, radices, s2)
+
+
+def analytic_table(logs) -> None:
+    """Per-step variance (count, event level) from the exact noise laws: eps = 1 or rho = 1."""
+    print("| T | budget | counter | construction | max var over t <= T | mean var | var at t = 2T / 4T | vs sqrt |")
+    print("|---|---|---|---|---|---|---|---|")
+    for lt in logs:
+        T = 1 << lt
+        s = float(np.sum(sqrt_coefficients(T) ** 2))
+        ref = s * s / 2
+        v = toeplitz_variance_path("sqrt_factorization", T)
+        print(
+            f"| 2^{lt} | rho=1 | sqrt_factorization | lattice 2^-20, exact column norm | {v.max():.3f} | "
+            f"{v.mean():.3f} | refuses | {v.max() / ref:.5f} |"
+        )
+        try:
+            vb = toeplitz_variance_path("blt", T, steps=4 * T)
+            print(
+                f"| 2^{lt} | rho=1 | blt | design horizon T, window 2T | {vb[:T].max():.3f} | {vb[:T].mean():.3f} | "
+                f"{vb[2 * T - 1]:.2f} / {vb[4 * T - 1]:.2f} | {vb[:T].max() / ref:.5f} |"
+            )
+        except ValueError as e:
+            print(f"| 2^{lt} | rho=1 | blt | design horizon T, window 2T | {e} | | | |")
+        for kind, label in [("gaussian", "rho=1"), ("laplace", "eps=1")]:
+            binary = (2,) * (T.bit_length() - 1)
+            vh = _tree_path(T, binary, kind)
+            rad = kary_radices(T, 2 if kind == "laplace" else 1)
+            vk = _tree_path(T, rad, kind)
+            print(f"| 2^{lt} | {label} | honaker | binary tree, Honaker | {vh.max():.1f} | {vh.mean():.1f} | - | - |")
+            print(
+                f"| 2^{lt} | {label} | kary_tree | radices {rad}, Honaker | {vk.max():.1f} | {vk.mean():.1f} | - | "
+                f"mean {vh.mean() / vk.mean():.2f}x / max {vh.max() / vk.max():.2f}x better than binary |"
+            )
+        print(f"| 2^{lt} | rho=1 | * | reference: square-root factorization s(T)^2/2 = {ref:.3f} | | | | |")
+
+
+def timing(logs) -> None:
+    """Wall time of a T-step run (count, 1 cell, real noise)."""
+    noise = NoiseSource.generate()
+    print("| T | counter | budget | seconds | s per step |")
+    print("|---|---|---|---|---|")
+    for lt in logs:
+        T = 1 << lt
+        for name, kind, budget in [
+            ("sqrt_factorization", "gaussian", ZCDP(1.0)),
+            ("blt", "gaussian", ZCDP(1.0)),
+            ("kary_tree", "laplace", PureDP(1.0)),
+            ("honaker", "laplace", PureDP(1.0)),
+        ]:
+            c = make_counter(name, CountMechanism(1, kind), budget, horizon=T, coords=("bench-time",))
+            one = np.array([1])
+            t0 = time.perf_counter()
+            for _ in range(T):
+                c.step(one, noise)
+            dt = time.perf_counter() - t0
+            print(f"| 2^{lt} | {name} | {kind} | {dt:.2f} | {dt / T * 1e6:.0f} us |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--T", nargs="+", type=int, default=[10, 16], help="log2 of the horizons")
+    ap.add_argument("--T", nargs="+", type=int, default=None, help="log2 of the horizons")
     ap.add_argument("--runs-small", type=int, default=30, help="noisy runs for T <= 2^12")
     ap.add_argument("--runs-large", type=int, default=2, help="noisy runs for larger T")
     ap.add_argument("--counters", nargs="+", default=COUNTERS)
+    ap.add_argument("--analytic", action="store_true", help="the analytic variance table only")
+    ap.add_argument("--timing", action="store_true", help="the timing table only")
     args = ap.parse_args(argv)
+    if args.analytic:
+        return analytic_table(args.T or [10, 16, 20])
+    if args.timing:
+        return timing(args.T or [10, 16])
+    args.T = args.T or [10, 16]
     noise = NoiseSource.generate()
     print("| T | noise | budget | counter | mean var | max var | mean max abs err (runs) | emp. mean var | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for lt in args.T:
         T = 1 << lt
         for kind, budget, label in [("laplace", PureDP(1.0), "eps=1"), ("gaussian", ZCDP(1.0), "rho=1")]:
-            mech = CountMechanism(kind)
+            mech = CountMechanism(1, kind)
             for name in args.counters:
+                if (kind, name) in SKIP:
+                    continue
                 t0 = time.time()
                 v = variance_path(name, mech, budget, T)
                 runs = args.runs_small if lt <= 12 else args.runs_large
