@@ -1,0 +1,341 @@
+"""Helper of ``benchmarks/mutation.sh``: the mutation benchmark over the privacy core.
+
+Not part of the library nor of CI. ``mutation.sh`` calls it as a script:
+
+* ``prepare WORKDIR MODULE``: in the *copy* of the repository at ``WORKDIR``
+  (never in the real work tree), mark the lines that are excluded from
+  mutation, let mutmut reach decorated functions, and write mutmut's
+  ``setup.cfg`` for ``MODULE`` with the module's fast test subset;
+* ``sample WORKDIR MODULE N SEED``: print ``N`` mutant names of ``MODULE``
+  drawn uniformly at random with a fixed seed (all of them if ``N`` is 0 or at
+  least their number);
+* ``report WORKDIR MODULE OUT``: count the verdicts, write them as JSON to
+  ``OUT`` and print the kill rate.
+
+What is excluded from mutation, and why (everything else is mutated):
+
+* docstrings (mutmut never mutates triple-quoted strings);
+* ``raise`` statements: their only mutable parts are error-message strings
+  and the values formatted into them, which change no released value, no
+  charge and no control flow (the condition that raises is on its own line
+  and *is* mutated);
+* ``__repr__`` bodies (human-readable text, never released);
+* ``__all__`` and other module-level assignments are not mutated by mutmut 3
+  at all (it only mutates function bodies). This is a limit of the tool, not
+  a choice; module constants that matter (scales, tolerances) are read by
+  functions whose mutants are run.
+
+Decorated functions: mutmut 3 skips every decorated function except
+``@staticmethod`` / ``@classmethod``. In the privacy core that would skip
+``PartitionParams.query_scale`` (the SVT query noise scale), the cached
+``_tail_bound`` / ``_rho_for_approx`` / ``_scale_ratio`` /
+``_as_ratio_up_float`` and every ``@property``. ``prepare`` therefore rewrites,
+in the copy only, ``@deco def f(...)`` as ``def f(...)`` followed by
+``f = deco(f)`` (same object, same behaviour: this is what the decorator
+syntax means), so that mutmut mutates them like any other function.
+
+Caches: mutmut forks every mutant from a process that already ran the tests
+unmutated, so an ``functools.lru_cache`` filled there would hide a mutant of
+the cached function (or of anything it calls). ``prepare`` appends a
+session-scoped autouse fixture to the copy's ``tests/conftest.py`` that clears
+every ``lru_cache`` of ``transforms.*`` before the tests of a mutant run.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import random
+import sys
+import tokenize
+from pathlib import Path
+
+# tests/test_dynamic.py without its two slow shape tests (utility over 100,000
+# updates: 45 s; memory growth: 6 s), which pin no privacy property
+DYNAMIC = [
+    f"tests/test_dynamic.py::{t}"
+    for t in (
+        "test_noise_off_exact_after_every_close",
+        "test_drain_to_zero_and_regrow_and_in_segment_cancel",
+        "test_rejections_change_nothing",
+        "test_accounting_over_many_updates",
+        "test_declared_horizon_stops_releases_cleanly",
+        "test_fenwick_layout_matches_figure_3",
+        "test_other_releases_noise_off",
+        "test_insertion_only_rejects_deletions",
+        "test_replay_identical",
+        "test_config_validation_messages",
+        "test_continual_count_release_noise_off",
+    )
+]
+
+# The fast test subset of each module: what targets it, seconds not minutes.
+# mutmut runs, for each mutant, only those tests of this subset that execute the
+# mutated function (recorded in one unmutated run), with -x.
+TESTS: dict[str, list[str]] = {
+    "transforms/core/noise.py": [
+        "tests/test_noise.py",
+        "tests/test_calibration.py::test_static_noise_variance_is_the_charged_one",
+        "tests/test_calibration.py::test_sparse_vector_noise_scales",
+        "tests/test_privacy_audit.py::test_bernoulli_exp_of_zero_is_always_true",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/accounting.py": [
+        "tests/test_accounting.py",
+        "tests/test_static.py::test_gaussian_with_approx_budget_meets_it",
+        "tests/test_static.py::test_budget_type_checks",
+        "tests/test_counters.py::test_spend_within_budget_and_per_level",
+        "tests/test_counters.py::test_counter_with_exhausted_ledger_refuses_before_noise",
+        "tests/test_dynamic.py::test_accounting_over_many_updates",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/partition.py": [
+        "tests/test_partition.py",
+        "tests/test_calibration.py::test_sparse_vector_noise_scales",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/counters.py": [
+        "tests/test_counters.py::test_noise_off_equals_prefix_sum",
+        "tests/test_counters.py::test_linear_queries_counter_noise_off",
+        "tests/test_counters.py::test_spend_within_budget_and_per_level",
+        "tests/test_counters.py::test_counter_with_exhausted_ledger_refuses_before_noise",
+        "tests/test_counters.py::test_horizon_is_enforced",
+        "tests/test_counters.py::test_make_counter_validates",
+        "tests/test_counters.py::test_replay_identical_and_coordinates_matter",
+        "tests/test_counters.py::test_honaker_is_inverse_variance_weighting_measured",
+        "tests/test_counters.py::test_honaker_reduces_variance",
+        "tests/test_coverage.py::test_counter_bound_covers",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/static.py": [
+        "tests/test_static.py",
+        "tests/test_calibration.py::test_static_noise_variance_is_the_charged_one",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/errors.py": [
+        "tests/test_static.py",
+        "tests/test_counters.py::test_honaker_is_inverse_variance_weighting_measured",
+        "tests/test_coverage.py::test_counter_bound_covers",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/fully_dynamic.py": [
+        *DYNAMIC,
+        "tests/test_alg3_reference.py",
+        "tests/test_coverage.py::test_fully_dynamic_bound_covers",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/segmented.py": [
+        *DYNAMIC,
+        "tests/test_alg3_reference.py",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/baselines.py": [
+        *DYNAMIC,
+        "tests/test_coverage.py::test_insertion_only_bound_covers",
+        "tests/test_coverage.py::test_two_stream_bound_covers",
+        "tests/test_mutation_kills.py",
+    ],
+    "transforms/core/registry.py": [
+        *DYNAMIC,
+        "tests/test_contract.py::test_registry_entry_is_complete",
+        "tests/test_contract.py::test_noise_off_answers_are_exact",
+        "tests/test_contract.py::test_interrupted_run_continues_identically",
+        "tests/test_contract.py::test_ledger_charges_equal_the_plan",
+        "tests/test_mutation_kills.py",
+    ],
+}
+
+PRAGMA = "  # pragma: no mutate"
+
+CONFTEST_ADDITION = '''
+
+# ---- added by benchmarks/mutation.sh in the mutation copy only ----
+import pytest as _mutation_pytest
+
+
+@_mutation_pytest.fixture(autouse=True, scope="session")
+def _mutation_clear_lru_caches():
+    """mutmut forks each mutant from a process that ran the unmutated tests:
+    clear every lru_cache of the package, or a warm cache hides the mutant."""
+    import functools
+    import sys as _sys
+
+    for name, mod in list(_sys.modules.items()):
+        if not name.startswith("transforms"):
+            continue
+        for obj in list(vars(mod).values()):
+            if isinstance(obj, functools._lru_cache_wrapper):
+                obj.cache_clear()
+    yield
+'''
+
+
+def _safe_comment_lines(source: str) -> set[int]:
+    """Lines whose end is outside any string: a trailing comment can go there."""
+    out = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.NEWLINE, tokenize.NL):
+            out.add(tok.start[0])
+        elif tok.type == tokenize.COMMENT:
+            out.add(tok.start[0])
+    return out
+
+
+def excluded_lines(source: str) -> set[int]:
+    """Lines of raise statements and ``__repr__`` bodies (see the module docstring)."""
+    tree = ast.parse(source)
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise):
+            lines.update(range(node.lineno, node.end_lineno + 1))
+        elif isinstance(node, ast.FunctionDef) and node.name == "__repr__":
+            lines.update(range(node.body[0].lineno, node.end_lineno + 1))
+    return lines
+
+
+def add_pragmas(source: str) -> tuple[str, int]:
+    lines = source.split("\n")
+    safe = _safe_comment_lines(source)
+    marked = 0
+    for ln in sorted(excluded_lines(source)):
+        if ln in safe:
+            lines[ln - 1] = lines[ln - 1] + PRAGMA
+            marked += 1
+    return "\n".join(lines), marked
+
+
+def undecorate(source: str) -> tuple[str, list[str]]:
+    """``@d1 @d2 def f`` -> ``def f`` + ``f = d1(d2(f))`` (line by line, bottom up)."""
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    todo = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+            continue
+        decos = node.decorator_list
+        if len(decos) == 1 and isinstance(decos[0], ast.Name) and decos[0].id in ("staticmethod", "classmethod"):
+            continue
+        todo.append(node)
+    done = []
+    for node in sorted(todo, key=lambda n: n.lineno, reverse=True):
+        indent = " " * node.col_offset
+        exprs = [ast.get_source_segment(source, d) for d in node.decorator_list]
+        call = node.name
+        for e in reversed(exprs):
+            call = f"({e})({call})"
+        lines.insert(node.end_lineno, f"{indent}{node.name} = {call}")
+        for d in node.decorator_list:
+            for ln in range(d.lineno, d.end_lineno + 1):
+                lines[ln - 1] = ""
+        done.append(f"{node.name} ({', '.join(exprs)})")
+    return "\n".join(lines), done
+
+
+def write_setup_cfg(workdir: Path, module: str) -> None:
+    import os  # noqa: PLC0415
+
+    with_kills = os.environ.get("MUTATION_WITH_KILLS", "1") != "0"
+    tests = [
+        t
+        for t in TESTS[module]
+        if (workdir / t.split("::")[0]).exists() and (with_kills or "test_mutation_kills" not in t)
+    ]
+    cfg = [
+        "[mutmut]",
+        "source_paths = transforms/",
+        f"only_mutate = {module}",
+        "also_copy =",
+        "    pipelines/",
+        "    configs/",
+        "    data/",
+        "    docs/",
+        "    benchmarks/",
+        "pytest_add_cli_args_test_selection =",
+        *(f"    {t}" for t in tests),
+        "pytest_add_cli_args =",
+        "    -p",
+        "    no:cacheprovider",
+        # per-mutant CPU-time limit: (time of its tests + 1 s) * 2 * 2.5
+        "timeout_multiplier = 2.5",
+        "timeout_constant = 1.0",
+        "use_git_change_detection = false",
+        "",
+    ]
+    (workdir / "setup.cfg").write_text("\n".join(cfg))
+
+
+def prepare(workdir: str, module: str) -> None:
+    wd = Path(workdir)
+    if module not in TESTS:
+        sys.exit(f"unknown module {module}; choose one of: {' '.join(TESTS)}")
+    path = wd / module
+    src = path.read_text()
+    src, marked = add_pragmas(src)
+    src, undecorated = undecorate(src)
+    compile(src, str(path), "exec")
+    path.write_text(src)
+    conftest = wd / "tests" / "conftest.py"
+    if "_mutation_clear_lru_caches" not in conftest.read_text():
+        conftest.write_text(conftest.read_text() + CONFTEST_ADDITION)
+    write_setup_cfg(wd, module)
+    print(
+        f"prepared {module}: {marked} excluded lines (raise / __repr__), undecorated: {', '.join(undecorated) or '-'}"
+    )
+
+
+def _meta(workdir: str, module: str) -> dict:
+    return json.loads((Path(workdir) / "mutants" / (module + ".meta")).read_text())
+
+
+def sample(workdir: str, module: str, n: str, seed: str) -> None:
+    names = sorted(_meta(workdir, module)["exit_code_by_key"])
+    k = int(n)
+    if 0 < k < len(names):
+        names = sorted(random.Random(int(seed)).sample(names, k))
+    print("\n".join(names))
+
+
+def report(workdir: str, module: str, out: str, sampled: str = "") -> None:
+    from mutmut.stats import status_by_exit_code  # noqa: PLC0415
+
+    meta = _meta(workdir, module)
+    codes = meta["exit_code_by_key"]
+    chosen = set(Path(sampled).read_text().split()) if sampled else set(codes)
+    by_status: dict[str, list[str]] = {}
+    for name, code in codes.items():
+        if name not in chosen:
+            continue
+        status = "not checked" if code is None else status_by_exit_code[code]
+        by_status.setdefault(status, []).append(name)
+    killed = len(by_status.get("killed", []))
+    survived = len(by_status.get("survived", []))
+    timeout = len(by_status.get("timeout", []))
+    no_tests = len(by_status.get("no tests", []))
+    run = killed + survived + timeout + no_tests
+    rate = (killed + timeout) / run if run else float("nan")
+    res = {
+        "module": module,
+        "generated": len(codes),
+        "sampled": len(chosen),
+        "run": run,
+        "killed": killed,
+        "survived": survived,
+        "timeout": timeout,
+        "no_tests": no_tests,
+        "other": {k: len(v) for k, v in by_status.items() if k not in ("killed", "survived", "timeout", "no tests")},
+        "kill_rate": rate,
+        "survivors": sorted(by_status.get("survived", []) + by_status.get("no tests", [])),
+        "durations": {k: v for k, v in meta.get("durations_by_key", {}).items() if k in chosen},
+    }
+    Path(out).write_text(json.dumps(res, indent=1))
+    print(
+        f"{module}: generated {len(codes)}, run {run}, killed {killed}, survived {survived}, "
+        f"timeout {timeout}, no tests {no_tests}, kill rate {100 * rate:.1f}% "
+        "(killed + timeout over run; survivors and 'no tests' count as not killed)"
+    )
+
+
+if __name__ == "__main__":
+    cmd, *args = sys.argv[1:]
+    {"prepare": prepare, "sample": sample, "report": report}[cmd](*args)
