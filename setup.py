@@ -20,6 +20,7 @@ setup(
         "numpy>=1.24",
         "fastavro>=1.9",
         "PyYAML>=6.0",
+        "matplotlib>=3.8",
     ],
     extras_require={
         "test": [
@@ -28,7 +29,7 @@ setup(
             "scipy>=1.11",
             "ruff==0.17.6",  # pinned: the format check must not change under us
         ],
-        "bench": ["matplotlib>=3.8"],
+        "bench": ["mutmut>=3.8,<4"],
     },
     classifiers=[
         "Programming Language :: Python :: 3.11",

@@ -195,6 +195,9 @@ class PipelineConfig:
     origin: float = 0.0
     end: float | None = None  # the release's public end (event time, exclusive); required for files
     release_id: str | None = None  # None: a new release (random id) at every launch
+    every_ticks: int = 1  # release.every_ticks: one release per query per period of this many ticks
+    clamp: bool = True  # release.clamp: counts and histogram cells clamped at 0 (post-processing)
+    round_answers: bool = False  # release.round: counts and histogram cells rounded (post-processing)
     source_type: str = "file"
     subscription: str | None = None
     timestamp_attribute: str | None = None
@@ -249,7 +252,7 @@ class PipelineConfig:
             "pipeline-config-v1",
             (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise),
             (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
-            (self.origin, self.end),
+            (self.origin, self.end, self.every_ticks),
             (self.stream_field, self.stream_keys),
             (self.mechanism, self.profile, self.options, self.beta),
             self.queries,
@@ -260,7 +263,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     """Validate a parsed YAML mapping (see ``configs/demo.yaml``)."""
     if not isinstance(raw, dict):
         raise ConfigError("the configuration must be a YAML mapping")
-    top = ("privacy", "time", "streams", "mechanism", "queries", "source", "sinks")
+    top = ("privacy", "time", "streams", "mechanism", "release", "queries", "source", "sinks")
     _unknown(raw, top, "config")
     priv = raw.get("privacy") or {}
     _unknown(
@@ -328,7 +331,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     mech = raw.get("mechanism") or {}
     if not isinstance(mech, dict):
         raise ConfigError("mechanism: must be a mapping such as {kind: fully_dynamic}")
-    kind = _choice(mech.get("kind", "fully_dynamic"), MECHANISMS, "mechanism.kind")
+    kind = _choice(mech.get("kind", "auto"), MECHANISMS, "mechanism.kind")
     spec = registry.get(kind)
     own = registry.option_fields(spec)
     for key in sorted(set(mech) - {"kind", "profile", "beta"} - set(own)):
@@ -359,6 +362,17 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError(f"mechanism.beta: must be < 1; got {beta}")
     if profile == "paper" and rho is not None:
         raise ConfigError("mechanism.profile: paper uses Laplace noise; give privacy.epsilon, or use profile tuned")
+
+    rel = raw.get("release") or {}
+    if not isinstance(rel, dict):
+        raise ConfigError("release: must be a mapping such as {every_ticks: 1}")
+    _unknown(rel, ("every_ticks", "clamp", "round"), "release")
+    every = rel.get("every_ticks", 1)
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ConfigError(f"release.every_ticks: must be an integer >= 1 (ticks per release); got {every!r}")
+    for key in ("clamp", "round"):
+        if not isinstance(rel.get(key, False), bool):
+            raise ConfigError(f"release.{key}: must be true or false; got {rel[key]!r}")
 
     qs = raw.get("queries")
     if not isinstance(qs, list) or not qs:
@@ -514,6 +528,9 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         origin=origin,
         end=end,
         release_id=release_id,
+        every_ticks=every,
+        clamp=rel.get("clamp", True),
+        round_answers=rel.get("round", False),
         source_type=stype,
         subscription=subscription,
         timestamp_attribute=ts_attr,

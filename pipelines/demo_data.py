@@ -1,45 +1,56 @@
 """Generate the demo dataset: bookings that appear, change and disappear.
 
-``python -m pipelines.demo_data [--out data/demo.jsonl] [--records 600] [--seed 7]``
+``python -m pipelines.demo_data [--out data/demo.jsonl] [--records 40000] [--seed 7]``
 
 Each line is an update ``{"time", "op", "id", "item", "region", "seq"}``:
 bookings are inserted with a carrier and an amount, some are modified
 (``upsert``: a new carrier or amount) and many are cancelled (``delete``),
-over about a day of event time in two regions. A few deliberately bad lines
-(unparseable, unknown op, unknown booking, undeclared region, out-of-domain
-carrier) show the dead-letter path.
+over a week of event time in two regions, with a daily cycle (busy days,
+quiet nights). With the defaults a few thousand bookings are alive per region
+at the end: the scale at which differentially private counts carry a signal.
+A few deliberately bad lines (unparseable, unknown op, unknown booking,
+undeclared region, out-of-domain carrier) show the dead-letter path.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 from pathlib import Path
 
 CARRIERS = ("AA", "B6", "DL")
+MEAN_GAP = 15.0  # seconds between updates on average (over a day)
 
 
-def generate(records: int = 600, seed: int = 7) -> list[str]:
+def generate(records: int = 40_000, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    lines, live, t, seq = [], {}, 0.0, 0
+    lines, t, seq = [], 0.0, 0
+    live = {"eu": [], "us": []}  # live booking ids per region (swap-removal keeps it O(1))
     for i in range(records):
-        t += rng.expovariate(1 / 120.0)  # one update every ~2 minutes
+        # a daily cycle: updates come 4x faster at mid-day than at night
+        hour = (t / 3600.0) % 24
+        speed = 0.4 + 1.6 * max(math.sin((hour - 6) / 24 * 2 * math.pi), 0.0)
+        t += rng.expovariate(speed / MEAN_GAP)
         region = rng.choice(("eu", "us"))
-        mine = [k for k, v in live.items() if v == region]
+        mine = live[region]
         r = rng.random()
-        if mine and r < 0.3:
-            bid = rng.choice(mine)
-            del live[bid]
+        if mine and r < 0.27:
+            j = rng.randrange(len(mine))
+            bid = mine[j]
+            mine[j] = mine[-1]
+            mine.pop()
             rec = {"time": round(t, 3), "op": "delete", "id": bid, "region": region}
         elif mine and r < 0.45:
             bid = rng.choice(mine)
             item = {"carrier": rng.choice(CARRIERS), "amount": round(rng.uniform(20, 140), 2)}
             rec = {"time": round(t, 3), "op": "upsert", "id": bid, "item": item, "region": region}
         else:
-            bid = f"b{i:05d}"
-            live[bid] = region
-            item = {"carrier": rng.choice(CARRIERS), "amount": round(rng.uniform(20, 140), 2)}
+            bid = f"b{i:06d}"
+            mine.append(bid)
+            carrier = rng.choices(CARRIERS, weights=(5, 2, 3))[0]
+            item = {"carrier": carrier, "amount": round(rng.uniform(20, 140), 2)}
             rec = {"time": round(t, 3), "op": "insert", "id": bid, "item": item, "region": region}
         rec["seq"] = seq
         seq += 1
@@ -57,7 +68,7 @@ def generate(records: int = 600, seed: int = 7) -> list[str]:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="data/demo.jsonl")
-    ap.add_argument("--records", type=int, default=600)
+    ap.add_argument("--records", type=int, default=40_000)
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     out = Path(args.out)

@@ -247,6 +247,11 @@ def parse_line(cfg: PipelineConfig, line: str):
 def _release_dict(cfg: PipelineConfig, rel) -> dict:
     q = next(q for q in cfg.queries if q.name == rel.query)
     est = [x * q.scale for x in rel.estimate]
+    if q.type in ("count", "histogram"):  # post-processing of released values: free
+        if cfg.clamp:
+            est = [max(x, 0.0) for x in est]
+        if cfg.round_answers:
+            est = [float(round(x)) for x in est]
     estimate = dict(zip(map(str, q.domain), est)) if q.type == "histogram" else est[0]
     bound = None if rel.error_bound is None else rel.error_bound * q.scale
     return {
@@ -258,6 +263,7 @@ def _release_dict(cfg: PipelineConfig, rel) -> dict:
         "error_bound": bound,
         "beta": rel.beta,
         **_unit_spent(cfg, rel.spent),
+        "as_of": rel.as_of,
     }
 
 
@@ -363,6 +369,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         late_policy=cfg.late_policy,
         allowed_lateness=cfg.allowed_lateness,
         end_time=cfg.end,
+        every_ticks=cfg.every_ticks,
     )
     transform = ReleaseContinually(
         cfg.mechanism,
@@ -405,7 +412,7 @@ def _write_files(records, sink: SinkConfig, base: str, name: str, schema: str, l
 
     Bounded input: one set of shards. Streaming: the records are grouped into
     fixed windows of ``window_seconds`` of event time, one file per window and
-    firing (a late firing gets its own ``-pN`` file, so nothing is dropped)."""
+    firing (a late firing gets its own file, so nothing is dropped)."""
     suffix = ".avro" if sink.format == "avro" else ".jsonl"
     prefix = str(Path(base) / name)
     if not streaming:
@@ -431,14 +438,23 @@ def _write_files(records, sink: SinkConfig, base: str, name: str, schema: str, l
     return prefix + "*" + suffix
 
 
-_STREAM_FILE_LATENESS = 7 * 24 * 3600  # a late release still gets written (to a -pN file)
+_STREAM_FILE_LATENESS = 7 * 24 * 3600  # a late release still gets written (to a file of its own)
 
 
 def _window_file_naming(name: str, suffix: str):
+    """File names per window and firing, unique per finalisation.
+
+    Window, pane index and shard do not name a firing uniquely: on the
+    DirectRunner several firings of one window (releases of several ticks,
+    emitted late after a watermark jump) all arrive as pane 0, shard 0, and
+    each finalisation renamed its file over the previous one: releases were
+    lost. A random token per finalisation call keeps every file."""
+
     def naming(w, pane, shard_index, total_shards, compression, destination):
         start = getattr(w, "start", None)
         span = "global" if start is None else f"{int(w.start)}-{int(w.end)}"
-        return f"{name}-{span}-p{pane.index if pane is not None else 0}-{shard_index or 0}{suffix}"
+        token = os.urandom(4).hex()  # not noise: only a file name
+        return f"{name}-{span}-p{pane.index if pane is not None else 0}-{shard_index or 0}-{token}{suffix}"
 
     return naming
 
@@ -477,6 +493,38 @@ class _AvroFileSink(fileio.FileSink):
 MANIFEST = "release_manifest.json"
 
 
+def mechanism_plan(cfg: PipelineConfig) -> list[str]:
+    """Which mechanism answers which query sets, with what share of the budget
+    and why (``mechanism: auto`` decides per query set; printed and recorded)."""
+    import math
+
+    from transforms.core.auto import plan
+    from transforms.core.net_change import choose_counter
+
+    config = cfg.dynamic_config()
+    end_tick = None
+    if cfg.end is not None:
+        end_tick = max(1, math.ceil((cfg.end - cfg.origin) / cfg.tick_seconds - 1e-9))
+    opts = dict(cfg.options)
+    horizon = opts.get("horizon") or (math.ceil(end_tick / cfg.every_ticks) if end_tick else None)
+
+    def counter_note(name):
+        if name != "net_change":
+            return ""
+        counter = opts.get("counter", "auto")
+        if counter == "auto":
+            counter = choose_counter(config.noise_kind, horizon)
+        return f" [counter {counter}, {'horizon ' + str(horizon) + ' periods' if horizon else 'unbounded'}]"
+
+    if cfg.mechanism != "auto":
+        names = ", ".join(q.name for q in cfg.queries)
+        return [f"{names} -> {cfg.mechanism}{counter_note(cfg.mechanism)} (the whole budget; configured)"]
+    return [
+        f"{', '.join(p.queries)} -> {p.mechanism}{counter_note(p.mechanism)} ({p.share:.0%} of the budget): {p.reason}"
+        for p in plan(config)
+    ]
+
+
 def _input_fingerprint(cfg: PipelineConfig) -> str | None:
     """A digest of a file source's input (names and contents of local files;
     names, sizes and modification times of remote ones). It is derived from the
@@ -510,6 +558,8 @@ def release_manifest(cfg: PipelineConfig, release: ReleaseIdentity) -> dict:
         "config_digest": release.config_digest,
         "input_fingerprint": _input_fingerprint(cfg),
         "mechanism": cfg.mechanism,
+        "mechanism_plan": mechanism_plan(cfg),
+        "release_every_ticks": cfg.every_ticks,
         "streams": list(cfg.streams),
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
         "privacy_unit": cfg.unit if cfg.unit == "update" else f"entry (max {cfg.max_mutations_per_entry} mutations)",
@@ -611,6 +661,8 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
             f"release id:          {release.release_id}"
             + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
         )
+    for line in mechanism_plan(cfg):
+        lines.append(f"mechanisms:          {line}")
     released = counters.get("releases_written", 0)
     lines.append(f"releases written:    {released}")
     spent = dists.get("budget_spent_written_micro")
@@ -747,7 +799,24 @@ def main(argv=None) -> int:
     else:
         result.wait_until_finish()
     print(_summary(result, written, cfg, time.perf_counter() - t0, release))
+    if not cfg.streaming:
+        _draw(cfg)
     return 0
+
+
+def _draw(cfg: PipelineConfig) -> None:
+    """A picture of the releases of a bounded run (``pipelines.plot``)."""
+    from pipelines.plot import plot_releases
+
+    for sink in cfg.sinks:
+        if sink.type == "file" and sink.format == "jsonl" and "://" not in sink.path:
+            try:
+                path = plot_releases(sink.path)
+            except ImportError:  # matplotlib is a dependency; a stripped install may lack it
+                return
+            if path is not None:
+                print(f"picture:             {path}")
+            return
 
 
 if __name__ == "__main__":

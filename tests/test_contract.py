@@ -46,6 +46,7 @@ from transforms.core import (
     Update,
 )
 from transforms.core.accounting import BudgetExceededError, as_vector
+from transforms.core.segmented import SegmentedRelease
 from transforms.core.state import decode, encode
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
@@ -284,10 +285,20 @@ def _pure_share(b, w):
     return ZCDP(b.rho * w) if isinstance(b, ZCDP) else PureDP(b.epsilon * w)
 
 
-def _counter_cost(kind, budget, coords, horizon=None):
+def _counter_cost(kind, budget, coords, horizon=None, noise_kind="laplace"):
     """Cost of one raw counter release at ``coords`` (docs/counters.md):
     binary tree: budget / (floor(log2 T) + 1) per node; Chan-Shi-Song:
-    budget/2 per finished range, budget/2 / (i + 1) per node of range i's tree."""
+    budget/2 per finished range, budget/2 / (i + 1) per node of range i's tree;
+    k-ary tree: budget / (number of levels) per node; a factorization counter
+    (square root, BLT): the whole budget once, for the whole stream."""
+    if kind in ("sqrt_factorization", "blt"):
+        assert coords[-1] == kind
+        return budget
+    if kind == "kary_tree":
+        from transforms.core.factorization import kary_radices
+
+        radices = kary_radices(horizon, 2 if noise_kind == "laplace" else 1)
+        return _scale(budget, 1.0 / (len(radices) + 1))
     if "range" in coords:
         r = coords[coords.index("range") + 1]
         if "node" in coords:
@@ -340,8 +351,15 @@ class Plan:
             assert c[0] in ("ins", "del") and c[1] in qi
             return _counter_cost("infinite", share, c)
         share = _scale(self.L, 1 / self.k)
+        if self.name == "net_change":
+            from transforms.core.net_change import choose_counter
+
+            assert c[0] == "net" and c[1] in qi
+            kind = self.options.counter
+            kind = choose_counter(self.config.noise_kind, self.options.horizon) if kind == "auto" else kind
+            return _counter_cost(kind, share, c, self.options.horizon, self.config.noise_kind)
         assert c[0] == "count" and c[1] in qi
-        return _counter_cost(self.options.counter, share, c, self.options.horizon)
+        return _counter_cost(self.options.counter, share, c, self.options.horizon, self.config.noise_kind)
 
     def _fully_dynamic(self, c):
         assert c[:2] == ("tree", "node") and c[3] == "round"
@@ -378,28 +396,37 @@ def _close(a, b):
 
 def check_ledger_plan(name, budget, ticks=120, seed=3):
     config, options = config_for(budget), options_for(name)
-    core = MECHANISMS[name].core_cls(config, stream="s", emit_nodes=True, options=options)
-    core.ledger.keep_records = True
+    top = MECHANISMS[name].core_cls(config, stream="s", emit_nodes=True, options=options)
+    parts = getattr(top, "parts", [top])  # auto: every part keeps its own ledger
+    for core in parts:
+        core.ledger.keep_records = True
     noise = NoiseSource(KEY).for_release(REL)
     batches = grow_then_shrink(name, ticks=ticks, seed=seed)
-    run(core, batches, noise)
-    core.advance(70_000, noise)
-    nodes = core.drain_node_outputs()
+    run(top, batches, noise)
+    segmented = all(isinstance(core, SegmentedRelease) for core in parts)
+    top.advance(70_000 if segmented else ticks + 40, noise)  # per-tick mechanisms: a few more ticks
+    nodes = top.drain_node_outputs()
     starts = {(n.node, n.round): n.segment for n in nodes if n.kind == "n_hat"}
-    starts.update(
-        {(n.node, n.round): n.segment for n in nodes if n.kind == "static" and (n.node, n.round) not in starts}
-    )
-    plan = Plan(name, core.config, core.options, starts)
-    records = core.ledger.records
-    assert records
-    for rec in records:
-        assert _close(rec.cost, plan.cost(rec.coordinates)), (rec.coordinates, rec.cost, plan.cost(rec.coordinates))
+    for n in nodes:  # leaves release only their static answers
+        if n.kind == "static":
+            starts.setdefault((n.node, n.round), n.segment)
+    records = []
+    for core in parts:
+        if name == "auto":  # each part's share of the configured budget is its share of the query sets
+            k = len(core.config.queries) / len(config.queries)
+            assert _close(core.config.budget, _scale(config.budget, k)), (core.name, core.config.budget)
+        plan = Plan(core.name, core.config, core.options, starts)
+        assert core.ledger.records
+        for rec in core.ledger.records:
+            expect = plan.cost(rec.coordinates)
+            assert _close(rec.cost, expect), (rec.coordinates, rec.cost, expect)
+        records += core.ledger.records
     # every released piece of the data structure was charged, at its coordinates
     charged = Counter(tuple(r.coordinates) for r in records)
     for n in nodes:
         if n.kind in ("static", "n_hat", "deletion_counter"):
             assert charged[tuple(n.coordinates)] >= 1, ("released without a charge", n.coordinates)
-    spent, cap = as_vector(core.spent), as_vector(core.ledger.budget)
+    spent, cap = as_vector(top.spent), as_vector(top.config.ledger_budget)
     assert all(s <= c * (1 + 1e-12) for s, c in zip(spent, cap))
     return records, nodes
 
@@ -497,7 +524,8 @@ def check_no_repeated_coordinates(name, budget="pure-paper", ticks=120):
     for stream in ("a", "b"):
         core = MECHANISMS[name].core_cls(config, stream=stream, options=options)
         run(core, grow_then_shrink(name, ticks=ticks, seed=4), noise)
-        core.advance(70_000, noise)
+        parts = getattr(core, "parts", [core])
+        core.advance(70_000 if all(isinstance(p, SegmentedRelease) for p in parts) else ticks + 40, noise)
     repeated = [c for c, n in Counter(_DRAWN).items() if n > 1]
     assert _DRAWN and not repeated, f"noise drawn twice at {repeated[:3]}"
 

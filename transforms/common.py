@@ -158,7 +158,12 @@ class ReleaseFnBase(beam.DoFn):
 
     def new_core(self, stream: str):
         return self.mechanism.core_cls(
-            self.config, stream=stream, emit_nodes=self.emit_nodes, end_tick=self.spec.end_tick, options=self.options
+            self.config,
+            stream=stream,
+            emit_nodes=self.emit_nodes,
+            end_tick=self.spec.end_tick,
+            every_ticks=self.spec.every_ticks,
+            options=self.options,
         )
 
 
@@ -189,6 +194,7 @@ def emit_results(fn, core, results, timestamp_of):
                     a.error_bound,
                     a.beta,
                     as_vector(a.spent),
+                    fn.spec.as_of(a.tick),
                 ),
                 timestamp_of(a.tick),
             )

@@ -43,6 +43,7 @@ class ReleaseRecord(NamedTuple):
     error_bound: float | None
     beta: float
     spent: tuple  # the ledger total so far, as (eps,), (eps, delta) or (rho,)
+    as_of: str | None = None  # the event-time end of the released tick (RFC 3339)
 
 
 # The wire form of a ``NodeOutput``: the same fields, with tuples of floats for

@@ -44,6 +44,10 @@ class StreamSpec:
         still count as on time (rounded up to whole ticks, L). Tick k is
         resolved when the watermark passes the end of tick k + L, so releases
         are L ticks later; updates arriving out of order within L change nothing.
+      every_ticks: the release period in ticks: every mechanism releases each
+        query's current answer at every multiple of it (and at the end), data
+        or not (public). None: each mechanism's own schedule (a partitioned
+        one releases at its segment closes only).
     """
 
     streams: tuple = ("default",)
@@ -52,6 +56,7 @@ class StreamSpec:
     late_policy: str = "current"
     end_time: float | None = None
     allowed_lateness: float = 0.0
+    every_ticks: int | None = None
 
     def __post_init__(self):
         if not self.allowed_lateness >= 0:
@@ -62,6 +67,8 @@ class StreamSpec:
             raise ValueError(f"tick_seconds must be > 0, got {self.tick_seconds}")
         if self.late_policy not in LATE_POLICIES:
             raise ValueError(f"late_policy must be one of {', '.join(LATE_POLICIES)}; got {self.late_policy!r}")
+        if self.every_ticks is not None and (isinstance(self.every_ticks, bool) or int(self.every_ticks) < 1):
+            raise ValueError(f"every_ticks must be an integer >= 1 or None, got {self.every_ticks!r}")
         if self.end_time is not None and not self.end_time > self.origin:
             raise ValueError(f"end_time ({self.end_time}) must be after origin ({self.origin})")
 
@@ -79,6 +86,16 @@ class StreamSpec:
         if self.end_time is None:
             return None
         return max(1, int(math.ceil((self.end_time - self.origin) / self.tick_seconds - 1e-9)))
+
+    def as_of(self, tick: int) -> str:
+        """The event-time end of ``tick`` (what a release of that tick describes), RFC 3339 UTC."""
+        from datetime import UTC, datetime
+
+        end = self.origin + tick * self.tick_seconds
+        try:
+            return datetime.fromtimestamp(end, UTC).isoformat().replace("+00:00", "Z")
+        except (OverflowError, OSError, ValueError):  # beyond the calendar's range
+            return f"{end:.6f}"
 
     def tick_end(self, tick: int) -> Timestamp:
         """Event time at which tick ``tick`` is over (start of tick + 1)."""

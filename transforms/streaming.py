@@ -273,7 +273,11 @@ class ReleaseStreamFn(ReleaseFnBase):
         if cached is not None and cached[0] == data:
             return cached[1]
         return self.mechanism.core_cls.from_state(
-            self.config, decode(data), options=self.options, end_tick=self.spec.end_tick
+            self.config,
+            decode(data),
+            options=self.options,
+            end_tick=self.spec.end_tick,
+            every_ticks=self.spec.every_ticks,
         )
 
     def _store(self, stream, cell, core):

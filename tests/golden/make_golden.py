@@ -6,7 +6,9 @@ uninterrupted continuation.
 continues exactly so. Regenerate ONLY when the state schema is bumped with a
 migration, or when a change of the maths or the noise coordinates makes old
 state unusable anyway (such a change needs a new job and a new budget; say so
-in docs/state.md). Usage: ``python tests/golden/make_golden.py``.
+in docs/state.md). Usage: ``python tests/golden/make_golden.py`` adds entries for
+mechanisms registered since (existing entries stay: they are state written by
+an earlier version); ``--regenerate`` rewrites them all.
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ BUDGET = {"continual_count": "zcdp"}  # one of each budget kind across the entri
 HALF, END = 25, 120
 
 
-def build():
-    out = {"schema": SCHEMA, "mechanisms": {}}
+def build(existing: dict | None = None):
+    """Entries for every registered mechanism; those already in ``existing``
+    are kept as they are (state written by an earlier version stays the test)."""
+    out = {"schema": SCHEMA, "mechanisms": dict((existing or {}).get("mechanisms", {}))}
     noise = NoiseSource(KEY).for_release(REL)
     for name in sorted(MECHANISMS):
+        if name in out["mechanisms"]:
+            continue
         budget = BUDGET.get(name, "pure-paper" if name == "two_stream_baseline" else "pure-tuned")
         config, options = config_for(budget), options_for(name)
         core = MECHANISMS[name].core_cls(config, stream="golden", emit_nodes=True, options=options, end_tick=END)
@@ -56,5 +62,7 @@ def _plain(x):
 
 if __name__ == "__main__":
     path = HERE / "state_v1.json"
-    path.write_text(json.dumps(build(), sort_keys=True, indent=1) + "\n")
+    keep = path.exists() and "--regenerate" not in sys.argv
+    existing = json.loads(path.read_text()) if keep else None
+    path.write_text(json.dumps(build(existing), sort_keys=True, indent=1) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -59,6 +59,9 @@ class InsertionOnlyRelease(SegmentedRelease):
             for k, v in enumerate(item):
                 self.pending[k][v] += 1
 
+    def _bound(self, k: int, beta: float) -> float:
+        return self.counters[k].error_bound(beta)
+
     def _close(self, tick, noise, res):
         self.closed += 1
         for k, c in enumerate(self.counters):
@@ -121,6 +124,9 @@ class TwoStreamBaseline(SegmentedRelease):
             for k, v in enumerate(item):
                 self.p_ins[k][v] += 1
 
+    def _bound(self, k: int, beta: float) -> float:
+        return self.ins[k].error_bound(beta / 2) + self.dels[k].error_bound(beta / 2)
+
     def _close(self, tick, noise, res):
         self.closed += 1
         beta = self.config.beta
@@ -133,7 +139,7 @@ class TwoStreamBaseline(SegmentedRelease):
         res.closes.append(tick)
 
 
-FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker")
+FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
 
 
 @dataclass(frozen=True)
@@ -162,9 +168,10 @@ class ContinualCountOptions:
 @state_class("mechanism.continual_count")
 class ContinualCountRelease(ContinualRelease):
     """A continual counter (``options.counter`` by name) over ticks: every tick
-    is one timestamp; the batch of a tick is its inserted items (deletes and
-    upserts are rejected, ``deletion_not_allowed``). Releases at every tick,
-    empty or not, so its work is O(ticks) and its schedule is public.
+    (or, with ``every_ticks``, every period) is one timestamp; the batch of a
+    timestamp is its inserted items (deletes and upserts are rejected,
+    ``deletion_not_allowed``). Releases at every timestamp, empty or not, so
+    its work is O(ticks) and its schedule is public.
 
     Neighbours: one more insertion (update level) or one entry's insertion.
     Budget: ``config.budget`` split evenly over the query sets (sequential
@@ -173,6 +180,7 @@ class ContinualCountRelease(ContinualRelease):
     name = "continual_count"
     deletions_allowed = False
     options_cls = ContinualCountOptions
+    signed = False  # the batches are insertions only (NetChangeRelease: signed changes)
 
     def __init__(
         self,
@@ -181,7 +189,8 @@ class ContinualCountRelease(ContinualRelease):
         stream: str = "default",
         emit_nodes: bool = False,
         end_tick: int | None = None,
-        options: ContinualCountOptions | None = None,
+        every_ticks: int | None = None,
+        options=None,
         counter: str | None = None,
         horizon: int | None = None,
     ):
@@ -189,23 +198,32 @@ class ContinualCountRelease(ContinualRelease):
             if options is not None:
                 raise TypeError("give options= or counter=/horizon=, not both")
             options = ContinualCountOptions(counter or "infinite_honaker", horizon)
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options)
+        super().__init__(
+            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
+        )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         k = len(self.mechanisms)
         share = part(config.ledger_budget, 1.0 / k, 1.0 / k)
+        counter_name, horizon = self._counter_choice()
         self.counters = [
             make_counter(
-                self.options.counter,
+                counter_name,
                 m,
                 share,
-                horizon=self.options.horizon,
-                coords=(self.stream, "count", config.queries[i].name),
+                horizon=horizon,
+                coords=(self.stream, self._coord, config.queries[i].name),
                 scope=self.ledger.root.child(f"q{i}"),
             )
             for i, m in enumerate(self.mechanisms)
         ]
         self.tick = 0
         self.closed = 0
+        self.acc = None  # the open period's batch (histograms), with every_ticks
+
+    _coord = "count"
+
+    def _counter_choice(self) -> tuple[str, int | None]:
+        return self.options.counter, self.options.horizon
 
     @property
     def last_tick(self) -> int:
@@ -213,32 +231,58 @@ class ContinualCountRelease(ContinualRelease):
 
     @property
     def _next_wake(self) -> int | None:
-        return self.tick + 1
+        if self.every_ticks is None:
+            return self.tick + 1
+        return self.next_period_end(self.period_tick)
 
     @property
     def next_close(self) -> int:
         return self.tick + 1
 
-    def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
-        self._advance(batch.tick - 1, noise, res)
-        if self.finished:
-            return
+    def _batch_hists(self, batch: TickBatch) -> list[np.ndarray]:
         hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
         for item in batch.inserts:
             for k, v in enumerate(item):
                 hists[k][v] += 1
+        if self.signed:
+            for item, _ in batch.deletes:
+                for k, v in enumerate(item):
+                    hists[k][v] -= 1
+        return hists
+
+    def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
+        self._advance(batch.tick - 1, noise, res)
+        if self.finished:
+            return
+        hists = self._batch_hists(batch)
         self.num_updates += batch.n_updates
-        self._step(batch.tick, hists, noise, res)
+        if self.every_ticks is None:
+            self._step(batch.tick, hists, noise, res)
+            return
+        self.acc = hists if self.acc is None else [a + h for a, h in zip(self.acc, hists)]
+        self.tick = batch.tick
+        if self.next_period_end(self.period_tick) == batch.tick:
+            self._step(batch.tick, self.acc, noise, res)
 
     def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
-        for t in range(self.tick + 1, tick + 1):
-            if self.finished:
-                return
-            self._step(t, None, noise, res)
+        if self.every_ticks is None:
+            for t in range(self.tick + 1, tick + 1):
+                if self.finished:
+                    return
+                self._step(t, None, noise, res)
+            return
+        while not self.finished:
+            t = self.next_period_end(self.period_tick)
+            if t is None or t > tick:
+                break
+            self._step(t, self.acc, noise, res)
+        if not self.finished:
+            self.tick = max(self.tick, tick if self.end_tick is None else min(tick, self.end_tick))
 
     def _step(self, tick, hists, noise, res):
         self.tick = tick
         self.closed += 1
+        self.acc = None
         beta = self.config.beta
         for k, c in enumerate(self.counters):
             est = c.step(None if hists is None else hists[k], noise)
@@ -255,7 +299,8 @@ class ContinualCountRelease(ContinualRelease):
                 )
             )
         res.closes.append(tick)
-        horizon = self.options.horizon
-        if self.options.counter in FINITE_COUNTERS and horizon is not None and self.closed >= horizon:
-            self._finish(tick, "horizon_reached", res)
+        self.period_tick = tick
         self._after_release(tick, res)
+        horizon = self._counter_choice()[1]
+        if self.counters[0].needs_horizon and horizon is not None and self.closed >= horizon:
+            self._finish(tick, "horizon_reached", res)

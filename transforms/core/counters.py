@@ -27,6 +27,10 @@ Counters (``make_counter`` names):
   [2^i, 2^(i+1)); M on each finished range with budget/2 (parallel over
   ranges) plus a tree with T = 2^i inside the current range with budget/2.
   No horizon.
+* ``sqrt_factorization`` / ``blt`` / ``kary_tree`` (``factorization.py``): the
+  square-root factorization over horizon T and BLT coefficients for a design
+  horizon (unbounded), both with exact lattice noise; a mixed-radix k-ary tree
+  with Honaker's estimate (horizon T).
 
 ``error_bound(beta)`` is a valid public (1-beta) bound on the error of the
 latest estimate, simultaneously over all queries: a Chernoff bound on the
@@ -336,7 +340,17 @@ class InfiniteCounter(ContinualCounter):
         return closed + self._tree_profile
 
 
-COUNTER_NAMES = ("naive_prefix", "naive_increments", "binary_tree", "honaker", "infinite", "infinite_honaker")
+COUNTER_NAMES = (
+    "naive_prefix",
+    "naive_increments",
+    "binary_tree",
+    "honaker",
+    "infinite",
+    "infinite_honaker",
+    "sqrt_factorization",
+    "blt",
+    "kary_tree",
+)
 
 
 def make_counter(
@@ -351,7 +365,7 @@ def make_counter(
     """Build a counter by name (see module docstring)."""
     if name not in COUNTER_NAMES:
         raise ValueError(f"unknown counter {name!r}; choose one of {', '.join(COUNTER_NAMES)}")
-    if name in ("naive_prefix", "binary_tree", "honaker") and not horizon:
+    if name in ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree") and not horizon:
         raise ValueError(f"counter {name!r} needs a horizon (number of timestamps)")
     kw = dict(coords=coords, scope=scope)
     if name == "naive_prefix":
@@ -360,4 +374,14 @@ def make_counter(
         return NaiveIncrementsCounter(mechanism, budget, **kw)
     if name in ("binary_tree", "honaker"):
         return BinaryTreeCounter(mechanism, budget, horizon=horizon, honaker=name == "honaker", **kw)
+    if name == "sqrt_factorization":
+        return SqrtFactorizationCounter(mechanism, budget, horizon=horizon, **kw)
+    if name == "blt":  # horizon: the design horizon (None: the default)
+        return BLTCounter(mechanism, budget, horizon=horizon, **kw)
+    if name == "kary_tree":
+        return KaryTreeCounter(mechanism, budget, horizon=horizon, **kw)
     return InfiniteCounter(mechanism, budget, honaker=name == "infinite_honaker", **kw)
+
+
+# registered here, after the base class exists (factorization.py subclasses it)
+from .factorization import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter  # noqa: E402

@@ -291,11 +291,17 @@ class FullyDynamicRelease(SegmentedRelease):
         stream: str = "default",
         emit_nodes: bool = False,
         end_tick: int | None = None,
+        every_ticks: int | None = None,
         options: FullyDynamicOptions | None = None,
     ):
         options = FullyDynamicOptions() if options is None else options
         super().__init__(
-            self._configure(config, options), stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options
+            self._configure(config, options),
+            stream=stream,
+            emit_nodes=emit_nodes,
+            end_tick=end_tick,
+            every_ticks=every_ticks,
+            options=options,
         )
         self.tree_scope = self.ledger.root.child("tree")
         self.control_mechanism = CountMechanism(noise=config.noise_kind)
@@ -441,10 +447,13 @@ class FullyDynamicRelease(SegmentedRelease):
         if self.config.max_segments is not None and self.closed >= self.config.max_segments:
             self._finish(tick, "horizon_reached", res)  # the declared horizon is used up: stop cleanly
 
-    def _error_bound(self, chain: list[_Node], k: int) -> float:
+    def _bound(self, k: int, beta: float) -> float:
+        return self._error_bound([self.nodes[i] for i in fenwick_chain(self.closed)], k, beta)
+
+    def _error_bound(self, chain: list[_Node], k: int, beta: float | None = None) -> float:
         if self.noiseless:
             return 0.0
-        beta = self.config.beta
+        beta = self.config.beta if beta is None else beta
         halted = [n for n in chain if n.halted]
         live = [n for n in chain if not n.halted]
         b_noise = beta / 2 if halted else beta

@@ -17,8 +17,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from . import accounting, counters, errors, partition, pmw, registry, static
+from .auto import AutoOptions, AutoRelease
 from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
 from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from .net_change import NetChangeOptions, NetChangeRelease
 from .protocol import ContinualRelease, NoOptions
 from .state import state_class
 
@@ -93,6 +95,15 @@ MECHANISMS: dict[str, MechanismSpec] = {
     spec.name: spec
     for spec in (
         MechanismSpec(
+            "auto",
+            AutoRelease,
+            AutoOptions,
+            _UPDATE,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/auto.md",
+            "per query set the smallest error: net_change for additive sets, fully_dynamic for PMW",
+        ),
+        MechanismSpec(
             "fully_dynamic",
             FullyDynamicRelease,
             FullyDynamicOptions,
@@ -118,6 +129,15 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "two insertion-only counters (insertions, deletions) subtracted",
+        ),
+        MechanismSpec(
+            "net_change",
+            NetChangeRelease,
+            NetChangeOptions,
+            _UPDATE,
+            ("count", "histogram", "linear"),
+            "docs/net_change.md",
+            "one continual counter per additive query set over the signed change of each period",
         ),
         MechanismSpec(
             "continual_count",
@@ -171,5 +191,7 @@ for _name, _cls, *_plain in (
     ("options.none", NoOptions),
     ("options.fully_dynamic", FullyDynamicOptions),
     ("options.continual_count", ContinualCountOptions),
+    ("options.net_change", NetChangeOptions),
+    ("options.auto", AutoOptions),
 ):
     state_class(_name, *_plain)(_cls)

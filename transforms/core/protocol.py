@@ -7,8 +7,8 @@ module, one registry entry (``mechanisms.py``) and its proof note in ``docs/``.
 
 Call order (in the manner of Bytewax's ``StatefulLogic``)::
 
-    m = Mechanism(config, stream=..., emit_nodes=..., end_tick=..., options=...)
-          # or Mechanism.from_state(config, state, options=..., end_tick=...)
+    m = Mechanism(config, stream=..., emit_nodes=..., end_tick=..., every_ticks=..., options=...)
+          # or Mechanism.from_state(config, state, options=..., end_tick=..., every_ticks=...)
     repeat, in strictly increasing tick order:
         m.apply(batch, noise)     # one tick's resolved updates (a TickBatch, tick > m.last_tick)
         m.advance(tick, noise)    # time passes without data, up to and including tick
@@ -73,13 +73,23 @@ class ContinualRelease(abc.ABC):
       stream: the stream key (it is part of every noise coordinate).
       emit_nodes: keep the released pieces of the data structure for
         :meth:`drain_node_outputs`.
-      end_tick: the configured, public last tick: the mechanism finishes after
-        its first release at or after it. None: it runs for ever.
+      end_tick: the configured, public last tick. Without ``every_ticks`` the
+        mechanism finishes after its first release at or after it; with
+        ``every_ticks`` its last release is at ``end_tick`` exactly. None: it
+        runs for ever.
+      every_ticks: the release period (public configuration): the mechanism
+        releases every query's current answer at every tick that is a
+        multiple of it (and at ``end_tick``), whatever its own schedule; None:
+        it releases on its own schedule only (a partitioned mechanism at its
+        segment closes).
       options: the mechanism's options dataclass (its registry entry's
         ``options_cls``); None for the defaults.
     """
 
     name: ClassVar[str] = ""  # the registry name
+    # defaults for state written before these attributes existed (no migration needed)
+    every_ticks: int | None = None
+    period_tick: int = 0
     deletions_allowed: ClassVar[bool] = True
     options_cls: ClassVar[type] = NoOptions
     _STATE_EXCLUDE = ("config", "options", "_digest")
@@ -91,12 +101,15 @@ class ContinualRelease(abc.ABC):
         stream: str = "default",
         emit_nodes: bool = False,
         end_tick: int | None = None,
+        every_ticks: int | None = None,
         options=None,
     ):
         if not isinstance(config, DynamicConfig):
             raise TypeError("config must be a transforms.core.DynamicConfig")
         if end_tick is not None and (isinstance(end_tick, bool) or int(end_tick) < 1):
             raise ValueError(f"end_tick must be a tick >= 1 or None, got {end_tick!r}")
+        if every_ticks is not None and (isinstance(every_ticks, bool) or int(every_ticks) < 1):
+            raise ValueError(f"every_ticks must be an integer >= 1 or None, got {every_ticks!r}")
         options = self.options_cls() if options is None else options
         if not isinstance(options, self.options_cls):
             raise TypeError(f"{type(self).__name__} takes options of type {self.options_cls.__name__}")
@@ -105,6 +118,8 @@ class ContinualRelease(abc.ABC):
         self.stream = str(stream)
         self.emit_nodes = emit_nodes
         self.end_tick = None if end_tick is None else int(end_tick)
+        self.every_ticks = None if every_ticks is None else int(every_ticks)
+        self.period_tick = 0  # the last period end released (every_ticks)
         self.ledger = Ledger(config.ledger_budget, keep_records=False)
         self.node_outputs: list[NodeOutput] = []
         self.num_updates = 0
@@ -134,6 +149,14 @@ class ContinualRelease(abc.ABC):
         """Called by subclasses after each release at ``tick``: finish at the end."""
         if self.end_tick is not None and tick >= self.end_tick:
             self._finish(tick, "ended", res)
+
+    def next_period_end(self, after: int) -> int | None:
+        """The first period end (a multiple of ``every_ticks``, or the end tick)
+        after tick ``after``; None without periods or past the end."""
+        if self.every_ticks is None or (self.end_tick is not None and after >= self.end_tick):
+            return None
+        nxt = (after // self.every_ticks + 1) * self.every_ticks
+        return nxt if self.end_tick is None else min(nxt, self.end_tick)
 
     # -- the contract --------------------------------------------------------------
     @property
@@ -213,25 +236,35 @@ class ContinualRelease(abc.ABC):
 
     # -- state ----------------------------------------------------------------------
     @classmethod
-    def state_digest(cls, config: DynamicConfig, options, end_tick: int | None) -> str:
+    def state_digest(cls, config: DynamicConfig, options, end_tick: int | None, every_ticks: int | None = None) -> str:
         """What a state was written under: restoring it elsewhere is refused."""
-        return config_digest("mechanism-state", cls.name, config, options, end_tick)
+        if every_ticks is None:
+            return config_digest("mechanism-state", cls.name, config, options, end_tick)
+        return config_digest("mechanism-state", cls.name, config, options, end_tick, ("every_ticks", every_ticks))
 
     def to_state(self) -> dict:
         """Versioned plain data (``transforms.core.state``): everything needed to
         continue exactly as this object would."""
         digest = self.__dict__.get("_digest")
         if digest is None:
-            digest = self._digest = self.state_digest(self.config, self.options, self.end_tick)
+            digest = self._digest = self.state_digest(self.config, self.options, self.end_tick, self.every_ticks)
         return envelope(self.name, digest, to_plain(self))
 
     @classmethod
-    def from_state(cls, config: DynamicConfig, state: dict, *, options=None, end_tick: int | None = None):
+    def from_state(
+        cls,
+        config: DynamicConfig,
+        state: dict,
+        *,
+        options=None,
+        end_tick: int | None = None,
+        every_ticks: int | None = None,
+    ):
         """Restore a mechanism from :meth:`to_state` output, given the same
         configuration, options and end (a different one is a new release)."""
         options = cls.options_cls() if options is None else options
         config = cls._configure(config, options)
-        digest = cls.state_digest(config, options, end_tick)
+        digest = cls.state_digest(config, options, end_tick, every_ticks)
         body = open_envelope(state, cls.name, digest)
         obj = restore(body)
         if type(obj) is not cls:
@@ -239,7 +272,13 @@ class ContinualRelease(abc.ABC):
         obj.config = config
         obj.options = options
         obj._digest = digest
+        obj._restore_config()
         return obj
+
+    def _restore_config(self) -> None:
+        """After :meth:`from_state`: give objects inside the state that hold
+        configuration (excluded from state) their configuration back."""
+        return None
 
     @classmethod
     def _configure(cls, config: DynamicConfig, options) -> DynamicConfig:

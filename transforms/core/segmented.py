@@ -9,14 +9,33 @@ release at a segment close). The partitioning gets ``partition_fraction`` of
 the budget (``BudgetProfile``); its closes happen at public deadlines
 (``T_j = t_{j-1}^2``) or when the sparse vector fires (a private, charged
 output), never because of the data otherwise.
+
+**An answer every period** (``every_ticks``): at every period end the
+mechanism releases each query's current answer. At a close that is the fresh
+release; between closes it is the last close's answer carried forward
+(post-processing of released values: free), with a bound that adds what the
+open segment can hold. The sparse vector has not halted in the open segment
+``j`` at tick ``t``, so its update count satisfies ``c_t + Z_t <= floor(theta_j)
++ Z_0`` (``Z_0 ~ DLap(2/eps)``, ``Z_t ~ DLap(4/eps)``, the tick-by-tick
+model, which the skip reproduces in law), hence ``c_t <= floor(theta_j) +
+(Z_0 - Z_t)``; one update moves any count, histogram cell or linear query
+with entries in [0, 1] by at most 1, so the carried answer is off by at most
+``floor(theta_j) + a`` more, where ``P(Z_0 - Z_t > a) <= beta / 2``. The
+last structure's bound is taken at ``beta / 2``: each carried answer is
+within its bound with probability at least ``1 - beta``. ``theta_j`` and the
+scales are public. With noise switched off (tests) a period's answer is the
+exact current answer.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .config import DynamicConfig
-from .noise import NoiseSource
+from .errors import NoiseProfile
+from .noise import NoiseSource, as_ratio_up
 from .outputs import Answer, NodeOutput, TickResult
 from .partition import InfinitePartitioner, PartitionParams
 from .protocol import ContinualRelease
@@ -36,15 +55,23 @@ class SegmentedRelease(ContinualRelease):
         stream: str = "default",
         emit_nodes: bool = False,
         end_tick: int | None = None,
+        every_ticks: int | None = None,
         options=None,
     ):
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, options=options)
+        super().__init__(
+            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
+        )
         eps_p, self.tree_budget = config.split()
         self.partitioner = InfinitePartitioner(
             PartitionParams(eps_p, config.beta), coords=(self.stream,), scope=self.ledger.root
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         self.closed = 0  # number of closed segments J
+        if every_ticks is not None:
+            # what a period's release needs between closes: the last close's answers
+            # and their bounds at beta / 2; and (noise off only) the exact histograms
+            self.carried: list | None = None
+            self.exact_hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
 
     # -- the contract --------------------------------------------------------------
     @property
@@ -53,7 +80,9 @@ class SegmentedRelease(ContinualRelease):
 
     @property
     def _next_wake(self) -> int | None:
-        return max(self.partitioner.next_close, 1)  # 0 before the first segment starts
+        wake = max(self.partitioner.next_close, 1)  # 0 before the first segment starts
+        period = self.next_period_end(self.period_tick)
+        return wake if period is None else min(wake, period)
 
     @property
     def next_close(self) -> int:
@@ -67,21 +96,92 @@ class SegmentedRelease(ContinualRelease):
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         self._closes(self.partitioner.advance(batch.tick - 1, noise), noise, res)
+        self._periods(batch.tick - 1, res)
         if self.finished:
             return
         self._absorb(batch)
+        if self.every_ticks is not None:
+            for item in batch.inserts:
+                for k, v in enumerate(item):
+                    self.exact_hists[k][v] += 1
+            for item, _ in batch.deletes:
+                for k, v in enumerate(item):
+                    self.exact_hists[k][v] -= 1
         self.num_updates += batch.n_updates
         self._closes(self.partitioner.observe(batch.tick, batch.n_updates, noise), noise, res)
+        self._periods(batch.tick, res)
 
     def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
+        if self.every_ticks is not None and self.end_tick is not None:
+            tick = min(tick, self.end_tick)  # nothing is released after the end
         self._closes(self.partitioner.advance(tick, noise), noise, res)
+        self._periods(tick, res)
 
     def _closes(self, ticks: list[int], noise: NoiseSource, res: TickResult) -> None:
         for t in ticks:
             if self.finished:  # the partitioner may have scheduled closes past the end
                 return
+            if self.every_ticks is None:
+                self._close(t, noise, res)
+                self._after_release(t, res)
+                continue
+            if self.end_tick is not None and t > self.end_tick:
+                return
+            self._periods(t - 1, res)
+            n0 = len(res.answers)
             self._close(t, noise, res)
-            self._after_release(t, res)
+            fresh = res.answers[n0:]
+            del res.answers[n0:]
+            beta = self.config.beta
+            self.carried = [(a.estimate, self._bound(k, beta / 2)) for k, a in enumerate(fresh)]
+            if self.next_period_end(self.period_tick) == t:  # a close at a period end: the fresh release
+                res.answers.extend(fresh)
+                self._period_done(t, res)
+
+    def _periods(self, upto: int, res: TickResult) -> None:
+        """Release every period end in (period_tick, upto] from the carried answers."""
+        if self.every_ticks is None:
+            return
+        while not self.finished:
+            t = self.next_period_end(self.period_tick)
+            if t is None or t > upto:
+                return
+            for k in range(len(self.mechanisms)):
+                res.answers.append(self._answer(t, k, *self._carried_answer(k)))
+            self._period_done(t, res)
+
+    def _period_done(self, t: int, res: TickResult) -> None:
+        self.period_tick = t
+        self._after_release(t, res)
+
+    def _carried_answer(self, k: int) -> tuple:
+        """(estimate, bound) of query set ``k`` now, from the last close."""
+        mech = self.mechanisms[k]
+        if self.noiseless:
+            return np.asarray(mech.exact(self.exact_hists[k]), dtype=float), 0.0
+        beta = self.config.beta
+        if self.carried is None:  # before the first close: nothing released yet
+            est, bound = np.zeros(mech.num_queries), 0.0
+            drift = self._drift_bound(beta)
+        else:
+            est, bound = self.carried[k]
+            drift = self._drift_bound(beta / 2)
+        return np.array(est, dtype=float), bound + drift
+
+    def _drift_bound(self, beta: float) -> float:
+        """A (1-beta) bound on the updates in the open segment (module docstring)."""
+        p, part = self.partitioner.params, self.partitioner
+        j = max(part.j, 1)
+        theta = math.floor(p.theta(j, part.prev_close))
+        # the effective (rounded-up) discrete Laplace scales the partitioner samples with
+        z = NoiseProfile.single("laplace", float(as_ratio_up(p.threshold_scale))) + NoiseProfile.single(
+            "laplace", float(as_ratio_up(p.query_scale))
+        )
+        return float(theta) + z.tail_bound(beta)
+
+    def _bound(self, k: int, beta: float) -> float:
+        """The current structure's (1-beta) bound for query set ``k``."""
+        raise NotImplementedError
 
     # -- what subclasses implement ---------------------------------------------------
     def _absorb(self, batch: TickBatch) -> None:

@@ -1,0 +1,220 @@
+"""The signed continual release (``net_change``), ``auto``, and the per-period
+cadence of every mechanism."""
+
+from __future__ import annotations
+
+import math
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that
+from scipy import stats
+
+from transforms.core import (
+    MECHANISMS,
+    ZCDP,
+    ApproxDP,
+    DynamicConfig,
+    NoiseSource,
+    PrivacyUnit,
+    PureDP,
+    QuerySet,
+    ReleaseIdentity,
+    Update,
+)
+from transforms.core.auto import AutoRelease, plan
+from transforms.core.net_change import NetChangeRelease, choose_counter
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import ReleaseContinually, StreamSpec
+
+Q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+OFF = NoiseSource.disabled()
+
+
+def churn(ticks=50, seed=0, k_max=None):
+    rng = np.random.default_rng(seed)
+    live, out, k = [], [], 0
+    for t in range(1, ticks + 1):
+        ups = []
+        for _ in range(int(rng.integers(0, 5))):
+            r = rng.random()
+            if live and r < 0.3:
+                ups.append(Update("delete", live.pop(int(rng.integers(len(live))))))
+            elif live and r < 0.5:
+                ups.append(Update("upsert", live[int(rng.integers(len(live)))], (0, int(rng.integers(3)))))
+            else:
+                live.append(f"e{k}")
+                ups.append(Update("insert", f"e{k}", (0, int(rng.integers(3)))))
+                k += 1
+        out.append((t, ups))
+    return out
+
+
+def truth_at(batches, tick):
+    live = {}
+    for t, ups in batches:
+        if t > tick:
+            break
+        for u in ups:
+            if u.op == "delete":
+                live.pop(u.entry_id, None)
+            else:
+                live[u.entry_id] = u.item[1]
+    return len(live), np.bincount(list(live.values()), minlength=3)
+
+
+@pytest.mark.parametrize("every", [1, 7])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5), ApproxDP(1.0, 1e-6)], ids=["pure", "zcdp", "approx"])
+def test_one_release_per_period_exact_with_noise_off_and_last_at_the_end(every, budget):
+    batches = churn()
+    core = NetChangeRelease(DynamicConfig(Q, budget), stream="s", end_tick=53, every_ticks=every)
+    results = [core.process_tick(t, ups, OFF) for t, ups in batches] + core.run_to_end(OFF)
+    answers = [a for r in results for a in r.answers]
+    ticks = sorted({a.tick for a in answers})
+    assert ticks == sorted(set(range(every, 54, every)) | {53})  # every period, and the end exactly
+    assert len(answers) == 2 * len(ticks) and core.finished and core.finished_reason == "ended"
+    for a in answers:
+        n, h = truth_at(batches, a.tick)
+        assert a.estimate == pytest.approx([n] if a.query == "n" else h, abs=1e-6)
+
+
+def test_the_counter_auto_picks():
+    assert choose_counter("gaussian", 1000) == "sqrt_factorization"
+    assert choose_counter("gaussian", None) == "blt"
+    assert choose_counter("laplace", 1000) == "kary_tree"
+    assert choose_counter("laplace", None) == "infinite_honaker"
+    core = NetChangeRelease(DynamicConfig(Q, ZCDP(1.0)), end_tick=100, every_ticks=10)
+    assert core._counter_choice() == ("sqrt_factorization", 10)  # the horizon in periods
+
+
+def test_signed_release_sensitivity_under_the_entry_unit():
+    """Unit entry(k): removing one entry (all its accepted mutations) changes
+    the signed change vectors by at most 2k - 1 items in total (L1 over every
+    period and cell), whatever the entry tried; the ledger runs at the update
+    level share target / (2k - 1)."""
+    k = 3
+    config = DynamicConfig(Q, PureDP(2.5), unit=PrivacyUnit.entry(k))
+    assert config.ledger_budget == PureDP(0.5) and config.max_mutations == k
+    rng = np.random.default_rng(1)
+    for trial in range(30):
+        base = churn(ticks=30, seed=trial)
+        extra = []  # one entry with many attempted mutations at random ticks
+        for t in sorted(rng.choice(np.arange(1, 31), size=int(rng.integers(1, 8)), replace=False)):
+            op = "insert" if not extra else ("delete" if rng.random() < 0.2 else "upsert")
+            extra.append((int(t), Update(op, "X", None if op == "delete" else (0, int(rng.integers(3))))))
+        with_x = [(t, ups + [u for tt, u in extra if tt == t]) for t, ups in base]
+        d = []
+        for batches in (base, with_x):
+            core = NetChangeRelease(config, stream="s", every_ticks=1)
+            vec = []
+            for t, ups in batches:
+                batch, _ = core.registry.resolve_tick(t, ups)
+                hists = core._batch_hists(batch)
+                vec.append(np.concatenate([hists[0], hists[1]]))
+            d.append(np.array(vec))
+        diff = np.abs(d[1] - d[0])
+        assert diff[:, :1].sum() <= 2 * k - 1 and diff[:, 1:].sum() <= 2 * k - 1, trial
+
+
+@pytest.mark.statistical
+def test_net_change_bound_coverage():
+    """Over 400 seeded runs at beta = 0.1, the last release's count is outside
+    its bound at most 10% of the time (binomial test, false failure 1e-6), and
+    the bound is not vacuous (median error / bound > 0.1)."""
+    batches = churn(ticks=40, seed=3)
+    n_true, _ = truth_at(batches, 40)
+    out, ratio = 0, []
+    config = DynamicConfig(Q, ZCDP(0.5), beta=0.1)
+    for seed in range(400):
+        core = NetChangeRelease(config, stream="s", end_tick=40, every_ticks=1)
+        noise = NoiseSource(seed.to_bytes(4, "big") * 8).for_release(ReleaseIdentity("coverage"))
+        answers = [a for t, ups in batches for a in core.process_tick(t, ups, noise).answers]
+        last = [a for a in answers if a.query == "n"][-1]
+        err = abs(float(last.estimate[0]) - n_true)
+        out += err > last.error_bound
+        ratio.append(err / last.error_bound)
+    assert stats.binomtest(out, 400, 0.1, alternative="greater").pvalue > 1e-6, out
+    assert float(np.median(ratio)) > 0.1
+
+
+def test_auto_plans_per_query_set_and_its_parts_never_share_noise():
+    config = DynamicConfig(Q + (QuerySet("r", "pmw", domain_size=8, ranges=True),), PureDP(3.0))
+    parts = plan(config)
+    assert [(p.mechanism, p.queries) for p in parts] == [("net_change", ("n", "h")), ("fully_dynamic", ("r",))]
+    assert math.isclose(sum(p.share for p in parts), 1.0)
+    core = AutoRelease(config, stream="s", every_ticks=1, end_tick=30)
+    assert [p.config.budget for p in core.parts] == [PureDP(2.0), PureDP(1.0)]
+    drawn = []
+
+    class Spy(NoiseSource):
+        def stream(self, *coords):
+            drawn.append((self.release.release_id if self.release else None,) + coords)
+            return super().stream(*coords)
+
+        def for_release(self, release):
+            out = Spy(super().for_release(release)._key)
+            out.release = release
+            return out
+
+    noise = Spy(bytes(range(32))).for_release(ReleaseIdentity("auto-spy"))
+    for t, ups in churn(ticks=30, seed=5):
+        core.process_tick(t, [u if u.op == "delete" else Update(u.op, u.entry_id, u.item + (3,)) for u in ups], noise)
+    core.run_to_end(noise)
+    by_part = {}
+    for c in drawn:
+        by_part.setdefault(c[0], set()).add(c[1:])
+    assert set(by_part) == {"auto-spy/auto/net_change", "auto-spy/auto/fully_dynamic"}
+    assert len(drawn) == len(set(drawn))
+
+
+def _streaming():
+    opts = PipelineOptions(runner="BundleBasedDirectRunner")
+    opts.view_as(StandardOptions).streaming = True
+    return opts
+
+
+@pytest.mark.parametrize("name", ["auto", "fully_dynamic", "two_stream_baseline"])
+@pytest.mark.parametrize("path", ["bounded", "streaming"])
+def test_no_silent_gap_every_stream_every_query_every_tick(name, path):
+    """``every_ticks = 1``: every declared stream (an idle one included) has
+    exactly one release per query per tick, from tick 1 to the end."""
+    spec = StreamSpec(streams=("a", "idle"), tick_seconds=1.0, end_time=25.0, every_ticks=1)
+    recs = [UpdateRecord(t + 0.5, "insert", f"e{t}", (0, t % 3), "a", 0) for t in range(0, 20, 2)]
+    recs += [UpdateRecord(12.5, "delete", "e4", None, "a", 1)]
+    config = DynamicConfig(Q, PureDP(1.0))
+    t = ReleaseContinually(name, config, spec, NoiseKey.fixed(bytes(32).hex()), release=ReleaseIdentity("gaps"))
+    expect = sorted((s, q, tick) for s in ("a", "idle") for q in ("n", "h") for tick in range(1, 26))
+
+    def check(got):
+        assert sorted(got) == expect, (len(got), len(expect))
+
+    with TestPipeline(options=_streaming() if path == "streaming" else PipelineOptions(runner="FnApiRunner")) as p:
+        if path == "streaming":
+            ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in recs])
+            for wm in np.arange(0.5, 40, 0.5):
+                ts = ts.advance_watermark_to(float(wm))
+            src = p | ts.advance_watermark_to_infinity()
+        else:
+            src = p | beam.Create(recs) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        out = src | t
+        assert_that(out["answers"] | beam.Map(lambda a: (a.stream, a.query, a.tick)), check)
+
+
+def test_partitioned_mechanism_carries_its_answer_with_a_valid_bound():
+    """Between closes a partitioned mechanism releases its last close's answer;
+    the bound adds the open segment's capacity (theta_j plus a noise tail), so
+    it covers what arrived since (noise on, a burst inside a segment)."""
+    config = DynamicConfig(Q[:1], PureDP(1.0))
+    core = MECHANISMS["two_stream_baseline"].core_cls(config, stream="s", every_ticks=1, end_tick=300)
+    noise = NoiseSource(bytes(range(32))).for_release(ReleaseIdentity("carry"))
+    batches = [(t, [Update("insert", f"e{t}-{j}", (0,)) for j in range(3)]) for t in range(20, 60)]
+    results = [core.process_tick(t, ups, noise) for t, ups in batches] + core.run_to_end(noise)
+    answers = [a for r in results for a in r.answers]
+    assert [a.tick for a in answers] == list(range(1, 301))
+    for a in answers:
+        n = 3 * max(0, min(a.tick, 59) - 19)
+        assert abs(float(a.estimate[0]) - n) <= a.error_bound, (a.tick, a.estimate, n, a.error_bound)

@@ -1,0 +1,126 @@
+"""The signed continual release (``net_change``): one continual counter per
+additive query set over the signed change of each period.
+
+For an additive query set (count, histogram, any linear query; a sum is a
+linear query) the answer on the current data is the sum over all updates so
+far of ``+f(item)`` for an insertion and ``-f(item)`` for a deletion (an
+upsert is ``-f(old) + f(new)``). So the mechanism keeps, per query set, the
+histogram ``d_p`` of the signed changes of period ``p`` (ticks
+``((p-1) N, p N]``, ``N = every_ticks``) and feeds it to a continual counter,
+whose prefix sums are the current answers: with noise switched off every
+period's answer is the truth.
+
+Neighbours and sensitivity: update level, one stream has one more insertion
+or deletion: it changes one period's ``d_p`` by one item (+1 or -1 in one
+cell), exactly the sensitivity the counters are calibrated for (count 1;
+histogram L1 = L2 = 1; a linear query set its largest column norm). Under an
+entry-level unit an entry accounts for at most ``2k - 1`` updates (group
+privacy, the limit enforced by the registry). The error does not depend on
+the stream length N_t or the data size n_t, only on the number of periods
+(through the counter). Budget: ``config.budget`` per stream, split evenly
+over the query sets (an update is in every query set's change: sequential
+composition); each counter spends its share as ``docs/counters.md`` states.
+
+The counter (``options.counter``, default ``auto``) is the best-known one for
+the noise kind and whether a horizon is known: with Gaussian noise (a zCDP or
+(eps, delta > 0) budget) the square-root factorization over a known horizon
+of periods (``time.end`` configured), else a BLT; with Laplace noise (pure
+eps) a k-ary tree with Honaker's estimator over a known horizon, else the
+unbounded Chan-Shi-Song counter with Honaker trees. Proof note: ``docs/net_change.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .baselines import ContinualCountRelease
+from .config import DynamicConfig
+from .counters import COUNTER_NAMES
+from .state import state_class
+
+__all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class NetChangeOptions:
+    """Options of the signed continual release.
+
+    Attributes:
+      counter: ``auto`` (the best-known counter for the noise kind and horizon,
+        see :func:`choose_counter`) or one of ``COUNTER_NAMES``.
+      horizon: the number of periods to plan the counter for; default: derived
+        from the configured end (``ceil(end_tick / every_ticks)``), else
+        unbounded. A finite counter stops releasing after it
+        (``horizon_reached``).
+    """
+
+    counter: str = AUTO
+    horizon: int | None = None
+
+    def __post_init__(self):
+        if self.counter != AUTO and self.counter not in COUNTER_NAMES:
+            raise ValueError(f"unknown counter {self.counter!r}; choose auto or one of {', '.join(COUNTER_NAMES)}")
+        if self.horizon is not None and (isinstance(self.horizon, bool) or int(self.horizon) < 1):
+            raise ValueError(f"horizon must be an integer >= 1 (periods) or None, got {self.horizon!r}")
+
+
+def choose_counter(noise_kind: str, horizon: int | None) -> str:
+    """The counter ``auto`` picks: the lowest stated variance for the noise kind
+    and horizon among those available (``docs/counters.md`` has the table)."""
+    if noise_kind == "gaussian":
+        if horizon is not None and "sqrt_factorization" in COUNTER_NAMES:
+            return "sqrt_factorization"
+        if "blt" in COUNTER_NAMES:
+            return "blt"
+        return "honaker" if horizon is not None else "infinite_honaker"
+    if horizon is not None:
+        return "kary_tree" if "kary_tree" in COUNTER_NAMES else "honaker"
+    return "infinite_honaker"
+
+
+@state_class("mechanism.net_change")
+class NetChangeRelease(ContinualCountRelease):
+    """The signed continual release: one continual counter per additive query
+    set over each period's signed change (module docstring: neighbours,
+    sensitivity, budget). Releases every query's answer at every period
+    (``every_ticks``, default every tick), data or not."""
+
+    name = "net_change"
+    deletions_allowed = True
+    options_cls = NetChangeOptions
+    signed = True
+    _coord = "net"
+
+    def __init__(
+        self,
+        config: DynamicConfig,
+        *,
+        stream: str = "default",
+        emit_nodes: bool = False,
+        end_tick: int | None = None,
+        every_ticks: int | None = None,
+        options: NetChangeOptions | None = None,
+    ):
+        kinds = sorted({q.kind for q in config.queries} - {"count", "histogram", "linear"})
+        if kinds:
+            raise ValueError(f"net_change answers additive query sets only (count, histogram, linear), not {kinds}")
+        super().__init__(
+            config,
+            stream=stream,
+            emit_nodes=emit_nodes,
+            end_tick=end_tick,
+            every_ticks=every_ticks,
+            options=options if options is not None else NetChangeOptions(),
+        )
+
+    def _counter_choice(self) -> tuple[str, int | None]:
+        horizon = self.options.horizon
+        if horizon is None and self.end_tick is not None:
+            horizon = math.ceil(self.end_tick / (self.every_ticks or 1))
+        counter = self.options.counter
+        if counter == AUTO:
+            counter = choose_counter(self.config.noise_kind, horizon)
+        return counter, horizon
