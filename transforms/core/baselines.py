@@ -46,7 +46,7 @@ class InsertionOnlyRelease(SegmentedRelease):
             InfiniteCounter(
                 m,
                 b,
-                honaker=config.profile == "tuned" and m.additive,
+                honaker=config.tuned_family and m.additive,
                 coords=(self.stream, "ins", config.queries[k_].name),
                 scope=self.ledger.root.child(f"ins{k_}"),
             )
@@ -89,7 +89,7 @@ class TwoStreamBaseline(SegmentedRelease):
         k = len(self.mechanisms)
         b = part(self.tree_budget, 1.0 / k, 1.0 / k)
         par = self.ledger.root.child("two_streams", Scope.PARALLEL)
-        honaker = config.profile == "tuned"
+        honaker = config.tuned_family
         self.ins = [
             InfiniteCounter(
                 m,

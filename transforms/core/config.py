@@ -9,6 +9,7 @@ setting), so a bad configuration fails before any pipeline starts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -17,7 +18,10 @@ import numpy as np
 from .accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, SeriesSplit
 from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, StaticMechanism, rho_for_approx
 
-__all__ = ["QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig", "part", "pure_part"]
+__all__ = ["PROFILES", "QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig", "part", "pure_part"]
+
+# budget profiles of the segmented mechanisms (docs/fully_dynamic.md)
+PROFILES = ("paper", "tuned", "tight")
 
 QUERY_KINDS = ("count", "histogram", "linear", "pmw")
 
@@ -86,6 +90,14 @@ class BudgetProfile:
         queried segments, with Honaker's estimator for additive black boxes).
       leaf_static_only: level-1 nodes are never queried after they are built,
         so they release only ``M_Q`` with the whole node budget.
+      reuse_count: a count query set is answered from the node's own ``n_hat``
+        release and its deletion-count counter (the same quantities, already
+        released: post-processing) instead of a static release and a query
+        counter of its own; ``n_hat`` and the deletion-count counter take the
+        shares those would have had.
+      counter ``best`` (with ``node_horizon``'s known lifetime): the
+        square-root factorization under Gaussian noise, the k-ary tree with
+        Honaker's estimator under Laplace noise (``docs/counters.md``).
     """
 
     name: str
@@ -96,6 +108,7 @@ class BudgetProfile:
     delta_weights: tuple[float, float, float, float]
     counter: str
     leaf_static_only: bool
+    reuse_count: bool = False
 
     def __post_init__(self):
         if not 0 < self.partition_fraction < 1:
@@ -103,8 +116,8 @@ class BudgetProfile:
         for name, w in (("round_weights", self.round_weights), ("delta_weights", self.delta_weights)):
             if len(w) != 4 or any(x < 0 for x in w) or sum(w) > 1 + 1e-12:
                 raise ValueError(f"{name} must be 4 non-negative weights summing to <= 1")
-        if self.counter not in ("infinite", "node_horizon"):
-            raise ValueError("counter must be 'infinite' or 'node_horizon'")
+        if self.counter not in ("infinite", "node_horizon", "best"):
+            raise ValueError("counter must be 'infinite', 'node_horizon' or 'best'")
 
     @classmethod
     def paper(cls) -> BudgetProfile:
@@ -142,6 +155,16 @@ class BudgetProfile:
             True,
         )
 
+    @classmethod
+    def tight(cls, max_segments: int | None = None, eta: float = 0.5) -> BudgetProfile:
+        """``tuned``, tightened (still valid: ``docs/fully_dynamic.md``): count
+        query sets reuse each round's ``n_hat`` and deletion-count counter
+        instead of paying for their own, and node counters are the best
+        counter for their known lifetime (square-root factorization under
+        Gaussian noise, k-ary tree under Laplace noise)."""
+        base = cls.tuned(max_segments, eta)
+        return dataclasses.replace(base, name="tight", counter="best", reuse_count=True)
+
 
 @dataclass(frozen=True)
 class DynamicConfig:
@@ -176,12 +199,12 @@ class DynamicConfig:
         names = [q.name for q in self.queries]
         if len(set(names)) != len(names):
             raise ValueError(f"query names must be unique, got {names}")
-        if self.profile not in ("paper", "tuned"):
-            raise ValueError(f"profile must be 'paper' or 'tuned', got {self.profile!r}")
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
         if not 0 < self.beta < 1:
             raise ValueError(f"beta must be in (0, 1), got {self.beta}")
-        if self.max_segments is not None and (self.profile != "tuned" or self.max_segments < 1):
-            raise ValueError("max_segments is a tuned-profile horizon and must be >= 1")
+        if self.max_segments is not None and (not self.tuned_family or self.max_segments < 1):
+            raise ValueError("max_segments is a tuned- or tight-profile horizon and must be >= 1")
         if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)):
             raise ValueError("budget must be PureDP, ApproxDP or ZCDP")
         if not isinstance(self.unit, PrivacyUnit):
@@ -194,13 +217,23 @@ class DynamicConfig:
             raise ValueError("the budget must be positive")
 
     @property
+    def tuned_family(self) -> bool:
+        """``tuned`` or ``tight``: Gaussian noise under zCDP / (eps, delta > 0)
+        budgets, Honaker estimators, histogram deletion counters for PMW."""
+        return self.profile in ("tuned", "tight")
+
+    @property
     def budget_profile(self) -> BudgetProfile:
-        return BudgetProfile.paper() if self.profile == "paper" else BudgetProfile.tuned(self.max_segments, self.eta)
+        if self.profile == "paper":
+            return BudgetProfile.paper()
+        if self.profile == "tight":
+            return BudgetProfile.tight(self.max_segments, self.eta)
+        return BudgetProfile.tuned(self.max_segments, self.eta)
 
     @property
     def gaussian(self) -> bool:
-        """Gaussian noise with zCDP composition (tuned with zCDP or delta > 0)."""
-        return self.profile == "tuned" and (
+        """Gaussian noise with zCDP composition (tuned or tight, with zCDP or delta > 0)."""
+        return self.tuned_family and (
             isinstance(self.budget, ZCDP) or (isinstance(self.budget, ApproxDP) and self.budget.delta > 0)
         )
 

@@ -535,7 +535,10 @@ class _LatticeToeplitzCounter(ContinualCounter):
         self.unit = float(mechanism.unit)
         self._tab = self._tables()
         self.window = self._tab.size
-        self.block = max(1, min(256, 4096 // self.m))  # steps of noise drawn at once (public)
+        # steps of noise drawn at once (public configuration: the horizon and the
+        # query count); never more than the horizon, so that a short-lived counter
+        # (a fully-dynamic node's) draws only the noise it can use
+        self.block = max(1, min(256, 4096 // self.m, self.horizon or 256))
         self._param_num, self._param_den = self._calibrate()
         self._scope = self.scope.child(self.name, Scope.SEQUENTIAL)
         self._float_mode = True  # window in float64 while s1 * max|d| < 2^53, else int64 limbs

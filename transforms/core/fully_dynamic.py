@@ -35,6 +35,7 @@ from .accounting import Budget, Scope
 from .config import DynamicConfig, part, pure_part
 from .counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
 from .errors import NoiseProfile
+from .factorization import KaryTreeCounter, SqrtFactorizationCounter
 from .noise import NoiseSource
 from .outputs import Answer, TickResult
 from .registry import TickBatch
@@ -54,6 +55,17 @@ def node_level(i: int) -> int:
     return lowbit(i).bit_length()
 
 
+# The share of beta a reusing node's current round gets in the union bound over
+# its possible rounds: 1 - OMEGA for round 1 (restarts are rare), OMEGA 6/(pi^2
+# (r-1)^2) for round r >= 2; the weights sum to 1. A public constant.
+REUSE_OMEGA = 0.05
+
+
+def reuse_round_weight(r: int) -> float:
+    """Weight of round ``r`` in the union bound of a node that reuses n_hat."""
+    return 1.0 - REUSE_OMEGA if r == 1 else REUSE_OMEGA * 6.0 / (math.pi**2 * (r - 1) ** 2)
+
+
 def fenwick_chain(j: int) -> list[int]:
     """Nodes queried after segment j closes: j, j - lowbit(j), ... (> 0)."""
     out = []
@@ -68,7 +80,7 @@ class FullyDynamicOptions:
     """Options of the fully-dynamic mechanism.
 
     Attributes:
-      horizon: a declared horizon on the number of segments (tuned profile
+      horizon: a declared horizon on the number of segments (tuned or tight profile
         only; overrides ``DynamicConfig.max_segments``): levels are then
         budgeted uniformly over ``horizon.bit_length()`` levels, and the
         mechanism stops releasing after segment ``horizon``
@@ -127,11 +139,21 @@ class _Node:
         we, wd = prof.round_weights, prof.delta_weights
         if prof.leaf_static_only and self.horizon == 0:
             return None, part(b_r, 1.0 / k, 1.0 / k), None, None
-        nhat = pure_part(b_r, we[0])
+        # tight: the c count sets are answered from n_hat and the deletion-count
+        # counter, which take the shares those sets would have had (a static
+        # release and a query counter each); every other set keeps its share
+        c = sum(owner.reuse)
+        nhat = pure_part(b_r, we[0] + c * we[1] / k)
         static = part(b_r, we[1] / k, wd[1] / k)
         qins = part(b_r, we[2] / k, wd[2] / k)
-        lapins = part(b_r, we[3], wd[3])
+        lapins = part(b_r, we[3] + c * we[2] / k, wd[3] + c * wd[2] / k)
         return nhat, static, qins, lapins
+
+    def reuses(self, owner, k: int) -> bool:
+        """Whether set ``k`` is answered from this round's n_hat (and deletion
+        counter) rather than a release of its own: a count set, in the tight
+        profile, at a node that releases n_hat (not a static-only leaf)."""
+        return owner.reuse[k] and self.n_hat_profile is not None
 
     def start_round(self, owner: FullyDynamicRelease, tick: int, noise: NoiseSource, gamma_end: float | None) -> None:
         """Lines 1-5 (round 1) or 19-26 (restart) of Alg. 3."""
@@ -154,6 +176,11 @@ class _Node:
                 return
         self.static_answers, self.static_budgets, self.static_sizes, self.static_params = [], [], [], []
         for k, mech in enumerate(owner.mechanisms):
+            if self.reuses(owner, k):  # the count is this round's n_hat: nothing new is released
+                self.static_answers.append(np.array([self.n_hat]))
+                self.static_budgets.append(None)
+                self.static_params.append(None)
+                continue
             c = base + ("static", owner.config.queries[k].name)
             self.scope.charge(mech.cost(static_b), c)
             if not mech.additive and self.n_hat_profile is not None:
@@ -178,7 +205,9 @@ class _Node:
             owner.control_mechanism, lapins_b, remaining, base + ("del_count",), self.scope.child(f"r{self.round}-del")
         )
         self.q_counters = [
-            owner._make_counter(
+            None
+            if self.reuses(owner, k)  # the deletion-count counter counts this set's deletions
+            else owner._make_counter(
                 owner.deletion_mechanisms[k],
                 qins_b,
                 remaining,
@@ -188,8 +217,22 @@ class _Node:
             for k in range(len(owner.mechanisms))
         ]
         if owner.emit_nodes:
-            for c in [self.del_counter] + self.q_counters:
+            for c in self._counters():
                 c.release_log = []
+
+    def _counters(self) -> list[ContinualCounter]:
+        """The round's counters (the deletion-count counter first)."""
+        return [c for c in [self.del_counter] + self.q_counters if c is not None]
+
+    def _query_counter(self, k: int) -> ContinualCounter | None:
+        """The counter of set k's deletions: its own, or the deletion-count
+        counter for a set that reuses n_hat; None before any step."""
+        c = (
+            self.del_counter
+            if (self.q_counters and self.q_counters[k] is None)
+            else (self.q_counters[k] if self.q_counters else None)
+        )
+        return c if c is not None and c.t > 0 else None
 
     def step(self, owner: FullyDynamicRelease, tick: int, del_hists, del_count: int, noise: NoiseSource) -> None:
         """Lines 6-31 for one later segment (deletions already applied to content)."""
@@ -200,7 +243,8 @@ class _Node:
         est = float(self.del_counter.step(np.array([del_count]), noise)[0])
         gamma = self.del_counter.error_bound(beta_r)
         for k, c in enumerate(self.q_counters):
-            c.step(del_hists[k], noise)
+            if c is not None:
+                c.step(del_hists[k], noise)
         self._flush_counter_logs(owner, tick)
         if est > self.n_hat / 2 + 2 * gamma:
             self.start_round(owner, tick, noise, gamma_end=gamma)
@@ -208,7 +252,7 @@ class _Node:
     def _flush_counter_logs(self, owner, tick):
         if not owner.emit_nodes:
             return
-        for c in [self.del_counter] + self.q_counters:
+        for c in self._counters():
             for coords, cost, values in c.release_log or []:
                 owner._log(tick, self.index, self.level, self.round, "deletion_counter", "", values, cost, coords)
             c.release_log.clear()
@@ -218,15 +262,19 @@ class _Node:
         if self.halted:
             return np.zeros_like(self.static_answers[k]) if self.static_answers else np.zeros(1)
         a = self.static_answers[k]
-        if self.q_counters and self.q_counters[k].t > 0:
-            a = a - self.q_counters[k].estimate
+        c = self._query_counter(k)
+        if c is not None:
+            a = a - c.estimate
         return a
 
     def noise_profile(self, owner, k: int) -> NoiseProfile:
-        mech = owner.mechanisms[k]
-        p = mech.noise_profile(self.static_budgets[k])
-        if self.q_counters and self.q_counters[k].t > 0:
-            p = p + self.q_counters[k].noise_profile()
+        if self.static_budgets[k] is None:  # reuses n_hat
+            p = self.n_hat_profile
+        else:
+            p = owner.mechanisms[k].noise_profile(self.static_budgets[k])
+        c = self._query_counter(k)
+        if c is not None:
+            p = p + c.noise_profile()
         return p
 
     def alpha(self, owner, k: int, beta: float) -> float:
@@ -310,9 +358,7 @@ class FullyDynamicRelease(SegmentedRelease):
         # profile a histogram counter, which answers every linear query of the set
         # by linearity with an error that does not grow with the batch size
         self.deletion_mechanisms = [
-            HistogramMechanism(m.domain_size, config.noise_kind)
-            if (config.profile == "tuned" and not m.additive)
-            else m
+            HistogramMechanism(m.domain_size, config.noise_kind) if (config.tuned_family and not m.additive) else m
             for m in self.mechanisms
         ]
         self.nodes: dict[int, _Node] = {}
@@ -321,6 +367,14 @@ class FullyDynamicRelease(SegmentedRelease):
 
     def _after_restore(self):
         self._locate_cache = {}
+
+    @property
+    def reuse(self) -> list[bool]:
+        """Per query set: answered from each round's n_hat and deletion-count
+        counter (count sets, tight profile). Derived from the configuration,
+        so not part of the state."""
+        reuse = self.config.budget_profile.reuse_count
+        return [bool(reuse and isinstance(m, CountMechanism)) for m in self.mechanisms]
 
     @classmethod
     def _configure(cls, config: DynamicConfig, options: FullyDynamicOptions) -> DynamicConfig:
@@ -341,6 +395,15 @@ class FullyDynamicRelease(SegmentedRelease):
         prof = self.config.budget_profile
         if prof.counter == "infinite":
             return InfiniteCounter(mech, budget, coords=coords, scope=scope)
+        if prof.counter == "best" and mech.additive:
+            # the node's remaining lifetime is public (it depends on the segment
+            # index only); rounded up to 2^k - 1 so that few factorizations are
+            # ever built. Past 2^20 steps (never in practice: a node's lifetime
+            # is the number of later segments) the k-ary tree takes over.
+            h = (1 << int(horizon).bit_length()) - 1
+            if mech.noise_kind == "gaussian" and h <= 1 << 20:
+                return SqrtFactorizationCounter(mech, budget, horizon=h, coords=coords, scope=scope)
+            return KaryTreeCounter(mech, budget, horizon=h, coords=coords, scope=scope)
         return BinaryTreeCounter(mech, budget, horizon=horizon, honaker=mech.additive, coords=coords, scope=scope)
 
     @property
@@ -464,7 +527,15 @@ class FullyDynamicRelease(SegmentedRelease):
         if live:
             if mech.additive:
                 prof = NoiseProfile.sum(n.noise_profile(self, k) for n in live)
-                bound += prof.tail_bound(b_noise / mech.num_queries)
+                b = b_noise / mech.num_queries
+                # a reused n_hat also decided whether its round goes on: the
+                # answer's noise is not independent of the structure, so the
+                # bound is a union over the rounds each reusing node may be in
+                # (weights summing to 1 per node; docs/fully_dynamic.md)
+                for n in live:
+                    if n.reuses(self, k):
+                        b *= reuse_round_weight(n.round)
+                bound += prof.tail_bound(b)
             else:
                 bound += math.fsum(n.alpha(self, k, b_noise / len(live)) for n in live)
         return bound
