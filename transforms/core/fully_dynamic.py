@@ -308,8 +308,14 @@ class _Node:
         return float("inf")
 
     def halted_bound(self, beta: float) -> float:
-        """A halted node holds at most n_hat + noise bound items (content only shrinks)."""
-        return max(self.halt_nhat, 0.0) + self.halt_nhat_profile.tail_bound(beta)
+        """A halted node holds at most n_hat + noise bound items (content only shrinks).
+
+        The n_hat that decided the halt is the one in the bound, so the bound
+        is a union over the round r >= 2 at which a node can halt (that
+        round's noise is independent of the round having started): round r
+        gets ``beta 6 / (pi^2 (r - 1)^2)``, the shares summing to ``beta``."""
+        share = 6.0 / (math.pi**2 * (self.round - 1) ** 2) if self.round > 1 else 1.0
+        return max(self.halt_nhat, 0.0) + self.halt_nhat_profile.tail_bound(beta * share)
 
 
 @state_class("mechanism.fully_dynamic", plain=("pending_ins", "pending_del", "_chain", "_chain_his"))
