@@ -301,7 +301,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--streams", default="dense,sparse,pmw")
     ap.add_argument("--pmw-ratios", default="10,100,1000")
-    ap.add_argument("--pmw-budgets", default="eps=1,(1,1e-6)")
+    ap.add_argument("--pmw-budgets", default="pure,approx", help="pure (eps = 1) and/or approx ((1, 1e-6))")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "figures")
     args = ap.parse_args(argv)
     streams = args.streams.split(",")
@@ -313,7 +313,9 @@ def main(argv=None):
     if "sparse" in streams:
         table("sparse", lambda: sparse_stream(args.sparse_ticks), args.sparse_ticks, args.seeds, queries, rows, {})
     if "pmw" in streams:
-        pmw_table([int(r) for r in args.pmw_ratios.split(",")], max(1, args.seeds - 1), args.pmw_budgets.split(","))
+        names = {"pure": "eps=1", "approx": "(1,1e-6)"}
+        budgets = [names[b] for b in args.pmw_budgets.split(",")]
+        pmw_table([int(r) for r in args.pmw_ratios.split(",")], max(1, args.seeds - 1), budgets)
     if curves:
         plot(curves, args.out)
     for stream in ("dense", "sparse"):
