@@ -144,6 +144,25 @@ TESTS: dict[str, list[str]] = {
         "tests/test_contract.py::test_ledger_charges_equal_the_plan",
         "tests/test_mutation_kills.py",
     ],
+    "transforms/core/factorization.py": [
+        "tests/test_factorization.py",
+        "tests/test_fully_dynamic_tight.py",
+    ],
+    "transforms/core/net_change.py": [
+        *(
+            f"tests/test_net_change.py::{t}"
+            for t in (
+                "test_one_release_per_period_exact_with_noise_off_and_last_at_the_end",
+                "test_the_counter_auto_picks",
+                "test_signed_release_sensitivity_under_the_entry_unit",
+                "test_net_change_bound_coverage",
+                "test_auto_plans_per_query_set_and_its_parts_never_share_noise",
+            )
+        ),
+        "tests/test_contract.py::test_noise_off_answers_are_exact",
+        "tests/test_contract.py::test_interrupted_run_continues_identically",
+        "tests/test_contract.py::test_ledger_charges_equal_the_plan",
+    ],
 }
 
 PRAGMA = "  # pragma: no mutate"
