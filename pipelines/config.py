@@ -9,6 +9,7 @@ The core never reads YAML: :meth:`PipelineConfig.dynamic_config` turns this into
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,12 +21,20 @@ from transforms.core import mechanisms as registry
 from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.core.config import DynamicConfig, QuerySet
 from transforms.records import NoiseKey
-from transforms.spec import LATE_POLICIES
+from transforms.spec import LATE_POLICIES, TIME_RANGE
 
-__all__ = ["ConfigError", "PipelineConfig", "SinkConfig", "load_config", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "PipelineConfig",
+    "SinkConfig",
+    "check_environment",
+    "load_config",
+    "parse_config",
+    "source_files",
+]
 
 MECHANISMS = registry.names()  # the choices come from the mechanism registry
-PROFILES = ("paper", "tuned")
+PROFILES = ("paper", "tuned", "tight")  # transforms.core.config.PROFILES
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
 SOURCE_TYPES = ("file", "pubsub")
@@ -33,6 +42,12 @@ SOURCE_FORMATS = ("jsonl", "csv", "avro")
 SINK_TYPES = ("file", "pubsub")
 SINK_FORMATS = ("jsonl", "avro")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
+# budgets the mechanisms are tested with (outside them the calibration under- or
+# overflows: a math domain error at epsilon 1e4, an overflow at rho 1e-12)
+EPSILON_RANGE = (1e-6, 100.0)
+RHO_RANGE = (1e-10, 1e4)
+FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
+MAX_SPAN_SECONDS = 1e9  # a tick, a lateness or a future guard: at most about 30 years
 
 
 class ConfigError(ValueError):
@@ -91,6 +106,16 @@ def _origin(value, path: str) -> float:
     return dt.timestamp()
 
 
+def _time_in_range(t: float, path: str) -> None:
+    """Times are event-time seconds of the calendar's years 1 to 9999 (far inside
+    Beam's timestamp range, so that no tick end or timer can overflow it)."""
+    if not TIME_RANGE[0] <= t <= TIME_RANGE[1]:
+        raise ConfigError(
+            f"{path}: must be a time between 0001-01-01 and 9999-12-31 (epoch seconds {TIME_RANGE[0]:.0f} to "
+            f"{TIME_RANGE[1]:.0f}); got {t!r}"
+        )
+
+
 def _req(d: dict, key: str, path: str):
     if not isinstance(d, dict) or key not in d:
         raise ConfigError(f"{path}.{key}: missing (required)")
@@ -113,8 +138,43 @@ def _number(value, path: str, *, positive=False, nonneg=False):
     return float(value)
 
 
+def _mapping(value, path: str, example: str) -> dict:
+    """``value`` as a mapping (None: empty); anything else is a type error naming the key."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: must be a mapping such as {example}; got {value!r}")
+    return value
+
+
+def _string(value, path: str, what: str = "a non-empty string") -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: must be {what}; got {value!r}")
+    return value
+
+
+def _flag(d: dict, key: str, path: str, default: bool) -> bool:
+    value = d.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}.{key}: must be true or false; got {value!r}")
+    return value
+
+
+def _range(value: float, path: str, lo: float, hi: float, why: str) -> float:
+    if not lo <= value <= hi:
+        raise ConfigError(f"{path}: must be between {lo:g} and {hi:g} ({why}); got {value:g}")
+    return value
+
+
+def _not_applicable(d: dict, keys, path: str, why: str):
+    """Keys that exist but do not apply to the chosen settings are errors too
+    (silently ignoring them would hide a misunderstanding)."""
+    for key in sorted(k for k in keys if k in d):
+        raise ConfigError(f"{path}.{key}: does not apply {why}; remove it")
+
+
 def _unknown(d: dict, allowed, path: str):
-    extra = sorted(set(d) - set(allowed))
+    extra = sorted(map(str, set(d) - set(allowed)))
     if extra:
         raise ConfigError(f"{path}: unknown key(s) {', '.join(extra)}; allowed: {', '.join(sorted(allowed))}")
 
@@ -134,35 +194,92 @@ class QueryConfig:
         if self.type == "histogram":
             return QuerySet(self.name, "histogram", domain_size=len(self.domain))
         # sum of a value clamped to [lower, upper], rounded to SUM_BUCKETS levels:
-        # a linear query whose entries (level / upper) lie in [0, 1]
+        # a linear query whose entries (level / scale) lie in [0, 1]
         levels = [self.lower + b * (self.upper - self.lower) / (SUM_BUCKETS - 1) for b in range(SUM_BUCKETS)]
-        return QuerySet(self.name, "linear", domain_size=SUM_BUCKETS, matrix=(tuple(v / self.upper for v in levels),))
+        if self.lower >= 0:
+            return QuerySet(
+                self.name, "linear", domain_size=SUM_BUCKETS, matrix=(tuple(v / self.upper for v in levels),)
+            )
+        # signed values: two rows, the positive and the negative part (each level
+        # has one non-zero entry, in [0, 1]: the same sensitivity as one row of
+        # |level| / scale); the released sum is scale * (row 0 - row 1)
+        s = self.scale
+        pos = tuple(max(v, 0.0) / s for v in levels)
+        neg = tuple(max(-v, 0.0) / s for v in levels)
+        return QuerySet(self.name, "linear", domain_size=SUM_BUCKETS, matrix=(pos, neg))
 
     def encode(self, record: dict) -> int | None:
         """The domain index of a record for this query (None: it does not fit)."""
+        return self.encode_detail(record)[0]
+
+    def encode_detail(self, record) -> tuple[int | None, str | None, bool]:
+        """``(domain index, None, clamped)`` or ``(None, reason, False)`` for one
+        record's item fields; ``reason`` is a dead-letter reason
+        (``missing_field``, ``not_in_domain``, ``bad_value``); ``clamped``: a sum
+        value outside ``[lower, upper]`` that was clamped (counted, never logged)."""
         if self.type == "count":
-            return 0
+            return 0, None, False
+        if not isinstance(record, dict) or self.field not in record:
+            return None, "missing_field", False
         value = record.get(self.field)
         if self.type == "histogram":
-            if value in self.domain:
-                return self.domain.index(value)
-            # CSV gives strings: match a domain value by its text
-            text = [str(d) for d in self.domain]
-            return text.index(str(value)) if str(value) in text else None
+            for i, d in enumerate(self.domain):
+                if type(value) is type(d) and value == d:
+                    return i, None, False
+            # CSV gives strings (and JSON numbers may be written 1 or 1.0): match by text
+            if isinstance(value, (str, int, float)):
+                text = _domain_text(value)
+                for i, d in enumerate(self.domain):
+                    if _domain_text(d) == text:
+                        return i, None, False
+            return None, "not_in_domain", False
         if isinstance(value, str):
             try:
                 value = float(value)
             except ValueError:
-                return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None
-        clamped = min(max(float(value), self.lower), self.upper)
-        return int(round((clamped - self.lower) / (self.upper - self.lower) * (SUM_BUCKETS - 1)))
+                return None, "bad_value", False
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None, "bad_value", False
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond the float range
+            return None, "bad_value", False
+        if not math.isfinite(value):
+            return None, "bad_value", False
+        clamped = min(max(value, self.lower), self.upper)
+        index = int(round((clamped - self.lower) / (self.upper - self.lower) * (SUM_BUCKETS - 1)))
+        return index, None, clamped != value
 
     @property
     def scale(self) -> float:
-        """Multiply released estimates by this (sum queries are released in units of ``upper``)."""
-        return self.upper if self.type == "sum" else 1.0
+        """Multiply released estimates by this (sum queries are released in units
+        of ``upper``, or of ``max(-lower, upper)`` for signed sums)."""
+        if self.type != "sum":
+            return 1.0
+        return self.upper if self.lower >= 0 else max(-self.lower, self.upper)
+
+    @property
+    def signed(self) -> bool:
+        return self.type == "sum" and self.lower < 0
+
+    def values(self, estimate) -> list[float]:
+        """Released (or recomputed) row values -> the query's answers in the
+        field's units (post-processing)."""
+        est = [float(x) * self.scale for x in estimate]
+        return [est[0] - est[1]] if self.signed else est
+
+    def bound(self, error_bound: float | None) -> float | None:
+        """The error bound of :meth:`values` (a signed sum is a difference of two
+        rows, each within the bound)."""
+        if error_bound is None:
+            return None
+        return error_bound * self.scale * (2.0 if self.signed else 1.0)
+
+
+def _domain_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -203,6 +320,9 @@ class PipelineConfig:
     timestamp_attribute: str | None = None
     id_attribute: str | None = None
     dedup_seconds: float = 600.0
+    dedup_field: str | None = None  # source.dedup.field (files): drop repeats of one update id
+    max_dead_letter_fraction: float = 1.0  # a bounded run that dead-letters more fails (exit 3)
+    max_future_seconds: float | None = None  # streaming: event time at most this far past the arrival time
 
     @property
     def streaming(self) -> bool:
@@ -265,7 +385,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError("the configuration must be a YAML mapping")
     top = ("privacy", "time", "streams", "mechanism", "release", "queries", "source", "sinks")
     _unknown(raw, top, "config")
-    priv = raw.get("privacy") or {}
+    priv = _mapping(raw.get("privacy"), "privacy", "{epsilon: 1.0}")
     _unknown(
         priv,
         ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key", "release_id"),
@@ -281,10 +401,16 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         )
     rho = priv.get("rho")
     if rho is not None:
-        rho = _number(rho, "privacy.rho", positive=True)
+        if "epsilon" in priv:
+            raise ConfigError(
+                "privacy.epsilon: give either privacy.epsilon (with privacy.delta) or privacy.rho (zCDP), not both"
+            )
+        _not_applicable(priv, ("delta",), "privacy", "with privacy.rho (zCDP has no delta)")
+        rho = _range(_number(rho, "privacy.rho", positive=True), "privacy.rho", *RHO_RANGE, "zCDP per stream")
         eps = 0.0
     else:
         eps = _number(_req(priv, "epsilon", "privacy"), "privacy.epsilon", positive=True)
+        _range(eps, "privacy.epsilon", *EPSILON_RANGE, "per stream, for the whole release")
     delta = _number(priv.get("delta", 0.0), "privacy.delta", nonneg=True)
     if delta >= 1:
         raise ConfigError(f"privacy.delta: must be < 1; got {delta}")
@@ -292,21 +418,27 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     k = priv.get("max_mutations_per_entry", 1)
     if unit == "entry" and "max_mutations_per_entry" not in priv:
         raise ConfigError("privacy.max_mutations_per_entry: required when privacy.unit is entry")
+    if unit == "update":
+        _not_applicable(priv, ("max_mutations_per_entry",), "privacy", "when privacy.unit is update (set unit: entry)")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"privacy.max_mutations_per_entry: must be an integer >= 1; got {k!r}")
     disable = priv.get("disable_noise", False)
     if not isinstance(disable, bool):
         raise ConfigError(f"privacy.disable_noise: must be true or false; got {disable!r}")
 
-    tm = raw.get("time") or {}
+    tm = _mapping(raw.get("time"), "time", "{field: time, tick_seconds: 600, origin: 0, end: 86400}")
     _unknown(tm, ("field", "tick_seconds", "ticks", "allowed_lateness", "late_policy", "origin", "end"), "time")
-    ticks = tm.get("ticks", False)
-    if not isinstance(ticks, bool):
-        raise ConfigError(f"time.ticks: must be true or false; got {ticks!r}")
+    ticks = _flag(tm, "ticks", "time", False)
+    if ticks:
+        _not_applicable(tm, ("tick_seconds",), "time", "with time.ticks (a tick is one unit of the time field)")
     tick_seconds = 1.0 if ticks else _number(tm.get("tick_seconds", 60), "time.tick_seconds", positive=True)
+    _range(tick_seconds, "time.tick_seconds", 1e-3, MAX_SPAN_SECONDS, "a tick of a millisecond to 30 years")
     lateness = _number(tm.get("allowed_lateness", 0), "time.allowed_lateness", nonneg=True)
+    _range(lateness, "time.allowed_lateness", 0, MAX_SPAN_SECONDS, "at most 30 years")
     late_policy = _choice(tm.get("late_policy", "current"), LATE_POLICIES, "time.late_policy")
+    time_field = _string(tm.get("field", "time"), "time.field", "the name of the time field (a string)")
     origin = _origin(tm["origin"], "time.origin") if tm.get("origin") is not None else (1.0 if ticks else 0.0)
+    _time_in_range(origin, "time.origin")
     end = None
     if tm.get("end") is not None:
         if ticks:  # the last tick, inclusive (ticks are numbered from 1)
@@ -318,19 +450,27 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             end = _origin(tm["end"], "time.end")
             if not end > origin:
                 raise ConfigError(f"time.end: must be after time.origin ({origin}); got {end}")
+        _time_in_range(end, "time.end")
 
-    st = raw.get("streams") or {}
+    st = _mapping(raw.get("streams"), "streams", "{field: region, keys: [eu, us]}")
     _unknown(st, ("field", "keys"), "streams")
     sfield = st.get("field")
-    keys = tuple(st.get("keys") or ())
+    if sfield is not None:
+        _string(sfield, "streams.field", "the name of the stream field (a string)")
+    raw_keys = st.get("keys")
+    if raw_keys is not None and not isinstance(raw_keys, list):
+        raise ConfigError(f"streams.keys: must be a list of stream keys such as [eu, us]; got {raw_keys!r}")
+    if raw_keys and sfield is None:
+        raise ConfigError("streams.keys: does not apply without streams.field (the field that names the stream)")
+    keys = tuple(raw_keys or ())
     if sfield is not None and not keys:
         raise ConfigError("streams.keys: declare the stream keys (public) when streams.field is set")
     if len(set(keys)) != len(keys) or not all(isinstance(x, str) and x for x in keys):
         raise ConfigError("streams.keys: must be distinct non-empty strings")
 
-    mech = raw.get("mechanism") or {}
+    mech = raw.get("mechanism") if raw.get("mechanism") is not None else {}
     if not isinstance(mech, dict):
-        raise ConfigError("mechanism: must be a mapping such as {kind: fully_dynamic}")
+        raise ConfigError(f"mechanism: must be a mapping such as {{kind: auto}}; got {mech!r}")
     kind = _choice(mech.get("kind", "auto"), MECHANISMS, "mechanism.kind")
     spec = registry.get(kind)
     own = registry.option_fields(spec)
@@ -363,7 +503,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     if profile == "paper" and rho is not None:
         raise ConfigError("mechanism.profile: paper uses Laplace noise; give privacy.epsilon, or use profile tuned")
 
-    rel = raw.get("release") or {}
+    rel = raw.get("release") if raw.get("release") is not None else {}
     if not isinstance(rel, dict):
         raise ConfigError("release: must be a mapping such as {every_ticks: 1}")
     _unknown(rel, ("every_ticks", "clamp", "round"), "release")
@@ -388,31 +528,51 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             raise ConfigError(f"{path}.name: must be a non-empty string")
         qtype = _choice(q.get("type"), QUERY_TYPES, f"{path}.type")
         if qtype == "count":
+            _not_applicable(q, ("field", "domain", "lower", "upper"), path, "to a count query")
             queries.append(QueryConfig(name, "count"))
         elif qtype == "histogram":
-            fld = _req(q, "field", path)
+            _not_applicable(q, ("lower", "upper"), path, "to a histogram query (it has a domain)")
+            fld = _string(_req(q, "field", path), f"{path}.field", "the name of an item field (a string)")
             dom = q.get("domain")
             if not isinstance(dom, list) or not dom or len(set(map(repr, dom))) != len(dom):
                 raise ConfigError(f"{path}.domain: must be a non-empty list of distinct values")
+            for v in dom:
+                if isinstance(v, (dict, list)) or (isinstance(v, float) and not math.isfinite(v)):
+                    raise ConfigError(f"{path}.domain: values must be strings, numbers or booleans; got {v!r}")
+            if len({str(v) for v in dom}) != len(dom):
+                raise ConfigError(f"{path}.domain: values must be distinct as text (CSV input matches them by text)")
             queries.append(QueryConfig(name, "histogram", fld, tuple(dom)))
         else:
-            fld = _req(q, "field", path)
-            lo = _number(_req(q, "lower", path), f"{path}.lower", nonneg=True)
-            hi = _number(_req(q, "upper", path), f"{path}.upper", positive=True)
+            _not_applicable(q, ("domain",), path, "to a sum query (it has lower and upper)")
+            fld = _string(_req(q, "field", path), f"{path}.field", "the name of an item field (a string)")
+            lo = _number(_req(q, "lower", path), f"{path}.lower")
+            hi = _number(_req(q, "upper", path), f"{path}.upper")
+            if hi <= 0 and lo >= 0:
+                raise ConfigError(f"{path}.upper: must be > 0; got {hi}")
             if not hi > lo:
                 raise ConfigError(f"{path}.upper: must be > lower ({lo}); got {hi}")
+            for key, v in (("lower", lo), ("upper", hi)):
+                _range(abs(v), f"{path}.{key}", 0, 1e15, "its absolute value; a larger clamp range has no useful sum")
             queries.append(QueryConfig(name, "sum", fld, (), lo, hi))
     if len({q.name for q in queries}) != len(queries):
         raise ConfigError("queries: names must be unique")
 
-    src = raw.get("source") or {}
+    src = _mapping(raw.get("source"), "source", "{type: file, path: data/*.jsonl, format: jsonl}")
     stype = _choice(src.get("type", "file"), SOURCE_TYPES, "source.type")
-    subscription = ts_attr = id_attr = None
+    subscription = ts_attr = id_attr = dedup_field = None
     dedup = 600.0
     spath = None
     sformat = "jsonl"
+    common = ("type", "format", "max_dead_letter_fraction")
+    max_dead = _number(src.get("max_dead_letter_fraction", 1.0), "source.max_dead_letter_fraction", nonneg=True)
+    _range(max_dead, "source.max_dead_letter_fraction", 0.0, 1.0, "the share of input records")
+    max_future = None
     if stype == "file":
-        _unknown(src, ("type", "path", "format"), "source")
+        _unknown(src, common + ("path", "dedup"), "source")
+        if src.get("dedup") is not None:
+            dd = _mapping(src["dedup"], "source.dedup", "{field: update_id}")
+            _unknown(dd, ("field",), "source.dedup")
+            dedup_field = _string(_req(dd, "field", "source.dedup"), "source.dedup.field", "a field name")
         missing = [k for k in (() if ticks else ("origin",)) + ("end",) if tm.get(k) is None]
         if missing:
             raise MissingTimeError(
@@ -422,14 +582,18 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
                 + (", or with time.ticks the last tick" if ticks else "")
                 + ")"
             )
-        spath = _req(src, "path", "source")
+        spath = _string(_req(src, "path", "source"), "source.path", "a path or glob")
         sformat = _choice(src.get("format", "jsonl"), SOURCE_FORMATS, "source.format")
         if base_dir is not None and not Path(spath).is_absolute():
             spath = str(base_dir / spath)
     else:
         _unknown(
-            src, ("type", "subscription", "format", "timestamp_attribute", "id_attribute", "dedup_seconds"), "source"
+            src,
+            common + ("subscription", "timestamp_attribute", "id_attribute", "dedup_seconds", "max_future_seconds"),
+            "source",
         )
+        max_future = _number(src.get("max_future_seconds", 86400), "source.max_future_seconds", positive=True)
+        _range(max_future, "source.max_future_seconds", 0, MAX_SPAN_SECONDS, "at most 30 years")
         subscription = _req(src, "subscription", "source")
         if not isinstance(subscription, str) or not _SUBSCRIPTION.match(subscription):
             raise ConfigError(
@@ -453,14 +617,23 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             raise ConfigError("time.ticks: must be false with a pubsub source (event times are epoch seconds)")
 
     sinks = []
-    for i, sk in enumerate(raw.get("sinks") or [{"type": "file", "path": "output/", "format": "jsonl"}]):
+    raw_sinks = raw.get("sinks", [{"type": "file", "path": "output/", "format": "jsonl"}])
+    if not isinstance(raw_sinks, list) or not raw_sinks:
+        raise ConfigError(
+            f"sinks: must be a non-empty list such as [{{type: file, path: output/}}] (or omit it); got {raw_sinks!r}"
+        )
+    for i, sk in enumerate(raw_sinks):
         path = f"sinks[{i}]"
         if not isinstance(sk, dict):
             raise ConfigError(f"{path}: must be a mapping")
         skind = _choice(sk.get("type", "file"), SINK_TYPES, f"{path}.type")
         if skind == "file":
             _unknown(sk, ("type", "path", "format", "window_seconds", "confidential_path"), path)
-            out_path = str(_req(sk, "path", path))
+            if stype == "file":
+                _not_applicable(
+                    sk, ("window_seconds",), path, "to a file (bounded) source: only streaming writes windows"
+                )
+            out_path = _string(_req(sk, "path", path), f"{path}.path", "a folder path")
             conf = sk.get("confidential_path")
             if conf is None:
                 conf = out_path.rstrip("/") + "-confidential/"
@@ -510,7 +683,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         max_mutations_per_entry=k,
         disable_noise=disable,
         noise_key=_noise_key(priv.get("noise_key", {"env": "DP_NOISE_KEY"})),
-        time_field=str(tm.get("field", "time")),
+        time_field=time_field,
         tick_seconds=tick_seconds,
         ticks=ticks,
         allowed_lateness=lateness,
@@ -536,6 +709,9 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         timestamp_attribute=ts_attr,
         id_attribute=id_attr,
         dedup_seconds=dedup,
+        dedup_field=dedup_field,
+        max_dead_letter_fraction=max_dead,
+        max_future_seconds=max_future,
     )
 
 
@@ -576,10 +752,189 @@ def check_mechanism(cfg: PipelineConfig) -> None:
         spec.core_cls._configure(config, cfg.mechanism_options())
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    _check_horizon(cfg)
     kinds = {q.query_set().kind for q in cfg.queries}
     unsupported = sorted(kinds - set(spec.query_kinds))
     if unsupported:
         raise ConfigError(
             f"mechanism.kind: {cfg.mechanism} does not answer {', '.join(unsupported)} queries "
             f"(sum queries are linear); it answers {', '.join(spec.query_kinds)}"
+        )
+
+
+def _check_horizon(cfg: PipelineConfig) -> None:
+    """A configured horizon that runs out before the configured end would stop
+    the releases early (the counter has no more nodes): refused up front."""
+    horizon = dict(cfg.options).get("horizon")
+    counter = dict(cfg.options).get("counter", "auto")
+    if horizon is None and cfg.end is None and counter in FINITE_COUNTERS:
+        raise ConfigError(
+            f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
+            "or time.end, or choose an unbounded counter (blt, infinite, infinite_honaker, naive_increments)"
+        )
+    if horizon is None or cfg.end is None or cfg.mechanism not in ("auto", "net_change", "continual_count"):
+        return
+    end_tick = max(1, math.ceil((cfg.end - cfg.origin) / cfg.tick_seconds - 1e-9))
+    if cfg.mechanism == "continual_count":
+        need, what = end_tick, f"{end_tick} ticks"
+    else:
+        need = math.ceil(end_tick / cfg.every_ticks)
+        what = f"{need} periods of release.every_ticks = {cfg.every_ticks} ticks"
+    if horizon < need:
+        raise ConfigError(
+            f"mechanism.horizon: {horizon} runs out before time.end (the release has {what}); "
+            f"set it to at least {need}, or omit it (the end gives it)"
+        )
+
+
+def check_environment(cfg: PipelineConfig, local: bool = True) -> None:
+    """What can be checked before the pipeline starts, beyond the YAML itself:
+    the source files exist and are readable in their format, every file sink's
+    folders are writable, and (``local``: the key is read here, not on remote
+    workers) the noise key is present and well-formed. Raises ConfigError with
+    one line; never shows a record of the input (a payload in a message would be
+    a leak)."""
+    if cfg.source_type == "file":
+        for path in source_files(cfg.source_path):
+            _check_source_file(cfg, path)
+    for i, sink in enumerate(cfg.sinks):
+        if sink.type == "file":
+            for key, folder in (("path", sink.path), ("confidential_path", sink.confidential_path)):
+                _check_writable(folder, f"sinks[{i}].{key}")
+    if local and not cfg.disable_noise:
+        _check_noise_key(cfg)
+
+
+def source_files(pattern: str) -> list[str]:
+    """The files a source path or glob matches (local, or any Beam file system);
+    none is a ConfigError."""
+    if "://" in pattern:
+        from apache_beam.io.filesystems import FileSystems
+
+        try:
+            files = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+        except Exception as e:  # noqa: BLE001 - any file-system error is a configuration problem here
+            raise ConfigError(f"source.path: cannot list {pattern} ({type(e).__name__})") from None
+    else:
+        import glob
+
+        files = [f for f in glob.glob(pattern) if not Path(f).is_dir()]
+    if not files:
+        raise ConfigError(f"source.path: no file matches {pattern}")
+    return sorted(files)
+
+
+def csv_header_of(path: str) -> tuple | None:
+    """The header row of a CSV file (None: the file is empty)."""
+    import csv
+
+    with open(path, "rb") as fh:  # the first line only: later lines may be anything (dead letters)
+        first = fh.readline().decode("utf-8").rstrip("\r\n")
+    if not first:
+        return None
+    row = next(csv.reader([first]), None)
+    return None if row is None else tuple(row)
+
+
+def _check_source_file(cfg: PipelineConfig, path: str) -> None:
+    if "://" in path:  # remote: listed above; read by the workers
+        return
+    required = (cfg.time_field, "op", "id")
+    try:
+        if cfg.source_format == "csv":
+            try:
+                header = csv_header_of(path)
+            except UnicodeDecodeError:
+                raise ConfigError(f"source.path: {path} is not UTF-8 text (source.format is csv)") from None
+            if not header:
+                raise ConfigError(f"source.path: {path} is empty; a CSV source needs a header row")
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise ConfigError(
+                    f"source.path: {path}: the first row must be a header naming the columns {', '.join(required)} "
+                    f"(missing: {', '.join(missing)}; a CSV without a header row?)"
+                )
+            if len(set(header)) != len(header):
+                raise ConfigError(f"source.path: {path}: the header names a column twice")
+        elif cfg.source_format == "avro":
+            import fastavro
+
+            with open(path, "rb") as fh:
+                try:
+                    reader = fastavro.block_reader(fh)
+                    schema = reader.writer_schema
+                    for _ in reader:  # every block: a truncated file fails here, not in the pipeline
+                        pass
+                except Exception as e:  # noqa: BLE001 - fastavro raises many types on a bad file
+                    raise ConfigError(
+                        f"source.path: {path} is not a complete Avro file ({type(e).__name__}); source.format is avro"
+                    ) from None
+            names = {f.get("name") for f in schema.get("fields", [])} if isinstance(schema, dict) else set()
+            missing = [c for c in ("op", "id") if c not in names]
+            if missing:
+                raise ConfigError(
+                    f"source.path: {path}: the Avro records have no field {', '.join(missing)} "
+                    "(see pipelines/schemas/update.avsc)"
+                )
+        else:
+            with open(path, "rb") as fh:
+                fh.read(1)
+    except OSError as e:
+        raise ConfigError(f"source.path: cannot read {path} ({e.strerror or type(e).__name__})") from None
+
+
+def _check_writable(folder: str, key: str) -> None:
+    if "://" in folder:  # a remote file system: the workers write it
+        return
+    p = Path(folder)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / f".dp-dynamic-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(f"{key}: cannot write to {folder} ({e.strerror or type(e).__name__})") from None
+
+
+def _check_noise_key(cfg: PipelineConfig) -> None:
+    """The key this launch (a local runner) will use: present and well-formed hex
+    of at least 16 bytes. Never shows the key."""
+    kind, where = cfg.noise_key
+    if kind == "env":
+        text = os.environ.get(where)
+        if text is None:  # a local run makes a one-off key (with a warning)
+            return
+        origin = f"the variable {where}"
+    elif kind == "file":
+        try:
+            with open(where, encoding="ascii") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(
+                f"privacy.noise_key.file: cannot read {where} ({getattr(e, 'strerror', None) or type(e).__name__})"
+            ) from None
+        origin = f"the file {where}"
+    else:
+        from transforms.records import NoiseKey
+
+        try:
+            NoiseKey.from_secret_manager(where).load()
+        except Exception as e:  # noqa: BLE001 - credentials, network, permissions, format
+            raise ConfigError(
+                f"privacy.noise_key.secret: cannot read {where} from Secret Manager on this machine "
+                f"({type(e).__name__}; credentials? the secret must hold the key as hex)"
+            ) from None
+        return
+    text = text.strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise ConfigError(
+            f"privacy.noise_key.{kind}: {origin} does not hold a hex key (make one with "
+            'python -c "import os; print(os.urandom(32).hex())")'
+        ) from None
+    if len(key) < 16:
+        raise ConfigError(
+            f"privacy.noise_key.{kind}: the key in {origin} is {len(key)} bytes; it must be at least 16 "
+            "(32 random bytes recommended)"
         )

@@ -5,12 +5,14 @@
   python -m pipelines.pubsub_tool publish --config CONFIG --input FILE.jsonl --origin EPOCH [--speedup X]
       replay a JSON-lines file: the record at file time t is published at wall time
       EPOCH + t / X, with attributes ``ts`` (that time, ms) and ``update_id``
-  python -m pipelines.pubsub_tool pull --config CONFIG [--max N]
-      print the messages waiting on the releases topic's ``-pull`` subscription
+  python -m pipelines.pubsub_tool pull --config CONFIG [--what releases|nodes|dead_letters] [--max N]
+      print the messages waiting on that sink topic's ``-pull`` subscription (``create``
+      makes one for every sink topic); dead letters are confidential operator data
 
 The source topic of ``projects/P/subscriptions/S`` is ``projects/P/topics/S`` with a
 trailing ``-sub`` or ``-subscription`` removed. Payloads are never printed by
-``publish``; ``pull`` prints releases (already private) only.
+``publish``; ``pull`` prints releases and node outputs (already private), and dead letters
+(raw records: confidential operator data) only when asked for with ``--what dead_letters``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ import time
 
 from pipelines.config import ConfigError, PipelineConfig, load_config
 
-__all__ = ["source_topic", "create", "publish", "pull", "pull_subscription"]
+__all__ = ["source_topic", "create", "publish", "pull", "pull_subscription", "pull_name", "WHAT"]
+
+WHAT = {"releases": "topic", "nodes": "nodes_topic", "dead_letters": "dead_letter_topic"}
+
+
+def pull_name(topic: str) -> str:
+    """The ``-pull`` subscription ``create`` makes for a sink topic."""
+    return topic.replace("/topics/", "/subscriptions/") + "-pull"
 
 
 def source_topic(subscription: str) -> str:
@@ -56,7 +65,10 @@ def create(cfg: PipelineConfig) -> list[str]:
         except AlreadyExists:
             pass
     subs = [(cfg.subscription, source_topic(cfg.subscription))] if cfg.subscription else []
-    subs += [(t.replace("/topics/", "/subscriptions/") + "-pull", t) for s in cfg.sinks for t in [s.topic] if t]
+    # a subscription for every sink topic (messages published before a subscription
+    # exists are not kept by Pub/Sub)
+    subs += [(pull_name(t), t) for s in cfg.sinks for t in (s.topic, s.nodes_topic, s.dead_letter_topic) if t]
+    subs = list(dict.fromkeys(subs))
     for name, topic in subs:
         try:
             sub.create_subscription(name=name, topic=topic)
@@ -112,12 +124,14 @@ def pull_subscription(subscription: str, max_messages: int = 1000) -> list[dict]
     return out
 
 
-def pull(cfg: PipelineConfig, max_messages: int = 1000) -> list[dict]:
-    """The releases waiting on the ``-pull`` subscription of the config's releases topic."""
-    topic = next((s.topic for s in cfg.sinks if s.topic), None)
+def pull(cfg: PipelineConfig, max_messages: int = 1000, what: str = "releases") -> list[dict]:
+    """The messages waiting on the ``-pull`` subscription of the config's
+    ``what`` topic (releases, nodes or dead_letters)."""
+    key = WHAT[what]
+    topic = next((getattr(s, key) for s in cfg.sinks if s.type == "pubsub" and getattr(s, key)), None)
     if topic is None:
-        raise ConfigError("sinks: no pubsub sink with a topic to pull from")
-    return pull_subscription(topic.replace("/topics/", "/subscriptions/") + "-pull", max_messages)
+        raise ConfigError(f"sinks: no pubsub sink with a {key} to pull {what} from")
+    return pull_subscription(pull_name(topic), max_messages)
 
 
 def main(argv=None) -> int:
@@ -128,10 +142,11 @@ def main(argv=None) -> int:
     ap.add_argument("--origin", type=float, help="publish: wall time (epoch s) of file time 0; default now")
     ap.add_argument("--speedup", type=float, default=1.0, help="publish: replay this many times faster")
     ap.add_argument("--max", type=int, default=1000, help="pull: at most this many messages")
+    ap.add_argument("--what", choices=tuple(WHAT), default="releases", help="pull: which sink topic (default releases)")
     args = ap.parse_args(argv)
     try:
         cfg = load_config(args.config)
-        if cfg.source_type != "pubsub" and args.command != "pull":
+        if cfg.source_type != "pubsub" and args.command == "publish":
             raise ConfigError("source.type: must be pubsub for this tool")
         if args.command == "create":
             for path in create(cfg):
@@ -142,7 +157,7 @@ def main(argv=None) -> int:
             n = publish(cfg, args.input, time.time() if args.origin is None else args.origin, args.speedup)
             print(f"published {n} records to {source_topic(cfg.subscription)}")
         else:
-            for rec in pull(cfg, args.max):
+            for rec in pull(cfg, args.max, args.what):
                 print(json.dumps(rec))
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)

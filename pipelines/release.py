@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import glob
 import hashlib
-import io
 import json
 import logging
 import os
@@ -38,12 +38,22 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Duration
 
-from pipelines.config import ConfigError, MissingTimeError, PipelineConfig, SinkConfig, load_config
+from pipelines.config import (
+    ConfigError,
+    MissingTimeError,
+    PipelineConfig,
+    SinkConfig,
+    check_environment,
+    csv_header_of,
+    load_config,
+    source_files,
+)
+from pipelines.parse import PubsubElement, RecordParser, raw_fields, safe_json
 from transforms.core.accounting import ZCDP, ApproxDP, PureDP
 from transforms.core.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually
-from transforms.spec import NAMESPACE, StreamSpec
+from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
 
 __all__ = ["main", "build_pipeline", "parse_line"]
 
@@ -61,11 +71,15 @@ DEFAULT_CONFIG = "configs/demo.yaml"
 
 
 class _ParseFn(beam.DoFn):
-    """An input element (a JSON line, a CSV line, or an Avro record as a dict) ->
-    UpdateRecord with its item encoded for the query sets.
+    """An input element (a line of a JSON-lines or CSV file as bytes, an Avro
+    record as a dict, or a :class:`~pipelines.parse.PubsubElement`) ->
+    UpdateRecord with its item encoded for the query sets
+    (:class:`pipelines.parse.RecordParser`).
 
-    Unparseable lines, missing or mistyped fields and values outside a query's
-    domain go to dead letters with a reason (the payload is never logged)."""
+    Whatever the element holds, it leaves as a record or as a dead letter with
+    a reason and the element as received (never as an exception; the payload is
+    never logged). With ``source.dedup`` the records leave keyed by their update
+    id, for :class:`_DropDuplicatesFn`."""
 
     DEAD = "dead_letters"
 
@@ -74,94 +88,78 @@ class _ParseFn(beam.DoFn):
     def __init__(self, cfg: PipelineConfig, csv_header: tuple | None = None, time_from_timestamp: bool = False):
         self.cfg = cfg
         self.csv_header = csv_header
-        # Pub/Sub with a timestamp attribute: the event time is the element's timestamp
+        # Pub/Sub with a timestamp attribute: the event time is that attribute
         self.time_from_timestamp = time_from_timestamp
         self.read = Metrics.counter(NAMESPACE, "records_read")
         self.seen = 0
+        self.parser = None
 
-    def process(self, element, ts=beam.DoFn.TimestampParam):
+    def setup(self):
+        cfg = self.cfg
+        self.parser = RecordParser(
+            cfg,
+            self.csv_header,
+            timestamp_attribute=cfg.timestamp_attribute if self.time_from_timestamp else None,
+            max_future_seconds=cfg.max_future_seconds if cfg.streaming else None,
+        )
+
+    def process(self, element):
         self.read.inc()
         self.seen += 1
         if self.seen % self.PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
             _PROGRESS.info("records read by this worker: %d", self.seen)
-        if isinstance(element, bytes):  # a Pub/Sub payload
-            try:
-                element = element.decode("utf-8")
-            except UnicodeDecodeError:
-                Metrics.counter(NAMESPACE, "dead_letter_unparseable").inc()
-                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter("unparseable", element.hex()))
-                return
-        reason, rec = self._parse(element, float(ts) if self.time_from_timestamp else None)
-        if reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, _as_text(element)))
+        if self.parser is None:
+            self.setup()
+        parsed = self.parser.parse(element)
+        if parsed.reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
             return
-        yield beam.window.TimestampedValue(rec, rec.event_time)
-
-    def _record(self, element):
-        """The element as a dict with the item fields under "item", or None."""
-        if isinstance(element, dict):  # Avro
-            return element
-        if self.csv_header is not None:
-            try:
-                row = next(csv.reader(io.StringIO(element)))
-            except (csv.Error, StopIteration):
-                return None
-            if len(row) != len(self.csv_header):
-                return None
-            d = dict(zip(self.csv_header, row))
-            fixed = {self.cfg.time_field, "op", "id", "seq", self.cfg.stream_field, "stream"}
-            out = {k: d[k] for k in d if k in fixed}
-            item = {k: v for k, v in d.items() if k not in fixed and v != ""}
-            if item:
-                out["item"] = item
-            for k in (self.cfg.time_field, "seq"):
-                if k in out:
-                    try:
-                        out[k] = float(out[k]) if k != "seq" else int(out[k])
-                    except ValueError:
-                        out[k] = None
-            return out
-        try:
-            d = json.loads(element)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
-            return None
-        return d if isinstance(d, dict) else None
+        for name in parsed.clamped:  # a sum value outside [lower, upper] (counts only)
+            Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
+        rec = parsed.record
+        if self.cfg.dedup_field:
+            yield beam.window.TimestampedValue((parsed.dedup_key, rec), rec.event_time)
+        else:
+            yield beam.window.TimestampedValue(rec, rec.event_time)
 
     def _parse(self, element, event_time=None):
-        cfg = self.cfg
-        d = self._record(element)
-        if d is None:
-            return "unparseable", None
-        t = d.get(cfg.time_field) if event_time is None else event_time
-        if isinstance(t, bool) or not isinstance(t, (int, float)):
-            return "bad_time", None
-        op = d.get("op")
-        eid = d.get("id")
-        if not isinstance(op, str):
-            return "malformed", None
-        if not isinstance(eid, (str, int)) or isinstance(eid, bool) or eid == "":
-            return "malformed", None
-        stream = "default"
-        if cfg.stream_field:
-            stream = d.get(cfg.stream_field, d.get("stream"))
-            if not isinstance(stream, str):
-                return "undeclared_stream", None
-        item = None
-        if op in ("insert", "upsert"):
-            fields = d.get("item")
-            if not isinstance(fields, dict):
-                return "malformed", None
-            idx = []
-            for q in cfg.queries:
-                v = q.encode(fields)
-                if v is None:
-                    return "item_out_of_range", None
-                idx.append(v)
-            item = tuple(idx)
-        seq = d.get("seq", 0)
-        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
-        return None, UpdateRecord(float(t), op, str(eid), item, stream, seq)
+        """(reason, UpdateRecord or None) of one element (tests and tools)."""
+        if self.parser is None:
+            self.setup()
+        parsed = self.parser.parse(element)
+        return parsed.reason, parsed.record
+
+
+class _DropDuplicatesFn(beam.DoFn):
+    """``source.dedup`` on files: one update per update id (the first in a
+    fixed order of the records as received, so line order does not matter);
+    the others are counted (``duplicates_dropped``), as on Pub/Sub."""
+
+    def process(self, element):
+        _, records = element
+        records = list(records)
+        if len(records) > 1:
+            Metrics.counter(NAMESPACE, "duplicates_dropped").inc(len(records) - 1)
+            records.sort(key=lambda r: (r.event_time, r.seq, repr(r.raw)))
+        rec = records[0]
+        yield beam.window.TimestampedValue(rec, rec.event_time)
+
+
+class _PubsubElementFn(beam.DoFn):
+    """``PubsubMessage`` -> ``(dedup key, PubsubElement)``: the payload, the
+    attributes and the publish time (the element's timestamp: no
+    ``timestamp_attribute`` is given to the reader, so a message whose attribute
+    is not a time reaches the parse step and its dead letters instead of failing
+    the reader for ever)."""
+
+    def __init__(self, id_attribute: str | None):
+        self.key = _DedupKey(id_attribute)
+
+    def process(self, msg, ts=beam.DoFn.TimestampParam):
+        key, data = self.key(msg)
+        attrs = tuple(sorted((str(k), str(v)) for k, v in (msg.attributes or {}).items()))
+        yield (key, PubsubElement(bytes(data or b""), attrs, float(ts)))
 
 
 class _DeduplicateFn(beam.DoFn):
@@ -170,7 +168,8 @@ class _DeduplicateFn(beam.DoFn):
     Keyed by the update id: the ``source.id_attribute`` attribute if configured
     and present, else the payload's ``update_id`` field, else the SHA-256 of the
     payload (a redelivery carries the same bytes). An id is remembered for
-    ``dedup_seconds`` of event time after the update's timestamp."""
+    ``dedup_seconds`` after the message's element timestamp (its publish time:
+    the event time is read later, by the parse step)."""
 
     SEEN = ReadModifyWriteStateSpec("seen", BooleanCoder())
     EXPIRE = TimerSpec("expire", TimeDomain.WATERMARK)
@@ -220,40 +219,48 @@ class _DedupKey:
         try:
             d = json.loads(msg.data)
             uid = d.get("update_id") if isinstance(d, dict) else None
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError, TypeError):
             uid = None
         if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
             return ("f:" + str(uid), msg.data)
-        return ("h:" + hashlib.sha256(msg.data).hexdigest(), msg.data)
-
-
-def _as_text(element) -> str:
-    return element if isinstance(element, str) else json.dumps(element, default=str)
+        return ("h:" + hashlib.sha256(msg.data or b"").hexdigest(), msg.data)
 
 
 def _csv_header(pattern: str) -> tuple:
-    files = sorted(glob.glob(pattern))
-    if not files:
-        raise ConfigError(f"source.path: no file matches {pattern}")
-    with open(files[0], newline="") as fh:
-        return tuple(next(csv.reader(fh)))
+    """The header of a CSV source (every file must have the same one)."""
+    headers = set()
+    for path in source_files(pattern):
+        if "://" in path:
+            from apache_beam.io.filesystems import FileSystems
+
+            with FileSystems.open(path) as fh:
+                first = fh.readline().decode("utf-8", "replace")
+            headers.add(tuple(next(csv.reader([first]), ())))
+            continue
+        header = csv_header_of(path)
+        if header is None:
+            raise ConfigError(f"source.path: {path} is empty; a CSV source needs a header row")
+        headers.add(header)
+    if len(headers) != 1:
+        raise ConfigError(f"source.path: the CSV files of {pattern} do not all have the same header row")
+    return headers.pop()
 
 
-def parse_line(cfg: PipelineConfig, line: str):
+def parse_line(cfg: PipelineConfig, line):
     """(reason, UpdateRecord) for one JSON input line (for tests and tools)."""
     return _ParseFn(cfg)._parse(line)
 
 
 def _release_dict(cfg: PipelineConfig, rel) -> dict:
     q = next(q for q in cfg.queries if q.name == rel.query)
-    est = [x * q.scale for x in rel.estimate]
+    est = q.values(rel.estimate)
     if q.type in ("count", "histogram"):  # post-processing of released values: free
         if cfg.clamp:
             est = [max(x, 0.0) for x in est]
         if cfg.round_answers:
             est = [float(round(x)) for x in est]
     estimate = dict(zip(map(str, q.domain), est)) if q.type == "histogram" else est[0]
-    bound = None if rel.error_bound is None else rel.error_bound * q.scale
+    bound = q.bound(rel.error_bound)
     return {
         "stream": rel.stream,
         "tick": rel.tick,
@@ -275,11 +282,38 @@ def _node_dict(rec) -> dict:
     return d
 
 
-def _dead_dict(d: DeadLetter) -> dict:
+def _dead_dict(cfg: PipelineConfig, d: DeadLetter) -> dict:
+    """A dead letter as published (``dead_letter.avsc``): always valid JSON.
+
+    ``record`` is the input as received (``encoding`` text, or base64 of bytes
+    that are not UTF-8), with the Pub/Sub ``attributes``; a record built without
+    its input (the transforms used directly) is shown with the input's field
+    names."""
     rec = d.record
-    if not isinstance(rec, str):
-        rec = json.dumps(getattr(rec, "_asdict", lambda: repr(rec))(), default=list)
-    return {"reason": d.reason, "record": rec}
+    stream = d.stream if len(d) > 3 else None
+    if isinstance(rec, UpdateRecord):
+        stream = rec.stream if isinstance(rec.stream, str) else stream
+        if rec.raw is not None:
+            rec = rec.raw
+        else:
+            rec = safe_json(
+                {
+                    cfg.time_field: rec.event_time,
+                    "op": rec.op,
+                    "id": rec.entry_id,
+                    "item_indices": rec.item,
+                    (cfg.stream_field or "stream"): rec.stream,
+                    "seq": rec.seq,
+                }
+            )
+    fields = raw_fields(rec)
+    return {
+        "reason": d.reason,
+        **fields,
+        "stage": (d.stage if len(d) > 2 else "") or "",
+        "stream": stream if isinstance(stream, str) else None,
+        "format": "pubsub" if cfg.streaming else cfg.source_format,
+    }
 
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -289,16 +323,43 @@ def _schema(name: str) -> dict:
     return json.loads((SCHEMAS / f"{name}.avsc").read_text())
 
 
-def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
-    """The spend so far (in the ledger's currency), as a guarantee for the
-    configured privacy unit."""
-    if isinstance(cfg.dynamic_config().ledger_budget, ZCDP):
-        b = cfg.privacy_unit.guarantee(ZCDP(spent[0]))
-        return {"rho_spent": b.rho}
+@functools.lru_cache(maxsize=4096)
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    from transforms.core.accounting import zcdp_to_approx
+
+    return zcdp_to_approx(rho, delta).epsilon
+
+
+def spend_in_units(cfg: PipelineConfig, spent: tuple) -> tuple[dict, dict]:
+    """``(configured, update_level)``: the spend so far as a guarantee for the
+    configured privacy unit in the configured currency (epsilon, delta for a
+    configured (epsilon, delta); rho for zCDP; with Gaussian noise under an
+    (epsilon, delta) target also the ledger's rho), and the update-level
+    spend the ledger charged, in its currency."""
+    ledger = cfg.dynamic_config().ledger_budget
+    target = cfg.target_budget()
+    if isinstance(ledger, ZCDP):
+        update_level = {"rho": spent[0]}
+        rho = cfg.privacy_unit.guarantee(ZCDP(spent[0])).rho
+        configured = {"rho": rho}
+        if not isinstance(target, ZCDP):  # (epsilon, delta) configured: converted at the configured delta
+            configured = {"epsilon": _zcdp_epsilon(rho, target.delta), "delta": target.delta, "rho": rho}
+        return configured, update_level
     b = cfg.privacy_unit.guarantee(ApproxDP(spent[0], spent[1]) if len(spent) == 2 else PureDP(spent[0]))
-    out = {"epsilon_spent": b.epsilon}
+    update_level = {"epsilon": spent[0]} if len(spent) == 1 else {"epsilon": spent[0], "delta": spent[1]}
+    configured = {"epsilon": b.epsilon}
     if isinstance(b, ApproxDP):
-        out["delta_spent"] = b.delta
+        configured["delta"] = b.delta
+    return configured, update_level
+
+
+def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
+    """The release record's spend fields: ``epsilon_spent`` / ``delta_spent`` /
+    ``rho_spent`` for the configured privacy unit and currency, and
+    ``update_level_spent`` (the ledger's update-level charge, labelled)."""
+    configured, update_level = spend_in_units(cfg, spent)
+    out = {f"{k}_spent": v for k, v in configured.items()}
+    out["update_level_spent"] = update_level
     return out
 
 
@@ -345,23 +406,34 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
     release = release if release is not None else release_identity(cfg)
     header = None
     if cfg.source_type == "pubsub":
-        messages = p | "ReadPubSub" >> beam.io.ReadFromPubSub(
-            subscription=cfg.subscription, with_attributes=True, timestamp_attribute=cfg.timestamp_attribute
-        )
+        # no timestamp_attribute for the reader: a message whose attribute is not a
+        # time would fail the reader for ever; the parse step reads the attribute
+        # and dead-letters what is not a time (the element keeps its publish time
+        # until then)
+        messages = p | "ReadPubSub" >> beam.io.ReadFromPubSub(subscription=cfg.subscription, with_attributes=True)
         elements = (
             messages
-            | "DedupKey" >> beam.Map(_DedupKey(cfg.id_attribute)).with_output_types(tuple[str, bytes])
-            | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds)).with_output_types(bytes)
+            | "DedupKey" >> beam.ParDo(_PubsubElementFn(cfg.id_attribute))
+            | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds))
         )
     elif cfg.source_format == "avro":
         elements = p | "ReadFiles" >> beam.io.ReadFromAvro(cfg.source_path)
     elif cfg.source_format == "csv":
         header = _csv_header(cfg.source_path)
-        elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path, skip_header_lines=1)
-    else:
-        elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path)
+        elements = p | "ReadFiles" >> beam.io.ReadFromText(
+            cfg.source_path, skip_header_lines=1, coder=beam.coders.BytesCoder()
+        )
+    else:  # lines as bytes: a line that is not UTF-8 is a dead letter, not a failed read
+        elements = p | "ReadFiles" >> beam.io.ReadFromText(cfg.source_path, coder=beam.coders.BytesCoder())
     parse = _ParseFn(cfg, header, time_from_timestamp=cfg.source_type == "pubsub" and bool(cfg.timestamp_attribute))
     parsed = elements | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
+    records = parsed.records
+    if cfg.dedup_field:
+        records = (
+            records
+            | "GroupByUpdateId" >> beam.GroupByKey()
+            | "DropDuplicates" >> beam.ParDo(_DropDuplicatesFn()).with_output_types(UpdateRecord)
+        )
     spec = StreamSpec(
         streams=cfg.streams,
         tick_seconds=cfg.tick_seconds,
@@ -379,7 +451,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         options=cfg.mechanism_options(),
         release=release,
     )
-    out = parsed.records | "Release" >> transform
+    out = records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
     out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
     written = []
@@ -389,7 +461,14 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         outputs = (
             ("releases", out["answers"], lambda r: _release_dict(cfg, r), "release", sink.topic, sink.path),
             ("nodes", out["nodes"], _node_dict, "node", sink.nodes_topic, sink.path),
-            ("dead_letters", dead, _dead_dict, "dead_letter", sink.dead_letter_topic, sink.confidential_path),
+            (
+                "dead_letters",
+                dead,
+                lambda d: _dead_dict(cfg, d),
+                "dead_letter",
+                sink.dead_letter_topic,
+                sink.confidential_path,
+            ),
         )
         for name, pcoll, to_dict, schema, topic, base in outputs:
             if sink.type == "pubsub":
@@ -626,11 +705,11 @@ def input_time_range(config_path: str) -> tuple[float, float] | None:
                 with open(f, "rb") as fh:
                     values = [r.get(field) for r in fastavro.reader(fh)]
             elif fmt == "csv":
-                with open(f, newline="") as fh:
+                with open(f, newline="", errors="replace") as fh:
                     values = [r.get(field) for r in csv.DictReader(fh)]
             else:
                 values = []
-                with open(f) as fh:
+                with open(f, errors="replace") as fh:
                     for line in fh:
                         try:
                             d = json.loads(line)
@@ -644,10 +723,19 @@ def input_time_range(config_path: str) -> tuple[float, float] | None:
                 t = float(v)
             except (TypeError, ValueError):
                 continue
-            if t == t and abs(t) != float("inf"):
+            if event_time_ok(t):
                 lo = t if lo is None else min(lo, t)
                 hi = t if hi is None else max(hi, t)
     return None if lo is None else (lo, hi)
+
+
+def _time_text(t: float) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return repr(t)
 
 
 def _summary(result, written, cfg: PipelineConfig, seconds: float, release: ReleaseIdentity | None = None) -> str:
@@ -667,26 +755,39 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     lines.append(f"releases written:    {released}")
     spent = dists.get("budget_spent_written_micro")
     if spent is not None and spent.count:
-        ledger = cfg.dynamic_config().ledger_budget
-        unit = "rho" if isinstance(ledger, ZCDP) else "epsilon"
-        cap = ledger.rho if isinstance(ledger, ZCDP) else ledger.epsilon
+        configured, update_level = spend_in_units(cfg, (spent.max / 1e6,) + _ledger_delta(cfg))
+        unit = cfg.unit if cfg.unit == "update" else f"entry, at most {cfg.max_mutations_per_entry} mutations"
         lines.append(
-            f"budget spent:        {unit} {spent.max / 1e6:.4f} of {cap:.4f} per stream (update level; "
-            f"privacy unit '{cfg.unit}', target {cfg.target_budget()})"
+            f"budget spent:        {_budget_text(configured)} of {_budget_text(_target_dict(cfg))} per stream "
+            f"(privacy unit '{unit}', the configured unit and currency)"
         )
+        ledger = cfg.dynamic_config().ledger_budget
+        lines.append(
+            f"                     update-level equivalent (the ledger's charge): {_budget_text(update_level)} of "
+            f"{_budget_text(_budget_dict(ledger))}"
+        )
+    exactness = "may undercount on this runner (see the note below)" if cfg.streaming else "exact"
     lines.append(
         "operator data below: exact counts, NOT differentially private (confidential; never publish them "
-        "beside the releases):"
+        f"beside the releases); counts of this run: {exactness}:"
     )
     lines += [
-        f"records read:        {counters.get('records_read', 0)}",
-        f"updates accepted:    {counters.get('updates_accepted', 0)}",
+        f"records read:        {counters.get('records_read', 0)}  (input elements: lines, Avro records, messages)",
+        f"updates accepted:    {counters.get('updates_accepted', 0)}  (an upsert counts as 2: a delete and an "
+        "insert; so this can exceed the records read)",
     ]
     dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
     dups = counters.get("duplicates_dropped", 0)
-    if cfg.streaming:
+    if cfg.streaming or cfg.dedup_field:
         lines.append(f"duplicates dropped:  {dups}")
+    clamped = {k[len("sum_clamped_") :]: v for k, v in counters.items() if k.startswith("sum_clamped_")}
+    if any(q.type == "sum" for q in cfg.queries):
+        lines.append(
+            f"sum values clamped:  {sum(clamped.values())}"
+            + (f"  {dict(sorted(clamped.items()))}" if clamped else "")
+            + "  (outside [lower, upper])"
+        )
     closed = counters.get("segments_closed", 0)
     lines.append(
         f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
@@ -694,11 +795,114 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     if cfg.streaming:
         lines.append(
             "note: the DirectRunner's streaming mode under-reports these metrics (Beam 2.77 counts only the "
-            "first bundle of each step, see docs/beam.md); the outputs are complete"
+            "first bundle of each step, see docs/beam.md): every count above, and the releases written, may be "
+            "too low; the outputs themselves are complete"
         )
     lines.append(f"output files:        {', '.join(written)}")
     lines.append(f"wall time:           {seconds:.1f} s")
     return "\n".join(lines)
+
+
+def _budget_dict(b) -> dict:
+    if isinstance(b, ZCDP):
+        return {"rho": b.rho}
+    if isinstance(b, ApproxDP):
+        return {"epsilon": b.epsilon, "delta": b.delta}
+    return {"epsilon": b.epsilon}
+
+
+def _target_dict(cfg: PipelineConfig) -> dict:
+    out = _budget_dict(cfg.target_budget())
+    ledger = cfg.dynamic_config().ledger_budget
+    if isinstance(ledger, ZCDP) and "rho" not in out:  # Gaussian noise under an (epsilon, delta) target
+        out["rho"] = cfg.privacy_unit.guarantee(ledger).rho
+    return out
+
+
+def _ledger_delta(cfg: PipelineConfig) -> tuple:
+    """The ledger's delta (an (epsilon, delta) ledger spends its delta with its epsilon)."""
+    ledger = cfg.dynamic_config().ledger_budget
+    return (ledger.delta,) if isinstance(ledger, ApproxDP) else ()
+
+
+def _budget_text(d: dict) -> str:
+    return ", ".join(f"{k} {v:.4g}" for k, v in d.items())
+
+
+def dead_letter_failure(result, cfg: PipelineConfig) -> str | None:
+    """The message of a bounded run that dead-lettered everything it read, or
+    more than ``source.max_dead_letter_fraction`` of it (None: fine). Counts
+    only, with the top reasons; never a record."""
+    counters = {}
+    for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
+    read = counters.get("records_read", 0)
+    dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_") and v}
+    total = sum(dead.values())
+    if not read or not total:
+        return None
+    accepted = counters.get("updates_accepted", 0)
+    share = min(total / read, 1.0)
+    if accepted and share <= cfg.max_dead_letter_fraction:
+        return None
+    top = ", ".join(f"{r} {n}" for r, n in sorted(dead.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    what = "every record" if not accepted else f"{share:.1%} of the records (more than "
+    what += "" if not accepted else f"source.max_dead_letter_fraction = {cfg.max_dead_letter_fraction:g})"
+    return (
+        f"dead letters: the run rejected {what}: {total} of {read} read; top reasons: {top} (the dead letters "
+        "are in the sink's confidential folder; docs/pipelines.md lists the reasons)"
+    )
+
+
+_OUR_FLAGS = ("--config", "--duration", "--origin", "--release-id")
+
+
+def _beam_flags() -> set:
+    """Every flag Beam's pipeline options know (the unknown arguments of the CLI
+    must be among them)."""
+    try:
+        from apache_beam.options.pipeline_options import _BeamArgumentParser
+
+        parser = _BeamArgumentParser(allow_abbrev=False)
+    except (ImportError, TypeError):  # another Beam version: no check rather than a wrong one
+        return set()
+    todo = list(PipelineOptions.__subclasses__())
+    seen = set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+        try:
+            cls._add_argparse_args(parser)
+        except Exception:  # noqa: BLE001,S112 - a conflicting or broken options class: skip it
+            continue
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+def check_cli_args(beam_args: list[str]) -> None:
+    """The arguments the CLI passes to Beam must be Beam options: a positional
+    argument or an unknown flag (``--confg``) is a ConfigError, not a silent
+    demo run."""
+    import difflib
+
+    flags = None
+    for arg in beam_args:
+        if not arg.startswith("--"):
+            raise ConfigError(
+                f"unexpected argument {arg!r}: give the configuration as --config PATH; the other arguments are "
+                "Beam pipeline options of the form --name=value"
+            )
+        name = arg.split("=", 1)[0]
+        flags = _beam_flags() if flags is None else flags
+        if flags and name not in flags:
+            close = difflib.get_close_matches(name, list(_OUR_FLAGS) + sorted(flags), n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(
+                f"unknown argument {name}{hint}: not an option of this CLI ({', '.join(_OUR_FLAGS)}) nor a Beam "
+                "pipeline option"
+            )
 
 
 def main(argv=None) -> int:
@@ -725,6 +929,9 @@ def main(argv=None) -> int:
     )
     args, beam_args = ap.parse_known_args(argv)
     try:
+        beam_args = list(beam_args)
+        _split_values(beam_args)
+        check_cli_args(beam_args)
         cfg = load_config(args.config)
         if args.origin is not None:
             cfg = dataclasses.replace(cfg, origin=args.origin)
@@ -742,8 +949,8 @@ def main(argv=None) -> int:
         hint = ""
         if span is not None:
             hint = (
-                f"\nthe input's event times run from {span[0]!r} to {span[1]!r} (shown for you to decide; the "
-                "pipeline never uses them)"
+                f"; the input's event times run from {span[0]!r} to {span[1]!r} ({_time_text(span[0])} to "
+                f"{_time_text(span[1])}; shown for you to decide, the pipeline never uses them)"
             )
         print(f"configuration error: {e}{hint}", file=sys.stderr)
         return 2
@@ -762,6 +969,7 @@ def main(argv=None) -> int:
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:
+        check_environment(cfg, local=local)
         key = noise_key_for(cfg, local=local)
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)
@@ -769,6 +977,7 @@ def main(argv=None) -> int:
     if not _PROGRESS.handlers:
         _PROGRESS.addHandler(_StderrHandler())
         _PROGRESS.setLevel(logging.INFO)
+        _PROGRESS.propagate = False  # once, not again through a root handler the runner installed
     release = release_identity(cfg)
     try:
         check_and_write_manifest(cfg, release)
@@ -777,9 +986,18 @@ def main(argv=None) -> int:
         return 2
     print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
-    p = beam.Pipeline(options=options)
-    written = build_pipeline(p, cfg, key, release)
-    result = p.run()
+    try:
+        p = beam.Pipeline(options=options)
+        written = build_pipeline(p, cfg, key, release)
+    except ConfigError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
+    try:
+        result = p.run()
+        if not cfg.streaming:
+            result.wait_until_finish()
+    except Exception as e:  # noqa: BLE001 - any failure of the run: a clear line and a non-zero exit
+        return _failed(e)
     if cfg.streaming and not local:
         print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
         return 0
@@ -793,15 +1011,44 @@ def main(argv=None) -> int:
             pass
         # the DirectRunner's Pub/Sub reader blocks in a pull for up to 30 s; let it
         # finish in the background instead of holding the summary back
+        state = str(getattr(result, "state", "") or "")
+        if "FAILED" in state:
+            print(_summary(result, written, cfg, time.perf_counter() - t0, release))
+            return _failed(None)
         stopper = threading.Thread(target=result.cancel, name="cancel-pipeline", daemon=True)
         stopper.start()
         stopper.join(2)
-    else:
-        result.wait_until_finish()
     print(_summary(result, written, cfg, time.perf_counter() - t0, release))
     if not cfg.streaming:
         _draw(cfg)
+        failure = dead_letter_failure(result, cfg)
+        if failure:
+            print(f"error: {failure}", file=sys.stderr)
+            return 3
     return 0
+
+
+def _split_values(args: list[str]) -> None:
+    """``--name value`` -> ``--name=value`` in place for Beam flags that take a
+    value (so that the value is not taken for a positional argument)."""
+    i = 0
+    while i < len(args) - 1:
+        if args[i].startswith("--") and "=" not in args[i] and not args[i + 1].startswith("-"):
+            args[i : i + 2] = [f"{args[i]}={args[i + 1]}"]
+        i += 1
+
+
+def _failed(error: BaseException | None) -> int:
+    """A failed run: one line and exit status 1. The exception's message is not
+    shown: Beam's messages can quote the element being processed, and a payload
+    must never reach a log."""
+    what = f" ({type(error).__name__})" if error is not None else ""
+    print(
+        f"pipeline failed{what}: the run stopped before it finished; its outputs are incomplete "
+        "(the runner's own log has the step; no record is shown here)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _draw(cfg: PipelineConfig) -> None:

@@ -27,13 +27,21 @@ def _keep(x, key):
     _SEEN.setdefault(key, []).append(x)
 
 
+def _ts(r):
+    """The element timestamp of a test record (0 for a time no Timestamp can hold)."""
+    from transforms.spec import event_time_ok
+
+    t = getattr(r, "event_time", 0.0)
+    return t if event_time_ok(t) else 0.0
+
+
 def _bounded(records, mechanism="fully_dynamic", config=CFG, spec=SPEC, key="run"):
     _SEEN.pop(key, None)
     p = TestPipeline(options=PipelineOptions(runner="FnApiRunner"))
     out = (
         p
         | beam.Create(records)
-        | beam.Map(lambda r: beam.window.TimestampedValue(r, getattr(r, "event_time", 0.0)))
+        | beam.Map(lambda r: beam.window.TimestampedValue(r, _ts(r)))
         | ReleaseContinually(mechanism, config, spec, NoiseKey.disabled())
     )
     out["dead_letters"] | beam.Map(lambda d: _keep(d.reason, key))
@@ -51,11 +59,42 @@ def _parsed(lines):
     raw = {
         "privacy": {"epsilon": 1.0},
         "time": {"field": "time", "tick_seconds": 10, "origin": 0, "end": 200},
-        "queries": [{"name": "n", "type": "count"}],
+        "queries": [
+            {"name": "n", "type": "count"},
+            {"name": "h", "type": "histogram", "field": "c", "domain": ["x", "y"]},
+            {"name": "s", "type": "sum", "field": "v", "lower": 0, "upper": 10},
+        ],
         "source": {"type": "file", "path": "x.jsonl"},
     }
     cfg = parse_config(raw)
     return sorted(parse_line(cfg, line)[0] for line in lines)
+
+
+def _too_far_in_future():
+    """The Pub/Sub guard: an event time more than max_future_seconds past the
+    message's publish time."""
+    from pipelines.config import parse_config
+    from pipelines.parse import PubsubElement, RecordParser
+
+    raw = {
+        "privacy": {"epsilon": 1.0},
+        "time": {"tick_seconds": 10, "origin": 0},
+        "queries": [{"name": "n", "type": "count"}],
+        "source": {
+            "type": "pubsub",
+            "subscription": "projects/p/subscriptions/sub",
+            "timestamp_attribute": "ts",
+            "max_future_seconds": 60,
+        },
+        "sinks": [{"type": "file", "path": "out/"}],
+    }
+    cfg = parse_config(raw)
+    parser = RecordParser(cfg, timestamp_attribute="ts", max_future_seconds=cfg.max_future_seconds)
+    data = json.dumps({"op": "insert", "id": "a", "item": {}}).encode()
+    near = parser.parse(PubsubElement(data, (("ts", "1000000"),), 990.0))  # 10 s ahead of its publish time
+    far = parser.parse(PubsubElement(data, (("ts", "1000000"),), 900.0))  # 100 s ahead
+    assert near.reason is None and near.record.event_time == 1000.0
+    return [far.reason]
 
 
 def _late():
@@ -91,11 +130,13 @@ def test_every_dead_letter_reason_is_produced_and_counted():
         UpdateRecord(-5.0, "insert", "early", (0, 1), "a", 0),  # before_origin
         UpdateRecord(900.0, "insert", "late-comer", (0, 1), "a", 0),  # after_end
         UpdateRecord(7.0, "insert", "", (0, 1), "a", 0),  # malformed
+        UpdateRecord(float("nan"), "insert", "q", (0, 1), "a", 0),  # bad_time
+        UpdateRecord(1e20, "insert", "q", (0, 1), "a", 0),  # bad_time (beyond any Beam timestamp)
     ]
     reasons, counters = _bounded(records)
     assert reasons == sorted(
         ["duplicate_insert", "unknown_entry", "item_out_of_range", "undeclared_stream", "unknown_op"]
-        + ["before_origin", "after_end", "malformed"]
+        + ["before_origin", "after_end", "malformed", "bad_time", "bad_time"]
     )
     for r in set(reasons):
         assert counters[f"dead_letter_{r}"] == reasons.count(r)
@@ -114,9 +155,20 @@ def test_every_dead_letter_reason_is_produced_and_counted():
     assert reasons == ["deletion_not_allowed"]
     produced |= set(reasons)
     produced |= set(_late())
-    parsed = _parsed(["{not json", json.dumps({"time": "noon", "op": "insert", "id": "a", "item": {}})])
-    assert parsed == ["bad_time", "unparseable"]
+    ok = {"time": 5, "op": "insert", "id": "a", "item": {"c": "x", "v": 3}}
+    parsed = _parsed(
+        [
+            "{not json",
+            json.dumps({**ok, "time": "noon"}),
+            json.dumps({k: v for k, v in ok.items() if k != "id"}),  # missing_field
+            json.dumps({**ok, "item": {"c": "z", "v": 3}}),  # not_in_domain
+            json.dumps({**ok, "item": {"c": "x", "v": "lots"}}),  # bad_value
+            json.dumps({**ok, "seq": 1.5}),  # malformed
+        ]
+    )
+    assert parsed == ["bad_time", "bad_value", "malformed", "missing_field", "not_in_domain", "unparseable"]
     produced |= set(parsed)
+    produced |= set(_too_far_in_future())
     assert produced == set(REASONS), set(REASONS) ^ produced
 
 

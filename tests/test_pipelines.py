@@ -84,7 +84,10 @@ def test_demo_config_is_valid():
         (lambda c: c["time"].pop("end"), "time.end: required for a file (bounded) source"),
         (lambda c: c["time"].pop("origin"), "time.origin: required for a file (bounded) source"),
         (lambda c: c["time"].update(end=-5), "time.end: must be after time.origin"),
-        (lambda c: c["time"].update(ticks=True, end=2.5), "time.end: with time.ticks, the last tick"),
+        (
+            lambda c: (c["time"].pop("tick_seconds"), c["time"].update(ticks=True, end=2.5)),
+            "time.end: with time.ticks, the last tick",
+        ),
         (lambda c: c["privacy"].update(release_id="a b"), "privacy.release_id: must be 8 to 128 letters"),
         (
             lambda c: c["sinks"][0].update(confidential_path="output"),
@@ -92,13 +95,21 @@ def test_demo_config_is_valid():
         ),
         (
             lambda c: (c["time"].update(origin=0), c.update(source={"type": "pubsub", "subscription": _SUB, "x": 1})),
-            "source: unknown key(s) x; allowed: dedup_seconds, format, id_attribute, subscription",
+            "source: unknown key(s) x; allowed: dedup_seconds, format, id_attribute, max_dead_letter_fraction, "
+            "max_future_seconds, subscription",
         ),
         (
             lambda c: (c["time"].update(origin=0), c.update(source={"type": "pubsub", "subscription": _SUB})),
             None,
         ),
-        (lambda c: c["sinks"][0].update(window_seconds=0), "sinks[0].window_seconds: must be > 0"),
+        (
+            lambda c: (
+                c["time"].update(origin=0),
+                c.update(source={"type": "pubsub", "subscription": _SUB}),
+                c["sinks"][0].update(window_seconds=0),
+            ),
+            "sinks[0].window_seconds: must be > 0",
+        ),
         (lambda c: c.update(sinks=[{"type": "pubsub", "topic": "out"}]), "sinks[0].topic: must be projects/"),
         (
             lambda c: c.update(sinks=[{"type": "pubsub", "topic": _TOPIC}]),
@@ -201,8 +212,11 @@ def test_cli_end_to_end_noise_off_exact(tmp_path, capsys):
     dead = [json.loads(x) for f in conf.glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
     assert json.loads((conf / "release_manifest.json").read_text())["noise"].startswith("disabled")
     assert sorted(d["reason"] for d in dead) == sorted(
-        ["unparseable", "unknown_op", "unknown_entry", "undeclared_stream", "item_out_of_range"]
+        ["unparseable", "unknown_op", "unknown_entry", "undeclared_stream", "not_in_domain"]
     )
+    # each dead letter holds its line as received (also those rejected after parsing)
+    assert all(d["encoding"] == "text" and d["record"] in lines and d["stage"] for d in dead)
+    assert {d["stage"] for d in dead if d["reason"] == "unknown_entry"} == {"registry"}
     updates = sorted_updates(lines, 600.0)
     assert len(releases) >= 12
     for r in releases:
@@ -216,7 +230,8 @@ def test_cli_end_to_end_noise_off_exact(tmp_path, capsys):
         else:
             assert r["estimate"] == pytest.approx(total, abs=1e-6)
     ticks = {(r["stream"], r["tick"]) for r in releases}
-    assert ticks == {(s, t) for s in ("eu", "us") for t in range(1, 121)}  # every period, every stream
+    n_ticks = DEMO["time"]["end"] // DEMO["time"]["tick_seconds"]
+    assert ticks == {(s, t) for s in ("eu", "us") for t in range(1, n_ticks + 1)}  # every period, every stream
     for r in releases:
         when = datetime.fromtimestamp(r["tick"] * 600, UTC).isoformat().replace("+00:00", "Z")
         assert r["as_of"] == when
@@ -482,7 +497,11 @@ def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, ca
     }
     # the releases at segment closes are rebuilt from the nodes; every other period
     # carries the last close's answer forward
-    assert recomputed and set(recomputed) <= set(released) and len(released) == 2 * 3 * 120
+    assert (
+        recomputed
+        and set(recomputed) <= set(released)
+        and len(released) == 2 * 3 * (DEMO["time"]["end"] // DEMO["time"]["tick_seconds"])
+    )
     last = {}
     for k in sorted(released, key=lambda k: (k[0], k[2], k[1])):
         stream, tick, query = k

@@ -30,8 +30,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import strategies as st
 
 from pipelines.release import main
+from transforms.core.registry import REASONS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
@@ -149,7 +151,8 @@ def _publisher(pubsub, topic, updates, *, attrs, payload=dict, extra=()):
 
     def run():
         for data in extra:
-            pub.publish(topic, data).result()
+            data, attributes = data if isinstance(data, tuple) else (data, {})
+            pub.publish(topic, data, **attributes).result()
         for d, uid in updates:
             delay = d["time"] - time.time()
             if delay > 0:
@@ -187,9 +190,48 @@ def _pubsub_config(subscription, origin, tick_seconds, **source):
     return raw
 
 
+_BAD_TS = ["", "noon", "nan", "1e400", "-99999999999999999999", "2026-13-01T00:00:00Z", "9" * 70, "12:00"]
+_junk_payload = st.one_of(
+    st.binary(min_size=1, max_size=20).map(lambda b: b"\xff" + b),  # never UTF-8
+    st.lists(st.integers() | st.floats(allow_nan=True) | st.text(max_size=4), max_size=3).map(json.dumps),
+    st.dictionaries(st.sampled_from(["time", "id", "item", "region"]), st.integers() | st.text(max_size=4)).map(
+        json.dumps  # no op
+    ),
+    st.builds(
+        lambda op, t: json.dumps({"op": op, "id": "j", "region": "eu", "time": t, "item": {"carrier": "AA"}}),
+        st.sampled_from(["insert", "upsert"]),
+        st.sampled_from([float("nan"), float("inf"), 1e20, "noon"]),
+    ),
+)
+
+
+def _draw(strategy):
+    """A random example of a hypothesis strategy: one pipeline run (about 30 s)
+    with many fuzzed messages at once, rather than hypothesis' search (whose
+    first example is the simplest)."""
+    import warnings
+
+    from hypothesis.errors import NonInteractiveExampleWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonInteractiveExampleWarning)
+        return strategy.example()
+
+
 def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     """Event time from an attribute, dedup by the payload's update id, file
-    sinks written per window: every release equals the exact answer."""
+    sinks written per window: every release equals the exact answer. Fuzzed
+    messages (payloads that are not UTF-8, not objects, without op, with a bad
+    time; timestamp attributes absent, not a time or far in the future) are
+    published first: each is a dead letter (valid JSON, a documented reason,
+    its attributes kept), and the releases are still exact."""
+    junk = _draw(
+        st.lists(
+            st.tuples(_junk_payload, st.sampled_from(["absent", "bad", "good"]), st.sampled_from(_BAD_TS)),
+            min_size=30,
+            max_size=50,
+        )
+    )
     topic = _topic(emulator, "updates")
     subscription = _subscribe(emulator, topic)
     tick = 2.0
@@ -202,13 +244,21 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     raw["privacy"]["disable_noise"] = True
     raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl", "window_seconds": 5}]
     bad_item = {"op": "insert", "id": "x", "region": "eu", "item": {"carrier": "ZZ", "amount": 1}}
+    good_ts = {"ts": str(int(now * 1000))}
+    fuzz = []
+    for n, (payload, ts_kind, bad_ts) in enumerate(junk):
+        data = (payload if isinstance(payload, bytes) else f"{n:04d}{payload}".encode()) + b"#%d" % n  # distinct
+        attrs = {"absent": {"x": "1"}, "bad": {"ts": bad_ts}, "good": {"ts": str(int(now * 1000))}}[ts_kind]
+        fuzz.append((data, attrs))
+    far = {"op": "insert", "id": "f", "region": "eu", "item": {"carrier": "AA", "amount": 1}}
+    fuzz.append((json.dumps(far).encode(), {"ts": str(int((now + 10 * 86400) * 1000))}))  # too_far_in_future
     th = _publisher(
         emulator,
         topic,
         updates,
         attrs=lambda d, uid: {"ts": str(int(d["time"] * 1000))},
         payload=lambda d: {k: v for k, v in d.items() if k != "time"},  # the time travels in the attribute only
-        extra=[b"{not json", json.dumps(bad_item).encode()],
+        extra=[(b"{not json", good_ts), (json.dumps(bad_item).encode(), good_ts), *fuzz],
     )
     assert main(["--config", _config(tmp_path, raw), "--duration", "28", "--runner=DirectRunner"]) == 0
     th.join(5)
@@ -219,7 +269,13 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
         for f in (tmp_path / "out-confidential").glob("dead_letters*.jsonl")
         for x in f.read_text().splitlines()
     ]
-    assert sorted(d["reason"] for d in dead) == ["item_out_of_range", "unparseable"], dead
+    planted = ("{not json", json.dumps(bad_item))
+    fuzz_dead = [d for d in dead if d["record"] not in planted]
+    assert len(fuzz_dead) == len(fuzz) and all(d["reason"] in REASONS for d in fuzz_dead)
+    assert {d["reason"] for d in fuzz_dead if d["attributes"] == {"x": "1"}} <= {"missing_field", "unparseable"}
+    assert [d["reason"] for d in fuzz_dead if d["record"] == json.dumps(far)] == ["too_far_in_future"]
+    dead = [d for d in dead if d["record"] in planted]
+    assert sorted(d["reason"] for d in dead) == ["not_in_domain", "unparseable"], dead
     released = {(r["stream"], r["tick"]) for r in releases}
     assert released >= {("eu", 16), ("us", 16)}, sorted(released)
     # every tick released, none lost in the windowed file sink (several late
@@ -280,7 +336,9 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
             "beta",
             "epsilon_spent",
             "as_of",
+            "update_level_spent",
         }
+        assert r["update_level_spent"] == {"epsilon": pytest.approx(r["epsilon_spent"])}  # unit update
         assert r["beta"] == 1e-6 and r["error_bound"] > 0
         assert 0 < r["epsilon_spent"] <= 1.0 + 1e-9
         live = _expected(updates, origin, tick, r["stream"], r["tick"])
@@ -295,11 +353,20 @@ def test_pubsub_tool_creates_replays_and_pulls(emulator, tmp_path):
 
     tag = uuid.uuid4().hex[:8]
     raw = _pubsub_config(f"projects/{PROJECT}/subscriptions/upd-{tag}-sub", 0, 1)
-    raw["sinks"] = [{"type": "pubsub", "topic": f"projects/{PROJECT}/topics/rel-{tag}", "dead_letter_topic": None}]
+    raw["sinks"] = [
+        {
+            "type": "pubsub",
+            "topic": f"projects/{PROJECT}/topics/rel-{tag}",
+            "nodes_topic": f"projects/{PROJECT}/topics/nodes-{tag}",
+            "dead_letter_topic": f"projects/{PROJECT}/topics/dead-{tag}",
+        }
+    ]
     raw["sinks"].append({"type": "file", "path": str(tmp_path / "out")})
     cfg = load_config(_config(tmp_path, raw))
     made = pubsub_tool.create(cfg)
     assert f"projects/{PROJECT}/topics/upd-{tag}" in made and f"projects/{PROJECT}/topics/rel-{tag}" in made
+    for name in ("rel", "nodes", "dead"):  # a subscription for every topic it creates
+        assert f"projects/{PROJECT}/subscriptions/{name}-{tag}-pull" in made
     assert pubsub_tool.create(cfg) == []  # idempotent
     data = tmp_path / "in.jsonl"
     data.write_text('{"time": 600, "op": "delete", "id": "a", "region": "eu"}\nnot json\n')
@@ -313,4 +380,8 @@ def test_pubsub_tool_creates_replays_and_pulls(emulator, tmp_path):
     assert json.loads(payload)["time"] == pytest.approx(origin + 1) and attrs["ts"] == str(int((origin + 1) * 1000))
     assert attrs["update_id"].endswith(":0")
     emulator.PublisherClient().publish(raw["sinks"][0]["topic"], b'{"tick": 2}').result()
+    emulator.PublisherClient().publish(raw["sinks"][0]["nodes_topic"], b'{"kind": "n"}').result()
+    emulator.PublisherClient().publish(raw["sinks"][0]["dead_letter_topic"], b'{"reason": "late"}').result()
     assert pubsub_tool.pull(cfg) == [{"tick": 2}]
+    assert pubsub_tool.pull(cfg, 1, what="nodes") == [{"kind": "n"}]  # max 1: no wait for more
+    assert pubsub_tool.pull(cfg, 1, what="dead_letters") == [{"reason": "late"}]

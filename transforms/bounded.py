@@ -26,8 +26,8 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results
-from transforms.core.aggregates import TICK_SEQ, fold, in_tick_order, resolve_entry
+from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results, resolve_updates, update_order
+from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import ReleaseRecord
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -72,11 +72,11 @@ class ResolveEntriesBoundedFn(beam.DoFn):
 
     def process(self, element):
         key, updates = element
-        ordered = sorted(updates, key=TICK_SEQ)
+        ordered = sorted(updates, key=update_order)
         acc = self.acc.get(key[0])
         if acc is None:
             acc = self.acc[key[0]] = {}
-        _, _, dead, accepted = resolve_entry(
+        _, _, dead, accepted = resolve_updates(
             None, key[1], ordered, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
         )
         self.accepted += accepted

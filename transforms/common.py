@@ -9,21 +9,28 @@ The mechanisms are driven only through the ``ContinualRelease`` contract
 from __future__ import annotations
 
 import logging
-import math
 import typing
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from transforms.core.accounting import as_vector
-from transforms.core.aggregates import fold, to_batch
+from transforms.core.aggregates import fold, resolve_entry, to_batch
 from transforms.core.mechanisms import MechanismSpec
 from transforms.core.noise import ReleaseIdentity
 from transforms.core.registry import OPS
 from transforms.records import DeadLetter, NoiseKey, ReleaseRecord, UpdateRecord, node_record
-from transforms.spec import NAMESPACE, StreamSpec
+from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
 
-__all__ = ["ValidateFn", "ReleaseFnBase", "emit_results", "apply_in_order", "update_record"]
+__all__ = [
+    "ValidateFn",
+    "ReleaseFnBase",
+    "emit_results",
+    "apply_in_order",
+    "update_record",
+    "update_order",
+    "resolve_updates",
+]
 
 _PROGRESS = logging.getLogger("dp_dynamic.progress")
 NODES = "nodes"  # the node outputs' tag of the release steps
@@ -54,12 +61,17 @@ class ValidateFn(beam.DoFn):
         reason, tick = self._check(rec)
         if reason:
             Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, rec))
+            stream = getattr(rec, "stream", None)
+            yield beam.pvalue.TaggedOutput(
+                self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
+            )
             return
         self.n_valid += 1
         item = tuple(rec.item) if rec.item is not None else None
-        # plain tuples of primitives: Beam encodes them without pickling
-        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time)))
+        raw = rec.raw if len(rec) > 6 else None
+        # plain tuples of primitives: Beam encodes them without pickling (raw: the
+        # input as received, for the dead letters only)
+        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
 
     def _check(self, rec) -> tuple[str | None, int]:
         """(rejection reason or None, the update's tick)."""
@@ -71,8 +83,8 @@ class ValidateFn(beam.DoFn):
             return "unknown_op", 0
         if not isinstance(rec.entry_id, str) or not rec.entry_id:
             return "malformed", 0
-        if not isinstance(rec.event_time, (int, float)) or not math.isfinite(rec.event_time):
-            return "malformed", 0
+        if not event_time_ok(rec.event_time):  # not finite, or a tick end Beam could not represent
+            return "bad_time", 0
         if isinstance(rec.seq, bool) or not isinstance(rec.seq, int):  # it orders an entry's updates
             return "malformed", 0
         tick = self.spec.tick_of(rec.event_time)
@@ -111,13 +123,52 @@ class ValidateFn(beam.DoFn):
 
 def update_record(key, value) -> UpdateRecord:
     """The input record of a validated ``(key, value)`` (for dead letters)."""
-    (stream, entry_id), (_, seq, op, item, event_time) = key, value
-    return UpdateRecord(event_time, op, entry_id, item, stream, seq)
+    (stream, entry_id), (_, seq, op, item, event_time) = key, value[:5]
+    return UpdateRecord(event_time, op, entry_id, item, stream, seq, value[5] if len(value) > 5 else None)
 
 
 def dead_letter(reason: str, key, value) -> DeadLetter:
     Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-    return DeadLetter(reason, update_record(key, value))
+    return DeadLetter(reason, update_record(key, value), "registry", key[0])
+
+
+_OP_RANK = {"insert": 0, "upsert": 1, "delete": 2}
+
+
+def _raw_key(raw):
+    if isinstance(raw, str):
+        return (0, raw, b"")
+    if isinstance(raw, bytes):
+        return (1, "", raw)
+    return (2, repr(raw), b"")
+
+
+def update_order(value):
+    """The order in which one entry's updates are resolved: tick, then event
+    time, then ``seq``, then the update itself (op in lifecycle order insert,
+    upsert, delete; the item; the record as received). A total order on the
+    updates' content, so the order of lines in a file or of messages in a
+    subscription never changes which updates are accepted, hence never a release."""
+    item = value[3]
+    return (
+        value[0],
+        value[4],
+        value[1],
+        _OP_RANK.get(value[2], 3),
+        item if isinstance(item, tuple) else (),
+        _raw_key(value[5] if len(value) > 5 else None),
+    )
+
+
+def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):
+    """:func:`transforms.core.aggregates.resolve_entry` over the pipeline's
+    update tuples ``(tick, seq, op, item, event_time[, raw])`` (given in
+    :func:`update_order`); the rejections come back with their full tuples."""
+    five = [(v[0], v[1], v[2], v[3], i) for i, v in enumerate(updates)]
+    state, batches, dead, accepted = resolve_entry(
+        state, entry_id, five, domain_sizes, deletions_allowed, max_mutations, into
+    )
+    return state, batches, [(reason, updates[v[4]]) for reason, v in dead], accepted
 
 
 class ReleaseFnBase(beam.DoFn):

@@ -22,6 +22,9 @@ class UpdateRecord(NamedTuple):
       the same. ``item``: a tuple of domain indices, one per query set (the
       pipelines encode record fields into it). ``seq``: a tie-breaker that
       orders updates of one entry within a tick (e.g. a publish sequence).
+      ``raw``: the input element as received (text, bytes, or a Pub/Sub
+      ``(payload, attributes)`` pair), carried to the dead letters only (so a
+      rejected update can be fixed and replayed); None when built directly.
     """
 
     event_time: float
@@ -30,6 +33,7 @@ class UpdateRecord(NamedTuple):
     item: tuple | None = None
     stream: str = "default"
     seq: int = 0
+    raw: object = None
 
 
 class ReleaseRecord(NamedTuple):
@@ -65,10 +69,18 @@ def node_record(n: NodeOutput) -> NodeRecord:
 
 class DeadLetter(NamedTuple):
     """A rejected update and why (the payload goes to the dead-letter output only;
-    it is never logged)."""
+    it is never logged).
+
+    ``reason``: a key of ``transforms.core.registry.REASONS``; ``record``: the
+    input as received (text, bytes, a Pub/Sub ``(payload, attributes)`` pair) or
+    the :class:`UpdateRecord` (whose ``raw`` holds it); ``stage``: the step that
+    rejected it (``parse``, ``validate``, ``registry``); ``stream``: the stream
+    it named, if any."""
 
     reason: str
-    record: UpdateRecord | str
+    record: object
+    stage: str = ""
+    stream: str | None = None
 
 
 @dataclass(frozen=True)

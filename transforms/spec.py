@@ -12,10 +12,27 @@ from dataclasses import dataclass
 
 from apache_beam.utils.timestamp import Timestamp
 
-__all__ = ["StreamSpec", "LATE_POLICIES", "NAMESPACE"]
+__all__ = ["StreamSpec", "LATE_POLICIES", "NAMESPACE", "TIME_RANGE", "event_time_ok"]
 
 NAMESPACE = "dp_dynamic"  # Beam metrics namespace
 LATE_POLICIES = ("current", "dead_letter")
+# Event times, origins and ends: seconds of the calendar's years 1 to 9999. Beam's
+# timestamps hold about +-292,000 years, so every tick end and timer derived
+# from such a time (plus a tick length and a lateness of at most ~30 years each)
+# stays representable; a record outside this range is dead-lettered (bad_time)
+# before it reaches any step that makes a Timestamp of it.
+TIME_RANGE = (-62135596800.0, 253402300799.0)
+
+
+def event_time_ok(t) -> bool:
+    """``t`` is a finite number of seconds within :data:`TIME_RANGE`."""
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        return False
+    try:
+        t = float(t)
+    except OverflowError:
+        return False
+    return math.isfinite(t) and TIME_RANGE[0] <= t <= TIME_RANGE[1]
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results
-from transforms.core.aggregates import TICK_SEQ, fold, in_tick_order, resolve_entry
+from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results, resolve_updates, update_order
+from transforms.core.aggregates import fold, in_tick_order
 from transforms.core.state import decode, encode
 from transforms.records import ReleaseRecord
 from transforms.spec import NAMESPACE, StreamSpec
@@ -111,14 +111,15 @@ class ResolveEntriesFn(beam.DoFn):
         meta=beam.DoFn.StateParam(META),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
-        key, (tick, seq, op, item, event_time) = element
+        key, value = element  # (tick, seq, op, item, event_time, raw)
+        tick = value[0]
         state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
-                yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, element[1]))
+                yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value))
                 return
             tick = last + 1  # apply at the entry's current tick
-        pending = pending + ((tick, seq, op, item, event_time),)
+        pending = pending + ((tick, *value[1:]),)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.tick_end(tick + self.spec.lateness_ticks))
@@ -135,13 +136,13 @@ class ResolveEntriesFn(beam.DoFn):
         stream, entry_id = key
         upto = self.spec.tick_at(ts) - self.spec.lateness_ticks
         state, last, _, pending = meta.read() or (None, 0, None, ())
-        pending = sorted(pending, key=TICK_SEQ)
+        pending = sorted(pending, key=update_order)
         now = [p for p in pending if p[0] <= upto]
         later = tuple(p for p in pending if p[0] > upto)
         acc = self.acc.get(stream)
         if acc is None:
             acc = self.acc[stream] = {}
-        state, _, dead, accepted = resolve_entry(
+        state, _, dead, accepted = resolve_updates(
             state, entry_id, now, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
         )
         self.accepted += accepted

@@ -25,6 +25,7 @@ __all__ = [
     "Rejection",
     "EntryRegistry",
     "REASONS",
+    "NOT_REPLAYABLE",
     "INSERT",
     "DELETE",
     "UPSERT",
@@ -34,10 +35,17 @@ INSERT, DELETE, UPSERT = "insert", "delete", "upsert"
 OPS = (INSERT, DELETE, UPSERT)
 
 REASONS = {
-    "unparseable": "the input could not be decoded (not JSON, not UTF-8, a CSV row of the wrong width)",
-    "bad_time": "the event time is missing or not a number",
+    "unparseable": "the input could not be decoded (not UTF-8, not JSON, not an object, a CSV row of the wrong width)",
+    "missing_field": "a required field is absent: the time (field or attribute), op, id, the stream field, the item "
+    "of an insert or upsert, or an item field a query reads",
+    "bad_time": "the event time is not a number (or, for an attribute, a time), not finite, or outside the years "
+    "1 to 9999",
+    "too_far_in_future": "the event time is more than source.max_future_seconds past the message's publish time",
     "unknown_op": "op is not one of insert, delete, upsert",
-    "malformed": "missing or mistyped entry id or item",
+    "malformed": "a mistyped field: the entry id (a non-empty string or integer), the item (an object), seq (a "
+    "64-bit integer)",
+    "not_in_domain": "a histogram query's field holds a value outside its declared domain",
+    "bad_value": "a sum query's field is not a finite number",
     "item_out_of_range": "an item index lies outside its query set's declared domain",
     "undeclared_stream": "the stream key is not one of the declared (public) streams",
     "before_origin": "the event time lies before the configured origin (tick < 1)",
@@ -48,6 +56,12 @@ REASONS = {
     "deletion_not_allowed": "a delete or upsert reached an insertion-only release",
     "constraint_exceeded": "the entry already made max_mutations_per_entry mutations (entry-level privacy unit)",
 }
+
+# reasons whose records may be corrected and submitted again (``pipelines.replay``);
+# the others are final for their release: outside its public time span, refused
+# by the mechanism, or past the privacy unit's mutation limit (replaying those
+# would defeat the limit)
+NOT_REPLAYABLE = frozenset({"before_origin", "after_end", "deletion_not_allowed", "constraint_exceeded"})
 
 
 @dataclass(frozen=True)

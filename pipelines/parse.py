@@ -1,0 +1,296 @@
+"""Input elements -> :class:`~transforms.records.UpdateRecord` or a rejection
+reason, for every source format. Pure Python (no Beam): the pipeline's parse
+step (``pipelines.release._ParseFn``), the tests and the tools share it.
+
+It never raises on data: whatever arrives (bytes that are not UTF-8, JSON that
+is not an object, a time that is NaN, 1e400 or a date in the year 90000, an
+integer of a thousand digits, a Pub/Sub attribute that is not a time) ends as
+a record or as one reason of :data:`transforms.core.registry.REASONS`. The
+element as received is kept for the dead letters (text, or bytes when it is
+not UTF-8); it is never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import math
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from transforms.core.registry import OPS
+from transforms.records import UpdateRecord
+from transforms.spec import event_time_ok
+
+__all__ = ["Parsed", "RecordParser", "PubsubElement", "safe_json", "attribute_time", "raw_fields"]
+
+SEQ_RANGE = (-(2**63), 2**63 - 1)  # seq orders an entry's updates; Beam encodes it as a 64-bit varint
+
+
+class PubsubElement(NamedTuple):
+    """A Pub/Sub message as the parse step sees it: the payload, its attributes
+    and its publish time (seconds; the reference of ``max_future_seconds``)."""
+
+    data: bytes
+    attributes: tuple  # sorted (name, value) pairs
+    publish_time: float | None = None
+
+
+class Parsed(NamedTuple):
+    """The outcome for one element: ``record`` (accepted by the parser) or
+    ``reason``; ``raw`` is the element as received (str, bytes, or for Pub/Sub
+    ``(payload, attributes)``); ``stream``: the stream named by the record, if
+    any; ``clamped``: sum queries whose value was clamped into [lower, upper];
+    ``dedup_key``: the key of ``source.dedup`` (files)."""
+
+    reason: str | None
+    record: UpdateRecord | None
+    raw: object
+    stream: str | None = None
+    clamped: tuple = ()
+    dedup_key: str | None = None
+
+
+def safe_json(value) -> str:
+    """JSON text of any decoded record (an Avro record may hold NaN, bytes or
+    anything else): always valid JSON, never raises."""
+
+    def clean(v, depth=0):
+        if depth > 50:
+            return repr(type(v).__name__)
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)  # "nan", "inf", "-inf": valid JSON strings
+        if isinstance(v, (bytes, bytearray)):
+            return {"base64": base64.b64encode(bytes(v)).decode("ascii")}
+        if isinstance(v, dict):
+            return {str(k): clean(x, depth + 1) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, depth + 1) for x in v]
+        if v is None or isinstance(v, (str, bool, float)):
+            return v
+        if isinstance(v, int):
+            return v if abs(v) < 10**300 else str(v)[:64] + "..."
+        return str(v)
+
+    try:
+        return json.dumps(clean(value), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(repr(type(value).__name__))
+
+
+def raw_fields(raw) -> dict:
+    """A raw element as dead-letter fields: ``record`` (text, or base64 of bytes
+    that are not UTF-8), ``encoding`` and ``attributes`` (Pub/Sub)."""
+    attributes = None
+    if isinstance(raw, tuple) and len(raw) == 2 and isinstance(raw[1], (tuple, dict)):
+        raw, attrs = raw
+        attributes = {str(k): str(v) for k, v in (attrs.items() if isinstance(attrs, dict) else attrs)}
+    if isinstance(raw, (bytes, bytearray)):
+        try:
+            return {"record": bytes(raw).decode("utf-8"), "encoding": "text", "attributes": attributes}
+        except UnicodeDecodeError:
+            return {
+                "record": base64.b64encode(bytes(raw)).decode("ascii"),
+                "encoding": "base64",
+                "attributes": attributes,
+            }
+    if isinstance(raw, str):
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: not valid UTF-8 text
+            return {
+                "record": base64.b64encode(raw.encode("utf-8", "surrogatepass")).decode("ascii"),
+                "encoding": "base64",
+                "attributes": attributes,
+            }
+        return {"record": raw, "encoding": "text", "attributes": attributes}
+    return {"record": safe_json(raw), "encoding": "text", "attributes": attributes}
+
+
+def attribute_time(value) -> float | None:
+    """A Pub/Sub timestamp attribute (milliseconds since the epoch, or RFC 3339)
+    as seconds, or None when it is not a time."""
+    if not isinstance(value, str) or not value or len(value) > 64:
+        return None
+    text = value.strip()
+    try:
+        if text.lstrip("-").isdigit():
+            t = int(text) / 1000.0
+        else:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            if dt.tzinfo is None:
+                dt = dt.replace(tzinfo=UTC)
+            t = dt.timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+    return t if event_time_ok(t) else None
+
+
+class RecordParser:
+    """Parses elements of one configured source (see the module docstring).
+
+    Args:
+      cfg: the :class:`~pipelines.config.PipelineConfig`.
+      csv_header: the CSV header (a CSV source), else None.
+      timestamp_attribute: Pub/Sub: the event time comes from this attribute.
+      max_future_seconds: Pub/Sub: an event time more than this past the
+        message's publish time is rejected (``too_far_in_future``).
+    """
+
+    def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None):
+        self.cfg = cfg
+        self.csv_header = None if csv_header is None else tuple(csv_header)
+        self.timestamp_attribute = timestamp_attribute
+        self.max_future_seconds = max_future_seconds
+        self.fixed = {cfg.time_field, "op", "id", "seq", cfg.stream_field, "stream"}
+
+    # -- decoding ------------------------------------------------------------
+
+    def _dict(self, element):
+        """The element as a dict (item fields under "item"), or None."""
+        if isinstance(element, dict):  # Avro
+            return element
+        if self.csv_header is not None:
+            row = next(csv.reader(io.StringIO(element)), None)
+            if row is None or len(row) != len(self.csv_header):
+                return None
+            d = dict(zip(self.csv_header, row))
+            out = {k: v for k, v in d.items() if k in self.fixed}
+            item = {k: v for k, v in d.items() if k not in self.fixed and v != ""}
+            if item:
+                out["item"] = item
+            if out.get("seq") == "":
+                out.pop("seq")
+            return out
+        d = json.loads(element)
+        return d if isinstance(d, dict) else None
+
+    def parse(self, element) -> Parsed:
+        try:
+            return self._parse(element)
+        except Exception:  # noqa: BLE001 - a last resort: no data may stop the run
+            return Parsed("unparseable", None, element if isinstance(element, (str, bytes)) else safe_json(element))
+
+    def _parse(self, element) -> Parsed:
+        attrs = {}
+        publish_time = None
+        pubsub = isinstance(element, PubsubElement)
+        if pubsub:
+            attrs = dict(element.attributes or ())
+            publish_time = element.publish_time
+            raw = (element.data, tuple(sorted(attrs.items())))
+            element = element.data
+        else:
+            raw = element
+        if isinstance(element, (bytes, bytearray)):
+            try:
+                element = bytes(element).decode("utf-8")
+            except UnicodeDecodeError:
+                return Parsed("unparseable", None, raw)
+            if not pubsub:
+                raw = element
+        elif isinstance(element, dict):
+            raw = safe_json(element)
+        elif not isinstance(element, str):
+            return Parsed("unparseable", None, safe_json(element))
+        try:
+            d = self._dict(element)
+        except (ValueError, RecursionError, csv.Error, TypeError):
+            d = None
+        if d is None:
+            return Parsed("unparseable", None, raw)
+        stream_value = None
+        if self.cfg.stream_field:
+            stream_value = d.get(self.cfg.stream_field, d.get("stream"))
+        stream = stream_value if isinstance(stream_value, str) else None
+
+        def reject(reason):
+            return Parsed(reason, None, raw, stream)
+
+        # time
+        if self.timestamp_attribute:
+            value = attrs.get(self.timestamp_attribute)
+            if value is None:
+                return reject("missing_field")
+            t = attribute_time(value)
+            if t is None:
+                return reject("bad_time")
+        else:
+            if self.cfg.time_field not in d or d[self.cfg.time_field] is None:
+                return reject("missing_field")
+            t = d[self.cfg.time_field]
+            if isinstance(t, str) and self.csv_header is not None:
+                try:
+                    t = float(t)
+                except ValueError:
+                    return reject("bad_time")
+            if not event_time_ok(t):
+                return reject("bad_time")
+            t = float(t)
+        if self.max_future_seconds is not None and publish_time is not None:
+            if t > publish_time + self.max_future_seconds:
+                return reject("too_far_in_future")
+        # op, id, stream
+        op = d.get("op")
+        if op is None:
+            return reject("missing_field")
+        if not isinstance(op, str) or op not in OPS:
+            return reject("unknown_op")
+        eid = d.get("id")
+        if eid is None:
+            return reject("missing_field")
+        if isinstance(eid, bool) or not isinstance(eid, (str, int)) or eid == "":
+            return reject("malformed")
+        if isinstance(eid, int):
+            if abs(eid) >= 10**30:
+                return reject("malformed")
+            eid = str(eid)
+        if self.cfg.stream_field:
+            if stream_value is None:
+                return reject("missing_field")
+            if stream is None:
+                return reject("undeclared_stream")
+        else:
+            stream = "default"
+        # seq
+        seq = d.get("seq", 0)
+        if seq is None:
+            seq = 0
+        if isinstance(seq, str) and self.csv_header is not None:
+            try:
+                seq = int(seq)
+            except ValueError:
+                return reject("malformed")
+        if isinstance(seq, bool) or not isinstance(seq, int) or not SEQ_RANGE[0] <= seq <= SEQ_RANGE[1]:
+            return reject("malformed")
+        # item
+        item = None
+        clamped = []
+        if op in ("insert", "upsert"):
+            fields = d.get("item")
+            if fields is None:
+                return reject("missing_field")
+            if not isinstance(fields, dict):
+                return reject("malformed")
+            idx = []
+            for q in self.cfg.queries:
+                v, reason, was_clamped = q.encode_detail(fields)
+                if reason:
+                    return reject(reason)
+                if was_clamped:
+                    clamped.append(q.name)
+                idx.append(v)
+            item = tuple(idx)
+        dedup_key = None
+        if self.cfg.dedup_field:
+            uid = d.get(self.cfg.dedup_field)
+            if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
+                dedup_key = "f:" + str(uid)[:256]
+            else:
+                text = raw if isinstance(raw, str) else safe_json(d)
+                dedup_key = "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        rec = UpdateRecord(t, op, eid, item, stream, seq, raw)
+        return Parsed(None, rec, raw, stream, tuple(clamped), dedup_key)
