@@ -1,0 +1,253 @@
+"""Beam's Flink job server from Maven Central, with an embedded Flink cluster.
+
+Maven Central (as these machines reach it) serves no shaded ``beam-runners-flink-*-job-server`` jar for a
+recent Beam release (``docs/flink.md``), but it serves the Flink runner library itself,
+``org.apache.beam:beam-runners-flink-1.19:2.62.0``, with all its dependencies. The job server is that
+library's ``org.apache.beam.runners.flink.FlinkJobServerDriver``; this module resolves it with Maven
+(cached in ``~/.m2``) and writes a small launcher jar whose manifest names the main class and the
+resolved class path, so that ``java -jar LAUNCHER`` starts the job server and Beam's Python
+``FlinkRunner`` takes it as ``--flink_job_server_jar``.
+
+Command line::
+
+    python -m pipelines.flink_jobserver fetch          # resolve (mvn) and print the launcher jar's path
+    python -m pipelines.flink_jobserver serve --port 8099   # job server + embedded Flink until interrupted
+
+Then run a pipeline with ``--runner=FlinkRunner --flink_master=[local] --flink_job_server_jar=JAR``
+(the runner starts and stops its own job server) or, against ``serve``, with ``--runner=PortableRunner
+--job_endpoint=localhost:8099``; both with ``--environment_type=LOOPBACK`` (or ``PROCESS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The Beam release of the Java runner (the newest whose Flink runner resolves from Maven Central here).
+BEAM_JAVA_VERSION = "2.62.0"
+#: The Flink line that runner is built against.
+FLINK_VERSION = "1.19"
+#: Maven coordinates of the runner and of the logging binding added to its class path.
+RUNNER_ARTIFACT = f"org.apache.beam:beam-runners-flink-{FLINK_VERSION}:{BEAM_JAVA_VERSION}"
+LOGGING_ARTIFACT = "org.slf4j:slf4j-jdk14:1.7.30"
+MAIN_CLASS = "org.apache.beam.runners.flink.FlinkJobServerDriver"
+
+
+def m2_repository() -> Path:
+    """The local Maven repository (``MAVEN_REPO`` or ``~/.m2/repository``)."""
+    return Path(os.environ.get("MAVEN_REPO", Path.home() / ".m2" / "repository"))
+
+
+def launcher_path(repo: Path | None = None) -> Path:
+    """Where the launcher jar is cached: inside the local Maven repository, beside what it points to."""
+    repo = repo or m2_repository()
+    name = f"beam-flink-{FLINK_VERSION}-job-server-launcher"
+    return repo / "dp-dynamic" / name / BEAM_JAVA_VERSION / f"{name}-{BEAM_JAVA_VERSION}.jar"
+
+
+def missing_prerequisites() -> list[str]:
+    """The tools the job server needs that are not on ``PATH`` (empty when it can run)."""
+    return [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+
+
+def _pom() -> str:
+    deps = []
+    for coords in (RUNNER_ARTIFACT, LOGGING_ARTIFACT):
+        group, artifact, version = coords.split(":")
+        deps.append(
+            f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version></dependency>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>dp-dynamic</groupId><artifactId>flink-job-server</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies>{''.join(deps)}</dependencies></project>\n"
+    )
+
+
+def _manifest(main_class: str, class_path: list[str]) -> bytes:
+    """A jar manifest; lines are at most 72 bytes, continued by a leading space."""
+    lines = ["Manifest-Version: 1.0", f"Main-Class: {main_class}", "Class-Path: " + " ".join(class_path)]
+    out = []
+    for line in lines:
+        data = line.encode()
+        out.append(data[:72])
+        data = data[72:]
+        while data:
+            out.append(b" " + data[:71])
+            data = data[71:]
+    return b"\r\n".join(out) + b"\r\n\r\n"
+
+
+def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
+    """Resolve the Flink runner with Maven and write the launcher jar; return its path.
+
+    A cached launcher whose class path is all present is returned at once. Raises ``RuntimeError`` with
+    Maven's output when the resolution fails (offline, artifact not served).
+    """
+    repo = repo or m2_repository()
+    target = launcher_path(repo)
+    if target.exists() and _class_path_present(target):
+        return target
+    missing = missing_prerequisites()
+    if missing:
+        raise RuntimeError(f"cannot fetch the Flink job server: {', '.join(missing)} not found on PATH")
+    with tempfile.TemporaryDirectory(prefix="dp-dynamic-flink-") as tmp:
+        Path(tmp, "pom.xml").write_text(_pom(), encoding="utf-8")
+        cp_file = Path(tmp, "classpath.txt")
+        cmd = ["mvn", "-B", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}", f"-Dmaven.repo.local={repo}"]
+        if quiet:
+            cmd.insert(2, "-q")
+        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if proc.returncode != 0 or not cp_file.exists():
+            raise RuntimeError(
+                f"mvn could not resolve {RUNNER_ARTIFACT} (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr}"
+            )
+        jars = [Path(p) for p in cp_file.read_text(encoding="utf-8").strip().split(os.pathsep) if p]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    rel = [Path(os.path.relpath(j, target.parent)).as_posix() for j in jars]
+    tmp_target = target.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp_target, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", _manifest(MAIN_CLASS, rel))
+    tmp_target.replace(target)
+    return target
+
+
+def _class_path_present(launcher: Path) -> bool:
+    with zipfile.ZipFile(launcher) as zf:
+        text = zf.read("META-INF/MANIFEST.MF").decode().replace("\r\n ", "")
+    for line in text.splitlines():
+        if line.startswith("Class-Path: "):
+            return all((launcher.parent / p).exists() for p in line[len("Class-Path: ") :].split())
+    return False
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class JobServer:
+    """A running job server: its process, gRPC job endpoint and log file."""
+
+    process: subprocess.Popen
+    endpoint: str
+    expansion_endpoint: str
+    log_path: Path
+    startup_seconds: float
+
+    def options(self, *extra: str) -> list[str]:
+        """Pipeline options that submit to this job server with an in-process (LOOPBACK) SDK worker."""
+        return ["--runner=PortableRunner", f"--job_endpoint={self.endpoint}", "--environment_type=LOOPBACK", *extra]
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def start(
+    jar: Path,
+    port: int | None = None,
+    parallelism: int = 2,
+    log_path: Path | None = None,
+    flink_conf_dir: Path | None = None,
+    timeout: float = 120.0,
+) -> JobServer:
+    """Start the job server with an embedded Flink (``--flink-master=[local]``) and wait until it listens."""
+    port = port or free_port()
+    expansion = free_port()
+    artifacts = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))
+    log_path = log_path or Path(tempfile.mkstemp(prefix="dp-dynamic-flink-jobserver-", suffix=".log")[1])
+    cmd = [
+        "java",
+        "-jar",
+        str(jar),
+        "--flink-master=[local]",
+        f"--job-port={port}",
+        "--artifact-port=0",
+        f"--expansion-port={expansion}",
+        f"--artifacts-dir={artifacts}",
+    ]
+    if flink_conf_dir is not None:
+        cmd.append(f"--flink-conf-dir={flink_conf_dir}")
+    env = dict(os.environ)
+    env.setdefault("FLINK_DEFAULT_PARALLELISM", str(parallelism))
+    t0 = time.perf_counter()
+    log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - owned by the process for its life
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Flink job server exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"the Flink job server did not listen on {port} in {timeout} s") from None
+            time.sleep(0.2)
+    return JobServer(proc, f"localhost:{port}", f"localhost:{expansion}", log_path, time.perf_counter() - t0)
+
+
+@contextlib.contextmanager
+def running(jar: Path | None = None, **kwargs) -> Iterator[JobServer]:
+    """``start`` as a context manager (fetching the launcher first when not given)."""
+    server = start(jar or fetch(), **kwargs)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipelines.flink_jobserver", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("fetch", help="resolve the job server with Maven (cached in ~/.m2); print the launcher jar")
+    serve = sub.add_parser("serve", help="run the job server with an embedded Flink until interrupted")
+    serve.add_argument("--port", type=int, default=8099)
+    args = ap.parse_args(argv)
+    try:
+        jar = fetch(quiet=True)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.command == "fetch":
+        print(jar)
+        return 0
+    server = start(jar, port=args.port)
+    print(f"job server on {server.endpoint} (started in {server.startup_seconds:.1f} s); log: {server.log_path}")
+    try:
+        server.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
