@@ -91,6 +91,42 @@ def test_the_counter_auto_picks():
     assert core._counter_choice() == ("sqrt_factorization", 10)  # the horizon in periods
 
 
+def test_options_stream_and_defaults_are_kept():
+    """The options given are the options used (else the defaults: counter auto);
+    the stream name is the caller's (else "default") and is in every noise
+    coordinate, so two streams of one release never draw the same noise; the
+    options refuse unknown counters and horizons below 1 (found by the mutation
+    benchmark: each of these survived the older tests)."""
+    from transforms.core.net_change import NetChangeOptions
+
+    cfg = DynamicConfig(Q, PureDP(1.0))
+    assert NetChangeRelease(cfg).options == NetChangeOptions() and NetChangeOptions().counter == "auto"
+    assert NetChangeRelease(cfg).stream == "default" and not NetChangeRelease(cfg).emit_nodes
+    opts = NetChangeOptions(counter="honaker", horizon=64)
+    core = NetChangeRelease(cfg, options=opts, stream="eu")
+    assert core.options is opts and core._counter_choice() == ("honaker", 64)
+    assert NetChangeOptions(horizon=1).horizon == 1
+    for bad in (dict(counter="nope"), dict(horizon=0), dict(horizon=True)):
+        with pytest.raises(ValueError):
+            NetChangeOptions(**bad)
+    seen = {}
+
+    class Spy(NoiseSource):
+        def for_release(self, release):
+            return self
+
+        def stream(self, *coords):
+            seen.setdefault(coords[0], set()).add(coords)
+            return super().stream(*coords)
+
+    spy = Spy(bytes(range(32)))
+    for name in ("eu", "us"):
+        c = NetChangeRelease(cfg, stream=name, end_tick=5)
+        for t, ups in churn(5):
+            c.process_tick(t, ups, spy)
+    assert set(seen) == {"eu", "us"}, sorted(seen)
+
+
 def test_signed_release_sensitivity_under_the_entry_unit():
     """Unit entry(k): removing one entry (all its accepted mutations) changes
     the signed change vectors by at most 2k - 1 items in total (L1 over every

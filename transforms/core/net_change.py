@@ -71,14 +71,8 @@ def choose_counter(noise_kind: str, horizon: int | None) -> str:
     """The counter ``auto`` picks: the lowest stated variance for the noise kind
     and horizon among those available (``docs/counters.md`` has the table)."""
     if noise_kind == "gaussian":
-        if horizon is not None and "sqrt_factorization" in COUNTER_NAMES:
-            return "sqrt_factorization"
-        if "blt" in COUNTER_NAMES:
-            return "blt"
-        return "honaker" if horizon is not None else "infinite_honaker"
-    if horizon is not None:
-        return "kary_tree" if "kary_tree" in COUNTER_NAMES else "honaker"
-    return "infinite_honaker"
+        return "sqrt_factorization" if horizon is not None else "blt"
+    return "kary_tree" if horizon is not None else "infinite_honaker"
 
 
 @state_class("mechanism.net_change")
