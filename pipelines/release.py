@@ -966,6 +966,10 @@ def main(argv=None) -> int:
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
     runner = str(options.get_all_options().get("runner") or "DirectRunner")
     local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism"))
+    # an embedded Flink ([local] or [auto], the default) runs in this process: wait
+    # for it like for the DirectRunner, or a streaming job would die with the CLI
+    flink_master = str(options.get_all_options().get("flink_master") or "[auto]")
+    local = local or ("Flink" in runner and flink_master in ("[local]", "[auto]"))
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:
