@@ -25,6 +25,7 @@ setup(
     extras_require={
         "test": [
             "pytest>=8",
+            "pytest-xdist>=3.5",  # the suite runs on two workers (pyproject.toml addopts): 8 min, not 14
             "hypothesis>=6.100",
             "scipy>=1.11",
             "ruff==0.17.6",  # pinned: the format check must not change under us

@@ -59,6 +59,8 @@ cd "$WORK"
 # root off it); an inherited PYTHONPATH must not add another copy of the package
 # (with one, the unmutated run recorded no test for any function)
 unset PYTHONPATH
+# mutmut runs the tests in its own process (forked per mutant): no xdist workers
+export PYTEST_ADDOPTS="-n 0"
 "$PY" benchmarks/mutation_config.py prepare "$WORK" "$MODULE"
 
 START=$(date +%s)
