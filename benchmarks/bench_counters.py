@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transforms.core import ZCDP, CountMechanism, NoiseSource, PureDP, make_counter  # noqa: E402
+from transforms.core.counters import COUNTER_NAMES  # noqa: E402
 from transforms.core.factorization import (  # noqa: E402
     kary_radices,
     kary_variance_path,
@@ -47,17 +48,7 @@ REFERENCES = {
 }
 SQRT_REFERENCE = {10: 5.355, 16: 10.564, 20: 15.01}  # s(T)^2 / 2, rho = 1
 
-COUNTERS = [
-    "naive_prefix",
-    "naive_increments",
-    "binary_tree",
-    "honaker",
-    "infinite",
-    "infinite_honaker",
-    "sqrt_factorization",
-    "blt",
-    "kary_tree",
-]
+COUNTERS = list(COUNTER_NAMES)  # every registered counter
 SKIP = {("laplace", "sqrt_factorization"), ("laplace", "blt")}  # L1 column norms ~ sqrt(T): not pure-DP counters
 
 
