@@ -17,6 +17,7 @@ import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
+from test_beam_releases import workload  # the same random update stream
 
 from pipelines import flink_jobserver
 from transforms.core import DynamicConfig, FullyDynamicRelease, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
@@ -76,27 +77,6 @@ def _flink_options(server, *extra, streaming=False):
     return opts
 
 
-def _workload(streams=("a", "b"), n=200, seed=3):
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    recs, live = [], {s: [] for s in streams}
-    for i in range(n):
-        s = streams[int(rng.integers(len(streams)))]
-        t = float(i) * 0.7 + float(rng.random())
-        if live[s] and rng.random() < 0.35:
-            eid = live[s].pop(int(rng.integers(len(live[s]))))
-            recs.append(UpdateRecord(t, "delete", eid, None, s, i))
-        elif live[s] and rng.random() < 0.15:
-            eid = live[s][int(rng.integers(len(live[s])))]
-            recs.append(UpdateRecord(t, "upsert", eid, (0, int(rng.integers(4))), s, i))
-        else:
-            eid = f"{s}{i}"
-            live[s].append(eid)
-            recs.append(UpdateRecord(t, "insert", eid, (0, int(rng.integers(4))), s, i))
-    return recs
-
-
 def _in_memory(records, spec, noise):
     """The reference: the core driven tick by tick, then to the first close at or after the end tick."""
     out = []
@@ -122,7 +102,7 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
     per-stream release; Flink's keyed state and event-time timers): its answers equal the in-memory core's,
     exactly, with noise off and with a fixed key and release id (then they are the noise every runner draws).
     Both releases run in one Flink job (one job's start-up instead of two)."""
-    recs = _workload()
+    recs = workload(n=200, seed=3)
     spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0, end_time=200.0)
     p = beam.Pipeline(options=_flink_options(flink, streaming=True))
     updates = p | beam.Create(recs) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
@@ -192,7 +172,7 @@ def test_unbounded_followed_file_on_flink_equals_the_core(flink, tmp_path):
     the file is appended only after the first releases were seen), and all of them equal the core's."""
     from pipelines.follow_source import END_MARKER, ReadFollowing
 
-    recs = _workload(n=160, seed=11)
+    recs = workload(n=160, seed=11)
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0)
     t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity("flink-follow-0001"))
     expect = _in_memory(recs, spec, NoiseSource.from_hex(KEY_HEX).for_release(t.release))

@@ -336,7 +336,7 @@ class FullyDynamicRelease(SegmentedRelease):
 
     name = "fully_dynamic"
     options_cls = FullyDynamicOptions
-    _STATE_EXCLUDE = ("_locate_cache",)
+    _STATE_EXCLUDE = ("_locate_cache", "_reuse")
 
     def __init__(
         self,
@@ -373,14 +373,18 @@ class FullyDynamicRelease(SegmentedRelease):
 
     def _after_restore(self):
         self._locate_cache = {}
+        self.__dict__.pop("_reuse", None)
 
     @property
     def reuse(self) -> list[bool]:
         """Per query set: answered from each round's n_hat and deletion-count
-        counter (count sets, tight profile). Derived from the configuration,
-        so not part of the state."""
-        reuse = self.config.budget_profile.reuse_count
-        return [bool(reuse and isinstance(m, CountMechanism)) for m in self.mechanisms]
+        counter (count sets, tight profile). Derived from the configuration
+        (once: the bounds read it at every period), so not part of the state."""
+        reuse = self.__dict__.get("_reuse")
+        if reuse is None:
+            tight = self.config.budget_profile.reuse_count
+            reuse = self._reuse = [bool(tight and isinstance(m, CountMechanism)) for m in self.mechanisms]
+        return reuse
 
     @classmethod
     def _configure(cls, config: DynamicConfig, options: FullyDynamicOptions) -> DynamicConfig:
