@@ -20,6 +20,7 @@ import yaml
 from transforms.core import mechanisms as registry
 from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.core.config import DynamicConfig, QuerySet
+from transforms.core.consistency import Consistency
 from transforms.records import NoiseKey
 from transforms.spec import LATE_POLICIES, TIME_RANGE
 
@@ -315,6 +316,7 @@ class PipelineConfig:
     every_ticks: int = 1  # release.every_ticks: one release per query per period of this many ticks
     clamp: bool = True  # release.clamp: counts and histogram cells clamped at 0 (post-processing)
     round_answers: bool = False  # release.round: counts and histogram cells rounded (post-processing)
+    consistent: bool = False  # release.consistent: histograms consistent with the count (post-processing)
     source_type: str = "file"
     subscription: str | None = None
     timestamp_attribute: str | None = None
@@ -360,6 +362,12 @@ class PipelineConfig:
             beta=self.beta,
             unit=self.privacy_unit,
         )
+
+    def consistency(self):
+        """The post-processing of ``release.consistent`` (None when off)."""
+        if not self.consistent:
+            return None
+        return Consistency.for_config(self.dynamic_config(), self.round_answers)
 
     def release_digest(self) -> str:
         """A digest of everything that defines the release (privacy, time, streams,
@@ -506,11 +514,11 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     rel = raw.get("release") if raw.get("release") is not None else {}
     if not isinstance(rel, dict):
         raise ConfigError("release: must be a mapping such as {every_ticks: 1}")
-    _unknown(rel, ("every_ticks", "clamp", "round"), "release")
+    _unknown(rel, ("every_ticks", "clamp", "round", "consistent"), "release")
     every = rel.get("every_ticks", 1)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ConfigError(f"release.every_ticks: must be an integer >= 1 (ticks per release); got {every!r}")
-    for key in ("clamp", "round"):
+    for key in ("clamp", "round", "consistent"):
         if not isinstance(rel.get(key, False), bool):
             raise ConfigError(f"release.{key}: must be true or false; got {rel[key]!r}")
 
@@ -675,6 +683,23 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             "dead_letter_topic on a pubsub sink"
         )
 
+    if rel.get("consistent", False):
+        # histograms consistent with the count (transforms.core.consistency):
+        # cells >= 0 summing to the released count, so it implies clamping
+        if not rel.get("clamp", True):
+            raise ConfigError(
+                "release.consistent: a consistent histogram has cells >= 0 summing to the count clamped at 0; "
+                "remove release.clamp: false (or release.consistent)"
+            )
+        n_counts = sum(q.type == "count" for q in queries)
+        if n_counts != 1 or not any(q.type == "histogram" for q in queries):
+            raise ConfigError(
+                "release.consistent: makes each histogram query consistent with THE count query of the release; "
+                f"the queries have {n_counts} count and "
+                f"{sum(q.type == 'histogram' for q in queries)} histogram queries (need exactly 1 count and at "
+                "least 1 histogram)"
+            )
+
     return PipelineConfig(
         epsilon=eps,
         delta=delta,
@@ -704,6 +729,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         every_ticks=every,
         clamp=rel.get("clamp", True),
         round_answers=rel.get("round", False),
+        consistent=rel.get("consistent", False),
         source_type=stype,
         subscription=subscription,
         timestamp_attribute=ts_attr,

@@ -18,8 +18,10 @@ import argparse
 import glob
 import json
 import sys
+from typing import NamedTuple
 
 from pipelines.config import ConfigError, load_config
+from transforms.core.consistency import make_consistent
 
 __all__ = ["recompute", "read_nodes", "main"]
 
@@ -62,6 +64,16 @@ def read_nodes(pattern: str) -> list[dict]:
     return out
 
 
+class _Row(NamedTuple):
+    stream: str
+    tick: int
+    segment: int
+    query: str
+    estimate: tuple
+    error_bound: float | None = None  # node records carry no bound
+    beta: float = 0.0
+
+
 def recompute(cfg, nodes) -> list[dict]:
     """The answers at each close rebuilt from node records (dicts, or JSON lines)."""
     sums: dict[tuple, list[float]] = {}
@@ -75,11 +87,16 @@ def recompute(cfg, nodes) -> list[dict]:
         for i, v in enumerate(rec["values"]):
             acc[i] += v
     queries = {q.name: q for q in cfg.queries}
+    for query in {k[3] for k in sums}:
+        if query not in queries:
+            raise ConfigError(f"--nodes: query {query!r} of the node files is not in the configuration (another run?)")
+    consistency = cfg.consistency()
+    if consistency:  # release.consistent: the same post-processing as the pipeline's, per (stream, tick)
+        rows = [_Row(s, t, g, q, v) for (s, t, g, q), v in sums.items()]
+        sums = {(r.stream, r.tick, r.segment, r.query): list(r.estimate) for r in make_consistent(rows, consistency)}
     out = []
     for (stream, tick, segment, query), values in sorted(sums.items()):
-        q = queries.get(query)
-        if q is None:
-            raise ConfigError(f"--nodes: query {query!r} of the node files is not in the configuration (another run?)")
+        q = queries[query]
         est = q.values(values)
         estimate = dict(zip(map(str, q.domain), est)) if q.type == "histogram" else est[0]
         out.append({"stream": stream, "tick": tick, "segment": segment, "query": query, "estimate": estimate})

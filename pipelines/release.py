@@ -450,6 +450,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         noise_key,
         options=cfg.mechanism_options(),
         release=release,
+        consistency=cfg.consistency(),
     )
     out = records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()

@@ -454,9 +454,11 @@ def test_noise_key_sources(tmp_path, monkeypatch):
         noise_key_for(parse_config(raw), local=False)
 
 
-def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("consistent", [False, True])
+def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, capsys, monkeypatch, consistent):
     """With noise on: the answers rebuilt from the node outputs alone equal the
-    released ones; long runs print progress counts (never payloads)."""
+    released ones (with ``release.consistent`` too: the recomputation applies the
+    same projection); long runs print progress counts (never payloads)."""
     from pipelines import recompute as rc
     from pipelines.release import _ParseFn
 
@@ -467,7 +469,7 @@ def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, ca
     raw["source"]["path"] = str(tmp_path / "in.jsonl")
     raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl"}]
     raw["mechanism"] = {"kind": "fully_dynamic"}  # the mechanism that publishes its tree
-    raw["release"] = {"every_ticks": 1, "clamp": False}
+    raw["release"] = {"every_ticks": 1, "consistent": True} if consistent else {"every_ticks": 1, "clamp": False}
     monkeypatch.setenv("DP_NOISE_KEY", bytes(range(32)).hex())
     _run(tmp_path, "noisy", raw)
     err = capsys.readouterr().err
@@ -512,6 +514,11 @@ def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, ca
             continue  # before the first close: nothing released yet (estimate 0)
         assert released[k] == pytest.approx(expect, abs=1e-6), k
     assert any(v != 0 for v in released.values() if not isinstance(v, dict))  # noise was on
+    if consistent:
+        for (stream, tick, _query), v in released.items():
+            if isinstance(v, dict):
+                assert min(v.values()) >= 0
+                assert sum(v.values()) == pytest.approx(released[(stream, tick, "active")], abs=1e-6)
 
 
 def test_pipeline_dofns_pickle_and_dedup_keys():

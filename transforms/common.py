@@ -16,6 +16,7 @@ from apache_beam.metrics import Metrics
 
 from transforms.core.accounting import as_vector
 from transforms.core.aggregates import fold, resolve_entry, to_batch
+from transforms.core.consistency import Consistency, make_consistent
 from transforms.core.mechanisms import MechanismSpec
 from transforms.core.noise import ReleaseIdentity
 from transforms.core.registry import OPS
@@ -188,6 +189,7 @@ class ReleaseFnBase(beam.DoFn):
         emit_nodes: bool,
         options=None,
         release: ReleaseIdentity | None = None,
+        consistency: Consistency | None = None,
     ):
         if not isinstance(release, ReleaseIdentity):
             raise TypeError("the release DoFns need the ReleaseIdentity the transform fixed at construction")
@@ -198,6 +200,8 @@ class ReleaseFnBase(beam.DoFn):
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
         self.release = release
+        # post-processing of each (stream, tick)'s answers (transforms.core.consistency)
+        self.consistency = consistency if consistency is not None else Consistency()
         self.noise = None
         self.emitted = 0
 
@@ -230,7 +234,10 @@ def emit_results(fn, core, results, timestamp_of):
             Metrics.counter(NAMESPACE, event).inc()
             if event != "ended":
                 _PROGRESS.warning("stream %s: %s at tick %d; it releases no more", core.stream, event, tick)
-        for a in res.answers:
+        answers = res.answers
+        if fn.consistency:  # post-processing of this call's answers (free): one (stream, tick) is never split
+            answers = make_consistent(answers, fn.consistency)
+        for a in answers:
             Metrics.counter(NAMESPACE, "releases_emitted").inc()
             fn.emitted += 1
             if fn.emitted % fn.PROGRESS_EVERY == 0:  # counts only, never values

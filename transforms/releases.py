@@ -36,6 +36,7 @@ from transforms.bounded import BOUNDED_END, ReleaseBoundedStreamFn, ResolveEntri
 from transforms.common import NODES, ValidateFn
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
+from transforms.core.consistency import Consistency
 from transforms.core.noise import ReleaseIdentity, config_digest
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
@@ -87,6 +88,10 @@ class ReleaseContinually(beam.PTransform):
         release (a random id). Fixed here, at construction.
       tick_merge: ``auto`` | ``stateful`` | ``bundle`` (streaming path; see
         ``transforms.streaming.stateful_tick_merge``).
+      consistency: a :class:`~transforms.core.consistency.Consistency`: the
+        histograms released consistent with the count (cells >= 0 summing to
+        the count, post-processing with the bound ``docs/consistency.md``
+        states); None: as released.
     """
 
     mechanism_name: str | None = None  # fixed by the named subclasses
@@ -103,6 +108,7 @@ class ReleaseContinually(beam.PTransform):
         label: str | None = None,
         tick_merge: str = "auto",
         release: ReleaseIdentity | None = None,
+        consistency: Consistency | None = None,
     ):
         super().__init__(label)
         name = self.mechanism_name or mechanism
@@ -132,6 +138,14 @@ class ReleaseContinually(beam.PTransform):
             )
         if release is not None and not isinstance(release, ReleaseIdentity):
             raise TypeError("release must be a transforms.core.ReleaseIdentity (or None for a new release)")
+        if consistency is not None:
+            if not isinstance(consistency, Consistency):
+                raise TypeError("consistency must be a transforms.core.consistency.Consistency (or None)")
+            names = {q.name: q.kind for q in config.queries}
+            for h, c in consistency.pairs:
+                if names.get(h) != "histogram" or names.get(c) != "count":
+                    raise ValueError(f"consistency pair ({h!r}, {c!r}) must name a histogram and a count query")
+        self.consistency = consistency
         self.config = config
         self.spec = spec
         self.noise_key = noise_key
@@ -174,6 +188,7 @@ class ReleaseContinually(beam.PTransform):
             self.emit_nodes,
             options=self.options,
             release=self.release,
+            consistency=self.consistency,
         )
 
     def _expand_bounded(self, valid):

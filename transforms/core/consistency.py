@@ -1,0 +1,205 @@
+"""A histogram consistent with the count: post-processing of one release.
+
+A count query and a histogram query over the same stream estimate the same
+total: every live entry falls in exactly one cell of a histogram (a record
+whose field lies outside the declared domain is dead-lettered, never
+counted), so the true cells ``h*`` satisfy ``h* >= 0`` and
+``sum(h*) = n``, the true count. Independent noise breaks both: cells come
+out negative and their sum differs from the released count. Users expect
+one picture, so with ``release.consistent: true`` every histogram is
+replaced by its Euclidean projection onto
+
+    K(C) = { h : h >= 0, sum(h) = C },    C = max(count estimate, 0),
+
+and the count is released as ``C``. Both are functions of released answers
+only (post-processing), so they cost no privacy and change no noise.
+
+**Error bound.** Let the histogram's released bound be ``B_h`` (all cells at
+once, with probability ``1 - beta_h``) and the count's ``B_c`` (probability
+``1 - beta_c``). On the event that both hold (probability at least
+``1 - beta_h - beta_c``, a union bound), every cell of the projection is
+within ``max(2 B_h, B_c)`` of the truth. Proof: the projection is
+``p_i = max(x_i - tau, 0)`` with ``tau`` the unique threshold giving
+``sum(p) = C``; write ``x_i = h*_i + e_i``, ``|e_i| <= B_h``. ``C`` is
+within ``B_c`` of ``n`` (``n >= 0``: clamping at 0 never moves an estimate
+away from it).
+
+* ``|tau| <= B_h``: a cell with ``p_i > 0`` has error ``|e_i - tau| <= 2 B_h``;
+  a cell with ``p_i = 0`` has ``x_i <= tau``, so its error is
+  ``h*_i <= tau + B_h <= 2 B_h``.
+* ``tau > B_h``: every cell's error has the same sign: ``h*_i - p_i`` is
+  ``tau - e_i > 0`` for ``p_i > 0`` and ``h*_i >= 0`` for ``p_i = 0``. They
+  sum to ``n - C <= B_c``, so each is at most ``B_c``.
+* ``tau < -B_h``: every ``x_i - tau > h*_i >= 0``, so no cell is clamped and
+  every error ``p_i - h*_i = e_i - tau`` is positive; they sum to
+  ``C - n <= B_c``, so each is at most ``B_c``.
+
+The bound is attained up to the search's resolution (``B_c``: all mass in one
+cell; ``2 B_h``: many cells), see ``tests/test_consistency.py``.
+
+**Rounding** (``release.round``): the count is ``R = round(C)`` (within
+``B_c + 1/2`` of the integer ``n``), the histogram is projected onto
+``K(R)`` and apportioned to integers summing to ``R`` by largest remainders
+(each cell moves by less than 1): cells within ``max(2 B_h, B_c + 1/2) + 1``.
+
+The released records say what they are: the histogram's ``error_bound`` is
+the bound above and its ``beta`` is ``beta_h + beta_c``. The count keeps its
+bound (plus 1/2 when rounded). A histogram whose count is not released at the
+same (stream, tick) is left as released (every mechanism with a release period
+releases all query sets together, so this does not happen in the pipelines).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = ["project_to_simplex", "apportion", "consistent_histogram", "Consistency", "make_consistent"]
+
+
+def project_to_simplex(x, total: float) -> np.ndarray:
+    """The Euclidean projection of ``x`` onto ``{h >= 0, sum(h) = total}``
+    (``total >= 0``): ``max(x - tau, 0)`` with the threshold found by sorting
+    (Held-Wolfe-Crowder; Duchi et al. 2008), O(d log d)."""
+    x = np.asarray(x, dtype=float)
+    if total < 0 or not math.isfinite(total):
+        raise ValueError(f"total must be finite and >= 0, got {total}")
+    if x.size == 0:
+        return x.copy()
+    if total == 0:
+        return np.zeros_like(x)
+    u = np.sort(x)[::-1]
+    css = np.cumsum(u) - total
+    idx = np.arange(1, x.size + 1)
+    hits = np.nonzero(u - css / idx > 0)[0]
+    rho = int(hits[-1]) if hits.size else 0  # index 0 always qualifies in exact arithmetic
+    tau = css[rho] / (rho + 1)
+    p = np.maximum(x - tau, 0.0)
+    # the sum is exact up to rounding; put the residue on the largest cell so
+    # that sum(p) == total holds for the released floats as well as possible
+    p[int(np.argmax(p))] += total - float(p.sum())
+    return np.maximum(p, 0.0)
+
+
+def apportion(p, total: int) -> np.ndarray:
+    """Integers summing to ``total`` with every cell within 1 of ``p``
+    (``p >= 0``, ``sum(p) = total``): floors, then the remaining units to the
+    largest fractional parts (ties: the lower index)."""
+    p = np.asarray(p, dtype=float)
+    base = np.floor(p)
+    short = int(total - base.sum())
+    if short > 0:
+        frac = p - base
+        order = sorted(range(p.size), key=lambda i: (-frac[i], i))
+        for i in order[:short]:
+            base[i] += 1.0
+    elif short < 0:  # floating residue only: remove from the largest cells
+        order = sorted(range(p.size), key=lambda i: (-base[i], i))
+        for i in order[:-short]:
+            base[i] -= 1.0
+    return base
+
+
+def consistent_histogram(count, count_bound, count_beta, hist, hist_bound, hist_beta, round_answers=False):
+    """The consistent pair for one release: ``(count, count_bound, hist,
+    hist_bound, hist_beta)`` (module docstring: the projection and its
+    bound). A bound that is None (not stated) stays None."""
+    c = max(float(count), 0.0)
+    cb = None if count_bound is None else float(count_bound)
+    if round_answers:
+        c = float(round(c))
+        cb = None if cb is None else cb + 0.5
+    p = project_to_simplex(hist, c)
+    extra = 0.0
+    if round_answers:
+        p = apportion(p, int(c))
+        extra = 1.0
+    hb = None if (hist_bound is None or cb is None) else max(2.0 * float(hist_bound), cb) + extra
+    return c, cb, p, hb, float(hist_beta) + float(count_beta)
+
+
+@dataclasses.dataclass(frozen=True)
+class Consistency:
+    """Which histograms are made consistent with which count.
+
+    pairs: ``(histogram query, count query)`` names; round_answers: release
+    integers (the count rounded, cells apportioned)."""
+
+    pairs: tuple = ()
+    round_answers: bool = False
+
+    def __post_init__(self):
+        hists = [h for h, _ in self.pairs]
+        if len(set(hists)) != len(hists):
+            raise ValueError("a histogram can be made consistent with one count only")
+        counts = {c for _, c in self.pairs}
+        if counts & set(hists):
+            raise ValueError("a query cannot be both the count and a histogram of a consistency pair")
+
+    @classmethod
+    def for_config(cls, config, round_answers: bool = False) -> Consistency:
+        """Every histogram of ``config`` (a ``DynamicConfig``) with its only count
+        query; ValueError when there is no count query or more than one."""
+        counts = [q.name for q in config.queries if q.kind == "count"]
+        hists = [q.name for q in config.queries if q.kind == "histogram"]
+        if len(counts) != 1:
+            raise ValueError(
+                f"a consistent histogram needs exactly one count query to be consistent with; "
+                f"the configuration has {len(counts)}"
+            )
+        if not hists:
+            raise ValueError("a consistent histogram needs a histogram query; the configuration has none")
+        return cls(tuple((h, counts[0]) for h in hists), bool(round_answers))
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+
+def make_consistent(answers: Iterable, consistency: Consistency) -> list:
+    """``answers`` (``Answer`` or ``ReleaseRecord``: anything with ``stream``,
+    ``tick``, ``query``, ``estimate``, ``error_bound``, ``beta`` fields that
+    ``dataclasses.replace`` or ``_replace`` can change) with every paired
+    histogram projected and its count clamped (and rounded), in the same order."""
+    answers = list(answers)
+    if not consistency:
+        return answers
+    by_key = {(a.stream, a.tick, a.query): i for i, a in enumerate(answers)}
+    out = list(answers)
+    counts_done = set()
+    for h_name, c_name in consistency.pairs:
+        for i, a in enumerate(answers):
+            if a.query != h_name:
+                continue
+            j = by_key.get((a.stream, a.tick, c_name))
+            if j is None:
+                continue
+            c = answers[j]
+            cv, cb, p, hb, hbeta = consistent_histogram(
+                np.asarray(c.estimate, dtype=float)[0],
+                c.error_bound,
+                c.beta,
+                a.estimate,
+                a.error_bound,
+                a.beta,
+                consistency.round_answers,
+            )
+            out[i] = _replace(a, estimate=_like(a.estimate, p), error_bound=hb, beta=hbeta)
+            if j not in counts_done:
+                out[j] = _replace(c, estimate=_like(c.estimate, [cv]), error_bound=cb)
+                counts_done.add(j)
+    return out
+
+
+def _like(template, values):
+    if isinstance(template, np.ndarray):
+        return np.asarray(values, dtype=float)
+    return tuple(float(v) for v in values)
+
+
+def _replace(obj, **kw):
+    if dataclasses.is_dataclass(obj):
+        return dataclasses.replace(obj, **kw)
+    return obj._replace(**kw)
