@@ -38,7 +38,7 @@ MECHANISMS = registry.names()  # the choices come from the mechanism registry
 PROFILES = ("paper", "tuned", "tight")  # transforms.core.config.PROFILES
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
-SOURCE_TYPES = ("file", "pubsub")
+SOURCE_TYPES = ("file", "pubsub", "follow")
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
 SINK_TYPES = ("file", "pubsub")
 SINK_FORMATS = ("jsonl", "avro")
@@ -325,10 +325,11 @@ class PipelineConfig:
     dedup_field: str | None = None  # source.dedup.field (files): drop repeats of one update id
     max_dead_letter_fraction: float = 1.0  # a bounded run that dead-letters more fails (exit 3)
     max_future_seconds: float | None = None  # streaming: event time at most this far past the arrival time
+    max_disorder_seconds: float = 0.0  # follow: how far a line's event time may lag the newest one read
 
     @property
     def streaming(self) -> bool:
-        return self.source_type == "pubsub"
+        return self.source_type in ("pubsub", "follow")
 
     @property
     def streams(self) -> tuple:
@@ -575,7 +576,28 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     max_dead = _number(src.get("max_dead_letter_fraction", 1.0), "source.max_dead_letter_fraction", nonneg=True)
     _range(max_dead, "source.max_dead_letter_fraction", 0.0, 1.0, "the share of input records")
     max_future = None
-    if stype == "file":
+    max_disorder = 0.0
+    if stype == "follow":
+        # JSON lines appended to files, followed (pipelines.follow_source): unbounded,
+        # and the one streaming source that runs on Flink from Python (docs/flink.md)
+        _unknown(src, common + ("path", "max_disorder_seconds"), "source")
+        spath = _string(_req(src, "path", "source"), "source.path", "a path or glob of JSON-lines files")
+        if "://" in spath:
+            raise ConfigError("source.path: a followed source reads local files (or a shared mount); got a URL")
+        _choice(src.get("format", "jsonl"), ("jsonl",), "source.format")
+        max_disorder = _number(src.get("max_disorder_seconds", 0.0), "source.max_disorder_seconds", nonneg=True)
+        _range(max_disorder, "source.max_disorder_seconds", 0, MAX_SPAN_SECONDS, "at most 30 years")
+        if base_dir is not None and not Path(spath).is_absolute():
+            spath = str(base_dir / spath)
+        if tm.get("origin") is None:
+            raise ConfigError(
+                "time.origin: required with a follow source: the event time at which tick 1 starts (epoch seconds "
+                "or an ISO-8601 date-time such as 2026-11-22T00:00:00Z); the release schedule is public "
+                "configuration, never derived from the data"
+            )
+        if ticks:
+            raise ConfigError("time.ticks: must be false with a follow source (event times are epoch seconds)")
+    elif stype == "file":
         _unknown(src, common + ("path", "dedup"), "source")
         if src.get("dedup") is not None:
             dd = _mapping(src["dedup"], "source.dedup", "{field: update_id}")
@@ -738,6 +760,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         dedup_field=dedup_field,
         max_dead_letter_fraction=max_dead,
         max_future_seconds=max_future,
+        max_disorder_seconds=max_disorder,
     )
 
 
@@ -820,7 +843,7 @@ def check_environment(cfg: PipelineConfig, local: bool = True) -> None:
     workers) the noise key is present and well-formed. Raises ConfigError with
     one line; never shows a record of the input (a payload in a message would be
     a leak)."""
-    if cfg.source_type == "file":
+    if cfg.source_type in ("file", "follow"):  # a followed file must exist when the pipeline is built
         for path in source_files(cfg.source_path):
             _check_source_file(cfg, path)
     for i, sink in enumerate(cfg.sinks):

@@ -312,7 +312,7 @@ def _dead_dict(cfg: PipelineConfig, d: DeadLetter) -> dict:
         **fields,
         "stage": (d.stage if len(d) > 2 else "") or "",
         "stream": stream if isinstance(stream, str) else None,
-        "format": "pubsub" if cfg.streaming else cfg.source_format,
+        "format": "pubsub" if cfg.source_type == "pubsub" else cfg.source_format,
     }
 
 
@@ -415,6 +415,15 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
             messages
             | "DedupKey" >> beam.ParDo(_PubsubElementFn(cfg.id_attribute))
             | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds))
+        )
+    elif cfg.source_type == "follow":
+        # JSON lines as they are appended (a splittable DoFn: every portable runner,
+        # Flink included, runs it); the watermark follows the lines' event times,
+        # held back by max_disorder_seconds; a line "#END" finishes a file
+        from pipelines.follow_source import ReadFollowing, json_time
+
+        elements = p | "FollowFiles" >> ReadFollowing(
+            cfg.source_path, time_of=json_time(cfg.time_field), max_disorder_seconds=cfg.max_disorder_seconds
         )
     elif cfg.source_format == "avro":
         elements = p | "ReadFiles" >> beam.io.ReadFromAvro(cfg.source_path)
@@ -780,7 +789,7 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
     dups = counters.get("duplicates_dropped", 0)
-    if cfg.streaming or cfg.dedup_field:
+    if cfg.source_type == "pubsub" or cfg.dedup_field:
         lines.append(f"duplicates dropped:  {dups}")
     clamped = {k[len("sum_clamped_") :]: v for k, v in counters.items() if k.startswith("sum_clamped_")}
     if any(q.type == "sum" for q in cfg.queries):

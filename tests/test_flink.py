@@ -294,6 +294,52 @@ def test_release_cli_on_flink_is_byte_identical_to_direct_runner(flink_jar, tmp_
     assert len(releases) > 100 and len({json.loads(x)["stream"] for x in releases}) == 2
 
 
+def _time_of(line):
+    try:
+        t = json.loads(line)["time"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return t if isinstance(t, int | float) else None
+
+
+def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flink_jar, tmp_path):
+    """``source: {type: follow}`` through ``python -m pipelines.release`` on Flink (streaming: the job follows
+    the file until its ``#END`` line): release lines byte-identical to the DirectRunner's bounded run of the same
+    lines under the same key and release id."""
+    end = 86400
+    lines = [ln for ln in _demo_subset(tmp_path, end).read_text().splitlines() if _time_of(ln) is not None]
+    lines.sort(key=_time_of)  # a log is written in time order
+    (tmp_path / "bounded.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "followed.jsonl").write_text("\n".join(lines) + "\n#END\n")
+    demo = (ROOT / "configs" / "demo.yaml").read_text().replace("end: 691200", f"end: {end}")
+    outs = {}
+    for name, source, args in (
+        ("direct", f"{{type: file, path: {tmp_path / 'bounded.jsonl'}, format: jsonl}}", []),
+        (
+            "flink",
+            f"{{type: follow, path: {tmp_path / 'followed.jsonl'}}}",
+            [
+                "--runner=FlinkRunner",
+                "--flink_master=[local]",
+                f"--flink_job_server_jar={flink_jar}",
+                "--environment_type=LOOPBACK",
+                "--parallelism=2",
+            ],
+        ),
+    ):
+        out = tmp_path / name / "out"
+        cfg = tmp_path / f"{name}.yaml"
+        cfg.write_text(
+            demo.replace("source: {type: file, path: data/demo.jsonl, format: jsonl}", f"source: {source}").replace(
+                "path: output/", f"path: {out}/"
+            )
+        )
+        _, TIMINGS[f"cli_follow_{name}"] = _run_cli(cfg, "flink-follow-test-01", *args)
+        outs[name] = _records(out, "releases*.jsonl")
+    assert len(outs["direct"]) == 2 * 3 * (end // 600)
+    assert outs["flink"] == outs["direct"]
+
+
 def test_report_timings(flink):
     """Prints what the tier measured (``-s`` shows it); always passes once the job server ran."""
     print("\nFlink tier timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in sorted(TIMINGS.items())))

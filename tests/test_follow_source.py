@@ -1,0 +1,85 @@
+"""``source: {type: follow}``: JSON lines followed as they are appended
+(``pipelines.follow_source``), the streaming source that also runs on Flink
+(``tests/test_flink.py``). Configuration, and the CLI on the DirectRunner
+releasing exactly what the bounded file source releases on the same lines."""
+
+import json
+
+import pytest
+import yaml
+
+from pipelines.config import ConfigError, load_config
+from pipelines.release import main
+
+ROOT_DEMO = "configs/demo.yaml"
+KEY_HEX = bytes(range(32)).hex()
+
+
+def _write(tmp_path, name, raw):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(raw))
+    return p
+
+
+def _demo():
+    return yaml.safe_load(open(ROOT_DEMO).read())
+
+
+def test_follow_source_is_streaming_and_takes_its_keys(tmp_path):
+    (tmp_path / "in.jsonl").write_text("")
+    raw = _demo()
+    raw["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl"), "max_disorder_seconds": 2.5}
+    cfg = load_config(_write(tmp_path, "f.yaml", raw))
+    assert cfg.streaming and cfg.source_type == "follow" and cfg.max_disorder_seconds == 2.5
+    raw["time"].pop("end")  # unbounded: no end needed
+    assert load_config(_write(tmp_path, "g.yaml", raw)).end is None
+
+
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (lambda r: r["source"].update(subscription="projects/p/subscriptions/sub"), "subscription"),
+        (lambda r: r["source"].update(format="csv"), "source.format"),
+        (lambda r: r["source"].update(max_disorder_seconds=-1), "max_disorder_seconds"),
+        (lambda r: r["source"].update(path="gs://bucket/x.jsonl"), "local files"),
+        (lambda r: r["source"].pop("path"), "source.path"),
+        (lambda r: r["time"].pop("origin"), "time.origin: required with a follow source"),
+    ],
+)
+def test_follow_source_refuses_bad_settings(tmp_path, change, match):
+    (tmp_path / "in.jsonl").write_text("")
+    raw = _demo()
+    raw["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl")}
+    change(raw)
+    with pytest.raises(ConfigError, match=match):
+        load_config(_write(tmp_path, "f.yaml", raw))
+
+
+def _lines(folder, pattern):
+    return sorted(line for f in folder.glob(pattern) for line in f.read_text().splitlines())
+
+
+@pytest.mark.slow
+def test_followed_file_releases_what_the_bounded_file_releases(tmp_path, monkeypatch):
+    """The same 1,500 demo lines (in time order, as a log is written), once as a
+    bounded file and once followed (ending with ``#END``), under one release id
+    and key: the release lines are byte-identical."""
+    lines = [ln for ln in open("data/demo.jsonl").read().splitlines()[:1500] if ln.startswith('{"time"')]
+    lines.sort(key=lambda ln: json.loads(ln)["time"])
+    last = json.loads(lines[-1])["time"]
+    (tmp_path / "bounded.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "followed.jsonl").write_text("\n".join(lines) + "\n#END\n")
+    base = _demo()
+    base["time"]["end"] = int(last // 600 + 1) * 600
+    base["privacy"]["release_id"] = "follow-test-0001"
+    outs = {}
+    for kind in ("file", "follow"):
+        raw = json.loads(json.dumps(base))
+        name = "bounded" if kind == "file" else "followed"
+        raw["source"] = {"type": kind, "path": str(tmp_path / f"{name}.jsonl")}
+        raw["sinks"] = [{"type": "file", "path": str(tmp_path / name / "out"), "format": "jsonl"}]
+        monkeypatch.setenv("DP_NOISE_KEY", KEY_HEX)
+        assert main(["--config", str(_write(tmp_path, f"{name}.yaml", raw))]) == 0
+        outs[kind] = _lines(tmp_path / name / "out", "releases*.jsonl")
+    assert len(outs["file"]) == 2 * 3 * (base["time"]["end"] // 600)
+    assert outs["follow"] == outs["file"]
