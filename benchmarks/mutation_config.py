@@ -147,6 +147,7 @@ TESTS: dict[str, list[str]] = {
     "transforms/core/factorization.py": [
         "tests/test_factorization.py",
         "tests/test_fully_dynamic_tight.py",
+        "tests/test_mutation_kills.py",
     ],
     "transforms/core/auto.py": [
         "tests/test_net_change.py::test_auto_plans_per_query_set_and_its_parts_never_share_noise",
@@ -156,6 +157,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_contract.py::test_ledger_charges_equal_the_plan",
         "tests/test_contract.py::test_noise_coordinates_never_repeat_in_memory",
         "tests/test_state_golden.py",
+        "tests/test_mutation_kills.py",
     ],
     "transforms/core/net_change.py": [
         *(

@@ -793,3 +793,81 @@ def test_bernoulli_exp_decides_a_word_next_to_the_boundary_exactly():
     for w in near[:6] + [edge - 2**30, edge + 2**30]:
         out = bernoulli_exp(WordStream([w << 1, 0]), np.array([1]), np.array([1]))
         assert bool(out[0]) is (w <= edge)
+
+
+# -- factorization.py ----------------------------------------------------------------
+
+
+def test_grid_index_is_the_least_exponent_on_the_sixteenth_octave_grid():
+    """``_grid_index(w)`` is the least j with 2^(j/16) >= w (the Laplace lattice
+    counter groups its rows' weights by it), for weights below and above 1.
+    Kills factorization._grid_index__mutmut_4 (``17 * log2``: overshoots above 1)."""
+    from transforms.core.factorization import _grid_index
+
+    rng = np.random.default_rng(3)
+    for w in np.concatenate([rng.uniform(1e-3, 1, 200), rng.uniform(1, 50, 200), [1.0, 2.0, 0.5]]):
+        j = _grid_index(float(w))
+        assert 2.0 ** (j / 16) >= w > 2.0 ** ((j - 1) / 16), (w, j)
+
+
+def test_kary_tree_over_a_non_additive_box_states_the_union_bound_of_its_nodes():
+    """Over a non-additive black box (no Honaker: no noise law to weight) the k-ary
+    tree's estimate is the plain sum of its completed nodes, and its bound is the
+    union bound over them: sum over the d nodes of alpha(node budget, beta / d).
+    Kills factorization.KaryTreeCounter.step__mutmut_62 (each node counted twice)."""
+    from transforms.core.factorization import KaryTreeCounter
+
+    c = KaryTreeCounter(OpaqueCount(), PureDP(1.0), horizon=27, radices=(3, 3))
+    noise = NoiseSource(KEY)
+    for t in range(1, 27):
+        assert c.step(np.array([1]), noise)[0] == t
+        digits = [t % 3, (t // 3) % 3, t // 9]  # nodes in the prefix: its base-3 digits
+        d = sum(digits)
+        node_eps = 1.0 / 3  # three levels
+        assert c.error_bound(0.3) == pytest.approx(d * (1 / (node_eps * 0.3 / d))), t
+
+
+def test_lattice_counters_refuse_a_non_additive_box_and_calibrate_zcdp_exactly():
+    """The factorization counters need an additive box (their noise is added on
+    the lattice, not by the box); under a zCDP budget the discrete Gaussian's
+    sigma^2 is exactly n2 * l2^2 / (2 rho), rounded up (no extra term: that
+    belongs to the tight (eps, delta) calibration only).
+    Kills factorization._LatticeToeplitzCounter.__init____mutmut_11 (``or`` ->
+    ``and``: a non-additive box with unit answers accepted) and
+    _LatticeToeplitzCounter._calibrate__mutmut_17 (``extra = 1``)."""
+    from transforms.core.factorization import SqrtFactorizationCounter, _sqrt_tables
+
+    class UnitsButOpaque(OpaqueCount):
+        def _answers_units(self, hist):
+            return np.array([int(np.sum(hist))])
+
+    with pytest.raises(ValueError, match="additive"):
+        SqrtFactorizationCounter(UnitsButOpaque(), PureDP(1.0), horizon=8)
+    for rho in (0.3, 1.0, 2.5):
+        c = SqrtFactorizationCounter(CountMechanism(1, "gaussian"), ZCDP(rho), horizon=64)
+        assert c.noise_param == as_ratio_up(Fraction(_sqrt_tables(64).n2) / (2 * Fraction(rho)))
+
+
+def test_blt_loss_is_finite_where_the_objective_overflows(monkeypatch):
+    """The BLT optimiser's objective returns the finite sentinel 1e30, never inf,
+    where the loss overflows (Nelder-Mead needs comparable values).
+    Kills factorization._blt_log_loss__mutmut_64 (``and`` -> ``or``)."""
+    from transforms.core import factorization as fz
+
+    p = np.concatenate([np.log(-np.log1p(-np.array([0.3, 0.05]))), np.log(-np.log1p(-np.array([0.5, 0.1])))])
+    assert fz._blt_log_loss(p, 64) < 1e29  # a feasible point: a real loss
+    monkeypatch.setattr(fz, "blt_sensitivity_squared", lambda *a: float("inf"))
+    assert fz._blt_log_loss(p, 64) == 1e30
+
+
+@pytest.mark.slow
+def test_blt_optimiser_reproduces_its_table():
+    """``optimize_blt`` (offline; its output is ``BLT_TABLE``) reproduces the
+    table's entry for n = 8 with 2 buffers and the stated ratio 1.0307.
+    Kills factorization.optimize_blt__mutmut_81 (Powell restarted from None)."""
+    from transforms.core.factorization import BLT_TABLE, optimize_blt
+
+    theta, theta_hat, ratio = optimize_blt(8, 2)
+    np.testing.assert_allclose(theta, BLT_TABLE[3][0], rtol=1e-6)
+    np.testing.assert_allclose(theta_hat[0], BLT_TABLE[3][1][0], rtol=1e-6)
+    assert ratio == pytest.approx(1.0307, abs=5e-5)
