@@ -832,7 +832,10 @@ def kary_radices(horizon: int, exponent: int = 2) -> tuple[int, ...]:
     variance grows as levels^exponent (2: Laplace, eps / levels per node;
     1: Gaussian, rho / levels). Searched over the radix sequences of values k
     and k + 1 (both orders), T^(1/levels) - 1 <= k <= T^(1/(levels-1)) + 1, for
-    every number of levels; the mean is exact (closed-form digit sums)."""
+    every number of levels; the mean is exact (closed-form digit sums). The least
+    over that family, not over every radix sequence: a search over all sequences
+    of values within [T^(1/levels) - 2, T^(1/levels) + 3] found lower means, by at
+    most 0.52% (T = 27, 256, 512, 729, 1024, 4096, 2^16; measured 2026-11-23)."""
     if horizon < 1:
         raise ValueError("horizon must be >= 1")
     best, best_radices = float("inf"), ()
