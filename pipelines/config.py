@@ -83,6 +83,7 @@ class SinkConfig:
     nodes_topic: str | None = None
     dead_letter_topic: str | None = None
     confidential_path: str | None = None
+    answers_topic: str | None = None  # pubsub: the answers to streamed queries (queries_source)
 
     @property
     def takes_dead_letters(self) -> bool:
@@ -326,10 +327,13 @@ class PipelineConfig:
     max_dead_letter_fraction: float = 1.0  # a bounded run that dead-letters more fails (exit 3)
     max_future_seconds: float | None = None  # streaming: event time at most this far past the arrival time
     max_disorder_seconds: float = 0.0  # follow: how far a line's event time may lag the newest one read
+    mutation_window: float | None = None  # privacy.mutation_window: seconds after an entry's first insertion
+    queries_source: tuple | None = None  # ("file", path) | ("pubsub", subscription): streamed queries (pmwg)
 
     @property
     def streaming(self) -> bool:
-        return self.source_type in ("pubsub", "follow")
+        pubsub_queries = self.queries_source is not None and self.queries_source[0] == "pubsub"
+        return self.source_type in ("pubsub", "follow") or pubsub_queries
 
     @property
     def streams(self) -> tuple:
@@ -337,7 +341,47 @@ class PipelineConfig:
 
     @property
     def privacy_unit(self) -> PrivacyUnit:
-        return PrivacyUnit(self.unit, self.max_mutations_per_entry)
+        return PrivacyUnit(self.unit, self.max_mutations_per_entry, self.mutation_window_ticks)
+
+    @property
+    def group_unit(self) -> PrivacyUnit:
+        """The unit that turns the core ledger's spend into the configured
+        guarantee (group privacy): the configured unit, or the update unit
+        (the identity) for mechanisms whose ledger already charges the
+        configured guarantee (``ledger_unit = "configured"``: the changelog
+        releases, which account by the enforced constraint)."""
+        if getattr(self.mechanism_spec.core_cls, "ledger_unit", "update") == "configured":
+            return PrivacyUnit.update()
+        return self.privacy_unit
+
+    def ledger_budget(self):
+        """The core ledger's total, in its currency (update level, or the
+        configured guarantee for the changelog releases)."""
+        import dataclasses
+
+        return dataclasses.replace(self.dynamic_config(), unit=self.group_unit).ledger_budget
+
+    def unit_text(self) -> str:
+        """The privacy unit in words (summaries, manifests)."""
+        if self.unit == "update":
+            return "update"
+        parts = []
+        if self.max_mutations_per_entry is not None:
+            parts.append(f"at most {self.max_mutations_per_entry} mutations")
+        if self.mutation_window is not None:
+            w = self.mutation_window
+            when = f"{w / 86400:g} days" if w >= 86400 else f"{w:g} s"
+            parts.append(f"all within {when} of the first insertion")
+        return "entry, " + " and ".join(parts)
+
+    @property
+    def mutation_window_ticks(self) -> int | None:
+        """``privacy.mutation_window`` in ticks, rounded up: a mutation is accepted
+        at most this many ticks after the tick of its entry's first insertion (the
+        guarantee is computed for this enforced window)."""
+        if self.mutation_window is None:
+            return None
+        return math.ceil(self.mutation_window / self.tick_seconds - 1e-9)
 
     def target_budget(self):
         if self.rho is not None:
@@ -379,7 +423,8 @@ class PipelineConfig:
 
         return config_digest(
             "pipeline-config-v1",
-            (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise),
+            (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise)
+            + (() if self.mutation_window is None else (("mutation_window", self.mutation_window),)),
             (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
             (self.origin, self.end, self.every_ticks),
             (self.stream_field, self.stream_keys),
@@ -392,12 +437,22 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     """Validate a parsed YAML mapping (see ``configs/demo.yaml``)."""
     if not isinstance(raw, dict):
         raise ConfigError("the configuration must be a YAML mapping")
-    top = ("privacy", "time", "streams", "mechanism", "release", "queries", "source", "sinks")
+    top = ("privacy", "time", "streams", "mechanism", "release", "queries", "source", "sinks", "queries_source")
     _unknown(raw, top, "config")
     priv = _mapping(raw.get("privacy"), "privacy", "{epsilon: 1.0}")
     _unknown(
         priv,
-        ("epsilon", "delta", "rho", "unit", "max_mutations_per_entry", "disable_noise", "noise_key", "release_id"),
+        (
+            "epsilon",
+            "delta",
+            "rho",
+            "unit",
+            "max_mutations_per_entry",
+            "mutation_window",
+            "disable_noise",
+            "noise_key",
+            "release_id",
+        ),
         "privacy",
     )
     release_id = priv.get("release_id")
@@ -425,12 +480,26 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         raise ConfigError(f"privacy.delta: must be < 1; got {delta}")
     unit = _choice(priv.get("unit", "update"), UNITS, "privacy.unit")
     k = priv.get("max_mutations_per_entry", 1)
-    if unit == "entry" and "max_mutations_per_entry" not in priv:
-        raise ConfigError("privacy.max_mutations_per_entry: required when privacy.unit is entry")
+    window = priv.get("mutation_window")
+    if unit == "entry" and "max_mutations_per_entry" not in priv and window is None:
+        raise ConfigError(
+            "privacy.max_mutations_per_entry: required when privacy.unit is entry (or, for the changelog "
+            "mechanisms dcr, hdcr and swcr, privacy.mutation_window: seconds after an entry's first insertion)"
+        )
     if unit == "update":
-        _not_applicable(priv, ("max_mutations_per_entry",), "privacy", "when privacy.unit is update (set unit: entry)")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        _not_applicable(
+            priv,
+            ("max_mutations_per_entry", "mutation_window"),
+            "privacy",
+            "when privacy.unit is update (set unit: entry)",
+        )
+    if unit == "entry" and "max_mutations_per_entry" not in priv:
+        k = None  # time-bounded only: no limit on the number of mutations
+    elif isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"privacy.max_mutations_per_entry: must be an integer >= 1; got {k!r}")
+    if window is not None:
+        window = _number(window, "privacy.mutation_window", nonneg=True)
+        _range(window, "privacy.mutation_window", 0, MAX_SPAN_SECONDS, "seconds after the first insertion")
     disable = priv.get("disable_noise", False)
     if not isinstance(disable, bool):
         raise ConfigError(f"privacy.disable_noise: must be true or false; got {disable!r}")
@@ -684,14 +753,14 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
                 )
             )
             continue
-        _unknown(sk, ("type", "topic", "nodes_topic", "dead_letter_topic"), path)
+        _unknown(sk, ("type", "topic", "nodes_topic", "dead_letter_topic", "answers_topic"), path)
         if disable:
             raise ConfigError(
                 f"{path}.type: privacy.disable_noise releases exact, non-private answers and is for tests only; "
                 "it refuses pubsub sinks (use a file sink, or turn disable_noise off)"
             )
         topics = {}
-        for key in ("topic", "nodes_topic", "dead_letter_topic"):
+        for key in ("topic", "nodes_topic", "dead_letter_topic", "answers_topic"):
             v = _req(sk, key, path) if key == "topic" else sk.get(key)
             if v is not None and (not isinstance(v, str) or not _TOPIC.match(v)):
                 raise ConfigError(
@@ -699,6 +768,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
                 )
             topics[key] = v
         sinks.append(SinkConfig("pubsub", **topics))
+    queries_source = _queries_source(raw.get("queries_source"), kind, queries, base_dir)
     if not any(sk.takes_dead_letters for sk in sinks):
         raise ConfigError(
             "sinks: no sink takes the dead letters, which would be lost: add a file sink or set "
@@ -728,6 +798,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         rho=rho,
         unit=unit,
         max_mutations_per_entry=k,
+        mutation_window=window,
         disable_noise=disable,
         noise_key=_noise_key(priv.get("noise_key", {"env": "DP_NOISE_KEY"})),
         time_field=time_field,
@@ -761,7 +832,36 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         max_dead_letter_fraction=max_dead,
         max_future_seconds=max_future,
         max_disorder_seconds=max_disorder,
+        queries_source=queries_source,
     )
+
+
+def _queries_source(value, kind: str, queries: list, base_dir: Path | None) -> tuple | None:
+    """``queries_source`` (streamed linear queries, docs/growing.md): ``{type:
+    file, path}`` (JSON lines) or ``{type: pubsub, subscription}``; only
+    mechanism pmwg answers them, over the domain of the first query (a
+    histogram)."""
+    if value is None:
+        return None
+    src = _mapping(value, "queries_source", "{type: file, path: data/growing_queries.jsonl}")
+    qtype = _choice(src.get("type", "file"), ("file", "pubsub"), "queries_source.type")
+    if kind != "pmwg":
+        raise ConfigError(f"queries_source: streamed queries are answered by mechanism.kind pmwg; got {kind}")
+    if not queries or queries[0].type != "histogram":
+        raise ConfigError(
+            "queries_source: the first query must be a histogram: streamed queries are weights over its domain"
+        )
+    if qtype == "file":
+        _unknown(src, ("type", "path"), "queries_source")
+        qpath = _string(_req(src, "path", "queries_source"), "queries_source.path", "a path or glob")
+        if base_dir is not None and not Path(qpath).is_absolute():
+            qpath = str(base_dir / qpath)
+        return ("file", qpath)
+    _unknown(src, ("type", "subscription"), "queries_source")
+    sub = _req(src, "subscription", "queries_source")
+    if not isinstance(sub, str) or not _SUBSCRIPTION.match(sub):
+        raise ConfigError(f"queries_source.subscription: must be projects/PROJECT/subscriptions/NAME; got {sub!r}")
+    return ("pubsub", sub)
 
 
 def _noise_key(value) -> tuple:
@@ -796,11 +896,25 @@ def check_mechanism(cfg: PipelineConfig) -> None:
     """What only the core can check: the budget and profile together, the
     mechanism's options against the configuration, the query kinds it answers."""
     spec = cfg.mechanism_spec
+    if spec.input_kind == "reports":  # a local-DP collector of client reports: its own checks
+        from pipelines.rr_collect import check_local_dp
+
+        check_local_dp(cfg)
+        return
     try:
         config = cfg.dynamic_config()
         spec.core_cls._configure(config, cfg.mechanism_options())
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    if cfg.unit == "entry" and cfg.max_mutations_per_entry is None:
+        try:
+            spec.core_cls.ledger_cap(config)
+        except ValueError:
+            raise ConfigError(
+                f"privacy.max_mutations_per_entry: required with mechanism.kind {cfg.mechanism} (its entry-level "
+                "guarantee is group privacy over k mutations); privacy.mutation_window alone bounds the loss only "
+                "for the changelog mechanisms dcr, hdcr and swcr (docs/changelog.md)"
+            ) from None
     _check_horizon(cfg)
     kinds = {q.query_set().kind for q in cfg.queries}
     unsupported = sorted(kinds - set(spec.query_kinds))

@@ -336,16 +336,16 @@ def spend_in_units(cfg: PipelineConfig, spent: tuple) -> tuple[dict, dict]:
     configured (epsilon, delta); rho for zCDP; with Gaussian noise under an
     (epsilon, delta) target also the ledger's rho), and the update-level
     spend the ledger charged, in its currency."""
-    ledger = cfg.dynamic_config().ledger_budget
+    ledger = cfg.ledger_budget()
     target = cfg.target_budget()
     if isinstance(ledger, ZCDP):
         update_level = {"rho": spent[0]}
-        rho = cfg.privacy_unit.guarantee(ZCDP(spent[0])).rho
+        rho = cfg.group_unit.guarantee(ZCDP(spent[0])).rho
         configured = {"rho": rho}
         if not isinstance(target, ZCDP):  # (epsilon, delta) configured: converted at the configured delta
             configured = {"epsilon": _zcdp_epsilon(rho, target.delta), "delta": target.delta, "rho": rho}
         return configured, update_level
-    b = cfg.privacy_unit.guarantee(ApproxDP(spent[0], spent[1]) if len(spent) == 2 else PureDP(spent[0]))
+    b = cfg.group_unit.guarantee(ApproxDP(spent[0], spent[1]) if len(spent) == 2 else PureDP(spent[0]))
     update_level = {"epsilon": spent[0]} if len(spent) == 1 else {"epsilon": spent[0], "delta": spent[1]}
     configured = {"epsilon": b.epsilon}
     if isinstance(b, ApproxDP):
@@ -452,17 +452,20 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         end_time=cfg.end,
         every_ticks=cfg.every_ticks,
     )
-    transform = ReleaseContinually(
-        cfg.mechanism,
-        cfg.dynamic_config(),
-        spec,
-        noise_key,
-        options=cfg.mechanism_options(),
-        release=release,
-        consistency=cfg.consistency(),
-    )
-    out = records | "Release" >> transform
-    dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+    release_args = dict(options=cfg.mechanism_options(), release=release, consistency=cfg.consistency())
+    query_dead = []
+    if cfg.queries_source is not None:
+        # streamed linear queries, answered by PMWG as of their arrival (docs/growing.md)
+        from pipelines.submit_queries import read_queries
+        from transforms.queries import AnswerQueries
+
+        queries, bad_queries = read_queries(p, cfg)
+        out = (records, queries) | "Release" >> AnswerQueries(cfg.dynamic_config(), spec, noise_key, **release_args)
+        query_dead = [bad_queries]
+    else:
+        transform = ReleaseContinually(cfg.mechanism, cfg.dynamic_config(), spec, noise_key, **release_args)
+        out = records | "Release" >> transform
+    dead = (parsed[_ParseFn.DEAD], out["dead_letters"], *query_dead) | "AllDeadLetters" >> beam.Flatten()
     out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
     written = []
     for i, sink in enumerate(cfg.sinks):
@@ -480,6 +483,11 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
                 sink.confidential_path,
             ),
         )
+        if "query_answers" in out:  # the answers to streamed queries (queries_source)
+            from pipelines.submit_queries import answer_dict
+
+            answers = ("query_answers", out["query_answers"], lambda a: answer_dict(cfg, a), "query_answer")
+            outputs += (answers + (sink.answers_topic, sink.path),)
         for name, pcoll, to_dict, schema, topic, base in outputs:
             if sink.type == "pubsub":
                 if topic is not None:
@@ -651,7 +659,11 @@ def release_manifest(cfg: PipelineConfig, release: ReleaseIdentity) -> dict:
         "release_every_ticks": cfg.every_ticks,
         "streams": list(cfg.streams),
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
-        "privacy_unit": cfg.unit if cfg.unit == "update" else f"entry (max {cfg.max_mutations_per_entry} mutations)",
+        "privacy_unit": cfg.unit
+        if cfg.unit == "update"
+        else f"entry (max {cfg.max_mutations_per_entry} mutations)"
+        if cfg.mutation_window is None
+        else f"entry ({cfg.unit_text()[len('entry, ') :]})",
         "noise": "disabled (NOT private)" if cfg.disable_noise else "on",
         "note": "budgets of separate releases add up: a new release id spends a new budget",
     }
@@ -766,16 +778,17 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     spent = dists.get("budget_spent_written_micro")
     if spent is not None and spent.count:
         configured, update_level = spend_in_units(cfg, (spent.max / 1e6,) + _ledger_delta(cfg))
-        unit = cfg.unit if cfg.unit == "update" else f"entry, at most {cfg.max_mutations_per_entry} mutations"
+        unit = cfg.unit_text()
         lines.append(
             f"budget spent:        {_budget_text(configured)} of {_budget_text(_target_dict(cfg))} per stream "
             f"(privacy unit '{unit}', the configured unit and currency)"
         )
-        ledger = cfg.dynamic_config().ledger_budget
-        lines.append(
-            f"                     update-level equivalent (the ledger's charge): {_budget_text(update_level)} of "
-            f"{_budget_text(_budget_dict(ledger))}"
-        )
+        ledger = cfg.ledger_budget()
+        if cfg.group_unit == cfg.privacy_unit:  # (the changelog releases charge the configured unit itself)
+            lines.append(
+                f"                     update-level equivalent (the ledger's charge): {_budget_text(update_level)} of "
+                f"{_budget_text(_budget_dict(ledger))}"
+            )
     exactness = "may undercount on this runner (see the note below)" if cfg.streaming else "exact"
     lines.append(
         "operator data below: exact counts, NOT differentially private (confidential; never publish them "
@@ -823,15 +836,15 @@ def _budget_dict(b) -> dict:
 
 def _target_dict(cfg: PipelineConfig) -> dict:
     out = _budget_dict(cfg.target_budget())
-    ledger = cfg.dynamic_config().ledger_budget
+    ledger = cfg.ledger_budget()
     if isinstance(ledger, ZCDP) and "rho" not in out:  # Gaussian noise under an (epsilon, delta) target
-        out["rho"] = cfg.privacy_unit.guarantee(ledger).rho
+        out["rho"] = cfg.group_unit.guarantee(ledger).rho
     return out
 
 
 def _ledger_delta(cfg: PipelineConfig) -> tuple:
     """The ledger's delta (an (epsilon, delta) ledger spends its delta with its epsilon)."""
-    ledger = cfg.dynamic_config().ledger_budget
+    ledger = cfg.ledger_budget()
     return (ledger.delta,) if isinstance(ledger, ApproxDP) else ()
 
 
@@ -967,6 +980,10 @@ def main(argv=None) -> int:
     except ConfigError as e:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
+    if cfg.mechanism_spec.input_kind == "reports":  # local DP: a collector of client reports, no noise, no key
+        from pipelines.rr_collect import run_collector
+
+        return run_collector(cfg, beam_args)
     if cfg.disable_noise:
         print(
             "WARNING: privacy.disable_noise is true: releases are EXACT and NOT differentially private. "

@@ -54,7 +54,11 @@ from transforms.releases import ReleaseContinually, StreamSpec
 ROOT = Path(__file__).resolve().parents[1]
 KEY = bytes(range(32))
 REL = ReleaseIdentity("contract-release")
-NAMES = sorted(MECHANISMS)
+# the update-stream checks below run over the mechanisms that take updates; a
+# report collector (input_kind "reports", trust "local": randomized_response)
+# gets the analogous checks at the end of this file
+NAMES = sorted(n for n, spec in MECHANISMS.items() if spec.input_kind == "updates")
+REPORT_NAMES = sorted(n for n, spec in MECHANISMS.items() if spec.input_kind == "reports")
 QUERIES = (
     QuerySet("n", "count"),
     QuerySet("h", "histogram", domain_size=4),
@@ -71,7 +75,16 @@ BUDGETS = {
     "zcdp-tight": (ZCDP(2.0), "tight"),
     "restarts-tight": (PureDP(200.0), "tight"),
 }
-OPTIONS = {"continual_count": {"counter": "honaker", "horizon": 200}}
+OPTIONS = {
+    "continual_count": {"counter": "honaker", "horizon": 200},
+    # growing databases: small starting sizes so that the short workloads re-run often
+    "bb_scheduler": {"n0": 40, "eta": 0.25},
+    "bb_improver": {"n0": 40, "step": 40},
+    "pmwg": {"n0": 40, "eta": 0.1},
+    # changelog releases: a fixed HDCR shape, and an SWCR derived from an HDCR (the direct one: test_changelog.py)
+    "hdcr": {"branching": 3, "height": 4},
+    "swcr": {"window": 5, "method": "hdcr", "branching": 2},
+}
 
 
 def options_for(name, **over):
@@ -201,8 +214,12 @@ def test_noise_off_answers_are_exact(name, budget):
     released = answers(run(core, batches, NoiseSource.disabled()))
     released += answers([core.advance(2000, NoiseSource.disabled())])
     assert len({r[1] for r in released}) >= 3
+    window = getattr(core, "window_ticks", None)  # swcr: each answer is the change over the last window
     for _, tick, _, q, est, bound, _ in released:
-        assert est == pytest.approx(truth(batches, tick)[q], abs=1e-6), (tick, q)
+        expect = truth(batches, tick)[q]
+        if window:
+            expect = (np.asarray(expect) - np.asarray(truth(batches, tick - window)[q])).tolist()
+        assert est == pytest.approx(expect, abs=1e-6), (tick, q)
         assert bound == 0
 
 
@@ -353,6 +370,10 @@ class Plan:
         qi = {q.name: i for i, q in enumerate(self.config.queries)}
         if self.name == "fully_dynamic":
             return self._fully_dynamic(c)
+        if self.name in ("bb_scheduler", "bb_improver", "pmwg"):
+            return self._growing(c)
+        if self.name in ("dcr", "hdcr", "swcr"):
+            return self._changelog(c)
         if self.name in ("insertion_only", "two_stream_baseline"):
             share = _scale(self.tree, 1 / self.k)
             assert c[0] in ("ins", "del") and c[1] in qi
@@ -367,6 +388,57 @@ class Plan:
             return _counter_cost(kind, share, c, self.options.horizon, self.config.noise_kind)
         assert c[0] == "count" and c[1] in qi
         return _counter_cost(self.options.counter, share, c, self.options.horizon, self.config.noise_kind)
+
+    def _changelog(self, c):
+        """docs/changelog.md: the configured budget per query set is F node
+        budgets (F: the nodes one entry can affect), and a node of layer i is
+        charged its F_i-fold composition. At update level (one mutation) F_i
+        is 1 per layer: every node of an h-layer structure costs share / h; a
+        direct SWCR window is ceil(W/P) node budgets: the whole share."""
+        qi = {q.name for q in self.config.queries}
+        assert c[0] == self.name and c[1] in qi, c
+        share = _scale(self.L, 1 / self.k)
+        if c[2] == "window":
+            assert self.name == "swcr" and self.options.method != "hdcr" and len(c) == 4
+            return share
+        assert c[2] == "layer" and c[4] == "node" and len(c) == 6, c
+        if self.name == "dcr":
+            h = 1
+        elif self.name == "hdcr":
+            h = self.options.height
+        else:  # Thm 4.7: h = ceil(log_c(W / gcd(W, P)))
+            h = math.ceil(math.log(self.options.window / math.gcd(self.options.window, self.options.period), 2))
+        assert 0 <= c[3] < h
+        return _scale(share, 1 / h)
+
+    def _growing(self, c):
+        """docs/growing.md: the growth tracker gets growth_fraction of the budget
+        as a pure step (each epoch, parallel); re-run i of bb_scheduler
+        (q - 1) / q^(i + 1) of the rest, q = 1 + eta (or (1 + eta)^2 for rho);
+        re-run j of bb_improver 1 / (zeta(1 + decay) j^(1 + decay)); a round of pmwg in
+        phase p 1 / (zeta(1 + decay) (p + 1)^(1 + decay)) / hard_per_phase; split evenly
+        over the query sets."""
+        qi = {q.name: i for i, q in enumerate(self.config.queries)}
+        f = self.options.growth_fraction
+        L = self.L
+        if c[0] == "growth":
+            assert len(c) == 2
+            return _pure_share(L, f) if not isinstance(L, ApproxDP) else ApproxDP(f * L.epsilon, 0.0)
+        rest = _scale(L, 1 - f, 1.0)
+        if self.name == "pmwg":  # round r of phase p: w(p + 1) / hard_per_phase of the set's share
+            assert c[0] == "pmwg" and c[1] in qi and c[2] == "phase" and c[4] == "round" and len(c) == 6
+            p, r, decay = c[3], c[5], self.options.decay
+            assert 1 <= r <= self.options.hard_per_phase
+            w = 1 / (_zeta(1 + decay) * (p + 1) ** (1 + decay)) / self.options.hard_per_phase / self.k
+            return _pure_share(rest, w) if not isinstance(rest, ApproxDP) else ApproxDP(w * rest.epsilon, 0.0)
+        assert c[0] == "rerun" and c[2] in qi and len(c) == 3
+        i = c[1]
+        if self.name == "bb_scheduler":
+            q = (1 + self.options.eta) ** (2 if isinstance(L, ZCDP) else 1)
+            w = (q - 1) / q ** (i + 1)
+        else:
+            w = 1 / (_zeta(1 + self.options.decay) * (i + 1) ** (1 + self.options.decay))
+        return _scale(rest, w / self.k)
 
     def _fully_dynamic(self, c):
         assert c[:2] == ("tree", "node") and c[3] == "round"
@@ -759,3 +831,111 @@ def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
     repeated = [c for c, n in Counter(_DRAWN).items() if n > 1]
     assert len(_DRAWN) > 50 and not repeated, repeated[:3]
     assert {c[1] for c in _DRAWN} == {"a", "b"}  # both streams drew, each at its own coordinates
+
+
+# ---------------------------------------------------------------------------
+# report collectors (input_kind "reports", trust "local"): the analogous checks
+# ---------------------------------------------------------------------------
+
+
+def _report_config(name, budget=None):
+    return DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), budget or PureDP(8.0))
+
+
+REPORT_OPTIONS = {"randomized_response": ({"max_mutations": 2}, {"aggregation": "hdcr", "layers": 3})}
+
+
+@pytest.mark.parametrize("name", REPORT_NAMES)
+def test_report_collector_entry_is_complete(name):
+    """Docstring with the privacy statement, proof note naming it, options
+    that validate, local trust, and no ledger of its own (it adds no noise)."""
+    spec = MECHANISMS[name]
+    cls = spec.core_cls
+    assert spec.trust == "local" and cls.name == name and cls.options_cls is spec.options_cls
+    doc = cls.__doc__ or ""
+    assert len(doc.split()) >= 20 and "privacy" in doc.lower() and "no noise" in doc.lower(), doc
+    proof = ROOT / spec.proof
+    assert proof.is_file() and (name in proof.read_text() or cls.__name__ in proof.read_text())
+    spec.options_cls()
+    with pytest.raises((TypeError, ValueError)):
+        spec.options(no_such_option=1)
+    assert set(spec.query_kinds) <= set(QUERY_KINDS)
+
+
+@pytest.mark.parametrize("name", REPORT_NAMES)
+@pytest.mark.parametrize("variant", [0, 1])
+@pytest.mark.parametrize("how", ["state", "pickle"])
+def test_report_collector_interrupted_run_continues_identically(name, variant, how):
+    """State (to_state -> bytes -> from_state) and pickling, taken at three
+    points, continue exactly like the uninterrupted run; another
+    configuration is refused."""
+    from transforms.core.local_dp import simulate
+    from transforms.core.state import StateError
+
+    config = _report_config(name)
+    options = MECHANISMS[name].options(**REPORT_OPTIONS[name][variant])
+    cls = MECHANISMS[name].core_cls
+    whole = cls(config, stream="s", options=options, end_tick=30)
+    pieces = cls(config, stream="s", options=options, end_tick=30)
+    sim = simulate(whole.design, 300, 24, seed=3)
+    by_tick = {}
+    for _, rep in sim.reports:
+        counts = by_tick.setdefault(rep.period, {}).setdefault(rep.layer, [0] * whole.design.num_symbols)
+        counts[(0 if rep.old is None else rep.old + 1) * 4 + (0 if rep.new is None else rep.new + 1)] += 1
+    got_whole, got_pieces = [], []
+    for i, tick in enumerate(sorted(by_tick)):
+        got_whole += whole.apply(tick, by_tick[tick])
+        got_pieces += pieces.apply(tick, by_tick[tick])
+        if i in (2, 9, 17):
+            if how == "state":
+                pieces = cls.from_state(config, decode(encode(pieces.to_state())), options=options, end_tick=30)
+            else:
+                pieces = pickle.loads(pickle.dumps(pieces))
+        assert pieces.next_wake == whole.next_wake and pieces.last_tick == whole.last_tick
+    got_whole += whole.run_to_end()
+    got_pieces += cls.from_state(config, decode(encode(pieces.to_state())), options=options, end_tick=30).run_to_end()
+    assert got_pieces == got_whole and len(got_whole) == 30
+    with pytest.raises(StateError, match="another configuration"):
+        cls.from_state(_report_config(name, PureDP(4.0)), pieces.to_state(), options=options, end_tick=30)
+
+
+@pytest.mark.parametrize("name", REPORT_NAMES)
+@pytest.mark.parametrize(
+    "options,expected_fold",
+    [
+        ({"max_mutations": 3}, 6),  # Cor. 5.1: 2k
+        ({"constraint": "time_bounded", "bound_ticks": 4}, 10),  # Cor. 5.2 + 4.1: 2 (ceil(B/W) + 1)
+        ({"max_mutations": 2, "aggregation": "hdcr", "layers": 3}, 12),  # Cor. 5.3: 2hk
+        # Cor. 5.3, time-bounded, counted in nodes: 2 sum_i (ceil(5 / 2^i) + 1) = 2 (6 + 4 + 3)
+        ({"constraint": "time_bounded", "bound_ticks": 5, "aggregation": "hdcr", "layers": 3}, 26),
+    ],
+)
+def test_report_collector_client_loss_matches_the_corollaries(name, options, expected_fold):
+    """The clients' loss, charged by the ledger report by report (twice the
+    per-report cost for each node holding a mutation, Thm 5.1), reaches the
+    corollary's bound exactly for an entry that uses its whole constraint, and
+    the next mutation is refused."""
+    from transforms.core.rr_client import ConstraintExceeded, RRClient
+
+    config = _report_config(name, PureDP(6.0))
+    coll = MECHANISMS[name].core_cls(config, options=MECHANISMS[name].options(**options))
+    design = coll.design
+    assert design.fold == expected_fold and design.epsilon == pytest.approx(6.0 / expected_fold)
+    client = RRClient(design, randbits=__import__("random").Random(0).getrandbits)  # a test: seeded
+    c = design.constraint
+    # mutations that hit as many distinct nodes per layer as the constraint allows
+    if hasattr(c, "k"):
+        step = design.branching ** (design.layers - 1)
+        times = [1 + j * step for j in range(c.k)]
+    else:
+        times = list(
+            range(design.branching ** (design.layers - 1), design.branching ** (design.layers - 1) + c.span + 1)
+        )
+    answer, t = None, 0
+    for t in range(1, max(times) + 1):
+        if t in times:
+            answer = (0 if answer is None else answer + 1) % 3
+        client.report(t, answer)
+    assert as_vector(client.spent)[0] == pytest.approx(6.0, rel=1e-9)  # the corollary's fold x eps_r
+    with pytest.raises(ConstraintExceeded):
+        client.report(t + 1, (answer + 1) % 3)

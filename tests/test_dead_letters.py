@@ -154,6 +154,12 @@ def test_every_dead_letter_reason_is_produced_and_counted():
     )
     assert reasons == ["deletion_not_allowed"]
     produced |= set(reasons)
+    reasons, _ = _bounded(  # a growing-database mechanism (docs/growing.md): deletes are outside its model
+        [UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0), UpdateRecord(2.0, "upsert", "x", (0, 2), "a", 1)],
+        mechanism="bb_scheduler",
+    )
+    assert reasons == ["deletion_not_supported"]
+    produced |= set(reasons)
     produced |= set(_late())
     ok = {"time": 5, "op": "insert", "id": "a", "item": {"c": "x", "v": 3}}
     parsed = _parsed(

@@ -113,6 +113,11 @@ class ReleaseContinually(beam.PTransform):
         super().__init__(label)
         name = self.mechanism_name or mechanism
         self.mechanism = mechanisms.get(name)
+        if getattr(self.mechanism, "input_kind", "updates") != "updates":
+            raise ValueError(
+                f"mechanism {name!r} consumes client reports, not updates: use "
+                "transforms.local_dp.CollectRandomizedResponses (or the pipeline with its config)"
+            )
         if isinstance(options, dict):
             options = self.mechanism.options(**options)
         if options is not None and not isinstance(options, self.mechanism.options_cls):

@@ -317,31 +317,60 @@ class SeriesSplit:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PrivacyUnit:
-    """The neighbouring relation a guarantee is stated for (see module docstring)."""
+    """The neighbouring relation a guarantee is stated for (see module docstring).
+
+    ``mutation_window`` (entry unit only): every mutation of an entry lies
+    within this many ticks after the tick of its first insertion (Pan's
+    B-time-bounded constraint, enforced by the registry); with it,
+    ``max_mutations`` may be None (no limit on the number). Group privacy needs
+    ``max_mutations``; the changelog mechanisms (``dcr``, ``hdcr``, ``swcr``)
+    account for either constraint (``docs/changelog.md``).
+    """
 
     kind: str = "update"
-    max_mutations: int = 1
+    max_mutations: int | None = 1
+    mutation_window: int | None = None
 
     def __post_init__(self):
         if self.kind not in ("update", "entry"):
             raise ValueError(f"privacy unit must be 'update' or 'entry', got {self.kind!r}")
-        if self.max_mutations < 1:
+        if self.mutation_window is not None:
+            w = self.mutation_window
+            if self.kind != "entry":
+                raise ValueError("mutation_window is an entry-level constraint (unit entry)")
+            if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+                raise ValueError(f"mutation_window must be an integer >= 0 (ticks), got {w!r}")
+        if self.max_mutations is None:
+            if self.mutation_window is None:
+                raise ValueError("an entry unit needs max_mutations_per_entry or mutation_window")
+        elif self.max_mutations < 1:
             raise ValueError(f"max_mutations_per_entry must be >= 1, got {self.max_mutations}")
+
+    def __repr__(self) -> str:  # the repr (digests) of a unit without a window is unchanged
+        tail = "" if self.mutation_window is None else f", mutation_window={self.mutation_window!r}"
+        return f"PrivacyUnit(kind={self.kind!r}, max_mutations={self.max_mutations!r}{tail})"
 
     @classmethod
     def update(cls) -> PrivacyUnit:
         return cls("update", 1)
 
     @classmethod
-    def entry(cls, max_mutations: int) -> PrivacyUnit:
-        return cls("entry", max_mutations)
+    def entry(cls, max_mutations: int | None, mutation_window: int | None = None) -> PrivacyUnit:
+        return cls("entry", max_mutations, mutation_window)
 
     @property
     def group_size(self) -> int:
         """How many updates one privacy unit can account for."""
-        return 1 if self.kind == "update" else 2 * self.max_mutations - 1
+        if self.kind == "update":
+            return 1
+        if self.max_mutations is None:
+            raise ValueError(
+                "group privacy needs max_mutations_per_entry; a time-bounded unit alone (mutation_window) is "
+                "accounted only by the changelog mechanisms (dcr, hdcr, swcr)"
+            )
+        return 2 * self.max_mutations - 1
 
     def guarantee(self, update_level: Budget) -> Budget:
         """The guarantee for this unit given the update-level guarantee."""

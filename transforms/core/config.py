@@ -247,9 +247,17 @@ class DynamicConfig:
         return self.unit.update_level_budget(self.budget)
 
     @property
-    def max_mutations(self) -> int | None:
-        """The per-entry mutation limit the registry enforces (entry-level unit)."""
-        return self.unit.max_mutations if self.unit.kind == "entry" else None
+    def max_mutations(self):
+        """The per-entry mutation limit the registry enforces (entry-level unit):
+        the integer k, or a :class:`~transforms.core.registry.MutationLimit`
+        when the unit also bounds the time after the first insertion."""
+        if self.unit.kind != "entry":
+            return None
+        if self.unit.mutation_window is None:
+            return self.unit.max_mutations
+        from .registry import MutationLimit
+
+        return MutationLimit(self.unit.max_mutations, self.unit.mutation_window)
 
     @property
     def ledger_budget(self) -> Budget:

@@ -19,12 +19,22 @@ from dataclasses import dataclass
 from . import accounting, counters, errors, partition, pmw, registry, static
 from .auto import AutoOptions, AutoRelease
 from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
+from .changelog import DCROptions, DCRRelease, HDCROptions, HDCRRelease, SWCROptions, SWCRRelease
 from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from .growing import (
+    BBImproverOptions,
+    BBImproverRelease,
+    BBSchedulerOptions,
+    BBSchedulerRelease,
+    PMWGOptions,
+    PMWGRelease,
+)
+from .local_dp import RandomizedResponseCollector, RROptions
 from .net_change import NetChangeOptions, NetChangeRelease
 from .protocol import ContinualRelease, NoOptions
 from .state import state_class
 
-__all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields"]
+__all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields", "update_names"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,12 @@ class MechanismSpec:
       query_kinds: the ``QuerySet`` kinds it answers.
       proof: the docs page with its privacy proof and budget allocation.
       summary: one line for error messages and the docs.
+      input_kind: ``updates`` (a :class:`ContinualRelease` over resolved
+        update batches) or ``reports`` (a collector of clients' randomized
+        reports, e.g. ``randomized_response``: its own contract, no entry
+        registry, driven by ``transforms/local_dp.py``).
+      trust: ``central`` (the mechanism sees raw data and adds the noise) or
+        ``local`` (the clients randomize; the mechanism adds no noise).
     """
 
     name: str
@@ -50,9 +66,19 @@ class MechanismSpec:
     query_kinds: tuple[str, ...]
     proof: str
     summary: str
+    input_kind: str = "updates"
+    trust: str = "central"
 
     def __post_init__(self):
-        if not issubclass(self.core_cls, ContinualRelease):
+        if (self.input_kind, self.trust) not in (("updates", "central"), ("reports", "local")):
+            raise ValueError(
+                f"input_kind/trust must be updates/central or reports/local, got {self.input_kind}/{self.trust}"
+            )
+        if self.input_kind == "reports":
+            for attr in ("apply", "advance", "to_state", "from_state", "next_wake", "last_tick"):
+                if not hasattr(self.core_cls, attr):
+                    raise TypeError(f"{self.core_cls.__name__} lacks {attr} (the report collector contract)")
+        elif not issubclass(self.core_cls, ContinualRelease):
             raise TypeError(f"{self.core_cls.__name__} does not implement ContinualRelease")
         if self.core_cls.name != self.name:
             raise ValueError(f"{self.core_cls.__name__}.name is {self.core_cls.name!r}, registered as {self.name!r}")
@@ -89,6 +115,17 @@ _UPDATE = (
 _INSERT = (
     "update level on insertion-only input: neighbouring inputs differ by one insertion (deletes and upserts are "
     "dead-lettered), or by one entry's insertion under privacy unit entry(k)"
+)
+
+_GROWING = (
+    "update level on insertion-only input: neighbouring inputs differ by one insertion (deletes and upserts are "
+    "dead-lettered, deletion_not_supported), or by one entry's insertion under privacy unit entry(k)"
+)
+
+_CHANGELOG = (
+    "changelog (Pan 004 §4): neighbouring changelogs differ by one entry's mutations, under the enforced "
+    "constraint (at most k mutations and/or all within mutation_window of the first insertion; one mutation "
+    "under privacy unit update); the loss is the fold count of nodes one entry can affect"
 )
 
 MECHANISMS: dict[str, MechanismSpec] = {
@@ -148,8 +185,80 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "docs/continual_count.md",
             "a continual counter over ticks (a release every tick); insertions only",
         ),
+        MechanismSpec(
+            "dcr",
+            DCRRelease,
+            DCROptions,
+            _CHANGELOG,
+            ("count", "histogram", "linear"),
+            "docs/changelog.md",
+            "Pan's disjoint continual release: one node per window; entry-level by the enforced constraint",
+        ),
+        MechanismSpec(
+            "hdcr",
+            HDCRRelease,
+            HDCROptions,
+            _CHANGELOG,
+            ("count", "histogram", "linear"),
+            "docs/changelog.md",
+            "Pan's hierarchical DCR: h layers of DCRs with branching c; current values from <= (c-1) nodes a layer",
+        ),
+        MechanismSpec(
+            "swcr",
+            SWCRRelease,
+            SWCROptions,
+            _CHANGELOG,
+            ("count", "histogram", "linear"),
+            "docs/changelog.md",
+            "Pan's sliding-window release: the change over the last W periods every P periods (direct or via HDCR)",
+        ),
+        MechanismSpec(
+            "bb_scheduler",
+            BBSchedulerRelease,
+            BBSchedulerOptions,
+            _GROWING,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/growing.md",
+            "Cummings et al. BBScheduler: any static black box re-run as the private size grows by 1 + eta",
+        ),
+        MechanismSpec(
+            "bb_improver",
+            BBImproverRelease,
+            BBImproverOptions,
+            _GROWING,
+            ("count", "histogram", "linear", "pmw"),
+            "docs/growing.md",
+            "Cummings et al. BBImprover: any static black box re-run at every growth step, shrinking budget",
+        ),
+        MechanismSpec(
+            "pmwg",
+            PMWGRelease,
+            PMWGOptions,
+            _GROWING,
+            ("count", "histogram", "linear"),  # each row a query of its own (PMW is what it runs)
+            "docs/growing.md",
+            "Cummings et al. PMWG: online private multiplicative weights on a growing database; streamed queries",
+        ),
+        MechanismSpec(
+            "randomized_response",
+            RandomizedResponseCollector,
+            RROptions,
+            "local, per entry: two entries' changelogs under the configured constraint (at most k mutations or "
+            "B-time-bounded); each client's reports are fold-fold (eps_r, delta_r) randomized response "
+            "(Pan Cor. 5.1-5.3)",
+            ("histogram",),
+            "docs/local_dp.md",
+            "continual randomized response (Pan §6): the unbiased histogram from the clients' randomized mutations",
+            input_kind="reports",
+            trust="local",
+        ),
     )
 }
+
+
+def update_names() -> tuple[str, ...]:
+    """The mechanisms over update streams (``ContinualRelease``)."""
+    return tuple(n for n, s in MECHANISMS.items() if s.input_kind == "updates")
 
 
 def names() -> tuple[str, ...]:
@@ -193,5 +302,9 @@ for _name, _cls, *_plain in (
     ("options.continual_count", ContinualCountOptions),
     ("options.net_change", NetChangeOptions),
     ("options.auto", AutoOptions),
+    ("options.dcr", DCROptions),
+    ("options.hdcr", HDCROptions),
+    ("options.swcr", SWCROptions),
+    ("registry.limit", registry.MutationLimit),
 ):
     state_class(_name, *_plain)(_cls)

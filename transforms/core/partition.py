@@ -182,7 +182,8 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
 
     # float guess: K = ceil(ln U / ln(1-p))
     u_mid = (w + 0.5) * 2.0**-64
-    guess = math.ceil(math.log(u_mid) / l1p) if l1p < 0 else cap
+    ratio = math.log(u_mid) / l1p if l1p < 0 else math.inf  # inf: p so small that ln(1-p) is subnormal
+    guess = math.ceil(ratio) if ratio < cap else cap
     n = int(min(max(guess, 1), cap))
     for _ in range(10_000):
         if n >= cap:

@@ -120,11 +120,17 @@ class ContinualRelease(abc.ABC):
         self.end_tick = None if end_tick is None else int(end_tick)
         self.every_ticks = None if every_ticks is None else int(every_ticks)
         self.period_tick = 0  # the last period end released (every_ticks)
-        self.ledger = Ledger(config.ledger_budget, keep_records=False)
+        self.ledger = Ledger(self.ledger_cap(config), keep_records=False)
         self.node_outputs: list[NodeOutput] = []
         self.num_updates = 0
         self.finished_reason: str | None = None
         self.noiseless = False  # noise switched off: exact answers, error bounds 0
+
+    @classmethod
+    def ledger_cap(cls, config: DynamicConfig) -> Budget:
+        """The ledger's total: the update-level budget (group privacy gives the
+        entry-level one); the changelog mechanisms account by constraint instead."""
+        return config.ledger_budget
 
     # -- what subclasses implement ------------------------------------------------
     @property

@@ -24,6 +24,8 @@ __all__ = [
     "resolve",
     "Rejection",
     "EntryRegistry",
+    "MutationLimit",
+    "DeletionsRefused",
     "REASONS",
     "NOT_REPLAYABLE",
     "INSERT",
@@ -54,14 +56,46 @@ REASONS = {
     "unknown_entry": "delete or upsert of an entry that is not live",
     "duplicate_insert": "insert of an entry id that is already live",
     "deletion_not_allowed": "a delete or upsert reached an insertion-only release",
-    "constraint_exceeded": "the entry already made max_mutations_per_entry mutations (entry-level privacy unit)",
+    "deletion_not_supported": "a delete or upsert reached a growing-database mechanism (bb_scheduler, bb_improver, "
+    "pmwg: Cummings et al.'s model has insertions only)",
+    "constraint_exceeded": "the entry already made max_mutations_per_entry mutations, or the mutation comes more "
+    "than privacy.mutation_window after the entry's first insertion (entry-level privacy unit)",
 }
 
 # reasons whose records may be corrected and submitted again (``pipelines.replay``);
 # the others are final for their release: outside its public time span, refused
 # by the mechanism, or past the privacy unit's mutation limit (replaying those
 # would defeat the limit)
-NOT_REPLAYABLE = frozenset({"before_origin", "after_end", "deletion_not_allowed", "constraint_exceeded"})
+NOT_REPLAYABLE = frozenset(
+    {"before_origin", "after_end", "deletion_not_allowed", "deletion_not_supported", "constraint_exceeded"}
+)
+
+
+class DeletionsRefused:
+    """A false ``deletions_allowed`` that names the reason its refusals get
+    (``deletion_not_allowed`` is the reason of a plain ``False``)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        if reason not in REASONS:
+            raise ValueError(f"unknown rejection reason {reason!r}")
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other) -> bool:
+        return other is False or (type(other) is DeletionsRefused and other.reason == self.reason)
+
+    def __hash__(self) -> int:
+        return hash(False)
+
+    def __repr__(self) -> str:
+        return f"DeletionsRefused({self.reason!r})"
+
+    def __reduce__(self):
+        return (DeletionsRefused, (self.reason,))
 
 
 @dataclass(frozen=True)
@@ -73,6 +107,36 @@ class Update:
     item: tuple[int, ...] | None = None
 
 
+@dataclass(frozen=True)
+class MutationLimit:
+    """The entry-level constraints the registry enforces, where a plain
+    ``max_mutations`` integer is accepted: at most ``max_mutations`` mutations
+    (None: no limit on the number) and/or every mutation at most ``window``
+    ticks after the tick of the entry's first insertion (Pan's B-time-bounded
+    mutations; None: no window). With a window an entry's state carries its
+    first insertion tick as a fourth element, and a deleted entry keeps a
+    tombstone ``(mutations, first tick)``."""
+
+    max_mutations: int | None = None
+    window: int | None = None
+
+    def __post_init__(self):
+        if self.max_mutations is None and self.window is None:
+            raise ValueError("a MutationLimit needs max_mutations or window")
+        for name in ("max_mutations", "window"):
+            v = getattr(self, name)
+            lo = 1 if name == "max_mutations" else 0
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+                raise ValueError(f"{name} must be an integer >= {lo} or None, got {v!r}")
+
+
+def _limits(max_mutations) -> tuple[int | None, int | None]:
+    """(k, window) of a ``max_mutations`` argument: an int, a MutationLimit or None."""
+    if max_mutations is None or type(max_mutations) is int:
+        return max_mutations, None
+    return max_mutations.max_mutations, max_mutations.window
+
+
 class Rejection(NamedTuple):
     """An update the registry refused, and why (a key of :data:`REASONS`)."""
 
@@ -80,7 +144,8 @@ class Rejection(NamedTuple):
     reason: str
 
 
-# The state of one entry id: ``(item, insertion tick, mutations)``. ``item`` is
+# The state of one entry id: ``(item, insertion tick, mutations)``, and the tick
+# of its first insertion as a fourth element under a mutation window. ``item`` is
 # None once the entry is deleted: a *tombstone*, kept only when a mutation limit
 # is enforced (an entry id that is deleted and inserted again is the same entry,
 # so its mutations keep counting); without a limit a deleted entry has no state.
@@ -102,7 +167,10 @@ def resolve(
     delete each count as one mutation). An update past it is rejected
     (``constraint_exceeded``), so the group-privacy accounting of
     ``PrivacyUnit.entry(k)`` (at most ``2k - 1`` updates per entry) holds for
-    every input, not only for inputs that respect the limit.
+    every input, not only for inputs that respect the limit. A
+    :class:`MutationLimit` also rejects a mutation more than ``window`` ticks
+    after the entry's first insertion (the changelog releases' time-bounded
+    constraint, ``docs/changelog.md``).
 
     Returns ``(new_state, inserted_item, deleted, n_updates, reason)``:
     ``deleted`` is ``(old_item, old_insertion_tick)`` or None; ``reason`` is a
@@ -116,7 +184,7 @@ def resolve(
     if op not in OPS:
         return state, None, None, 0, "unknown_op"
     if op != INSERT and not deletions_allowed:
-        return state, None, None, 0, "deletion_not_allowed"
+        return state, None, None, 0, getattr(deletions_allowed, "reason", "deletion_not_allowed")
     if op != DELETE:
         item = u.item
         if type(item) is not tuple or len(item) != len(domain_sizes):
@@ -133,15 +201,22 @@ def resolve(
             return state, None, None, 0, "duplicate_insert"
     elif not live:
         return state, None, None, 0, "unknown_entry"
-    if max_mutations is not None and mutations >= max_mutations:
+    k, window = _limits(max_mutations)
+    if k is not None and mutations >= k:
         return state, None, None, 0, "constraint_exceeded"
+    tail = ()
+    if window is not None:  # the first insertion's tick (a 3-tuple state: made by the first insert)
+        first = tick if state is None else (state[3] if len(state) > 3 else (state[1] if live else tick))
+        if tick - first > window:
+            return state, None, None, 0, "constraint_exceeded"
+        tail = (first,)
     mutations += 1
     if op == INSERT:
-        return (u.item, tick, mutations), u.item, None, 1, None
+        return (u.item, tick, mutations, *tail), u.item, None, 1, None
     old = (state[0], state[1])
     if op == DELETE:
-        return ((None, 0, mutations) if max_mutations is not None else None), None, old, 1, None
-    return (u.item, tick, mutations), u.item, old, 2, None
+        return ((None, 0, mutations, *tail) if max_mutations is not None else None), None, old, 1, None
+    return (u.item, tick, mutations, *tail), u.item, old, 2, None
 
 
 @dataclass
@@ -187,13 +262,14 @@ class EntryRegistry:
     __slots__ = ("entries", "tombstones", "domain_sizes", "deletions_allowed", "max_mutations")
 
     def __init__(self, domain_sizes: tuple[int, ...], deletions_allowed: bool = True, max_mutations: int | None = None):
-        if max_mutations is not None and (isinstance(max_mutations, bool) or int(max_mutations) < 1):
+        limit = isinstance(max_mutations, MutationLimit)
+        if max_mutations is not None and not limit and (isinstance(max_mutations, bool) or int(max_mutations) < 1):
             raise ValueError(f"max_mutations must be an integer >= 1 or None, got {max_mutations!r}")
         self.entries: dict[str, EntryState] = {}
-        self.tombstones: dict[str, int] = {}
+        self.tombstones: dict[str, int] = {}  # mutations, or (mutations, first tick) under a window
         self.domain_sizes = tuple(int(d) for d in domain_sizes)
         self.deletions_allowed = deletions_allowed
-        self.max_mutations = None if max_mutations is None else int(max_mutations)
+        self.max_mutations = max_mutations if limit or max_mutations is None else int(max_mutations)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -203,7 +279,8 @@ class EntryRegistry:
             return None
         state = self.entries.get(eid)
         if state is None and eid in self.tombstones:
-            return (None, 0, self.tombstones[eid])
+            t = self.tombstones[eid]
+            return (None, 0, *t) if type(t) is tuple else (None, 0, t)
         return state
 
     def resolve_tick(self, tick: int, updates) -> tuple[TickBatch, list[Rejection]]:
@@ -248,7 +325,7 @@ class EntryRegistry:
             if new is None or new[0] is None:
                 entries.pop(eid, None)
                 if new is not None:
-                    self.tombstones[eid] = new[2]
+                    self.tombstones[eid] = new[2] if len(new) < 4 else (new[2], new[3])
             else:
                 entries[eid] = new
                 self.tombstones.pop(eid, None)

@@ -1,0 +1,310 @@
+"""Queries as a stream: linear queries answered by PMWG against the database
+as of their arrival (``docs/growing.md``).
+
+``AnswerQueries`` takes two PCollections: the update stream
+(:class:`~transforms.records.UpdateRecord`, timestamps = event time) and the
+query stream (:class:`QueryRecord`: an id, an arrival time, a row of weights in
+[0, 1] over the domain of the first query set, and the stream it asks about).
+It joins them in event time through state and timers, per stream: the
+per-stream step holds the ``pmwg`` mechanism (restored from its versioned
+state), buffers tick aggregates and queries, and when the watermark passes the
+end of tick ``t`` (plus the allowed lateness) it applies tick ``t``'s updates,
+then answers tick ``t``'s queries in (arrival time, id) order. So a query is
+answered against every update of its tick and the ticks before (the tick is
+the time resolution of the release; ``tick_seconds`` is public
+configuration). Outputs:
+
+* ``query_answers``: :class:`QueryAnswerRecord` (query id, answer, bound,
+  epsilon_spent, ...), one per valid query;
+* ``answers``, ``nodes``: the standing releases of the configured query sets,
+  as :class:`~transforms.releases.ReleaseContinually` emits them;
+* ``dead_letters``: rejected updates (deletes and upserts:
+  ``deletion_not_supported``) and rejected queries (``undeclared_stream``,
+  ``bad_time``, ``before_origin``, ``after_end``, ``malformed``).
+
+The same wiring runs bounded (batch) and unbounded input: the per-stream step
+is stateful either way, so both give the in-memory core's answers.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.coders import BytesCoder, FastPrimitivesCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+
+from transforms.common import NODES, ValidateFn, apply_in_order, emit_results
+from transforms.records import DeadLetter
+from transforms.releases import ReleaseContinually
+from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
+from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn, stateful_tick_merge
+
+__all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY"]
+
+QUERY = "__query__"
+
+
+class QueryRecord(NamedTuple):
+    """One linear query: ``row`` holds one weight in [0, 1] per value of the
+    first query set's domain; it asks for ``sum_x row[x] h(x)`` on ``stream``
+    as of ``event_time`` (its arrival)."""
+
+    query_id: str
+    event_time: float
+    row: tuple
+    stream: str = "default"
+
+
+class QueryAnswerRecord(NamedTuple):
+    """The answer to one query: the estimate, a (1-beta) bound, whether it was
+    a hard query (a noisy answer and an update), and the release's spend so far
+    (ledger currency: eps, or rho under zCDP)."""
+
+    query_id: str
+    stream: str
+    tick: int
+    answer: float
+    bound: float
+    epsilon_spent: float
+    hard: bool
+    beta: float
+    as_of: str | None = None
+
+
+@beam.typehints.with_output_types(tuple[str, typing.Any])
+class ValidateQueryFn(beam.DoFn):
+    """A query to ``(stream, (QUERY, (tick, time, id, row)))`` or a dead letter."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, spec: StreamSpec, domain_size: int):
+        self.spec = spec
+        self.domain_size = int(domain_size)
+
+    def process(self, q):
+        reason, value = self._check(q)
+        if reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+            stream = getattr(q, "stream", None)
+            yield beam.pvalue.TaggedOutput(
+                self.DEAD, DeadLetter(reason, q, "validate", stream if isinstance(stream, str) else None)
+            )
+            return
+        Metrics.counter(NAMESPACE, "queries_validated").inc()
+        yield (q.stream, (QUERY, value))
+
+    def _check(self, q):
+        if not isinstance(q, QueryRecord):
+            return "malformed", None
+        if q.stream not in self.spec.streams:
+            return "undeclared_stream", None
+        if not isinstance(q.query_id, str) or not q.query_id:
+            return "malformed", None
+        if not event_time_ok(q.event_time):
+            return "bad_time", None
+        tick = self.spec.tick_of(q.event_time)
+        if tick < 1:
+            return "before_origin", None
+        end = self.spec.end_tick
+        if end is not None and tick > end:
+            return "after_end", None
+        row = q.row
+        if not isinstance(row, (tuple, list)) or len(row) != self.domain_size:
+            return "malformed", None
+        try:
+            row = tuple(float(x) for x in row)
+        except (TypeError, ValueError):
+            return "malformed", None
+        if not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in row):
+            return "malformed", None
+        return None, (tick, float(q.event_time), q.query_id, row)
+
+
+@beam.typehints.with_output_types(typing.Any)
+class AnswerStreamFn(ReleaseStreamFn):
+    """The per-stream step of :class:`ReleaseStreamFn` that also answers
+    queries: queries wait in a bag until their tick is final, and are answered
+    after that tick's updates are applied (the event-time join)."""
+
+    CORE = ReadModifyWriteStateSpec("core", BytesCoder())
+    PENDING = BagStateSpec("pending", FastPrimitivesCoder())
+    QUERIES = BagStateSpec("queries", FastPrimitivesCoder())  # (tick, time, id, row)
+    WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    ANSWERS = "query_answers"
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream, value = element
+        if value == START:
+            if core_state.read() is None:
+                core_state.write(self._encode(self.new_core(stream)))
+            self._wake_at(1, wake, wake_tick)
+            return
+        if isinstance(value, tuple) and len(value) == 2 and value[0] == QUERY:
+            queries.add(value[1])
+            self._wake_at(value[1][0], wake, wake_tick)
+            return
+        first = None
+        for agg in value:
+            pending.add(agg)
+            first = agg[0] if first is None else min(first, agg[0])
+        if first is not None:
+            self._wake_at(first, wake, wake_tick)
+
+    @staticmethod
+    def _encode(core):
+        from transforms.core.state import encode
+
+        return encode(core.to_state())
+
+    @on_timer(WAKE)
+    def on_wake(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream = key
+        wake_tick.clear()
+        core = self._load(stream, core_state)
+        upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks
+        aggs_now, aggs_later = [], []
+        for agg in sorted(pending.read(), key=lambda a: a[0]):
+            (aggs_now if agg[0] <= upto else aggs_later).append(agg)
+        q_now, q_later = [], []
+        for q in sorted(queries.read(), key=lambda q: (q[0], q[1], q[2])):
+            (q_now if q[0] <= upto else q_later).append(q)
+        results, answered = [], []
+        for t in sorted({a[0] for a in aggs_now} | {q[0] for q in q_now}):
+            results += apply_in_order(core, [a for a in aggs_now if a[0] == t], self.noise)
+            asked = [q for q in q_now if q[0] == t]
+            if asked:
+                if t > core.last_tick:
+                    results.append(core.advance(t, self.noise))
+                answered += [core.answer_query(t, qid, row, self.noise) for _, _, qid, row in asked]
+        if upto > core.last_tick:
+            results.append(core.advance(upto, self.noise))
+        pending.clear()
+        queries.clear()
+        if core.finished:
+            aggs_later = []
+        for agg in aggs_later:
+            pending.add(agg)
+        for q in q_later:  # queries are answered even after the end (with the size bound)
+            queries.add(q)
+        yield from emit_results(self, core, results, lambda tick: ts)
+        beta = self.config.beta
+        for a in answered:
+            Metrics.counter(NAMESPACE, "queries_answered").inc()
+            yield beam.pvalue.TaggedOutput(
+                self.ANSWERS,
+                window.TimestampedValue(
+                    QueryAnswerRecord(
+                        a.query_id,
+                        a.stream,
+                        a.tick,
+                        a.answer,
+                        a.bound,
+                        a.epsilon_spent,
+                        a.hard,
+                        beta,
+                        self.spec.as_of(a.tick),
+                    ),
+                    ts,
+                ),
+            )
+        self._store(stream, core_state, core)
+        nxt = core.next_wake
+        candidates = [a[0] for a in aggs_later] + [q[0] for q in q_later] + ([] if nxt is None else [nxt])
+        if candidates:
+            self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+
+
+class AnswerQueries(ReleaseContinually):
+    """PMWG over every declared stream, answering a stream of linear queries
+    as of their arrival time (module docstring). Apply it to a pair
+    ``(updates, queries)``; returns ``{"query_answers", "answers", "nodes",
+    "dead_letters"}``.
+
+    Privacy: ``config.budget`` per declared stream for ``config.unit``, for
+    the whole run, whatever the number of queries (``docs/growing.md``): the
+    growth tracker, the test's rounds and the hard answers are charged to each
+    stream's ledger; easy answers are post-processing of the public histogram.
+    """
+
+    mechanism_name = "pmwg"
+
+    def __init__(self, config, spec: StreamSpec, noise_key=None, **kwargs):
+        super().__init__(None, config, spec, noise_key, **kwargs)
+
+    def expand(self, pcolls):
+        updates, queries = pcolls
+        spec = self.spec
+        validated = updates | "Validate" >> beam.ParDo(ValidateFn(spec, self._domains)).with_outputs(
+            ValidateFn.DEAD, main="valid"
+        )
+        asked = queries | "ValidateQueries" >> beam.ParDo(ValidateQueryFn(spec, self._domains[0])).with_outputs(
+            ValidateQueryFn.DEAD, main="valid"
+        )
+        stateful_merge = stateful_tick_merge(self.tick_merge, updates.pipeline)
+        resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
+            ResolveEntriesFn(
+                spec,
+                self._domains,
+                self.mechanism.deletions_allowed,
+                per_stream=not stateful_merge,
+                max_mutations=self.config.max_mutations,
+            )
+        ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
+            tuple[typing.Any, typing.Any]
+        ).with_outputs(ResolveEntriesFn.DEAD, main="resolved")
+        merged = resolved.resolved
+        if stateful_merge:
+            merged = merged | "MergePerTick" >> beam.ParDo(MergeTickFn(spec)).with_input_types(
+                tuple[tuple[str, int], typing.Any]
+            )
+        starts = (
+            updates.pipeline
+            | "DeclaredStreams" >> beam.Create([(s, START) for s in spec.streams], reshuffle=False)
+            | "StampStart"
+            >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
+                tuple[str, typing.Any]
+            )
+        )
+        out = (
+            (merged, asked.valid, starts)
+            | "Flatten" >> beam.Flatten()
+            | "AnswerStream"
+            >> beam.ParDo(self._release_fn(AnswerStreamFn))
+            .with_input_types(tuple[str, typing.Any])
+            .with_outputs(NODES, AnswerStreamFn.ANSWERS, main="answers")
+        )
+        dead = (
+            validated[ValidateFn.DEAD],
+            asked[ValidateQueryFn.DEAD],
+            resolved[ResolveEntriesFn.DEAD],
+        ) | "DeadLetters" >> beam.Flatten()
+        return {
+            "query_answers": out[AnswerStreamFn.ANSWERS],
+            "answers": out.answers,
+            "nodes": out[NODES],
+            "dead_letters": dead,
+        }
