@@ -22,8 +22,14 @@ configuration). Outputs:
   ``deletion_not_supported``) and rejected queries (``undeclared_stream``,
   ``bad_time``, ``before_origin``, ``after_end``, ``malformed``).
 
-The same wiring runs bounded (batch) and unbounded input: the per-stream step
-is stateful either way, so both give the in-memory core's answers.
+Unbounded input (or a streaming pipeline) runs the stateful, timer-driven
+step above. Bounded input in a batch pipeline runs one call per stream with
+all of its tick aggregates and queries (no state, no timers), in the same
+order: each tick's updates, then its queries; then the run to the configured
+end. Both give the in-memory core's answers. (The timer-driven step on bounded
+input re-reads its whole buffer at every tick: quadratic in the ticks; 130 s
+for ``configs/growing.yaml``'s 720 ticks on the DirectRunner, against a few
+seconds on the bounded path.)
 """
 
 from __future__ import annotations
@@ -35,11 +41,14 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.coders import BytesCoder, FastPrimitivesCoder, VarIntCoder
 from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 
-from transforms.common import NODES, ValidateFn, apply_in_order, emit_results
+from transforms.bounded import BOUNDED_END, ResolveEntriesBoundedFn
+from transforms.common import NODES, ReleaseFnBase, ValidateFn, apply_in_order, emit_results
+from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
@@ -211,31 +220,88 @@ class AnswerStreamFn(ReleaseStreamFn):
         for q in q_later:  # queries are answered even after the end (with the size bound)
             queries.add(q)
         yield from emit_results(self, core, results, lambda tick: ts)
-        beta = self.config.beta
-        for a in answered:
-            Metrics.counter(NAMESPACE, "queries_answered").inc()
-            yield beam.pvalue.TaggedOutput(
-                self.ANSWERS,
-                window.TimestampedValue(
-                    QueryAnswerRecord(
-                        a.query_id,
-                        a.stream,
-                        a.tick,
-                        a.answer,
-                        a.bound,
-                        a.epsilon_spent,
-                        a.hard,
-                        beta,
-                        self.spec.as_of(a.tick),
-                    ),
-                    ts,
-                ),
-            )
+        yield from _answer_records(self, answered, lambda tick: ts)
         self._store(stream, core_state, core)
         nxt = core.next_wake
         candidates = [a[0] for a in aggs_later] + [q[0] for q in q_later] + ([] if nxt is None else [nxt])
         if candidates:
             self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+
+
+def _answer_records(fn, answered, timestamp_of):
+    """Query answers as timestamped records on the ``query_answers`` output."""
+    beta = fn.config.beta
+    for a in answered:
+        Metrics.counter(NAMESPACE, "queries_answered").inc()
+        yield beam.pvalue.TaggedOutput(
+            AnswerStreamFn.ANSWERS,
+            window.TimestampedValue(
+                QueryAnswerRecord(
+                    a.query_id,
+                    a.stream,
+                    a.tick,
+                    a.answer,
+                    a.bound,
+                    a.epsilon_spent,
+                    a.hard,
+                    beta,
+                    fn.spec.as_of(a.tick),
+                ),
+                timestamp_of(a.tick),
+            ),
+        )
+
+
+AGGS = "__aggregates__"
+
+
+@beam.typehints.with_output_types(typing.Any)
+class AnswerBoundedStreamFn(ReleaseFnBase):
+    """Bounded input in a batch pipeline: one call per declared stream with all
+    of its tick aggregates and queries (after a GroupByKey), no state and no
+    timers. Each tick's updates are applied, then its queries answered in
+    (arrival time, id) order, as the timer-driven step does when the tick is
+    final; then the mechanism runs to the configured end. Records are stamped
+    with the time the streaming step would emit them (the end of the tick after
+    theirs, plus the allowed lateness)."""
+
+    def __init__(self, spec: StreamSpec, *args, **kwargs):
+        if spec.end_tick is None:
+            raise ValueError(BOUNDED_END)
+        super().__init__(spec, *args, **kwargs)
+
+    def process(self, element):
+        stream, values = element
+        acc: dict[int, list] = {}
+        asked: dict[int, list] = {}
+        for value in values:
+            if value == START:
+                continue
+            kind, body = value
+            if kind == AGGS:
+                for agg in body:
+                    fold(acc, *agg)
+            else:
+                asked.setdefault(body[0], []).append(body)
+        aggregates = {agg[0]: agg for agg in in_tick_order(acc)}
+        core = self.new_core(stream)
+        results, answered = [], []
+        for t in sorted(set(aggregates) | set(asked)):
+            if t in aggregates:
+                results += apply_in_order(core, [aggregates[t]], self.noise)
+            if t in asked:
+                if t > core.last_tick:
+                    results.append(core.advance(t, self.noise))
+                for _, _, qid, row in sorted(asked[t], key=lambda q: (q[1], q[2])):
+                    answered.append(core.answer_query(t, qid, row, self.noise))
+        results += core.run_to_end(self.noise)
+        lateness = self.spec.lateness_ticks
+
+        def stamp(tick):
+            return self.spec.tick_end(tick + 1 + lateness)
+
+        yield from emit_results(self, core, results, stamp)
+        yield from _answer_records(self, answered, stamp)
 
 
 class AnswerQueries(ReleaseContinually):
@@ -264,6 +330,11 @@ class AnswerQueries(ReleaseContinually):
         asked = queries | "ValidateQueries" >> beam.ParDo(ValidateQueryFn(spec, self._domains[0])).with_outputs(
             ValidateQueryFn.DEAD, main="valid"
         )
+        streaming = updates.pipeline.options.view_as(StandardOptions).streaming
+        if updates.is_bounded and queries.is_bounded and not streaming:
+            if spec.end_tick is None:
+                raise ValueError(BOUNDED_END)
+            return self._expand_bounded_queries(validated, asked)
         stateful_merge = stateful_tick_merge(self.tick_merge, updates.pipeline)
         resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
             ResolveEntriesFn(
@@ -301,6 +372,45 @@ class AnswerQueries(ReleaseContinually):
             validated[ValidateFn.DEAD],
             asked[ValidateQueryFn.DEAD],
             resolved[ResolveEntriesFn.DEAD],
+        ) | "DeadLetters" >> beam.Flatten()
+        return {
+            "query_answers": out[AnswerStreamFn.ANSWERS],
+            "answers": out.answers,
+            "nodes": out[NODES],
+            "dead_letters": dead,
+        }
+
+    def _expand_bounded_queries(self, validated, asked):
+        """Batch: resolve each entry once, then one call per stream with all of
+        its aggregates and queries (``AnswerBoundedStreamFn``)."""
+        spec = self.spec
+        resolved = (
+            validated.valid
+            | "GroupByEntry" >> beam.GroupByKey()
+            | "ResolveEntries"
+            >> beam.ParDo(
+                ResolveEntriesBoundedFn(
+                    spec, self._domains, self.mechanism.deletions_allowed, self.config.max_mutations
+                )
+            ).with_outputs(ResolveEntriesBoundedFn.DEAD, ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
+        )
+        aggs = resolved.resolved | "TagAggregates" >> beam.MapTuple(lambda stream, a: (stream, (AGGS, a)))
+        starts = asked.valid.pipeline | "DeclaredStreams" >> beam.Create(
+            [(s, START) for s in spec.streams], reshuffle=False
+        )
+        out = (
+            (aggs, asked.valid, starts)
+            | "Flatten" >> beam.Flatten()
+            | "GroupByStream" >> beam.GroupByKey()
+            | "AnswerStream"
+            >> beam.ParDo(self._release_fn(AnswerBoundedStreamFn)).with_outputs(
+                NODES, AnswerStreamFn.ANSWERS, main="answers"
+            )
+        )
+        dead = (
+            validated[ValidateFn.DEAD],
+            asked[ValidateQueryFn.DEAD],
+            resolved[ResolveEntriesBoundedFn.DEAD],
         ) | "DeadLetters" >> beam.Flatten()
         return {
             "query_answers": out[AnswerStreamFn.ANSWERS],
