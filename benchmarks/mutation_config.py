@@ -236,6 +236,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_consistency.py::test_make_consistent_pairs_by_stream_and_tick_and_keeps_order",
         "tests/test_consistency.py::test_consistency_validates_its_pairs",
         "tests/test_consistency.py::test_consistent_bound_covers_at_its_stated_rate",
+        "tests/test_consistency.py::test_rounding_reaches_the_releases_and_apportion_keeps_any_total",
         "tests/test_mutation_kills.py",
     ],
     "transforms/core/net_change.py": [

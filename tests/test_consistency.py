@@ -370,3 +370,16 @@ def test_demo_pipeline_with_consistent_histograms(tmp_path, monkeypatch):
         assert min(cells) >= 0 and all(c == int(c) for c in cells)
         assert sum(cells) == v["active"]["estimate"]
         assert v["by_carrier"]["beta"] == pytest.approx(2 * v["active"]["beta"])
+
+
+def test_rounding_reaches_the_releases_and_apportion_keeps_any_total():
+    """``round_answers`` travels from the configuration to every consistent pair
+    (integer cells summing to the rounded count), and ``apportion`` meets its
+    total from either side (it removes units when the floors already exceed it)."""
+    cons = Consistency.for_config(CFG, round_answers=True)
+    assert cons.round_answers is True and Consistency.for_config(CFG).round_answers is False
+    out = make_consistent([_answer("n", 1, [4.6]), _answer("h", 1, [2.2, 1.7, 0.4, 0.1])], cons)
+    assert out[0].estimate[0] == 5.0 and out[1].estimate.sum() == 5.0
+    assert all(float(x).is_integer() for x in out[1].estimate)
+    np.testing.assert_array_equal(apportion(np.array([1.0, 1.0]), 1), [0.0, 1.0])
+    np.testing.assert_array_equal(apportion(np.array([2.0, 1.0, 1.0]), 3), [1.0, 1.0, 1.0])
