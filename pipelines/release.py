@@ -983,7 +983,7 @@ def main(argv=None) -> int:
     if cfg.mechanism_spec.input_kind == "reports":  # local DP: a collector of client reports, no noise, no key
         from pipelines.rr_collect import run_collector
 
-        return run_collector(cfg, beam_args)
+        return run_collector(cfg, beam_args, duration=args.duration)
     if cfg.disable_noise:
         print(
             "WARNING: privacy.disable_noise is true: releases are EXACT and NOT differentially private. "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -185,8 +186,11 @@ def build_collector(p: beam.Pipeline, cfg: PipelineConfig) -> list[str]:
     return written
 
 
-def run_collector(cfg: PipelineConfig, beam_args: list[str]) -> int:
-    """Run the collector (the CLI's ``main`` for report mechanisms)."""
+def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | None = None) -> int:
+    """Run the collector (the CLI's ``main`` for report mechanisms). A
+    streaming run on a local runner runs until interrupted, or for
+    ``duration`` seconds (``--duration``), then prints the summary; on a remote
+    runner it is submitted and runs until cancelled."""
     from pipelines.release import _failed
 
     try:
@@ -201,11 +205,35 @@ def run_collector(cfg: PipelineConfig, beam_args: list[str]) -> int:
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
     written = build_collector(p, cfg)
+    runner = str(options.get_all_options().get("runner") or "DirectRunner")
+    flink_master = str(options.get_all_options().get("flink_master") or "[auto]")
+    local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism")) or (
+        "Flink" in runner and flink_master in ("[local]", "[auto]")
+    )
     try:
         result = p.run()
-        result.wait_until_finish()
+        if not cfg.streaming or (local and duration is None):
+            result.wait_until_finish()
+    except KeyboardInterrupt:
+        result = None
     except Exception as e:  # noqa: BLE001 - any failure of the run: one line, exit 1
         return _failed(e)
+    if cfg.streaming and not local:
+        print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
+        return 0
+    if cfg.streaming and duration is not None:
+        try:
+            time.sleep(duration)
+        except KeyboardInterrupt:
+            pass
+        if "FAILED" in str(getattr(result, "state", "") or ""):
+            return _failed(None)
+        # the DirectRunner's Pub/Sub reader blocks in a pull for up to 30 s: stop it in the background
+        stopper = threading.Thread(target=result.cancel, name="cancel-collector", daemon=True)
+        stopper.start()
+        stopper.join(2)
+    if result is None:
+        return 0
     counters = {}
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
