@@ -1175,3 +1175,46 @@ def test_lattice_counters_pickle_mid_stream_and_continue_identically():
         for t in range(10, 32):
             assert np.array_equal(a.step(np.array([t % 3]), noise), b.step(np.array([t % 3]), noise))
         assert a.variance() == b.variance()
+
+
+# -- the mechanism families of issues 16-18 -----------------------------------------------
+
+
+def test_new_families_validate_their_shapes():
+    """HDCR's branching must be >= 2 (and a bad window names the key); a survey
+    needs at least two answers; a randomized-response design takes exactly one
+    histogram query set.
+    Kills changelog.HDCROptions.__post_init____mutmut_8, _11,
+    rr_client.SurveyDesign.__post_init____mutmut_2, local_dp.design_for__mutmut_1."""
+    from transforms.core.changelog import HDCROptions
+    from transforms.core.local_dp import RROptions, design_for
+    from transforms.core.rr_client import AtMostK, SurveyDesign
+
+    with pytest.raises(ValueError, match="branching"):
+        HDCROptions(branching=1)
+    with pytest.raises(ValueError, match="^window"):
+        HDCROptions(window=0)
+    with pytest.raises(ValueError, match="at least 2 values"):
+        SurveyDesign(1, 1.0, 0.0, AtMostK(1))
+    two = DynamicConfig(
+        (QuerySet("a", "histogram", domain_size=3), QuerySet("b", "histogram", domain_size=3)), PureDP(4.0)
+    )
+    with pytest.raises(ValueError, match="exactly one histogram"):
+        design_for(two, RROptions())
+
+
+@pytest.mark.parametrize("kind", ["dcr", "hdcr"])
+def test_changelog_releases_fall_due_inside_a_gap_of_the_data(kind):
+    """With a release every tick, data at ticks 1 and 6 only: the apply at tick 6
+    returns the releases of ticks 2 to 5 (carried, noise off: exact) before tick
+    6's. Kills changelog._ChangelogRelease._apply__mutmut_3 (the gap's releases
+    dropped)."""
+    from transforms.core import MECHANISMS
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS[kind].core_cls(config, stream="s", end_tick=8, every_ticks=1)
+    off = NoiseSource.disabled()
+    first = core.process_tick(1, [Update("insert", "a", (0,)), Update("insert", "b", (0,))], off)
+    later = core.process_tick(6, [Update("delete", "a")], off)
+    assert [a.tick for a in first.answers] == [1]
+    assert [(a.tick, float(a.estimate[0])) for a in later.answers] == [(2, 2.0), (3, 2.0), (4, 2.0), (5, 2.0), (6, 1.0)]
