@@ -1218,3 +1218,16 @@ def test_changelog_releases_fall_due_inside_a_gap_of_the_data(kind):
     later = core.process_tick(6, [Update("delete", "a")], off)
     assert [a.tick for a in first.answers] == [1]
     assert [(a.tick, float(a.estimate[0])) for a in later.answers] == [(2, 2.0), (3, 2.0), (4, 2.0), (5, 2.0), (6, 1.0)]
+
+
+def test_rr_client_ledger_holds_the_fold_of_an_approximate_report():
+    """A client's ledger holds fold x (eps_r, delta_r) (Pan Cor. 5.1: 2k-fold for
+    at most k mutations), under (eps, delta) reports as under pure ones.
+    Kills rr_client.RRClient.__init____mutmut_28 (eps divided by the fold)."""
+    from transforms.core.rr_client import AtMostK, RRClient, SurveyDesign
+
+    for delta in (0.0, 1e-6):
+        d = SurveyDesign(3, 0.5, delta, AtMostK(2))
+        cap = RRClient(d).ledger.budget
+        assert d.fold == 4
+        assert cap == (PureDP(2.0) if delta == 0 else ApproxDP(2.0, 4e-6))
