@@ -991,12 +991,7 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
-    runner = str(options.get_all_options().get("runner") or "DirectRunner")
-    local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism"))
-    # an embedded Flink ([local] or [auto], the default) runs in this process: wait
-    # for it like for the DirectRunner, or a streaming job would die with the CLI
-    flink_master = str(options.get_all_options().get("flink_master") or "[auto]")
-    local = local or ("Flink" in runner and flink_master in ("[local]", "[auto]"))
+    runner, local = runner_locality(options)
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:
@@ -1057,6 +1052,17 @@ def main(argv=None) -> int:
             print(f"error: {failure}", file=sys.stderr)
             return 3
     return 0
+
+
+def runner_locality(options: PipelineOptions) -> tuple[str, bool]:
+    """The runner's name, and whether it runs in this process (the CLI then
+    waits for a streaming job and reads the noise key here)."""
+    runner = str(options.get_all_options().get("runner") or "DirectRunner")
+    local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism"))
+    # an embedded Flink ([local] or [auto], the default) runs in this process: wait
+    # for it like for the DirectRunner, or a streaming job would die with the CLI
+    flink_master = str(options.get_all_options().get("flink_master") or "[auto]")
+    return runner, local or ("Flink" in runner and flink_master in ("[local]", "[auto]"))
 
 
 def _split_values(args: list[str]) -> None:

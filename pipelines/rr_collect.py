@@ -191,7 +191,7 @@ def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | N
     streaming run on a local runner runs until interrupted, or for
     ``duration`` seconds (``--duration``), then prints the summary; on a remote
     runner it is submitted and runs until cancelled."""
-    from pipelines.release import _failed
+    from pipelines.release import _failed, runner_locality
 
     try:
         _check_environment(cfg)
@@ -205,11 +205,7 @@ def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | N
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
     written = build_collector(p, cfg)
-    runner = str(options.get_all_options().get("runner") or "DirectRunner")
-    flink_master = str(options.get_all_options().get("flink_master") or "[auto]")
-    local = any(r in runner for r in ("Direct", "FnApi", "Portable", "Prism")) or (
-        "Flink" in runner and flink_master in ("[local]", "[auto]")
-    )
+    runner, local = runner_locality(options)
     try:
         result = p.run()
         if not cfg.streaming or (local and duration is None):
