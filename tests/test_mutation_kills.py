@@ -1231,3 +1231,20 @@ def test_rr_client_ledger_holds_the_fold_of_an_approximate_report():
         cap = RRClient(d).ledger.budget
         assert d.fold == 4
         assert cap == (PureDP(2.0) if delta == 0 else ApproxDP(2.0, 4e-6))
+
+
+def test_local_dp_reference_runs_to_the_end_and_node_counts_count():
+    """The in-memory collector releases every period up to the end even when the
+    reports stop early, and ``node_counts`` gives #new=r - #old=r per cell, the
+    cells each report's mutation touches and the report count.
+    Kills local_dp.in_memory__mutmut_37 and node_counts__mutmut_12."""
+    from transforms.core.local_dp import RandomizedResponseCollector, RROptions, in_memory, node_counts, simulate
+    from transforms.core.rr_client import symbol_of
+
+    config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(16.0))
+    coll = RandomizedResponseCollector(config, options=RROptions(max_mutations=2), end_tick=10)
+    sim = simulate(coll.design, 40, 4, seed=2)  # reports for periods 1-4 only
+    assert [r.tick for r in in_memory(coll, sim.reports, 10)] == list(range(1, 11))
+    symbols = [symbol_of(None, 0, 3), symbol_of(0, 2, 3), symbol_of(1, 1, 3), symbol_of(2, None, 3)]
+    diff, touch, n = node_counts(symbols, 3)
+    assert n == 4 and diff == [1 - 1, 0, 1 - 1] and touch == [2, 0, 2]
