@@ -52,7 +52,7 @@ from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
-from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn, stateful_tick_merge
+from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY"]
 
@@ -335,31 +335,7 @@ class AnswerQueries(ReleaseContinually):
             if spec.end_tick is None:
                 raise ValueError(BOUNDED_END)
             return self._expand_bounded_queries(validated, asked)
-        stateful_merge = stateful_tick_merge(self.tick_merge, updates.pipeline)
-        resolved = validated.valid | "ResolveEntries" >> beam.ParDo(
-            ResolveEntriesFn(
-                spec,
-                self._domains,
-                self.mechanism.deletions_allowed,
-                per_stream=not stateful_merge,
-                max_mutations=self.config.max_mutations,
-            )
-        ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
-            tuple[typing.Any, typing.Any]
-        ).with_outputs(ResolveEntriesFn.DEAD, main="resolved")
-        merged = resolved.resolved
-        if stateful_merge:
-            merged = merged | "MergePerTick" >> beam.ParDo(MergeTickFn(spec)).with_input_types(
-                tuple[tuple[str, int], typing.Any]
-            )
-        starts = (
-            updates.pipeline
-            | "DeclaredStreams" >> beam.Create([(s, START) for s in spec.streams], reshuffle=False)
-            | "StampStart"
-            >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
-                tuple[str, typing.Any]
-            )
-        )
+        resolved, merged, starts = self._resolve_unbounded(validated.valid)
         out = (
             (merged, asked.valid, starts)
             | "Flatten" >> beam.Flatten()
@@ -384,16 +360,7 @@ class AnswerQueries(ReleaseContinually):
         """Batch: resolve each entry once, then one call per stream with all of
         its aggregates and queries (``AnswerBoundedStreamFn``)."""
         spec = self.spec
-        resolved = (
-            validated.valid
-            | "GroupByEntry" >> beam.GroupByKey()
-            | "ResolveEntries"
-            >> beam.ParDo(
-                ResolveEntriesBoundedFn(
-                    spec, self._domains, self.mechanism.deletions_allowed, self.config.max_mutations
-                )
-            ).with_outputs(ResolveEntriesBoundedFn.DEAD, ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
-        )
+        resolved = self._resolve_bounded(validated.valid)
         aggs = resolved.resolved | "TagAggregates" >> beam.MapTuple(lambda stream, a: (stream, (AGGS, a)))
         starts = asked.valid.pipeline | "DeclaredStreams" >> beam.Create(
             [(s, START) for s in spec.streams], reshuffle=False

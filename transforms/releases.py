@@ -200,16 +200,7 @@ class ReleaseContinually(beam.PTransform):
         """All input is known: resolve each entry once, group per stream, and
         apply each stream's aggregates in one call (no state, no timers)."""
         spec = self.spec
-        resolved = (
-            valid
-            | "GroupByEntry" >> beam.GroupByKey()
-            | "ResolveEntries"
-            >> beam.ParDo(
-                ResolveEntriesBoundedFn(
-                    spec, self._domains, self.mechanism.deletions_allowed, self.config.max_mutations
-                )
-            ).with_outputs(ResolveEntriesBoundedFn.DEAD, ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
-        )
+        resolved = self._resolve_bounded(valid)
         # one call per stream with data, after a GroupByKey; a declared stream without
         # data is released from a Create of the declared streams (the FnApiRunner gives
         # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
@@ -232,6 +223,35 @@ class ReleaseContinually(beam.PTransform):
     def _expand_unbounded(self, valid):
         """Streaming: per-entry state and timers, merged per tick, applied by a
         stateful per-stream step as the watermark passes each tick."""
+        resolved, merged, starts = self._resolve_unbounded(valid)
+        release = (
+            (merged, starts)
+            | "Flatten" >> beam.Flatten()
+            | "ReleaseStream"
+            >> beam.ParDo(self._release_fn(ReleaseStreamFn))
+            .with_input_types(tuple[str, typing.Any])
+            .with_outputs(NODES, main="answers")
+        )
+        return release.answers, release[NODES], resolved[ResolveEntriesFn.DEAD]
+
+    def _resolve_bounded(self, valid):
+        """Batch: each entry's updates resolved once (after a GroupByKey); outputs
+        ``resolved`` (per stream, its tick aggregates), ``DEAD`` and ``STREAMS_SEEN``."""
+        return (
+            valid
+            | "GroupByEntry" >> beam.GroupByKey()
+            | "ResolveEntries"
+            >> beam.ParDo(
+                ResolveEntriesBoundedFn(
+                    self.spec, self._domains, self.mechanism.deletions_allowed, self.config.max_mutations
+                )
+            ).with_outputs(ResolveEntriesBoundedFn.DEAD, ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
+        )
+
+    def _resolve_unbounded(self, valid):
+        """Streaming: per-entry state and timers, tick aggregates merged per
+        stream; returns ``(resolved, merged, starts)`` (``resolved`` carries the
+        dead letters; ``starts``: one start marker per declared stream)."""
         spec = self.spec
         stateful_merge = stateful_tick_merge(self.tick_merge, valid.pipeline)
         resolved = valid | "ResolveEntries" >> beam.ParDo(
@@ -258,15 +278,7 @@ class ReleaseContinually(beam.PTransform):
                 tuple[str, typing.Any]
             )
         )
-        release = (
-            (merged, starts)
-            | "Flatten" >> beam.Flatten()
-            | "ReleaseStream"
-            >> beam.ParDo(self._release_fn(ReleaseStreamFn))
-            .with_input_types(tuple[str, typing.Any])
-            .with_outputs(NODES, main="answers")
-        )
-        return release.answers, release[NODES], resolved[ResolveEntriesFn.DEAD]
+        return resolved, merged, starts
 
 
 class ReleaseFullyDynamic(ReleaseContinually):
