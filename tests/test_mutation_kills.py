@@ -1248,3 +1248,73 @@ def test_local_dp_reference_runs_to_the_end_and_node_counts_count():
     symbols = [symbol_of(None, 0, 3), symbol_of(0, 2, 3), symbol_of(1, 1, 3), symbol_of(2, None, 3)]
     diff, touch, n = node_counts(symbols, 3)
     assert n == 4 and diff == [1 - 1, 0, 1 - 1] and touch == [2, 0, 2]
+
+
+def test_growing_query_driver_answers_in_time_then_id_order_with_their_ids():
+    """``run_with_queries`` (the reference of the Beam query join) answers a
+    tick's queries in (time, id) order, each under its own id, and equals the
+    core driven by hand. Two queries share a tick and a time, their rows
+    ordered against their ids. Kills growing.run_with_queries__mutmut_1 (no
+    query table), _9 (sorted by row instead of id) and _39 (answers without
+    their ids)."""
+    from transforms.core.growing import PMWGOptions, PMWGRelease, run_with_queries
+
+    config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(4.0))
+    opts = PMWGOptions(alpha=0.2, n0=5, hard_per_phase=3)
+    rows = {"qa": (1.0, 1.0, 0.0), "qb": (0.0, 0.0, 1.0), "qc": (0.0, 1.0, 0.0)}
+    queries = [(4, 3.5, "qb", rows["qb"]), (4, 3.5, "qa", rows["qa"]), (2, 1.2, "qc", rows["qc"])]
+    by_tick = {t: [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(4)] for t in (1, 3, 4)}
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-growing-queries"))
+
+    _, answered = run_with_queries(PMWGRelease(config, stream="s", options=opts, end_tick=6), by_tick, queries, noise)
+    assert [a.query_id for a in answered] == ["qc", "qa", "qb"]
+
+    core = PMWGRelease(config, stream="s", options=opts, end_tick=6)
+    want = []
+    for t in (1, 2, 3, 4):
+        if t in by_tick:
+            core.process_tick(t, by_tick[t], noise)
+        elif t > core.last_tick:
+            core.advance(t, noise)
+        for qid in {2: ["qc"], 4: ["qa", "qb"]}.get(t, []):
+            want.append(core.answer_query(t, qid, rows[qid], noise))
+    assert [(a.query_id, a.tick, a.answer, a.bound, a.hard) for a in answered] == [
+        (a.query_id, a.tick, a.answer, a.bound, a.hard) for a in want
+    ]
+
+
+def test_growing_node_outputs_carry_their_epoch():
+    """Every node output of a growing release names the epoch it belongs to
+    (``segment``: the closes so far); a size release (``n_hat``) is epoch e's
+    close, so its segment equals its node; the static re-runs after it share it.
+    Kills growing._GrowingRelease._log__mutmut_4 (no epoch)."""
+    from transforms.core.growing import BBSchedulerOptions, BBSchedulerRelease
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = BBSchedulerRelease(config, stream="s", emit_nodes=True, options=BBSchedulerOptions(n0=10, eta=0.5))
+    noise = NoiseSource.disabled()
+    for t in range(1, 80):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+    outs = core.drain_node_outputs()
+    sizes = [o for o in outs if o.kind == "n_hat"]
+    assert len(sizes) >= 3 and all(o.segment == o.node for o in sizes)
+    closes = 0
+    for o in outs:
+        closes += o.kind == "n_hat"
+        assert o.segment == closes, (o.kind, o.tick)
+
+
+def test_simulated_refused_mutation_comes_after_the_entry_starts():
+    """The simulator's one mutation too many (``violate``) falls after the
+    entry's insertion. Two periods, at most one mutation: an entry inserted in
+    period 1 tries (and is refused) a second one in period 2; one inserted in
+    period 2 has no room. So the refusals equal the entries present in period 1.
+    Kills local_dp.simulate__mutmut_72 (the extra mutation drawn from any
+    period, also before the insertion, or at a period 0 that never comes)."""
+    from transforms.core.local_dp import simulate
+    from transforms.core.rr_client import AtMostK, SurveyDesign
+
+    design = SurveyDesign(3, 1.0, 0.0, AtMostK(1))
+    for seed in range(3):
+        sim = simulate(design, 200, 2, seed=seed, violate=1.0)
+        assert 0 < sim.refused == sum(sim.truth[0]) < 200
