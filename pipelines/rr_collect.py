@@ -109,14 +109,26 @@ class _ParseReportFn(beam.DoFn):
         self.parser = ReportParser(*self.args)
 
     def process(self, element):
-        self.read.inc()
-        reason, rec = self.parser.parse(element)
-        if reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            raw = (element.data, element.attributes) if hasattr(element, "data") else element
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, raw, "parse", None))
-            return
-        yield beam.window.TimestampedValue(rec, rec.event_time)
+        for one in _reports_of(element):
+            self.read.inc()
+            reason, rec = self.parser.parse(one)
+            if reason:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+                raw = (one.data, one.attributes) if hasattr(one, "data") else one
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, raw, "parse", None))
+                continue
+            yield beam.window.TimestampedValue(rec, rec.event_time)
+
+
+def _reports_of(element):
+    """The reports of one input element: a Pub/Sub message may carry several,
+    one JSON object per line (a gateway's batch; each line is parsed, and
+    dead-lettered, on its own, with the message's attributes). Files are read
+    a line at a time already."""
+    data = getattr(element, "data", None)
+    if not isinstance(data, (bytes, bytearray)) or b"\n" not in data.strip():
+        return (element,)
+    return tuple(element._replace(data=line) for line in bytes(data).split(b"\n") if line.strip())
 
 
 def _dead_dict(d: DeadLetter, fmt: str) -> dict:

@@ -12,6 +12,7 @@ import math
 import random
 import subprocess
 import sys
+import time
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
@@ -560,3 +561,63 @@ if __name__ == "__main__" and "--golden" in sys.argv:
         json.dumps({"state": base64.b64encode(state).decode("ascii"), "continuation": continuation}, indent=1) + "\n"
     )
     print(f"wrote {GOLDEN}")
+
+
+def test_a_pubsub_message_may_carry_several_reports():
+    """A Pub/Sub message with several reports, one JSON object per line (a
+    gateway's batch): each line is parsed on its own, a bad line is
+    dead-lettered alone with the message's attributes, the others pass; a
+    one-line message and a file line are one report each."""
+    from pipelines.parse import PubsubElement
+    from pipelines.rr_collect import _ParseReportFn
+
+    fn = _ParseReportFn(load_config(ROOT / "configs" / "local_dp.yaml"))
+    fn.setup()
+    good = [json.dumps({"time": 10.0 + i, "id": f"e{i}", "old": None, "new": "B"}).encode() for i in range(3)]
+    attrs = (("src", "gw1"),)
+    batch = PubsubElement(b"\n".join([good[0], b"{oops", good[1], b"", good[2]]) + b"\n", attrs, 5.0)
+    out = list(fn.process(batch))
+    dead = [o.value for o in out if isinstance(o, beam.pvalue.TaggedOutput)]
+    recs = [o.value for o in out if not isinstance(o, beam.pvalue.TaggedOutput)]
+    assert [(r.entry_id, r.new, r.event_time) for r in recs] == [("e0", 1, 10.0), ("e1", 1, 11.0), ("e2", 1, 12.0)]
+    assert [(d.reason, d.record) for d in dead] == [("unparseable", (b"{oops", attrs))]
+    assert len(list(fn.process(PubsubElement(good[0], attrs, 5.0)))) == 1
+    assert len(list(fn.process(good[1] + b"\n"))) == 1  # a file line (bytes) is never split
+
+
+def test_pubsub_tool_publishes_reports_in_batches(tmp_path, monkeypatch):
+    """``pubsub_tool publish --lines-per-message N``: the reports already due go
+    together, at most N lines a message, each line one report with its time
+    moved to the wall clock; every report is sent once, in time order. The
+    update pipeline's configs refuse it (one update per message)."""
+    import yaml
+
+    from pipelines import pubsub_tool
+
+    sent = []
+
+    class FakePublisher:
+        def publish(self, topic, data, **attrs):
+            sent.append((topic, data, attrs))
+            return type("F", (), {"result": lambda self: None})()
+
+    monkeypatch.setattr(pubsub_tool, "_clients", lambda: (FakePublisher(), None))
+    raw = yaml.safe_load((ROOT / "configs" / "local_dp.yaml").read_text())
+    raw["source"] = {"type": "pubsub", "subscription": "projects/p/subscriptions/reports-sub"}
+    cfg_path = tmp_path / "rr.yaml"
+    cfg_path.write_text(yaml.safe_dump(raw))
+    reports = tmp_path / "reports.jsonl"
+    times = [0.5] * 7 + [1.5] * 3  # two periods: 7 reports, then 3
+    rows = [json.dumps({"time": t, "id": f"e{i}", "old": None, "new": "A"}) for i, t in enumerate(times)]
+    reports.write_text("\n".join(rows) + "\n")
+    origin = time.time() - 100.0  # every report already due
+    n = pubsub_tool.publish(load_config(cfg_path), str(reports), origin, 1.0, lines_per_message=4)
+    assert n == 10 and [len(d.split(b"\n")) for _, d, _ in sent] == [4, 4, 2]
+    assert {t for t, _, _ in sent} == {"projects/p/topics/reports"}
+    lines = [json.loads(x) for _, d, _ in sent for x in d.split(b"\n")]
+    assert [x["id"] for x in lines] == [f"e{i}" for i in range(10)]
+    assert [x["time"] for x in lines] == pytest.approx([origin + t for t in times])
+    demo = yaml.safe_load((ROOT / "configs" / "pubsub_local.yaml").read_text())
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(demo))
+    with pytest.raises(ConfigError, match="only the randomized_response collector"):
+        pubsub_tool.publish(load_config(tmp_path / "demo.yaml"), str(reports), origin, 1.0, lines_per_message=4)
