@@ -1318,3 +1318,74 @@ def test_simulated_refused_mutation_comes_after_the_entry_starts():
     for seed in range(3):
         sim = simulate(design, 200, 2, seed=seed, violate=1.0)
         assert 0 < sim.refused == sum(sim.truth[0]) < 200
+
+
+def test_growing_options_refuse_values_outside_their_open_intervals():
+    """alpha and growth_fraction in (0, 1), eta and decay in (0, 10), each
+    refused at and beyond the ends with a message that starts with its name.
+    Kills growing._check_fraction__mutmut_3 (``and``: nothing refused),
+    _8 (the upper end allowed) and BBImproverOptions.__post_init____mutmut_20
+    (the message's name)."""
+    from transforms.core.growing import BBImproverOptions, BBSchedulerOptions, PMWGOptions
+
+    cases = [
+        (PMWGOptions, "alpha", (0.0, 1.0, 1.5, -0.2), 0.999),
+        (BBSchedulerOptions, "growth_fraction", (0.0, 1.0, 2.0), 0.5),
+        (BBSchedulerOptions, "eta", (0.0, 10.0, 11.0), 9.99),
+        (BBImproverOptions, "decay", (0.0, 10.0, 12.5), 9.99),
+    ]
+    for cls, field, bad, good in cases:
+        for v in bad:
+            with pytest.raises(ValueError, match=rf"^{field} must be a number in"):
+                cls(**{field: v})
+        assert getattr(cls(**{field: good}), field) == good
+
+
+def test_pmwg_charges_its_own_scope_and_answers_exactly_without_noise():
+    """PMWG's rounds are charged under the ledger scope ``pmwg``; with noise
+    off a streamed query is answered exactly (row . histogram), and the
+    periodic releases between closes (``every_ticks``) are the exact answers
+    at every period end. Kills growing.PMWGRelease.__init____mutmut_16 (scope
+    name), answer_query__mutmut_32 (no noiseless answer), _between__mutmut_6
+    (the noiseless rows without the domain), _GrowingRelease._apply__mutmut_11
+    and _periods__mutmut_6 (periods never or always skipped)."""
+    from transforms.core.growing import PMWGOptions, PMWGRelease
+
+    config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(2.0))
+    opts = PMWGOptions(alpha=0.2, n0=6, hard_per_phase=3)
+    on = PMWGRelease(config, stream="s", options=opts, end_tick=30)
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-pmwg-scope"))
+    for t in range(1, 31):
+        on.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+    assert "pmwg" in on.ledger.root.children and on.spent.epsilon > 0
+
+    core = PMWGRelease(config, stream="s", options=opts, end_tick=30, every_ticks=5)
+    off = NoiseSource.disabled()
+    hist, hists, periodic = np.zeros(3), {}, {}
+    for t in range(1, 31):
+        ups = [Update("insert", f"e{t}-{j}", ((t + j) % 3,)) for j in range(t % 3 + 1)]
+        res = core.process_tick(t, ups, off)
+        periodic.update({a.tick: a.estimate.tolist() for a in res.answers})
+        for u in ups:
+            hist[u.item[0]] += 1
+        hists[t] = hist.tolist()
+        if t == 17:
+            q = core.answer_query(t, "q", (1.0, 0.0, 1.0), off)
+            assert (q.answer, q.bound, q.hard) == (hist[0] + hist[2], 0.0, False)
+    assert set(periodic) == {5, 10, 15, 20, 25, 30} and all(periodic[t] == hists[t] for t in periodic), periodic
+
+
+def test_black_box_bound_of_a_pmw_set_uses_the_released_size():
+    """``bb_scheduler`` over a ``pmw`` query set with noise on: its bound comes
+    from the noisy size released with the run (finite, positive). Kills
+    growing._BlackBoxRelease._bound__mutmut_13 (the size dropped)."""
+    from transforms.core.growing import BBSchedulerOptions, BBSchedulerRelease
+
+    config = DynamicConfig((QuerySet("r", "pmw", domain_size=4, ranges=True),), PureDP(2.0))
+    core = BBSchedulerRelease(config, stream="s", options=BBSchedulerOptions(n0=20, eta=0.5))
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-bb-pmw-bound"))
+    bounds = []
+    for t in range(1, 60):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 4,)) for j in range(3)], noise)
+        bounds += [a.error_bound for a in res.answers]
+    assert bounds and all(0 < b < math.inf for b in bounds)

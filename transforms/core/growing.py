@@ -136,7 +136,6 @@ class GrowthTracker:
         self.eps = float(eps)
         self.cost = cost
         self.coords = tuple(coords)
-        self.scope = scope
         self._par = scope.child("growth", Scope.PARALLEL)
         self.e = 0  # the open epoch (0: not started)
         self.theta = 0  # its threshold
