@@ -38,7 +38,7 @@ from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.config import DynamicConfig
@@ -47,11 +47,10 @@ from transforms.core.rr_client import symbol_of
 from transforms.core.state import decode, encode
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
+from transforms.streaming import START, buffer_aggregates, schedule_wake
 
 __all__ = ["ReportRecord", "ReportParser", "CollectRandomizedResponses", "REPORT_REASONS", "release_dict"]
 
-START = "__start__"
-_MAX_TS = Timestamp.of(2**62 / 1e6)
 
 REPORT_REASONS = {
     "unparseable": "not UTF-8, not JSON, not an object, a CSV row of the wrong width",
@@ -379,14 +378,7 @@ class _CollectStreamFn(beam.DoFn):
         )
 
     def _wake_at(self, tick, wake, wake_tick):
-        current = wake_tick.read()
-        if current is not None and current <= tick:
-            return
-        ts = self.spec.tick_end(tick + 1 + self.spec.lateness_ticks)
-        if ts >= _MAX_TS:
-            return
-        wake_tick.write(tick)
-        wake.set(ts)
+        schedule_wake(self.spec, tick, wake, wake_tick)
 
     def process(
         self,
@@ -402,10 +394,7 @@ class _CollectStreamFn(beam.DoFn):
                 core_state.write(encode(self._new(stream).to_state()))
             self._wake_at(1, wake, wake_tick)
             return
-        first = None
-        for agg in value:
-            pending.add(agg)
-            first = agg[0] if first is None else min(first, agg[0])
+        first = buffer_aggregates(value, pending)
         if first is not None:
             self._wake_at(first, wake, wake_tick)
 

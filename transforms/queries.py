@@ -52,7 +52,7 @@ from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
-from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn
+from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn, buffer_aggregates
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY"]
 
@@ -167,10 +167,7 @@ class AnswerStreamFn(ReleaseStreamFn):
             queries.add(value[1])
             self._wake_at(value[1][0], wake, wake_tick)
             return
-        first = None
-        for agg in value:
-            pending.add(agg)
-            first = agg[0] if first is None else min(first, agg[0])
+        first = buffer_aggregates(value, pending)
         if first is not None:
             self._wake_at(first, wake, wake_tick)
 

@@ -41,7 +41,16 @@ from transforms.core.state import decode, encode
 from transforms.records import ReleaseRecord
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["ResolveEntriesFn", "MergeTickFn", "ReleaseStreamFn", "START", "TICK_MERGES", "stateful_tick_merge"]
+__all__ = [
+    "ResolveEntriesFn",
+    "MergeTickFn",
+    "ReleaseStreamFn",
+    "START",
+    "TICK_MERGES",
+    "buffer_aggregates",
+    "schedule_wake",
+    "stateful_tick_merge",
+]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
 START = "__start__"
@@ -287,16 +296,7 @@ class ReleaseStreamFn(ReleaseFnBase):
         self._live[stream] = (data, core)
 
     def _wake_at(self, tick, wake, wake_tick):
-        """Make sure the timer fires for ``tick`` (keep the earliest)."""
-        current = wake_tick.read()
-        if current is not None and current <= tick:
-            return
-        # tick k's batch is final at the end of tick k + 1 + L
-        ts = self.spec.tick_end(tick + 1 + self.spec.lateness_ticks)
-        if ts >= _MAX_TS:  # deadlines square: ticks past Beam's time range are never scheduled
-            return
-        wake_tick.write(tick)
-        wake.set(ts)
+        schedule_wake(self.spec, tick, wake, wake_tick)
 
     def process(
         self,
@@ -312,10 +312,7 @@ class ReleaseStreamFn(ReleaseFnBase):
                 core_state.write(encode(self.new_core(stream).to_state()))
             self._wake_at(1, wake, wake_tick)
             return
-        first = None
-        for agg in value:  # a tuple of tick aggregates
-            pending.add(agg)
-            first = agg[0] if first is None else min(first, agg[0])
+        first = buffer_aggregates(value, pending)  # a tuple of tick aggregates
         if first is not None:
             self._wake_at(first, wake, wake_tick)
 
@@ -354,6 +351,33 @@ class ReleaseStreamFn(ReleaseFnBase):
         candidates = [agg[0] for agg in later] + ([] if nxt is None else [nxt])
         if candidates:
             self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+
+
+def schedule_wake(spec: StreamSpec, tick: int, wake, wake_tick) -> None:
+    """Make sure a per-stream step's event-time timer fires for ``tick``,
+    keeping the earliest (``wake_tick`` holds the tick it is set for). Tick k's
+    input is final when the watermark passes the end of tick k + 1 + L (L: the
+    allowed lateness in ticks): a public schedule, never the data. Shared by
+    every stateful per-stream step (``ReleaseStreamFn``, the query join, the
+    local-DP collector)."""
+    current = wake_tick.read()
+    if current is not None and current <= tick:
+        return
+    ts = spec.tick_end(tick + 1 + spec.lateness_ticks)
+    if ts >= _MAX_TS:  # deadlines square: ticks past Beam's time range are never scheduled
+        return
+    wake_tick.write(tick)
+    wake.set(ts)
+
+
+def buffer_aggregates(aggs, pending) -> int | None:
+    """Add tick aggregates (tuples whose first field is the tick) to the
+    ``pending`` bag; returns their earliest tick (None if there were none)."""
+    first = None
+    for agg in aggs:
+        pending.add(agg)
+        first = agg[0] if first is None else min(first, agg[0])
+    return first
 
 
 TICK_MERGES = ("auto", "stateful", "bundle")
