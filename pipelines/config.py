@@ -29,6 +29,7 @@ __all__ = [
     "PipelineConfig",
     "SinkConfig",
     "check_environment",
+    "check_kafka_runner",
     "load_config",
     "parse_config",
     "source_files",
@@ -38,9 +39,9 @@ MECHANISMS = registry.names()  # the choices come from the mechanism registry
 PROFILES = ("paper", "tuned", "tight")  # transforms.core.config.PROFILES
 UNITS = ("update", "entry")
 QUERY_TYPES = ("count", "histogram", "sum")
-SOURCE_TYPES = ("file", "pubsub", "follow")
+SOURCE_TYPES = ("file", "pubsub", "follow", "kafka")
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
-SINK_TYPES = ("file", "pubsub")
+SINK_TYPES = ("file", "pubsub", "kafka")
 SINK_FORMATS = ("jsonl", "avro")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
 # budgets the mechanisms are tested with (outside them the calibration under- or
@@ -62,6 +63,8 @@ class MissingTimeError(ConfigError):
 
 _SUBSCRIPTION = re.compile(r"^projects/[^/]+/subscriptions/[^/]{3,255}$")
 _TOPIC = re.compile(r"^projects/[^/]+/topics/[^/]{3,255}$")
+_KAFKA_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")  # Kafka's legal topic names
+_HOST_PORT = re.compile(r"^[A-Za-z0-9.\-]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:]+\]:[0-9]{1,5}$")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class SinkConfig:
     dead_letter_topic: str | None = None
     confidential_path: str | None = None
     answers_topic: str | None = None  # pubsub: the answers to streamed queries (queries_source)
+    bootstrap_servers: str | None = None  # kafka: the brokers (topic, nodes_topic, dead_letter_topic are Kafka topics)
+    expansion_service: str | None = None  # kafka: host:port of the KafkaIO expansion service (pipelines.kafka_tool)
 
     @property
     def takes_dead_letters(self) -> bool:
@@ -329,11 +334,16 @@ class PipelineConfig:
     max_disorder_seconds: float = 0.0  # follow: how far a line's event time may lag the newest one read
     mutation_window: float | None = None  # privacy.mutation_window: seconds after an entry's first insertion
     queries_source: tuple | None = None  # ("file", path) | ("pubsub", subscription): streamed queries (pmwg)
+    kafka_bootstrap_servers: str | None = None  # source.type kafka (pipelines.kafka_tool, docs/kafka.md)
+    kafka_topic: str | None = None
+    kafka_expansion_service: str | None = None
+    kafka_consumer_config: tuple = ()  # extra consumer properties, sorted (key, value) pairs
+    kafka_max_records: int | None = None  # stop after this many records (a bounded read)
 
     @property
     def streaming(self) -> bool:
         pubsub_queries = self.queries_source is not None and self.queries_source[0] == "pubsub"
-        return self.source_type in ("pubsub", "follow") or pubsub_queries
+        return self.source_type in ("pubsub", "follow", "kafka") or pubsub_queries
 
     @property
     def streams(self) -> tuple:
@@ -646,6 +656,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
     _range(max_dead, "source.max_dead_letter_fraction", 0.0, 1.0, "the share of input records")
     max_future = None
     max_disorder = 0.0
+    kafka_source = {}
     if stype == "follow":
         # JSON lines appended to files, followed (pipelines.follow_source): unbounded,
         # and the one streaming source that runs on Flink from Python (docs/flink.md)
@@ -666,6 +677,9 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
             )
         if ticks:
             raise ConfigError("time.ticks: must be false with a follow source (event times are epoch seconds)")
+    elif stype == "kafka":
+        kafka_source = _kafka_source(src, common, tm, ticks)
+        dedup = kafka_source.pop("dedup_seconds")
     elif stype == "file":
         _unknown(src, common + ("path", "dedup"), "source")
         if src.get("dedup") is not None:
@@ -753,6 +767,9 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
                 )
             )
             continue
+        if skind == "kafka":
+            sinks.append(_kafka_sink(sk, path, disable))
+            continue
         _unknown(sk, ("type", "topic", "nodes_topic", "dead_letter_topic", "answers_topic"), path)
         if disable:
             raise ConfigError(
@@ -833,6 +850,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         max_future_seconds=max_future,
         max_disorder_seconds=max_disorder,
         queries_source=queries_source,
+        **kafka_source,
     )
 
 
@@ -862,6 +880,93 @@ def _queries_source(value, kind: str, queries: list, base_dir: Path | None) -> t
     if not isinstance(sub, str) or not _SUBSCRIPTION.match(sub):
         raise ConfigError(f"queries_source.subscription: must be projects/PROJECT/subscriptions/NAME; got {sub!r}")
     return ("pubsub", sub)
+
+
+def _kafka_address(value, path: str, what: str) -> str:
+    if not isinstance(value, str) or not all(_HOST_PORT.match(a.strip()) for a in value.split(",")):
+        raise ConfigError(f"{path}: must be {what}; got {value!r}")
+    return ",".join(a.strip() for a in value.split(","))
+
+
+def _kafka_topic(value, path: str) -> str:
+    if not isinstance(value, str) or not _KAFKA_TOPIC.match(value) or value in (".", ".."):
+        raise ConfigError(f"{path}: must be a Kafka topic name (1 to 249 of A-Z a-z 0-9 . _ -); got {value!r}")
+    return value
+
+
+_SERVERS = "host:port of the brokers, comma-separated (e.g. 127.0.0.1:9092)"
+_EXPANSION = (
+    "host:port of the KafkaIO expansion service (python -m pipelines.kafka_tool expansion; Beam's default "
+    "would download a jar that Maven Central does not serve for this runner, docs/kafka.md)"
+)
+
+
+def _kafka_source(src: dict, common: tuple, tm: dict, ticks: bool) -> dict:
+    """``source: {type: kafka, ...}``: JSON-lines records of one Kafka topic, read by the Java KafkaIO through
+    an expansion service (``pipelines.kafka_tool``, ``docs/kafka.md``); streaming, so ``time.origin`` is
+    required and ``time.end`` optional, as for Pub/Sub."""
+    keys = ("bootstrap_servers", "topic", "expansion_service", "consumer_config", "max_records", "dedup_seconds")
+    _unknown(src, common + keys, "source")
+    _choice(src.get("format", "jsonl"), ("jsonl",), "source.format")
+    servers = _kafka_address(_req(src, "bootstrap_servers", "source"), "source.bootstrap_servers", _SERVERS)
+    topic = _kafka_topic(_req(src, "topic", "source"), "source.topic")
+    expansion = _kafka_address(_req(src, "expansion_service", "source"), "source.expansion_service", _EXPANSION)
+    if "," in expansion:
+        raise ConfigError(f"source.expansion_service: must be one host:port; got {expansion!r}")
+    extra = _mapping(src.get("consumer_config"), "source.consumer_config", "{group.id: dp-dynamic}")
+    for key, value in extra.items():
+        if not isinstance(key, str) or isinstance(value, (dict, list)) or value is None:
+            raise ConfigError(
+                f"source.consumer_config: Kafka consumer properties (name: value); got {key!r}: {value!r}"
+            )
+        if key in ("bootstrap.servers", "key.deserializer", "value.deserializer"):
+            raise ConfigError(
+                f"source.consumer_config.{key}: set by the pipeline (bootstrap.servers from source.bootstrap_servers; "
+                "records are read as bytes); remove it"
+            )
+    max_records = src.get("max_records")
+    if max_records is not None and (
+        isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
+    ):
+        raise ConfigError(
+            f"source.max_records: must be an integer >= 1 (stop after that many records); got {max_records!r}"
+        )
+    dedup = _number(src.get("dedup_seconds", 600), "source.dedup_seconds", positive=True)
+    _range(dedup, "source.dedup_seconds", 0, MAX_SPAN_SECONDS, "at most 30 years")
+    if tm.get("origin") is None:
+        raise ConfigError(
+            "time.origin: required with a kafka source: the event time at which tick 1 starts (epoch seconds or an "
+            "ISO-8601 date-time such as 2026-11-22T00:00:00Z); the release schedule is public configuration, never "
+            "derived from the data"
+        )
+    if ticks:
+        raise ConfigError("time.ticks: must be false with a kafka source (event times are epoch seconds)")
+    return {
+        "kafka_bootstrap_servers": servers,
+        "kafka_topic": topic,
+        "kafka_expansion_service": expansion,
+        "kafka_consumer_config": tuple(sorted((str(k), str(v)) for k, v in extra.items())),
+        "kafka_max_records": max_records,
+        "dedup_seconds": dedup,
+    }
+
+
+def _kafka_sink(sk: dict, path: str, disable: bool) -> SinkConfig:
+    """``{type: kafka, bootstrap_servers, expansion_service, topic, nodes_topic, dead_letter_topic}``: one JSON
+    document per record, as the pubsub sink publishes them."""
+    _unknown(sk, ("type", "bootstrap_servers", "expansion_service", "topic", "nodes_topic", "dead_letter_topic"), path)
+    if disable:
+        raise ConfigError(
+            f"{path}.type: privacy.disable_noise releases exact, non-private answers and is for tests only; "
+            "it refuses kafka sinks (use a file sink, or turn disable_noise off)"
+        )
+    servers = _kafka_address(_req(sk, "bootstrap_servers", path), f"{path}.bootstrap_servers", _SERVERS)
+    expansion = _kafka_address(_req(sk, "expansion_service", path), f"{path}.expansion_service", _EXPANSION)
+    topics = {}
+    for key in ("topic", "nodes_topic", "dead_letter_topic"):
+        v = _req(sk, key, path) if key == "topic" else sk.get(key)
+        topics[key] = None if v is None else _kafka_topic(v, f"{path}.{key}")
+    return SinkConfig("kafka", bootstrap_servers=servers, expansion_service=expansion, **topics)
 
 
 def _noise_key(value) -> tuple:
@@ -960,12 +1065,46 @@ def check_environment(cfg: PipelineConfig, local: bool = True) -> None:
     if cfg.source_type in ("file", "follow"):  # a followed file must exist when the pipeline is built
         for path in source_files(cfg.source_path):
             _check_source_file(cfg, path)
+    _check_kafka(cfg, local)
     for i, sink in enumerate(cfg.sinks):
         if sink.type == "file":
             for key, folder in (("path", sink.path), ("confidential_path", sink.confidential_path)):
                 _check_writable(folder, f"sinks[{i}].{key}")
     if local and not cfg.disable_noise:
         _check_noise_key(cfg)
+
+
+def _check_kafka(cfg: PipelineConfig, local: bool) -> None:
+    """A Kafka source or sink is expanded while the pipeline is built: its expansion service must answer now;
+    on a local runner (an embedded Flink) its brokers must be reachable from here too."""
+    from pipelines.kafka_tool import reachable
+
+    needs = []
+    if cfg.source_type == "kafka":
+        needs.append(("source", cfg.kafka_expansion_service, cfg.kafka_bootstrap_servers))
+    needs += [
+        (f"sinks[{i}]", s.expansion_service, s.bootstrap_servers) for i, s in enumerate(cfg.sinks) if s.type == "kafka"
+    ]
+    for key, expansion, servers in needs:
+        if not reachable(expansion):
+            raise ConfigError(
+                f"{key}.expansion_service: nothing answers at {expansion}; start the KafkaIO expansion service "
+                "first (python -m pipelines.kafka_tool expansion --port PORT, docs/kafka.md)"
+            )
+        if local and not any(reachable(a) for a in servers.split(",")):
+            raise ConfigError(f"{key}.bootstrap_servers: no Kafka broker answers at {servers}")
+
+
+def check_kafka_runner(cfg: PipelineConfig, runner: str) -> None:
+    """The Java KafkaIO runs on a portable runner (Flink, or a job server); the Python DirectRunner cannot run
+    a Java transform."""
+    uses = cfg.source_type == "kafka" or any(s.type == "kafka" for s in cfg.sinks)
+    if uses and not any(r in runner for r in ("Flink", "Portable", "Dataflow")):
+        raise ConfigError(
+            f"source.type / sinks: Kafka (Beam's cross-language KafkaIO) needs a runner that runs Java transforms, "
+            f"in streaming mode: FlinkRunner (--flink_job_server_jar from python -m pipelines.kafka_tool fetch) or "
+            f"PortableRunner; got {runner} (docs/kafka.md)"
+        )
 
 
 def source_files(pattern: str) -> list[str]:

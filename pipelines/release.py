@@ -44,6 +44,7 @@ from pipelines.config import (
     PipelineConfig,
     SinkConfig,
     check_environment,
+    check_kafka_runner,
     csv_header_of,
     load_config,
     source_files,
@@ -425,6 +426,24 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         elements = p | "FollowFiles" >> ReadFollowing(
             cfg.source_path, time_of=json_time(cfg.time_field), max_disorder_seconds=cfg.max_disorder_seconds
         )
+    elif cfg.source_type == "kafka":
+        # the Java KafkaIO through an expansion service (pipelines.kafka_tool, docs/kafka.md): records as bytes
+        # stamped with their Kafka timestamp; a record the reader delivers twice (same partition and offset)
+        # is dropped, as a Pub/Sub redelivery is
+        from pipelines.kafka_tool import ReadKafkaRecords
+
+        elements = (
+            p
+            | "ReadKafka"
+            >> ReadKafkaRecords(
+                cfg.kafka_bootstrap_servers,
+                [cfg.kafka_topic],
+                cfg.kafka_expansion_service,
+                dict(cfg.kafka_consumer_config),
+                cfg.kafka_max_records,
+            )
+            | "Deduplicate" >> beam.ParDo(_DeduplicateFn(cfg.dedup_seconds))
+        )
     elif cfg.source_format == "avro":
         elements = p | "ReadFiles" >> beam.io.ReadFromAvro(cfg.source_path)
     elif cfg.source_format == "csv":
@@ -489,6 +508,17 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
             answers = ("query_answers", out["query_answers"], lambda a: answer_dict(cfg, a), "query_answer")
             outputs += (answers + (sink.answers_topic, sink.path),)
         for name, pcoll, to_dict, schema, topic, base in outputs:
+            if sink.type == "kafka":  # one JSON document per record, like the pubsub sink (docs/kafka.md)
+                if topic is not None:
+                    from pipelines.kafka_tool import WriteKafkaJson
+
+                    (
+                        pcoll
+                        | f"Format{name}{i}" >> beam.Map(to_dict)
+                        | f"Kafka{name}{i}" >> WriteKafkaJson(sink.bootstrap_servers, topic, sink.expansion_service)
+                    )
+                    written.append(f"kafka:{topic}")
+                continue
             if sink.type == "pubsub":
                 if topic is not None:
                     (
@@ -802,7 +832,7 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     dead = {k[len("dead_letter_") :]: v for k, v in counters.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
     dups = counters.get("duplicates_dropped", 0)
-    if cfg.source_type == "pubsub" or cfg.dedup_field:
+    if cfg.source_type in ("pubsub", "kafka") or cfg.dedup_field:
         lines.append(f"duplicates dropped:  {dups}")
     clamped = {k[len("sum_clamped_") :]: v for k, v in counters.items() if k.startswith("sum_clamped_")}
     if any(q.type == "sum" for q in cfg.queries):
@@ -995,6 +1025,7 @@ def main(argv=None) -> int:
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:
+        check_kafka_runner(cfg, runner)
         check_environment(cfg, local=local)
         key = noise_key_for(cfg, local=local)
     except ConfigError as e:

@@ -1,0 +1,332 @@
+"""Kafka on Flink: a local broker (Maven's ``kafka_2.13``), Beam's Java KafkaIO through an expansion service, and the
+release CLI with a Kafka source and a Kafka sink on an embedded Flink (``pipelines.kafka_tool``, ``docs/kafka.md``).
+
+The configuration tests need no Java. The end-to-end test skips, naming what is missing, without java, javac or
+mvn or when the jars cannot be fetched; with ``DP_DYNAMIC_KAFKA_JAR`` set (``.ci/run`` sets it after fetching) a
+broker, expansion service or job that cannot run is a failure instead.
+"""
+
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from pipelines import kafka_tool
+from pipelines.config import ConfigError, check_environment, check_kafka_runner, parse_config
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+KEY_HEX = bytes(range(32, 64)).hex()
+DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+TIMINGS: dict[str, float] = {}
+
+
+def _kafka_config(**source):
+    raw = json.loads(json.dumps(DEMO))
+    raw["time"].pop("end")
+    raw["source"] = {
+        "type": "kafka",
+        "bootstrap_servers": "127.0.0.1:9092",
+        "topic": "updates",
+        "expansion_service": "localhost:8097",
+        **source,
+    }
+    raw["sinks"] = [
+        {
+            "type": "kafka",
+            "bootstrap_servers": "127.0.0.1:9092",
+            "expansion_service": "localhost:8097",
+            "topic": "releases",
+            "dead_letter_topic": "dead-letters",
+        }
+    ]
+    return raw
+
+
+def test_kafka_config_is_streaming_with_its_settings():
+    cfg = parse_config(_kafka_config(consumer_config={"group.id": "dp"}, max_records=10))
+    assert cfg.streaming and cfg.source_type == "kafka"
+    assert (cfg.kafka_bootstrap_servers, cfg.kafka_topic, cfg.kafka_expansion_service) == (
+        "127.0.0.1:9092",
+        "updates",
+        "localhost:8097",
+    )
+    assert cfg.kafka_consumer_config == (("group.id", "dp"),) and cfg.kafka_max_records == 10
+    (sink,) = cfg.sinks
+    assert (sink.type, sink.topic, sink.nodes_topic, sink.dead_letter_topic) == (
+        "kafka",
+        "releases",
+        None,
+        "dead-letters",
+    )
+    assert sink.takes_dead_letters
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda c: c["source"].pop("topic"), "source.topic: missing"),
+        (lambda c: c["source"].pop("expansion_service"), "source.expansion_service: missing"),
+        (lambda c: c["source"].update(bootstrap_servers="kafka"), "source.bootstrap_servers: must be host:port"),
+        (lambda c: c["source"].update(topic="a/b"), "source.topic: must be a Kafka topic name"),
+        (lambda c: c["source"].update(expansion_service="a:1,b:2"), "source.expansion_service: must be one"),
+        (lambda c: c["source"].update(max_records=0), "source.max_records: must be an integer >= 1"),
+        (lambda c: c["source"].update(subscription="x"), "source: unknown key(s) subscription"),
+        (lambda c: c["source"].update(format="csv"), "source.format: must be one of jsonl"),
+        (
+            lambda c: c["source"].update(consumer_config={"bootstrap.servers": "x:1"}),
+            "source.consumer_config.bootstrap.servers: set by the pipeline",
+        ),
+        (lambda c: c["time"].pop("origin"), "time.origin: required with a kafka source"),
+        (lambda c: c["sinks"][0].pop("expansion_service"), "sinks[0].expansion_service: missing"),
+        (lambda c: c["sinks"][0].update(nodes_topic="bad topic"), "sinks[0].nodes_topic: must be a Kafka topic"),
+        (lambda c: c["sinks"][0].update(window_seconds=5), "sinks[0]: unknown key(s) window_seconds"),
+        (lambda c: c["sinks"][0].pop("dead_letter_topic"), "sinks: no sink takes the dead letters"),
+        (lambda c: c["privacy"].update(disable_noise=True), "sinks[0].type: privacy.disable_noise"),
+    ],
+)
+def test_kafka_config_errors_name_the_key(mutate, message):
+    raw = _kafka_config()
+    mutate(raw)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config(raw)
+
+
+def test_kafka_needs_a_runner_that_runs_java_and_a_reachable_expansion_service():
+    free = kafka_tool.free_port()  # nothing listens there
+    raw = _kafka_config(expansion_service=f"localhost:{free}")
+    raw["sinks"] = [{"type": "file", "path": "/tmp/dp-dynamic-kafka-test-out/"}]
+    cfg = parse_config(raw)
+    with pytest.raises(ConfigError, match="needs a runner that runs Java transforms.*got DirectRunner"):
+        check_kafka_runner(cfg, "DirectRunner")
+    check_kafka_runner(cfg, "FlinkRunner")
+    check_kafka_runner(cfg, "PortableRunner")
+    with pytest.raises(ConfigError, match=f"source.expansion_service: nothing answers at localhost:{free}"):
+        check_environment(cfg, local=False)
+
+
+def test_cli_refuses_kafka_on_the_direct_runner(tmp_path):
+    raw = _kafka_config()
+    cfg = tmp_path / "kafka.yaml"
+    cfg.write_text(yaml.safe_dump(raw))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.release", "--config", str(cfg)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "needs a runner that runs Java transforms" in proc.stderr
+
+
+def test_publish_orders_by_event_time_and_stamps_records(monkeypatch, tmp_path):
+    """``publish`` frames (timestamp ms, line) in event-time order; a line without a time goes first at 0."""
+    seen = {}
+
+    def fake_tool(jars, *args, stdin=None, timeout=300):
+        seen["args"], seen["stdin"] = args, stdin
+        return b"4\n"
+
+    monkeypatch.setattr(kafka_tool, "_tool", fake_tool)
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(b'{"time": 2.5, "id": "b"}\n{"time": 1, "id": "a"}\n{not json\n\n{"time": -5, "id": "c"}\n')
+    assert kafka_tool.publish("127.0.0.1:1", "t", str(data)) == 4
+    import struct
+
+    frames, raw = [], seen["stdin"]
+    while raw:
+        ts, n = struct.unpack(">qi", raw[:12])
+        frames.append((ts, raw[12 : 12 + n]))
+        raw = raw[12 + n :]
+    assert frames == [
+        (0, b"{not json"),
+        (0, b'{"time": -5, "id": "c"}'),
+        (1000, b'{"time": 1, "id": "a"}'),
+        (2500, b'{"time": 2.5, "id": "b"}'),
+    ]
+    assert seen["args"] == ("publish", "127.0.0.1:1", "t")
+
+
+# --- end to end on Flink -----------------------------------------------------------------------------------
+
+
+def _required() -> bool:
+    return bool(os.environ.get("DP_DYNAMIC_KAFKA_JAR"))
+
+
+@pytest.fixture(scope="module")
+def kafka_jars():
+    missing = kafka_tool.missing_prerequisites()
+    if missing:
+        msg = f"the Kafka tests need {' and '.join(missing)} on PATH (a JDK 17 and Maven)"
+        if _required():
+            pytest.fail(msg)
+        pytest.skip(msg)
+    try:
+        t0 = time.perf_counter()
+        jars = kafka_tool.fetch()
+        TIMINGS["fetch"] = time.perf_counter() - t0
+        return jars
+    except RuntimeError as e:
+        if _required():
+            raise
+        pytest.skip(
+            f"could not fetch the Kafka jars ({kafka_tool.BROKER_ARTIFACT}, {kafka_tool.KAFKA_IO_ARTIFACT}): {e}"
+        )
+
+
+@pytest.fixture(scope="module")
+def kafka(kafka_jars):
+    """A broker and a KafkaIO expansion service for the module (both on free loopback ports)."""
+    with kafka_tool.running_broker(kafka_jars) as broker, kafka_tool.running_expansion_service(kafka_jars) as exp:
+        TIMINGS["broker_start"] = broker.startup_seconds
+        TIMINGS["expansion_start"] = exp.startup_seconds
+        yield broker, exp
+
+
+def _demo_lines(end: int) -> list[str]:
+    """The demo's first ``end`` seconds in time order, plus bad lines (dead letters to compare)."""
+
+    def time_of(line):
+        try:
+            t = json.loads(line)["time"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        return t if isinstance(t, int | float) else None
+
+    lines = [ln for ln in (ROOT / "data" / "demo.jsonl").read_text().splitlines() if (time_of(ln) or 0) < end]
+    lines = [ln for ln in lines if time_of(ln) is not None]
+    lines.sort(key=time_of)
+    bad = [
+        "{not json",
+        json.dumps({"time": 50.0, "op": "explode", "id": "x1", "region": "eu", "seq": 0}),
+        json.dumps(
+            {"time": 60.0, "op": "insert", "id": "x2", "item": {"carrier": "AA", "amount": 1}, "region": "mars"}
+        ),
+        json.dumps({"time": 70.0, "op": "delete", "id": "never-inserted", "region": "us", "seq": 0}),
+    ]
+    return bad + lines
+
+
+def _records(path: pathlib.Path, pattern: str) -> list[str]:
+    files = sorted(path.glob(pattern))
+    assert files, f"no {pattern} under {path}"
+    return sorted(line for f in files for line in f.read_text().splitlines())
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_release_cli_with_kafka_source_and_sink_on_flink_equals_the_bounded_run(kafka, kafka_jars, tmp_path):
+    """The demo's first day (and 4 bad lines) published to Kafka with event-time timestamps; ``python -m
+    pipelines.release`` with ``source: {type: kafka}`` and a Kafka sink on FlinkRunner (streaming, the Java KafkaIO
+    embedded in the job server): releases, node outputs and dead letters read back from their topics equal, line
+    for line, a DirectRunner bounded run of the same lines with the same key and release id."""
+    broker, exp = kafka
+    end = 43200  # half a day: 432 releases (the first day took 6 min on the shared 2 cores)
+    lines = _demo_lines(end)
+    data = tmp_path / "updates.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    topics = {"in": "updates", "rel": "releases", "nodes": "nodes", "dead": "dead-letters"}
+    t0 = time.perf_counter()
+    kafka_tool.create_topics(broker.bootstrap_servers, topics.values(), jars=kafka_jars)
+    assert kafka_tool.publish(broker.bootstrap_servers, topics["in"], str(data), jars=kafka_jars) == len(lines)
+    TIMINGS["create_and_publish"] = time.perf_counter() - t0
+
+    demo = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+    demo["time"]["end"] = end
+    demo["mechanism"] = {"kind": "fully_dynamic"}  # node outputs too
+    direct = json.loads(json.dumps(demo))
+    direct["source"] = {"type": "file", "path": str(data), "format": "jsonl"}
+    direct["sinks"] = [{"type": "file", "path": str(tmp_path / "direct" / "out") + "/"}]
+    on_kafka = json.loads(json.dumps(demo))
+    on_kafka["source"] = {
+        "type": "kafka",
+        "bootstrap_servers": broker.bootstrap_servers,
+        "topic": topics["in"],
+        "expansion_service": exp.address,
+    }
+    on_kafka["sinks"] = [
+        {
+            "type": "kafka",
+            "bootstrap_servers": broker.bootstrap_servers,
+            "expansion_service": exp.address,
+            "topic": topics["rel"],
+            "nodes_topic": topics["nodes"],
+            "dead_letter_topic": topics["dead"],
+        }
+    ]
+    env = dict(os.environ, DP_NOISE_KEY=KEY_HEX, MPLBACKEND="Agg")
+    cmd = [sys.executable, "-m", "pipelines.release", "--release-id", "kafka-cli-test-01"]
+    (tmp_path / "direct.yaml").write_text(yaml.safe_dump(direct))
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        cmd + ["--config", str(tmp_path / "direct.yaml")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    TIMINGS["cli_direct"] = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expect = {
+        "rel": _records(tmp_path / "direct" / "out", "releases*.jsonl"),
+        "nodes": _records(tmp_path / "direct" / "out", "nodes*.jsonl"),
+        "dead": _records(tmp_path / "direct" / "out-confidential", "dead_letters*.jsonl"),
+    }
+    assert len(expect["rel"]) == 2 * 3 * (end // 600) and expect["nodes"] and len(expect["dead"]) >= 4
+
+    (tmp_path / "kafka.yaml").write_text(yaml.safe_dump(on_kafka))
+    flink = [
+        "--runner=FlinkRunner",
+        "--flink_master=[local]",
+        f"--flink_job_server_jar={kafka_jars.runner}",
+        "--environment_type=LOOPBACK",
+        "--parallelism=2",
+        "--duration=600",
+    ]
+    log = tmp_path / "kafka_cli.log"
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        run = subprocess.Popen(
+            cmd + ["--config", str(tmp_path / "kafka.yaml"), *flink], cwd=ROOT, env=env, stdout=out, stderr=out
+        )
+    try:
+        got = {}
+        for what in ("rel", "nodes", "dead"):
+            # the topics fill while the job runs: read until as many records as the bounded run wrote arrived
+            # (each read stops there, or after 10 s without a record); then the releases once more: no duplicate
+            deadline = time.monotonic() + 300
+            records = []
+            while len(records) < len(expect[what]) and time.monotonic() < deadline and run.poll() is None:
+                records = kafka_tool.consume(broker.bootstrap_servers, topics[what], len(expect[what]), 10, kafka_jars)
+            got[what] = sorted(v.decode() for _, v in records)
+            TIMINGS[f"kafka_{what}_seen"] = time.perf_counter() - t0
+        extra = kafka_tool.consume(broker.bootstrap_servers, topics["rel"], len(expect["rel"]) + 50, 2, kafka_jars)
+    finally:
+        if run.poll() is None:
+            run.send_signal(signal.SIGINT)  # the CLI cancels the streaming job and prints its summary
+            try:
+                run.wait(60)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                run.wait(10)
+    TIMINGS["cli_kafka_flink"] = time.perf_counter() - t0
+    text = log.read_text(errors="replace")
+    assert "release id: kafka-cli-test-01" in text, text[-3000:]
+    assert len(extra) == len(expect["rel"]), "the releases topic holds more records than the bounded run wrote"
+    for what in ("rel", "nodes", "dead"):
+        assert got[what] == expect[what], f"{what}: {len(got[what])} records on Kafka, {len(expect[what])} expected"
+
+
+def test_report_timings():
+    """Prints what the module measured (``-s`` shows it)."""
+    if TIMINGS:
+        print("\nKafka timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in sorted(TIMINGS.items())))
