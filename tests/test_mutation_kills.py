@@ -1389,3 +1389,89 @@ def test_black_box_bound_of_a_pmw_set_uses_the_released_size():
         res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 4,)) for j in range(3)], noise)
         bounds += [a.error_bound for a in res.answers]
     assert bounds and all(0 < b < math.inf for b in bounds)
+
+
+def test_changelog_call_budget_divides_by_the_sensitivity_ratio():
+    """A node's static release of an entry's change (sensitivity ``ratio``
+    items) is drawn at the node budget divided by the ratio (eps / r; rho /
+    r^2), for every budget kind; a histogram's ratio is 2 (L1) or sqrt 2 (L2).
+    Kills changelog._call_budget__mutmut_4 (rho multiplied) and _11 (eps
+    multiplied under (eps, delta)): privacy breaks."""
+    from transforms.core import MECHANISMS
+    from transforms.core.changelog import _call_budget
+
+    assert _call_budget(PureDP(1.0), 2.0) == PureDP(0.5)
+    assert _call_budget(ApproxDP(1.0, 1e-6), 2.0) == ApproxDP(0.5, 1e-6)
+    assert _call_budget(ZCDP(1.0), 2.0) == ZCDP(0.25)
+    assert _call_budget(ZCDP(1.0), 1.0) == ZCDP(1.0)
+    for budget in (ZCDP(0.5), ApproxDP(1.0, 1e-6), PureDP(1.0)):
+        config = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), budget)
+        core = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=16)
+        node, call = core.node_budget, core.call_budgets[0]
+        assert type(call) is type(node)
+        if isinstance(node, ZCDP):  # (eps, delta) budgets run as zCDP here (Gaussian noise)
+            assert call.rho == pytest.approx(node.rho / 2)  # rho / sqrt(2)^2
+        else:
+            assert call.epsilon == pytest.approx(node.epsilon / 2)
+
+
+def test_changelog_entry_ratio_of_small_linear_queries():
+    """The entry sensitivity ratio of a linear query set, against the pairs of
+    its columns and the absent entry: 1 when one column dominates, 2 for two
+    disjoint rows (L1), sqrt 2 in L2, also when every entry is below 1. Kills
+    changelog.entry_sensitivity_ratio__mutmut_41 (the search started at 1)."""
+    from transforms.core.changelog import entry_sensitivity_ratio
+
+    assert entry_sensitivity_ratio(LinearQueryMechanism(((0.2, 0.1, 0.0),))) == pytest.approx(1.0)
+    two = ((0.3, 0.0), (0.0, 0.3))
+    assert entry_sensitivity_ratio(LinearQueryMechanism(two)) == pytest.approx(2.0)
+    assert entry_sensitivity_ratio(LinearQueryMechanism(two, noise="gaussian")) == pytest.approx(math.sqrt(2))
+
+
+def test_changelog_plan_choices_and_top_layer_coordinates():
+    """SWCR's automatic choices: the branching c of the derived HDCR minimises
+    (the most nodes any window needs) x (the node variance weight of its
+    folds), checked against a brute force over windows; and the direct method
+    is taken where it is no worse. HDCR over a horizon of one unit has one
+    layer. The top layer's prefix sums have their own noise coordinates. Kills
+    changelog.SWCRRelease._plan__mutmut_111 (c never improved), _152 (direct
+    never chosen), _ChangelogRelease._horizon_units__mutmut_6 (a one-unit
+    horizon taken as two) and _PrefixRelease._node_coords__mutmut_5."""
+    from transforms.core import MECHANISMS
+    from transforms.core.accounting import PrivacyUnit
+    from transforms.core.changelog import HDCROptions, SWCROptions, _variance_weight, cover, hdcr_layer_folds
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0), unit=PrivacyUnit.entry(4))
+    core = MECHANISMS["swcr"].core_cls(config, stream="s", end_tick=400, options=SWCROptions(window=64, period=1))
+
+    def score(c, h):
+        most = max(len(cover(max(0, r - 64), r, c, h)) for r in range(1, 64 + 2 * c**h))
+        return most * _variance_weight("laplace", sum(hdcr_layer_folds(h, c, 4, None, 1)))
+
+    best = min(score(c, max(1, math.ceil(math.log(64, c) - 1e-9))) for c in range(2, 33))
+    assert not core.direct and core.c != 2 and score(core.c, core.h) == pytest.approx(best)
+    short = MECHANISMS["swcr"].core_cls(config, stream="s", end_tick=400, options=SWCROptions(window=2, period=2))
+    assert short.direct and short.h == 1
+    one = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=1, options=HDCROptions(branching=2))
+    assert (one.c, one.h) == (2, 1)
+    tree = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=64, options=HDCROptions(branching=2, height=3))
+    assert tree._node_coords(0, (2, 5), 0) == ("s", "hdcr", "n", "layer", 2, "nodes", 1, 5)
+
+
+def test_changelog_keeps_only_the_nodes_it_still_needs():
+    """A layer-i node is dropped once its parent closes: over 300 units of an
+    HDCR (c = 2, h = 4) the stored nodes stay at most c per lower layer plus the
+    top layer's. Kills changelog._PrefixRelease._prune__mutmut_4 (never pruned:
+    state grows with time)."""
+    from transforms.core import MECHANISMS
+    from transforms.core.changelog import HDCROptions
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=300, options=HDCROptions(branching=2, height=4))
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-changelog-prune"))
+    most = 0
+    for t in range(1, 301):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+        lower = [key for key in core.nodes[0] if key[0] < core.h - 1]
+        most = max(most, len(lower))
+    assert 0 < most <= 2 * (core.h - 1)
