@@ -1475,3 +1475,16 @@ def test_changelog_keeps_only_the_nodes_it_still_needs():
         lower = [key for key in core.nodes[0] if key[0] < core.h - 1]
         most = max(most, len(lower))
     assert 0 < most <= 2 * (core.h - 1)
+
+
+def test_simulator_keeps_time_bounded_entries_inside_their_bound():
+    """Under a time bound, the simulated entries plan their mutations within the
+    bound of their insertion, so without ``violate`` no client refuses anything
+    (and with it, some do). Kills local_dp.simulate__mutmut_22 (mutations
+    planned to the last period, past the bound)."""
+    from transforms.core.local_dp import simulate
+    from transforms.core.rr_client import SurveyDesign, TimeBounded
+
+    design = SurveyDesign(3, 1.0, 0.0, TimeBounded(2))
+    assert simulate(design, 200, 12, seed=4).refused == 0
+    assert simulate(design, 200, 12, seed=4, violate=0.5).refused > 0
