@@ -17,7 +17,7 @@ Flink job server (``pipelines.flink_jobserver``), and no Docker is needed:
 
 Python's ``apache_beam.io.kafka.ReadFromKafka`` (2.77) sends configuration fields that the 2.62 expansion does
 not know (``dynamic_read_poll_interval_seconds`` first: ``The configuration class ... is missing a setter
-setDynamicReadPollIntervalSeconds``), so :class:`ReadKafkaRecords` sends the 2.62 schema itself;
+setDynamicReadPollIntervalSeconds``), so ``pipelines.kafka_io.ReadKafkaRecords`` sends the 2.62 schema itself;
 ``WriteToKafka``'s schema is the same in both releases.
 
 Command line::
@@ -48,15 +48,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import typing
 import uuid
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import apache_beam as beam
-import numpy as np
 
 from pipelines.flink_jobserver import (
     BEAM_JAVA_VERSION,
@@ -72,8 +68,6 @@ from pipelines.flink_jobserver import (
 __all__ = [
     "Broker",
     "ExpansionService",
-    "ReadKafkaRecords",
-    "WriteKafkaJson",
     "consume",
     "create_topics",
     "fetch",
@@ -539,115 +533,6 @@ def consume(
 # --- the Beam transforms (cross-language, through the expansion service) -----------------------------------
 
 
-#: The configuration of ``beam:transform:org.apache.beam:kafka_read_with_metadata:v1`` as Beam 2.62's
-#: ``KafkaIO.Read.External.Configuration`` has setters for it (Python 2.77 adds three fields that 2.62 refuses).
-# (the functional form: this module's postponed annotations would reach Beam's schema inference as strings)
-ReadFromKafka262Schema = typing.NamedTuple(  # noqa: UP014
-    "ReadFromKafka262Schema",
-    [
-        ("consumer_config", typing.Mapping[str, str]),
-        ("topics", list[str]),
-        ("key_deserializer", str),
-        ("value_deserializer", str),
-        ("start_read_time", typing.Optional[int]),  # noqa: UP045
-        ("stop_read_time", typing.Optional[int]),  # noqa: UP045
-        ("max_num_records", typing.Optional[int]),  # noqa: UP045
-        ("max_read_time", typing.Optional[int]),  # noqa: UP045
-        ("commit_offset_in_finalize", bool),
-        ("timestamp_policy", str),
-        ("consumer_polling_timeout", typing.Optional[int]),  # noqa: UP045
-        ("redistribute", typing.Optional[bool]),  # noqa: UP045
-        ("redistribute_num_keys", typing.Optional[np.int32]),  # noqa: UP045
-        ("allow_duplicates", typing.Optional[bool]),  # noqa: UP045
-    ],
-)
-READ_WITH_METADATA = "beam:transform:org.apache.beam:kafka_read_with_metadata:v1"
-
-
-def _record_key(row) -> tuple[str, bytes]:
-    """A Kafka record (a row with its metadata) -> ``(topic:partition:offset, value)``: the offset names the
-    record, so a record the reader delivers twice is dropped downstream (``_DeduplicateFn``)."""
-    value = row.value
-    return (f"k:{row.topic}:{row.partition}:{row.offset}", bytes(value) if value is not None else b"")
-
-
-class ReadKafkaRecords(beam.PTransform):
-    """The records of Kafka ``topics`` as ``(record id, value bytes)``, stamped with the record's timestamp.
-
-    The Java ``KafkaIO`` read (``CreateTime`` policy: the element timestamp is the record's timestamp, the
-    watermark of a partition the newest record timestamp read from it, and the wall clock once the reader has
-    caught up with the partition), expanded by ``expansion_service`` (``host:port``). ``max_records``: stop after
-    that many records (a bounded read). The record id is ``k:topic:partition:offset``.
-    """
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        topics: list[str],
-        expansion_service: str,
-        consumer_config: dict | None = None,
-        max_records: int | None = None,
-    ):
-        super().__init__()
-        config = {"bootstrap.servers": bootstrap_servers, "auto.offset.reset": "earliest"}
-        config.update({str(k): str(v) for k, v in (consumer_config or {}).items()})
-        self.payload = ReadFromKafka262Schema(
-            consumer_config=config,
-            topics=list(topics),
-            key_deserializer=BYTES,
-            value_deserializer=BYTES,
-            start_read_time=None,
-            stop_read_time=None,
-            max_num_records=max_records,
-            max_read_time=None,
-            commit_offset_in_finalize=False,
-            timestamp_policy="CreateTime",
-            consumer_polling_timeout=2,
-            redistribute=False,
-            redistribute_num_keys=np.int32(0),
-            allow_duplicates=False,
-        )
-        self.expansion_service = expansion_service
-
-    def expand(self, pbegin):
-        from apache_beam.transforms.external import ExternalTransform, NamedTupleBasedPayloadBuilder
-
-        rows = pbegin | "KafkaIO" >> ExternalTransform(
-            READ_WITH_METADATA, NamedTupleBasedPayloadBuilder(self.payload), self.expansion_service
-        )
-        return rows | "RecordId" >> beam.Map(_record_key).with_output_types(tuple[str, bytes])
-
-
-class WriteKafkaJson(beam.PTransform):
-    """Dicts to a Kafka topic, one JSON document per record (the key: the dict's ``stream``, else empty)."""
-
-    def __init__(self, bootstrap_servers: str, topic: str, expansion_service: str):
-        super().__init__()
-        self.bootstrap_servers = bootstrap_servers
-        self.topic = topic
-        self.expansion_service = expansion_service
-
-    def expand(self, pcoll):
-        from apache_beam.io.kafka import WriteToKafka
-
-        def to_kv(d: dict) -> tuple[bytes, bytes]:
-            stream = d.get("stream")
-            return ((stream if isinstance(stream, str) else "").encode(), json.dumps(d).encode())
-
-        return (
-            pcoll
-            | "ToRecord" >> beam.Map(to_kv).with_output_types(tuple[bytes, bytes])
-            | "KafkaIO"
-            >> WriteToKafka(
-                producer_config={"bootstrap.servers": self.bootstrap_servers},
-                topic=self.topic,
-                key_serializer=BYTES_OUT,
-                value_serializer=BYTES_OUT,
-                expansion_service=self.expansion_service,
-            )
-        )
-
-
 # --- command line -----------------------------------------------------------------------------------------
 
 WHAT = {"releases": "topic", "nodes": "nodes_topic", "dead_letters": "dead_letter_topic"}
@@ -678,8 +563,6 @@ def _serve(start, jars: Jars, port: int, what: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipelines.config import ConfigError, load_config
-
     ap = argparse.ArgumentParser(prog="python -m pipelines.kafka_tool", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fetch", help="resolve the Kafka jars with Maven (cached in ~/.m2); print the runner jar")
@@ -713,6 +596,10 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(start_broker, jars, args.port, "Kafka broker")
     if args.command == "expansion":
         return _serve(start_expansion_service, jars, args.port, "KafkaIO expansion service")
+    # the commands on a configuration need the package's dependencies; fetch, broker and expansion run with the
+    # standard library alone (.ci/run fetches with the system Python, before the venv exists)
+    from pipelines.config import ConfigError, load_config
+
     try:
         cfg = load_config(args.config)
         _, pairs = _config_topics(cfg)

@@ -430,7 +430,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         # the Java KafkaIO through an expansion service (pipelines.kafka_tool, docs/kafka.md): records as bytes
         # stamped with their Kafka timestamp; a record the reader delivers twice (same partition and offset)
         # is dropped, as a Pub/Sub redelivery is
-        from pipelines.kafka_tool import ReadKafkaRecords
+        from pipelines.kafka_io import ReadKafkaRecords
 
         elements = (
             p
@@ -510,7 +510,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, noise_key: NoiseKey, r
         for name, pcoll, to_dict, schema, topic, base in outputs:
             if sink.type == "kafka":  # one JSON document per record, like the pubsub sink (docs/kafka.md)
                 if topic is not None:
-                    from pipelines.kafka_tool import WriteKafkaJson
+                    from pipelines.kafka_io import WriteKafkaJson
 
                     (
                         pcoll
