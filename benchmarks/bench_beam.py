@@ -17,13 +17,21 @@ threads would otherwise slow the later ones: the DP pipeline ran last and paid
 for them); each pipeline runs ``--repeat`` times, interleaved with the others,
 and the table gives the median, the range, and the ratio run by run.
 
+``--runner flink``: the same pipelines on Beam's Flink job server with an embedded Flink
+(``pipelines/flink_jobserver.py``, started once by this script; LOOPBACK SDK worker, parallelism 2),
+batch and ``--streaming``, both reading the file with ReadFromText; one run of each pipeline after a
+warm-up job (the first job on a fresh job server pays the JVM's warm-up). Peak RSS there is the Python
+process's only (the SDK worker); the JVM is not counted.
+
 Usage: python benchmarks/bench_beam.py [--updates 100000] [--large 1000000] [--repeat 3] [--modes batch,streaming]
+       python benchmarks/bench_beam.py --runner flink [--updates 100000] [--modes flink-batch,flink-streaming]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -73,7 +81,20 @@ class _KeyedCount(beam.DoFn):
         count.write((count.read() or 0) + (1 if rec.op == "insert" else -1 if rec.op == "delete" else 0))
 
 
+#: The job endpoint of the Flink job server the parent started (``--runner flink``), for the child runs.
+FLINK_ENDPOINT_ENV = "BENCH_FLINK_JOB_ENDPOINT"
+
+
 def options(mode: str) -> PipelineOptions:
+    if mode.startswith("flink"):
+        opts = PipelineOptions(
+            runner="PortableRunner",
+            job_endpoint=os.environ[FLINK_ENDPOINT_ENV],
+            environment_type="LOOPBACK",
+            parallelism=2,
+        )
+        opts.view_as(StandardOptions).streaming = mode == "flink-streaming"
+        return opts
     if mode == "batch":
         return PipelineOptions(runner="FnApiRunner")
     if mode == "batch-2proc":  # two SDK worker processes, as a distributed runner runs it
@@ -86,7 +107,7 @@ def options(mode: str) -> PipelineOptions:
 def read(p, path: Path, mode: str):
     """ReadFromText in batch; the streaming BundleBased runner cannot run the
     splittable text source, so there the same lines come from Create."""
-    if mode.startswith("batch"):
+    if mode.startswith(("batch", "flink")):  # Flink runs the splittable text source in streaming too
         return p | beam.io.ReadFromText(str(path))
     return p | beam.Create(path.read_text().splitlines())
 
@@ -124,21 +145,35 @@ MODES = {
     "batch": "FnApiRunner",
     "batch-2proc": "FnApiRunner, 2 worker processes",
     "streaming": "BundleBasedDirectRunner --streaming",
+    "flink-batch": "Flink 1.19 (embedded, Beam 2.62 job server)",
+    "flink-streaming": "Flink 1.19 (embedded, Beam 2.62 job server) --streaming",
 }
 
 
 def run_one(path: Path, mode: str, pipeline: str, last: float) -> float:
+    if pipeline == "warmup":
+        return run_warmup(mode)
     return run_dp(path, mode, last) if pipeline == "dp" else run_baseline(path, mode, pipeline)
 
 
-def measure(path: Path, mode: str, pipeline: str, last: float) -> tuple[float, float]:
+def run_warmup(mode: str) -> float:
+    """A tiny job (the first job on a fresh job server pays the JVM's warm-up, 25 s against 13 s)."""
+    t0 = time.perf_counter()
+    with beam.Pipeline(options=options(mode)) as p:
+        p | beam.Create(range(100)) | beam.Map(lambda x: (x % 3, x)) | beam.GroupByKey()
+    return time.perf_counter() - t0
+
+
+def measure(path: Path, mode: str, pipeline: str, last: float, timeout: float | None = None) -> tuple[float, float]:
     """One run in a fresh interpreter (no garbage, caches or threads left by an
-    earlier pipeline): (seconds, peak RSS in MB of that process)."""
+    earlier pipeline): (seconds, peak RSS in MB of that process). Raises
+    ``subprocess.TimeoutExpired`` after ``timeout`` seconds (the run is killed)."""
     out = subprocess.run(
         [sys.executable, __file__, "--one", mode, pipeline, str(path), repr(last)],
         check=True,
         capture_output=True,
         text=True,
+        timeout=timeout,
     ).stdout.split()
     return float(out[-2]), float(out[-1])
 
@@ -148,7 +183,14 @@ def main(argv=None):
     ap.add_argument("--updates", type=int, default=100_000)
     ap.add_argument("--large", type=int, default=1_000_000, help="updates for the bounded large run (0: skip)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each pipeline, interleaved (median reported)")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ", ".join(MODES))
+    ap.add_argument("--modes", default=None, help="comma-separated subset of " + ", ".join(MODES))
+    ap.add_argument(
+        "--runner",
+        choices=("local", "flink"),
+        default="local",
+        help="local: the in-process runners; flink: an embedded Flink through Beam's job server (one run each)",
+    )
+    ap.add_argument("--flink-timeout", type=float, default=1800.0, help="seconds before a Flink run is stopped")
     ap.add_argument("--one", nargs=4, metavar=("MODE", "PIPELINE", "PATH", "LAST"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -156,6 +198,9 @@ def main(argv=None):
         t = run_one(Path(path), mode, pipeline, float(last))
         print(f"{t:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
         return
+    if args.runner == "flink":
+        return main_flink(args)
+    args.modes = args.modes or "batch,batch-2proc,streaming"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "updates.jsonl"
         n, last = write_input(path, args.updates)
@@ -197,6 +242,48 @@ def main(argv=None):
             print(
                 f"\nBounded run, {m} updates, FnApiRunner: {td:.0f} s ({m / td:,.0f} updates/s), peak RSS {rss:.0f} MB"
             )
+
+
+def main_flink(args) -> None:
+    """DP against the non-private keyed counts on an embedded Flink: same input, one run each."""
+    from pipelines import flink_jobserver
+
+    modes = (args.modes or "flink-batch,flink-streaming").split(",")
+    jar = Path(os.environ["DP_DYNAMIC_FLINK_JAR"]) if os.environ.get("DP_DYNAMIC_FLINK_JAR") else None
+    server = flink_jobserver.start(jar or flink_jobserver.fetch(), parallelism=2, rest=True)
+    os.environ[FLINK_ENDPOINT_ENV] = server.endpoint
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "updates.jsonl"
+            n, last = write_input(path, args.updates)
+            print(f"# bench_beam --runner flink: {n} updates, one file, eps = 1 (tuned), count query")
+            print(f"# job server {flink_jobserver.RUNNER_ARTIFACT} listening after {server.startup_seconds:.1f} s")
+            print("# one run of each pipeline, each in a fresh process, after a warm-up job; wall time incl. submit\n")
+            print("| runner | mode | pipeline | seconds | updates/s | peak RSS of the Python process (MB) |")
+            print("|---|---|---|---|---|---|")
+            for mode in modes:
+                runner = MODES[mode]
+                warm, _ = measure(path, mode, "warmup", last)
+                print(f"| {runner} | {mode} | warm-up job (100 elements, GroupByKey) | {warm:.1f} | - | - |")
+                times = {}
+                for pipeline in ("stream", "entry", "dp"):
+                    name = PIPELINES.get(pipeline, "ReleaseFullyDynamic")
+                    try:
+                        t, rss = measure(path, mode, pipeline, last, timeout=args.flink_timeout)
+                    except subprocess.TimeoutExpired:
+                        for job in server.flink_jobs():  # the killed run's job would go on in the job server
+                            server.rest("PATCH", f"/jobs/{job['jid']}?mode=cancel")
+                        stopped = f"> {args.flink_timeout:.0f} (stopped)"
+                        print(f"| {runner} | {mode} | {name} | {stopped} | - | - |", flush=True)
+                        continue
+                    times[pipeline] = t
+                    extra = ""
+                    if pipeline == "dp":
+                        ratios = [f"{times[p] / t:.2f}x {p}-keyed" for p in ("stream", "entry") if p in times]
+                        extra = f" ({', '.join(ratios)})"
+                    print(f"| {runner} | {mode} | {name} | {t:.1f} | {n / t:,.0f}{extra} | {rss:.0f} |", flush=True)
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

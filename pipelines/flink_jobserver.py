@@ -12,6 +12,7 @@ Command line::
 
     python -m pipelines.flink_jobserver fetch          # resolve (mvn) and print the launcher jar's path
     python -m pipelines.flink_jobserver serve --port 8099   # job server + embedded Flink until interrupted
+    python -m pipelines.flink_jobserver serve --port 8099 --rest   # and the embedded Flink's REST API
 
 Then run a pipeline with ``--runner=FlinkRunner --flink_master=[local] --flink_job_server_jar=JAR``
 (the runner starts and stops its own job server) or, against ``serve``, with ``--runner=PortableRunner
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -141,15 +144,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def write_flink_conf(conf_dir: Path, settings: dict[str, object]) -> Path:
+    """Write ``conf_dir/flink-conf.yaml`` with ``settings`` (``key: value`` lines); return its path.
+
+    The job server reads this file again for every job it runs (``FlinkExecutionEnvironments``), so a
+    setting written between two submissions applies to the second job only.
+    """
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    path = conf_dir / "flink-conf.yaml"
+    path.write_text("".join(f"{k}: {v}\n" for k, v in settings.items()), encoding="utf-8")
+    return path
+
+
 @dataclass
 class JobServer:
-    """A running job server: its process, gRPC job endpoint and log file."""
+    """A running job server: its process, gRPC job endpoint and log file; with ``rest_port``, the embedded
+    Flink's REST API (jobs, checkpoints, stop with a savepoint) and the Flink configuration it reads."""
 
     process: subprocess.Popen
     endpoint: str
     expansion_endpoint: str
     log_path: Path
     startup_seconds: float
+    rest_port: int | None = None
+    flink_conf_dir: Path | None = None
+    flink_conf: dict[str, object] | None = None
 
     def options(self, *extra: str) -> list[str]:
         """Pipeline options that submit to this job server with an in-process (LOOPBACK) SDK worker."""
@@ -167,6 +186,80 @@ class JobServer:
                 self.process.kill()
                 self.process.wait(10)
 
+    # --- the embedded Flink's REST API (needs ``start(..., rest=True)``) ---
+
+    def rest(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0) -> dict:
+        """One call to the embedded Flink's REST API (``path`` like ``/jobs/overview``); the JSON answer."""
+        if self.rest_port is None:
+            raise RuntimeError("this job server was started without a REST port (start(..., rest=True))")
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.rest_port}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback, our own port
+            return json.loads(resp.read() or b"{}")
+
+    def flink_jobs(self, state: str | None = "RUNNING") -> list[dict]:
+        """The Flink jobs of the embedded cluster (``jid``, ``name``, ``state``, ...), those in ``state``."""
+        jobs = self.rest("GET", "/jobs/overview").get("jobs", [])
+        return [j for j in jobs if state is None or j.get("state") == state]
+
+    def wait_for_running_job(self, timeout: float = 120.0, exclude: tuple[str, ...] = ()) -> str:
+        """The id of the (one) running Flink job, waiting until there is one whose tasks all run."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                jobs = self.flink_jobs()
+            except OSError:  # each job runs in a Flink mini cluster of its own: no REST API before it starts
+                jobs = []
+            for job in jobs:
+                if job["jid"] in exclude:
+                    continue
+                tasks = job.get("tasks", {})
+                if tasks.get("total") and tasks.get("running") == tasks.get("total"):
+                    return job["jid"]
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no running Flink job within {timeout} s: {self.flink_jobs(None)}")
+            time.sleep(0.2)
+
+    def checkpoint_counts(self, job_id: str) -> dict:
+        """``{"completed": n, "failed": n, "restored": n, ...}`` of a job's checkpoints (savepoints included)."""
+        return self.rest("GET", f"/jobs/{job_id}/checkpoints").get("counts", {})
+
+    def stop_with_savepoint(self, job_id: str, target: Path, timeout: float = 120.0) -> str:
+        """Stop a streaming job with a savepoint under ``target`` (no drain: no final watermark, so no
+        timer fires early); returns the savepoint's location. Raises with Flink's failure cause."""
+        answer = self.rest("POST", f"/jobs/{job_id}/stop", {"targetDirectory": target.as_uri(), "drain": False})
+        request = answer["request-id"]
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.rest("GET", f"/jobs/{job_id}/savepoints/{request}")
+            if status.get("status", {}).get("id") == "COMPLETED":
+                operation = status.get("operation", {})
+                if "location" not in operation:
+                    raise RuntimeError(f"stop with savepoint failed: {operation.get('failure-cause', operation)}")
+                return operation["location"]
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"savepoint of {job_id} not completed within {timeout} s: {status}")
+            time.sleep(0.2)
+
+    def restore_next_job_from(self, savepoint: str | None) -> None:
+        """Make the next job submitted restore from ``savepoint`` (None: start from nothing).
+
+        ``--savepoint_path`` is ignored by an embedded (``[local]``) Flink (Beam 2.62 applies it only to a
+        remote master), but the job server reads its Flink configuration for every job, and
+        ``execution.savepoint.path`` there restores. Call it again with None once the job runs.
+        """
+        if self.flink_conf_dir is None or self.flink_conf is None:
+            raise RuntimeError("this job server was started without a Flink configuration (start(..., rest=True))")
+        conf = dict(self.flink_conf)
+        if savepoint is not None:
+            conf["execution.savepoint.path"] = savepoint
+        write_flink_conf(self.flink_conf_dir, conf)
+
 
 def start(
     jar: Path,
@@ -175,9 +268,27 @@ def start(
     log_path: Path | None = None,
     flink_conf_dir: Path | None = None,
     timeout: float = 120.0,
+    rest: bool = False,
+    flink_conf: dict[str, object] | None = None,
 ) -> JobServer:
-    """Start the job server with an embedded Flink (``--flink-master=[local]``) and wait until it listens."""
+    """Start the job server with an embedded Flink (``--flink-master=[local]``) and wait until it listens.
+
+    ``rest=True`` (or ``flink_conf``) gives it a Flink configuration directory of its own: with ``rest``,
+    ``rest.bind-port`` on a free port, so that ``JobServer.rest`` reaches the embedded cluster's REST API
+    (jobs, checkpoints, stop with savepoint), and ``JobServer.restore_next_job_from`` can set a savepoint.
+    """
     port = port or free_port()
+    rest_port = None
+    if rest or flink_conf is not None:
+        flink_conf = dict(flink_conf or {})
+        if rest:
+            rest_port = free_port()
+            flink_conf["rest.bind-port"] = rest_port
+            flink_conf.setdefault("rest.address", "127.0.0.1")
+            flink_conf.setdefault("rest.bind-address", "127.0.0.1")
+        if flink_conf_dir is None:
+            flink_conf_dir = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-conf-"))
+        write_flink_conf(flink_conf_dir, flink_conf)
     expansion = free_port()
     artifacts = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))
     log_path = log_path or Path(tempfile.mkstemp(prefix="dp-dynamic-flink-jobserver-", suffix=".log")[1])
@@ -210,7 +321,16 @@ def start(
                 proc.kill()
                 raise RuntimeError(f"the Flink job server did not listen on {port} in {timeout} s") from None
             time.sleep(0.2)
-    return JobServer(proc, f"localhost:{port}", f"localhost:{expansion}", log_path, time.perf_counter() - t0)
+    return JobServer(
+        proc,
+        f"localhost:{port}",
+        f"localhost:{expansion}",
+        log_path,
+        time.perf_counter() - t0,
+        rest_port,
+        flink_conf_dir,
+        flink_conf,
+    )
 
 
 @contextlib.contextmanager
@@ -229,6 +349,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("fetch", help="resolve the job server with Maven (cached in ~/.m2); print the launcher jar")
     serve = sub.add_parser("serve", help="run the job server with an embedded Flink until interrupted")
     serve.add_argument("--port", type=int, default=8099)
+    serve.add_argument(
+        "--rest",
+        action="store_true",
+        help="open the embedded Flink's REST API on a free port (checkpoints, stop with savepoint; docs/flink.md)",
+    )
     args = ap.parse_args(argv)
     try:
         jar = fetch(quiet=True)
@@ -238,8 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fetch":
         print(jar)
         return 0
-    server = start(jar, port=args.port)
+    server = start(jar, port=args.port, rest=args.rest)
     print(f"job server on {server.endpoint} (started in {server.startup_seconds:.1f} s); log: {server.log_path}")
+    if server.rest_port is not None:
+        print(
+            f"Flink REST API (while a job runs): http://127.0.0.1:{server.rest_port}; "
+            f"Flink configuration: {server.flink_conf_dir}/flink-conf.yaml"
+        )
     try:
         server.process.wait()
     except KeyboardInterrupt:

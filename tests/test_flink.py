@@ -21,6 +21,7 @@ from test_beam_releases import workload  # the same random update stream
 
 from pipelines import flink_jobserver
 from transforms.core import DynamicConfig, FullyDynamicRelease, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
+from transforms.core.accounting import as_vector
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, StreamSpec
 
@@ -63,7 +64,9 @@ def flink_jar():
 def flink(flink_jar, tmp_path_factory):
     """One job server with an embedded Flink (``[local]``, parallelism 2) for the whole session."""
     log = tmp_path_factory.mktemp("flink") / "jobserver.log"
-    server = flink_jobserver.start(flink_jar, parallelism=2, log_path=log)
+    # with the embedded cluster's REST API (checkpoints, stop with savepoint) and a Flink configuration that
+    # the savepoint test can point at a savepoint (``JobServer.restore_next_job_from``)
+    server = flink_jobserver.start(flink_jar, parallelism=2, log_path=log, rest=True)
     TIMINGS["jobserver_start"] = server.startup_seconds
     print(f"\nFlink job server {flink_jobserver.RUNNER_ARTIFACT} listening after {server.startup_seconds:.1f} s")
     yield server
@@ -205,6 +208,233 @@ def test_unbounded_followed_file_on_flink_equals_the_core(flink, tmp_path):
     assert state == "DONE", state
     assert seen_before_rest and all(a[1] * spec.tick_seconds <= 50.0 for a in seen_before_rest)
     assert _read_answers(sink) == expect
+
+
+# --- checkpoints, savepoints, faults -------------------------------------------------------------------
+
+#: Options of every checkpointed job here. ``finish_bundle_before_checkpointing``: without it Beam's Flink
+#: operator finishes an open bundle *inside* ``snapshotState``, after the barrier went downstream, and keeps
+#: what that bundle emits in a buffer flushed only by the operator's next element, bundle or input watermark,
+#: while the watermark that bundle's end computes is emitted at once; so the buffered elements come out late
+#: (behind a watermark already sent: a registry then applies an update at a later tick) or, when nothing
+#: more arrives, never (a job released nothing; docs/flink.md, "Checkpoints, savepoints and faults").
+CHECKPOINTED = ("--checkpointing_interval=500", "--finish_bundle_before_checkpointing")
+
+
+def _expected_releases(recs, spec, release):
+    """The in-memory core's releases with the spend each carries (the ledger's total so far)."""
+    # the noise of the transform's release: its identity bound to the configuration
+    release = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=release).release
+    source = NoiseSource.from_hex(KEY_HEX).for_release(release)
+    out = []
+    for s in spec.streams:
+        core = FullyDynamicRelease(CFG, stream=s, end_tick=spec.end_tick, every_ticks=spec.every_ticks)
+        by_tick = {}
+        for r in sorted((r for r in recs if r.stream == s), key=lambda r: (spec.tick_of(r.event_time), r.seq)):
+            by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
+        results = [core.process_tick(t, ups, source) for t, ups in sorted(by_tick.items())]
+        results += core.run_to_end(source)
+        for res in results:
+            out += [
+                (a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate), as_vector(a.spent))
+                for a in res.answers
+            ]
+    return sorted(out)
+
+
+class _AppendReleases(beam.DoFn):
+    """A test sink: one line per release (with its spend), appended to a local file when it is processed.
+    At least once: a job restarted from a checkpoint writes again what it released after that checkpoint."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def process(self, r):
+        line = json.dumps([r.stream, r.tick, r.segment, r.query, list(r.estimate), list(r.spent)])
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, (line + "\n").encode())
+        finally:
+            os.close(fd)
+
+
+def _read_releases(path) -> list:
+    if not path.exists():
+        return []
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    return sorted((s, t, g, q, tuple(e), tuple(c)) for s, t, g, q, e, c in rows)
+
+
+class _FailOnce(beam.DoFn):
+    """Test-only fault: raises once, at the first update at or after ``at`` seconds of event time, once the
+    file ``armed`` exists; ``fired`` (created exclusively) makes it once across restarts and workers."""
+
+    def __init__(self, at, armed, fired):
+        self.at, self.armed, self.fired = at, armed, fired
+
+    def process(self, rec):
+        if rec.event_time >= self.at and os.path.exists(self.armed):
+            try:
+                os.close(os.open(self.fired, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                raise RuntimeError("injected test fault (tests/test_flink.py::_FailOnce)")
+        yield rec
+
+
+def _follow_job(server, data, sink, release, spec, *extra, fault=None):
+    """The followed file -> ReleaseFullyDynamic -> the test sink, checkpointed; submitted, not waited for."""
+    from pipelines.follow_source import ReadFollowing
+
+    p = beam.Pipeline(options=_flink_options(server, *CHECKPOINTED, *extra, streaming=True))
+    updates = (
+        p | ReadFollowing(str(data), poll_seconds=0.2, max_disorder_seconds=1.0) | "ToUpdates" >> beam.Map(_to_update)
+    )
+    if fault is not None:
+        updates = updates | "Fault" >> beam.ParDo(fault)
+    out = updates | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=release)
+    out["answers"] | "Sink" >> beam.ParDo(_AppendReleases(str(sink)))
+    return p.run()
+
+
+def _wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.2)
+
+
+def _wait_until_complete(sink, n_expected, timeout=180):
+    """A checkpointed job does not end at ``#END`` (its finished sources are kept alive for checkpoints):
+    wait until the sink has every expected release, then 2 s more (anything further would be an extra)."""
+    _wait_for(lambda: len(set(_read_releases(sink))) >= n_expected, timeout, "all releases")
+    time.sleep(2.0)
+
+
+def _cancel(server, result, job_id):
+    """Cancel through Flink's REST API; the Beam job then fails with Flink's JobCancellationException."""
+    server.rest("PATCH", f"/jobs/{job_id}?mode=cancel")
+    try:
+        return result.wait_until_finish()
+    except RuntimeError as e:
+        if "JobCancellationException: Job was cancelled" in str(e):
+            return "CANCELLED"
+        raise
+
+
+def _keys(rows):
+    return [r[:4] for r in rows]
+
+
+def test_stop_with_savepoint_and_restore_on_flink_continue_exactly(flink, tmp_path):
+    """A checkpointed streaming job on the followed file, stopped with a savepoint part-way through its input
+    (Flink's REST API, no drain), and a second job restored from that savepoint (``execution.savepoint.path``
+    in the job server's Flink configuration: ``--savepoint_path`` is ignored by an embedded Flink) after
+    the rest of the input was appended. Together they release exactly the in-memory core's releases: every
+    (stream, tick, segment, query) once, by one of the two jobs, with the core's values and the core's
+    spend (the ledger total each release carries: a restored ledger that charged a tick again, or started
+    from nothing, would show a different total)."""
+    recs = workload(n=160, seed=11)
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)  # 15 release ticks
+    release = ReleaseIdentity("flink-savepoint-0001")
+    expect = _expected_releases(recs, spec, release)
+    split = 60.0
+    data = tmp_path / "updates.jsonl"
+    data.write_text("".join(_as_json_line(r) + "\n" for r in recs if r.event_time < split))
+    sinks = [tmp_path / "first.jsonl", tmp_path / "second.jsonl"]
+    t0 = time.perf_counter()
+    first = _follow_job(flink, data, sinks[0], release, spec)
+    job1 = flink.wait_for_running_job()
+    # part-way: releases up to tick 8 (40 s) are out; the first part's data ends at 60 s
+    _wait_for(lambda: any(r[1] >= 8 for r in _read_releases(sinks[0])), 120, "first releases")
+    _wait_for(lambda: flink.checkpoint_counts(job1).get("completed", 0) >= 1, 60, "a checkpoint")
+    savepoint = flink.stop_with_savepoint(job1, tmp_path / "savepoints")
+    assert first.wait_until_finish() == "DONE"
+    released_first = _read_releases(sinks[0])
+    with data.open("a") as f:
+        f.write("".join(_as_json_line(r) + "\n" for r in recs if r.event_time >= split) + "#END\n")
+    flink.restore_next_job_from(savepoint)
+    try:
+        second = _follow_job(flink, data, sinks[1], release, spec)
+        job2 = flink.wait_for_running_job(exclude=(job1,))
+    finally:
+        flink.restore_next_job_from(None)
+    assert flink.checkpoint_counts(job2).get("restored", 0) == 1, flink.rest("GET", f"/jobs/{job2}/checkpoints")
+    _wait_until_complete(sinks[1], len(expect) - len(released_first))
+    state = _cancel(flink, second, job2)
+    TIMINGS["savepoint_restore"] = time.perf_counter() - t0
+    assert state == "CANCELLED", state
+    released_second = _read_releases(sinks[1])
+    TIMINGS["savepoint_releases_before_stop"] = len(released_first)
+    assert released_first and released_second
+    assert max(r[1] for r in released_first) < max(r[1] for r in released_second)
+    assert sorted(released_first + released_second) == expect  # values and spend, each release once
+    assert not set(_keys(released_first)) & set(_keys(released_second))
+
+
+def test_injected_fault_on_flink_restores_from_checkpoint_with_identical_releases(flink, tmp_path):
+    """A test-only DoFn (``_FailOnce``, between the parse step and the release) fails once mid-stream, after a
+    checkpoint completed; Flink restarts the job from that checkpoint (``--number_of_execution_retries``):
+    the source from its saved file offset, the registry and the mechanisms from their saved state. The test
+    sink is at least once (what was released after the checkpoint is written again), so: the distinct
+    releases equal the clean run's (the in-memory core's) exactly, values and spend, and a release written
+    twice is the same line both times (same noise, same ledger total: nothing charged twice)."""
+    recs = workload(n=160, seed=5)
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)  # 15 release ticks
+    release = ReleaseIdentity("flink-fault-0001")
+    expect = _expected_releases(recs, spec, release)
+    split = 60.0
+    data, sink = tmp_path / "updates.jsonl", tmp_path / "releases.jsonl"
+    armed, fired = tmp_path / "armed", tmp_path / "fired"
+    data.write_text("".join(_as_json_line(r) + "\n" for r in recs if r.event_time < split))
+    t0 = time.perf_counter()
+    fault = _FailOnce(split + 40.0, str(armed), str(fired))  # at 100 s: after releases of the second part
+    # checkpoints every 3 s here: the fault then usually comes after releases that the restarted job makes again
+    retries = ("--checkpointing_interval=3000", "--number_of_execution_retries=2", "--execution_retry_delay=500")
+    result = _follow_job(flink, data, sink, release, spec, *retries, fault=fault)
+    job = flink.wait_for_running_job()
+    _wait_for(lambda: _read_releases(sink), 120, "first releases")
+    _wait_for(lambda: flink.checkpoint_counts(job).get("completed", 0) >= 1, 60, "a checkpoint")
+    armed.touch()
+    with data.open("a") as f:
+        f.write("".join(_as_json_line(r) + "\n" for r in recs if r.event_time >= split) + "#END\n")
+    _wait_until_complete(sink, len(expect))
+    assert fired.exists()  # the fault fired, failed the job, which was restarted from its checkpoint
+    exceptions = json.dumps(flink.rest("GET", f"/jobs/{job}/exceptions"))
+    assert "injected test fault" in exceptions, exceptions[-2000:]
+    assert flink.checkpoint_counts(job).get("restored", 0) >= 1
+    state = _cancel(flink, result, job)
+    TIMINGS["fault_restore"] = time.perf_counter() - t0
+    assert state == "CANCELLED", state
+    got = _read_releases(sink)
+    assert sorted(set(got)) == expect
+    assert len(set(_keys(got))) == len(set(got))  # a release written twice is the same both times
+    TIMINGS["fault_rewritten_releases"] = len(got) - len(set(got))
+
+
+def test_savepoint_of_the_previous_version_restores_in_the_current_one(flink, tmp_path):
+    """Job 1 built and run by the library as of ``benchmarks.flink_savepoint_upgrade.OLD_COMMIT`` (a git
+    worktree; the commit that added the Flink tier, state schema 1 as in tests/golden/state_v1.json) is
+    stopped with a savepoint part-way; job 2, the same driver on the current library, restores from it
+    after the rest of the input was appended: together they release the current core's releases (values
+    and spend), each once. Skips when the repository has no such commit (a shallow clone)."""
+    from benchmarks import flink_savepoint_upgrade as upgrade
+
+    try:
+        tree = upgrade.old_worktree(upgrade.OLD_COMMIT, tmp_path / "old")
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        pytest.skip(f"no worktree of {upgrade.OLD_COMMIT}: {getattr(e, 'stderr', e)!r}")
+    try:
+        seen = upgrade.upgrade_scenario(flink, tree, tmp_path)
+    finally:
+        upgrade.remove_worktree(tree)
+    TIMINGS["upgrade_savepoint_restore"] = seen["seconds"]
+    TIMINGS["upgrade_releases_by_old_version"] = len(seen["old"])
+    assert seen["restored"] == 1
+    assert seen["old"] and seen["new"]
+    assert sorted(seen["old"] + seen["new"]) == seen["expected"]
+    assert not set(_keys(seen["old"])) & set(_keys(seen["new"]))
 
 
 def _demo_subset(tmp: pathlib.Path, end: int) -> pathlib.Path:
