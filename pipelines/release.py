@@ -910,6 +910,54 @@ def dead_letter_failure(result, cfg: PipelineConfig) -> str | None:
 _OUR_FLAGS = ("--config", "--duration", "--origin", "--release-id")
 
 
+class FlinkCheckpointOptions(PipelineOptions):
+    """Options of Beam's Java ``FlinkPipelineOptions`` that the Python SDK does not declare. Declared here so
+    that the CLI accepts them (``check_cli_args``) and the portable runner passes them to the job server (an
+    option left at None is not sent); ``docs/flink.md``, "Checkpoints, savepoints and faults"."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--checkpointing_interval",
+            type=int,
+            default=None,
+            help="Flink: checkpoint every this many milliseconds (state and the sources' positions)",
+        )
+        parser.add_argument(
+            "--finish_bundle_before_checkpointing",
+            action="store_true",
+            default=None,
+            help="Flink: finish the open bundle before a checkpoint barrier (added by the CLI when checkpointing)",
+        )
+        parser.add_argument(
+            "--number_of_execution_retries", type=int, default=None, help="Flink: restarts after a task failure"
+        )
+        parser.add_argument(
+            "--execution_retry_delay", type=int, default=None, help="Flink: milliseconds between restarts"
+        )
+        parser.add_argument(
+            "--savepoint_path",
+            default=None,
+            help="Flink: restore the job from this savepoint (a remote cluster; an embedded [local] one ignores it)",
+        )
+
+
+def flink_checkpoint_args(beam_args: list[str], runner: str) -> list[str]:
+    """``beam_args`` with ``--finish_bundle_before_checkpointing`` added when a Flink job checkpoints.
+
+    Why the CLI decides this (and not the user): without it Beam's Flink operator (2.62) finishes a bundle that
+    is open at a checkpoint *after* the barrier, buffers that bundle's output and sends its watermark at once;
+    the buffered updates then arrive behind the watermark (applied at a later tick: every release differs) or
+    never (a job that releases nothing). Measured in docs/flink.md: 3 of 4 checkpointed runs released nothing
+    in 300 s, the fourth released wrong values; with the option every run equals the core. It is public
+    configuration, not data: it changes when a bundle ends, never which release happens when."""
+    names = {a.split("=", 1)[0] for a in beam_args}
+    flink = "flink" in runner.lower() or "portable" in runner.lower()
+    if flink and "--checkpointing_interval" in names and "--finish_bundle_before_checkpointing" not in names:
+        return [*beam_args, "--finish_bundle_before_checkpointing"]
+    return beam_args
+
+
 def _beam_flags() -> set:
     """Every flag Beam's pipeline options know (the unknown arguments of the CLI
     must be among them)."""
@@ -1022,6 +1070,10 @@ def main(argv=None) -> int:
         )
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
     runner, local = runner_locality(options)
+    if flink_checkpoint_args(beam_args, runner) != beam_args:
+        beam_args = flink_checkpoint_args(beam_args, runner)
+        options = PipelineOptions(beam_args)
+        print("Flink checkpointing: --finish_bundle_before_checkpointing added (docs/flink.md)", file=sys.stderr)
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:

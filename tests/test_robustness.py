@@ -708,3 +708,27 @@ def test_recompute_reads_avro_and_fails_clearly(tmp_path, capsys, monkeypatch):
     assert rc.main(["--config", str(tmp_path / "missing.yaml"), "--nodes", str(tmp_path / "junk.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "no file matches" in err and "is not JSON" in err and "does not exist" in err and "Traceback" not in err
+
+
+def test_cli_passes_flink_checkpoint_options_and_finishes_bundles_before_checkpoints():
+    """Flink's checkpoint and restart options (not declared by Beam's Python SDK) are accepted by the CLI and
+    reach the job server; a checkpointed Flink run gets ``--finish_bundle_before_checkpointing`` added (without
+    it Beam's Flink operator releases late or never: docs/flink.md), other runners and uncheckpointed runs are
+    left alone, and a misspelt option is still refused."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.config import ConfigError
+    from pipelines.release import check_cli_args, flink_checkpoint_args
+
+    args = ["--runner=FlinkRunner", "--checkpointing_interval=500", "--number_of_execution_retries=2"]
+    check_cli_args([*args, "--execution_retry_delay=500", "--savepoint_path=/tmp/sp"])
+    with pytest.raises(ConfigError, match="did you mean --checkpointing_interval"):
+        check_cli_args(["--checkpointing_intervall=500"])
+    added = flink_checkpoint_args(args, "FlinkRunner")
+    assert added == [*args, "--finish_bundle_before_checkpointing"]
+    assert flink_checkpoint_args(added, "FlinkRunner") == added
+    assert flink_checkpoint_args(args, "DirectRunner") == args
+    assert flink_checkpoint_args(["--runner=FlinkRunner"], "FlinkRunner") == ["--runner=FlinkRunner"]
+    sent = PipelineOptions(added).get_all_options()
+    assert (sent["checkpointing_interval"], sent["finish_bundle_before_checkpointing"]) == (500, True)
+    assert sent["number_of_execution_retries"] == 2 and sent["savepoint_path"] is None  # None: not sent
