@@ -101,14 +101,23 @@ def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
     Maven's output when the resolution fails (offline, artifact not served).
     """
     repo = repo or m2_repository()
-    target = launcher_path(repo)
+    return build_launcher(launcher_path(repo), MAIN_CLASS, _pom(), RUNNER_ARTIFACT, repo, "the Flink job server", quiet)
+
+
+def build_launcher(
+    target: Path, main_class: str, pom: str, what: str, repo: Path, purpose: str, quiet: bool = True
+) -> Path:
+    """Resolve the dependencies of ``pom`` (a Maven project naming ``what``) into ``repo`` with ``mvn
+    dependency:build-classpath`` and write ``target``: a jar whose manifest names ``main_class`` and the resolved
+    class path, so that ``java -jar target`` runs it. Returned at once when ``target`` exists with its whole class
+    path present. Shared by the Flink job server and the Kafka jars (``pipelines/kafka_tool.py``)."""
     if target.exists() and _class_path_present(target):
         return target
     missing = missing_prerequisites()
     if missing:
-        raise RuntimeError(f"cannot fetch the Flink job server: {', '.join(missing)} not found on PATH")
-    with tempfile.TemporaryDirectory(prefix="dp-dynamic-flink-") as tmp:
-        Path(tmp, "pom.xml").write_text(_pom(), encoding="utf-8")
+        raise RuntimeError(f"cannot fetch {purpose}: {', '.join(missing)} not found on PATH")
+    with tempfile.TemporaryDirectory(prefix="dp-dynamic-mvn-") as tmp:
+        Path(tmp, "pom.xml").write_text(pom, encoding="utf-8")
         cp_file = Path(tmp, "classpath.txt")
         cmd = ["mvn", "-B", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}", f"-Dmaven.repo.local={repo}"]
         if quiet:
@@ -116,14 +125,14 @@ def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if proc.returncode != 0 or not cp_file.exists():
             raise RuntimeError(
-                f"mvn could not resolve {RUNNER_ARTIFACT} (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr}"
+                f"mvn could not resolve {what} (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
             )
         jars = [Path(p) for p in cp_file.read_text(encoding="utf-8").strip().split(os.pathsep) if p]
     target.parent.mkdir(parents=True, exist_ok=True)
     rel = [Path(os.path.relpath(j, target.parent)).as_posix() for j in jars]
     tmp_target = target.with_suffix(".tmp")
     with zipfile.ZipFile(tmp_target, "w") as zf:
-        zf.writestr("META-INF/MANIFEST.MF", _manifest(MAIN_CLASS, rel))
+        zf.writestr("META-INF/MANIFEST.MF", _manifest(main_class, rel))
     tmp_target.replace(target)
     return target
 

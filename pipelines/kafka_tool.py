@@ -49,7 +49,6 @@ import sys
 import tempfile
 import time
 import uuid
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +58,7 @@ from pipelines.flink_jobserver import (
     FLINK_VERSION,
     LOGGING_ARTIFACT,
     RUNNER_ARTIFACT,
-    _class_path_present,
-    _manifest,
+    build_launcher,
     free_port,
     m2_repository,
 )
@@ -151,29 +149,7 @@ def _pom(artifacts) -> str:
 
 def _build_launcher(target: Path, main_class: str, artifacts, repo: Path) -> Path:
     """Resolve ``artifacts`` with Maven and write a launcher jar whose manifest names ``main_class`` and them."""
-    if target.exists() and _class_path_present(target):
-        return target
-    missing = missing_prerequisites()
-    if missing:
-        raise RuntimeError(f"cannot fetch the Kafka jars: {', '.join(missing)} not found on PATH")
-    with tempfile.TemporaryDirectory(prefix="dp-dynamic-kafka-") as tmp:
-        Path(tmp, "pom.xml").write_text(_pom(artifacts), encoding="utf-8")
-        cp_file = Path(tmp, "classpath.txt")
-        cmd = ["mvn", "-B", "-q", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}"]
-        proc = subprocess.run(cmd + [f"-Dmaven.repo.local={repo}"], cwd=tmp, capture_output=True, text=True)
-        if proc.returncode != 0 or not cp_file.exists():
-            raise RuntimeError(
-                f"mvn could not resolve {', '.join(artifacts)} (exit {proc.returncode}):\n"
-                f"{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
-            )
-        jars = [Path(p) for p in cp_file.read_text(encoding="utf-8").strip().split(os.pathsep) if p]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    rel = [Path(os.path.relpath(j, target.parent)).as_posix() for j in jars]
-    tmp_target = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp_target, "w") as zf:
-        zf.writestr("META-INF/MANIFEST.MF", _manifest(main_class, rel))
-    tmp_target.replace(target)
-    return target
+    return build_launcher(target, main_class, _pom(artifacts), ", ".join(artifacts), repo, "the Kafka jars")
 
 
 # The topic tool: create, publish, consume with kafka-clients (no Python Kafka client is needed). Records cross
