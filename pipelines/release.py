@@ -958,6 +958,15 @@ def flink_checkpoint_args(beam_args: list[str], runner: str) -> list[str]:
     return beam_args
 
 
+def _with_flink_checkpoint_args(options: PipelineOptions, beam_args: list[str], runner: str) -> PipelineOptions:
+    """``options``, rebuilt with ``flink_checkpoint_args`` when that adds the flag (said on stderr)."""
+    args = flink_checkpoint_args(beam_args, runner)
+    if args == beam_args:
+        return options
+    print("Flink checkpointing: --finish_bundle_before_checkpointing added (docs/flink.md)", file=sys.stderr)
+    return PipelineOptions(args)
+
+
 def _beam_flags() -> set:
     """Every flag Beam's pipeline options know (the unknown arguments of the CLI
     must be among them)."""
@@ -1070,10 +1079,7 @@ def main(argv=None) -> int:
         )
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
     runner, local = runner_locality(options)
-    if flink_checkpoint_args(beam_args, runner) != beam_args:
-        beam_args = flink_checkpoint_args(beam_args, runner)
-        options = PipelineOptions(beam_args)
-        print("Flink checkpointing: --finish_bundle_before_checkpointing added (docs/flink.md)", file=sys.stderr)
+    options = _with_flink_checkpoint_args(options, beam_args, runner)
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     try:

@@ -203,7 +203,7 @@ def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | N
     streaming run on a local runner runs until interrupted, or for
     ``duration`` seconds (``--duration``), then prints the summary; on a remote
     runner it is submitted and runs until cancelled."""
-    from pipelines.release import _failed, runner_locality
+    from pipelines.release import _failed, _with_flink_checkpoint_args, runner_locality
 
     try:
         _check_environment(cfg)
@@ -211,13 +211,14 @@ def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | N
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
     options = PipelineOptions(beam_args or ["--runner=DirectRunner"])
+    runner, local = runner_locality(options)
+    options = _with_flink_checkpoint_args(options, beam_args, runner)
     if cfg.streaming:
         options.view_as(StandardOptions).streaming = True
     design = design_for(cfg.dynamic_config(), cfg.mechanism_options())
     t0 = time.perf_counter()
     p = beam.Pipeline(options=options)
     written = build_collector(p, cfg)
-    runner, local = runner_locality(options)
     try:
         result = p.run()
         if not cfg.streaming or (local and duration is None):
