@@ -83,6 +83,8 @@ class _KeyedCount(beam.DoFn):
 
 #: The job endpoint of the Flink job server the parent started (``--runner flink``), for the child runs.
 FLINK_ENDPOINT_ENV = "BENCH_FLINK_JOB_ENDPOINT"
+# The class path, not the short name "FnApiRunner": apache-beam 2.62 (the Flink runner's release) knows no short name.
+FNAPI_RUNNER = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
 
 
 def options(mode: str) -> PipelineOptions:
@@ -96,9 +98,9 @@ def options(mode: str) -> PipelineOptions:
         opts.view_as(StandardOptions).streaming = mode == "flink-streaming"
         return opts
     if mode == "batch":
-        return PipelineOptions(runner="FnApiRunner")
+        return PipelineOptions(runner=FNAPI_RUNNER)
     if mode == "batch-2proc":  # two SDK worker processes, as a distributed runner runs it
-        return PipelineOptions(runner="FnApiRunner", direct_num_workers=2, direct_running_mode="multi_processing")
+        return PipelineOptions(runner=FNAPI_RUNNER, direct_num_workers=2, direct_running_mode="multi_processing")
     opts = PipelineOptions(runner="BundleBasedDirectRunner")
     opts.view_as(StandardOptions).streaming = True
     return opts

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
+from beam_runners import FNAPI_RUNNER
 from scipy import stats
 
 from transforms.records import UpdateRecord
@@ -117,7 +118,7 @@ def run_bounded_trials(
     out: dict = {s: [] for s in streams}
     key = f"run{next(_RUNS)}"
     _COLLECTED[key] = []
-    with TestPipeline(options=options or PipelineOptions(runner="FnApiRunner")) as p:
+    with TestPipeline(options=options or PipelineOptions(runner=FNAPI_RUNNER)) as p:
         released = (
             p
             | beam.Create(per_trial, reshuffle=False)

@@ -10,6 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 
 from transforms.bounded import ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
 from transforms.common import ValidateFn
@@ -96,9 +97,9 @@ def run_batch(records, spec, options, expect_answers, expect_dead, transform=Rel
 
 
 RUNNERS = {
-    "fnapi": PipelineOptions(runner="FnApiRunner"),
+    "fnapi": PipelineOptions(runner=FNAPI_RUNNER),
     "fnapi_multiprocess": PipelineOptions(
-        runner="FnApiRunner", direct_num_workers=2, direct_running_mode="multi_processing"
+        runner=FNAPI_RUNNER, direct_num_workers=2, direct_running_mode="multi_processing"
     ),
     "portable_embed": PipelineOptions(runner="PortableRunner", job_endpoint="embed", environment_type="LOOPBACK"),
 }

@@ -29,6 +29,7 @@ import yaml
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
+from beam_runners import FNAPI_RUNNER
 from dp_harness import assert_within_loss
 
 from pipelines.config import ConfigError, check_mechanism, load_config, parse_config
@@ -455,7 +456,7 @@ def _beam_run(name, config, records, spec, path="bounded"):
         opts = PipelineOptions(runner="BundleBasedDirectRunner")
         opts.view_as(StandardOptions).streaming = True
     else:
-        opts = PipelineOptions(runner="FnApiRunner")
+        opts = PipelineOptions(runner=FNAPI_RUNNER)
     with TestPipeline(options=opts) as p:
         if path == "streaming":
             ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in records])

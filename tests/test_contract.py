@@ -31,6 +31,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 
 from transforms.core import (
     MECHANISMS,
@@ -696,7 +697,7 @@ def test_beam_transform_equals_the_mechanism(name, path):
     t = ReleaseContinually(name, config, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
     expect = _in_memory(name, config, options, spec, records, t)
     assert any(e[0] == "idle" for e in expect) and any(e[0] == "a" for e in expect)
-    opts = _streaming() if path == "streaming" else PipelineOptions(runner="FnApiRunner")
+    opts = _streaming() if path == "streaming" else PipelineOptions(runner=FNAPI_RUNNER)
     with TestPipeline(options=opts) as p:
         if path == "streaming":
             ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in records])
@@ -768,7 +769,7 @@ def test_horizon_finishes_cleanly_streaming():
 
 
 def test_horizon_finishes_cleanly_bounded():
-    p = TestPipeline(options=PipelineOptions(runner="FnApiRunner"))
+    p = TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER))
     out = (
         p
         | beam.Create(_horizon_inputs())
@@ -807,7 +808,7 @@ def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
         for tick, ups in grow_then_shrink(name, ticks=30, seed=7):
             records += [UpdateRecord(tick - 0.5, u.op, u.entry_id, u.item, stream, j) for j, u in enumerate(ups)]
     t = ReleaseContinually(name, config, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
-    opts = _streaming() if path == "streaming" else PipelineOptions(runner="FnApiRunner")
+    opts = _streaming() if path == "streaming" else PipelineOptions(runner=FNAPI_RUNNER)
     with TestPipeline(options=opts) as p:
         if path == "streaming":
             ts = TestStream()

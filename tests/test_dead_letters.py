@@ -12,6 +12,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
 from transforms.core.registry import REASONS
@@ -37,7 +38,7 @@ def _ts(r):
 
 def _bounded(records, mechanism="fully_dynamic", config=CFG, spec=SPEC, key="run"):
     _SEEN.pop(key, None)
-    p = TestPipeline(options=PipelineOptions(runner="FnApiRunner"))
+    p = TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER))
     out = (
         p
         | beam.Create(records)
@@ -196,7 +197,7 @@ def test_insertion_only_transform_refuses_deletes(path):
         UpdateRecord(12.0, "upsert", "y", (0, 0), "a", 3),
     ]
     spec = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=60.0)
-    opts = PipelineOptions(runner="FnApiRunner")
+    opts = PipelineOptions(runner=FNAPI_RUNNER)
     if path == "streaming":
         opts = PipelineOptions(runner="BundleBasedDirectRunner")
         opts.view_as(StandardOptions).streaming = True

@@ -34,6 +34,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 from scipy import stats
 from scipy.special import zeta as scipy_zeta
 
@@ -455,7 +456,7 @@ def test_query_stream_equals_the_core(path):
         opts_p = PipelineOptions(runner="BundleBasedDirectRunner")
         opts_p.view_as(StandardOptions).streaming = True
     else:
-        opts_p = PipelineOptions(runner="FnApiRunner")
+        opts_p = PipelineOptions(runner=FNAPI_RUNNER)
     with TestPipeline(options=opts_p) as p:
         if path == "streaming":
             events = sorted(
@@ -503,7 +504,7 @@ def test_query_stream_dead_letters():
     ]
     ups = [UpdateRecord(1.0, "insert", "x", (1,), "a", 0), UpdateRecord(2.0, "delete", "x", None, "a", 1)]
     t = AnswerQueries(cfg, spec, NoiseKey.disabled(), options=opts, release=REL)
-    with TestPipeline(options=PipelineOptions(runner="FnApiRunner")) as p:
+    with TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER)) as p:
         u = p | "U" >> beam.Create(ups) | "SU" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
         q = p | "Q" >> beam.Create(bad) | "SQ" >> beam.Map(lambda r: beam.window.TimestampedValue(r, 1.0))
         out = (u, q) | t

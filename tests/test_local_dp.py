@@ -24,6 +24,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 from scipy import stats
 
 from pipelines.config import ConfigError, load_config
@@ -414,7 +415,7 @@ def test_beam_bounded_equals_in_memory(aggregation):
         ReportRecord(5.0, "x", 0, 0, 1, "nowhere"),  # undeclared stream
         ReportRecord(-5.0, "x", 0, 0, 1),  # before the origin
     ]
-    with TestPipeline(options=PipelineOptions(runner="FnApiRunner")) as p:
+    with TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER)) as p:
         out = (
             p
             | beam.Create(recs + bad)

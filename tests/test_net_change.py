@@ -12,6 +12,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that
+from beam_runners import FNAPI_RUNNER
 from scipy import stats
 
 from transforms.core import (
@@ -228,7 +229,7 @@ def test_no_silent_gap_every_stream_every_query_every_tick(name, path):
     def check(got):
         assert sorted(got) == expect, (len(got), len(expect))
 
-    with TestPipeline(options=_streaming() if path == "streaming" else PipelineOptions(runner="FnApiRunner")) as p:
+    with TestPipeline(options=_streaming() if path == "streaming" else PipelineOptions(runner=FNAPI_RUNNER)) as p:
         if path == "streaming":
             ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in recs])
             for wm in np.arange(0.5, 40, 0.5):

@@ -25,6 +25,7 @@ import yaml
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
+from beam_runners import FNAPI_RUNNER
 from dp_harness import assert_within_loss, run_bounded_trials
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
@@ -41,7 +42,7 @@ from transforms.releases import (
 ROOT = Path(__file__).resolve().parents[1]
 KEY = NoiseKey.fixed(bytes(range(32)).hex())
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
-FNAPI = PipelineOptions(runner="FnApiRunner")
+FNAPI = PipelineOptions(runner=FNAPI_RUNNER)
 
 
 # ---------------------------------------------------------------------------
