@@ -1,6 +1,7 @@
 """Beam transforms: equivalence with the in-memory core on named runners,
 streaming with TestStream, dead letters, metrics, DoFn pickling."""
 
+import json
 import pickle
 
 import apache_beam as beam
@@ -25,10 +26,11 @@ from transforms.core import (
     TwoStreamBaseline,
     Update,
 )
-from transforms.core.aggregates import fold
+from transforms.core.accounting import as_vector
+from transforms.core.aggregates import fold, to_batch
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
-from transforms.streaming import MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
+from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
 
 KEY_HEX = bytes(range(32)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
@@ -482,3 +484,93 @@ def test_merge_tick_flushes_due_ticks_and_keeps_the_rest():
     assert [a[0] for a in bag.read()] == [4] and flush_tick.read() == 4 and timer.at == fn._flush_time(4)
     out = list(fn.on_flush(key=("a", 0), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer))
     assert [o.value[1][0][0] for o in out] == [4] and bag.read() == [] and flush_tick.read() is None
+
+
+def test_catch_up_grid_is_public_and_capped_at_the_end():
+    """The catch-up timer's tick is the first multiple of CATCH_UP_TICKS at or after the next wake (never
+    past the configured end), at that tick's wake time: a function of public values only."""
+    from transforms.streaming import CATCH_UP_TICKS, set_catch_up
+
+    assert CATCH_UP_TICKS == 1024
+    spec = StreamSpec(streams=("a",), tick_seconds=2.0, allowed_lateness=4.0)
+    for tick, grid in ((1, 1024), (5, 1024), (1024, 1024), (1025, 2048), (4096, 4096), (4097, 5120)):
+        t = _Timer()
+        set_catch_up(spec, tick, t)
+        assert t.at == spec.tick_end(grid + 1 + 2), (tick, grid)
+    ended = StreamSpec(streams=("a",), tick_seconds=1.0, end_time=1500.0)
+    for tick, grid in ((3, 1024), (1100, 1500), (1500, 1500)):
+        t = _Timer()
+        set_catch_up(ended, tick, t)
+        assert t.at == ended.tick_end(grid + 1), (tick, grid)
+    t = _Timer()
+    set_catch_up(ended, 1501, t)
+    assert t.at is None  # past the end: only the wake timer is left
+
+
+class _CountedFirings(ReleaseStreamFn):
+    """The per-stream step, writing a line per timer firing to ``self.log`` (the DirectRunner runs it in
+    this process)."""
+
+    log = None
+
+    def _fire(self, *args):
+        with open(self.log, "a") as fh:
+            fh.write("fire\n")
+        yield from super()._fire(*args)
+
+
+class _Collect(beam.DoFn):
+    def __init__(self, path):
+        self.path = path
+
+    def process(self, a, ts=beam.DoFn.TimestampParam):  # noqa: B008 (Beam idiom)
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps([a.tick, a.query, list(a.estimate), list(a.spent), float(ts)]) + "\n")
+
+
+def _answers(res):
+    return [(a.tick, a.query, tuple(float(x) for x in a.estimate), as_vector(a.spent)) for a in res.answers]
+
+
+def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp_path):
+    """The per-stream step with 2,600 one-second ticks of input waiting and the watermark jumping past them
+    all (a replay, a job restarted after downtime): it catches up through its grid timer, a few firings
+    instead of one per tick, and every release equals the core's, spend included, and carries its own tick's
+    time (the end of tick + 1 + lateness), not the time of whichever firing computed it.
+
+    (The step is fed its tick aggregates directly: the BundleBased DirectRunner holds no watermark for a
+    stateful stage's timers, so behind the registry step a jump would outrun the aggregates; Flink holds it,
+    and ``tests/test_flink.py`` runs the whole pipeline there.)"""
+    n_ticks, lateness = 2600, 1
+    spec = StreamSpec(streams=("a",), tick_seconds=1.0, end_time=float(n_ticks), allowed_lateness=1.0)
+    mech = MECHANISMS["continual_count"]
+    opts = mech.options_cls(counter="honaker", horizon=4096)
+    fn = _CountedFirings(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL)
+    fn.log = str(tmp_path / "firings")
+    out_path = str(tmp_path / "releases.jsonl")
+    aggs = [(t, {(0, t % 4): 1 + t % 3}, {}, 1 + t % 3) for t in range(1, n_ticks + 1) if t % 5 != 2]
+    core = mech.core_cls(CFG, stream="a", emit_nodes=False, end_tick=spec.end_tick, options=opts)
+    noise = NoiseSource.from_hex(KEY_HEX).for_release(REL)
+    expect = []
+    for agg in aggs:
+        expect += _answers(core.apply(to_batch(*agg), noise))
+    for res in core.run_to_end(noise):
+        expect += _answers(res)
+    assert len({e[0] for e in expect}) == n_ticks  # a release at every tick
+    stream = TestStream().add_elements([beam.window.TimestampedValue(("a", START), spec.origin)])
+    stream = stream.add_elements(
+        [beam.window.TimestampedValue(("a", (agg,)), float(spec.tick_end(agg[0] + lateness))) for agg in aggs]
+    )
+    stream = stream.advance_watermark_to(float(n_ticks) + 10.0)  # the whole backlog is final at once
+    for wm in range(n_ticks + 11, n_ticks + 30):
+        stream = stream.advance_watermark_to(float(wm))
+    stream = stream.advance_watermark_to_infinity()
+    with TestPipeline(options=streaming_options()) as p:
+        p | stream | beam.ParDo(fn) | beam.ParDo(_Collect(out_path))
+    with open(out_path) as fh:
+        got = [json.loads(line) for line in fh]
+    assert sorted((g[0], g[1], tuple(g[2]), tuple(g[3])) for g in got) == sorted(expect)
+    assert [g for g in got if g[4] != float(spec.tick_end(g[0] + 1 + lateness))] == []
+    with open(fn.log) as fh:
+        firings = len(fh.read().split())
+    assert firings <= 20, f"{firings} firings for {n_ticks} ticks: the catch-up timer did not batch them"

@@ -52,7 +52,7 @@ from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
-from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn, buffer_aggregates
+from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn, buffer_aggregates, set_catch_up
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY"]
 
@@ -146,6 +146,7 @@ class AnswerStreamFn(ReleaseStreamFn):
     QUERIES = BagStateSpec("queries", FastPrimitivesCoder())  # (tick, time, id, row)
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the public catch-up grid (streaming.set_catch_up)
     ANSWERS = "query_answers"
 
     def process(
@@ -156,12 +157,14 @@ class AnswerStreamFn(ReleaseStreamFn):
         queries=beam.DoFn.StateParam(QUERIES),
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
     ):
         stream, value = element
         if value == START:
             if core_state.read() is None:
                 core_state.write(self._encode(self.new_core(stream)))
             self._wake_at(1, wake, wake_tick)
+            set_catch_up(self.spec, 1, catch_up)
             return
         if isinstance(value, tuple) and len(value) == 2 and value[0] == QUERY:
             queries.add(value[1])
@@ -187,7 +190,26 @@ class AnswerStreamFn(ReleaseStreamFn):
         queries=beam.DoFn.StateParam(QUERIES),
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
     ):
+        yield from self._fire_answering(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
+
+    @on_timer(CATCH_UP)
+    def on_catch_up(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
+    ):
+        yield from self._fire_answering(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
+
+    def _fire_answering(self, key, ts, core_state, pending, queries, wake_tick, wake, catch_up):
+        """One firing of either timer (``ReleaseStreamFn._fire``, with the queries answered)."""
         stream = key
         wake_tick.clear()
         core = self._load(stream, core_state)
@@ -216,13 +238,15 @@ class AnswerStreamFn(ReleaseStreamFn):
             pending.add(agg)
         for q in q_later:  # queries are answered even after the end (with the size bound)
             queries.add(q)
-        yield from emit_results(self, core, results, lambda tick: ts)
-        yield from _answer_records(self, answered, lambda tick: ts)
+        yield from emit_results(self, core, results, self._release_time)
+        yield from _answer_records(self, answered, self._release_time)
         self._store(stream, core_state, core)
         nxt = core.next_wake
         candidates = [a[0] for a in aggs_later] + [q[0] for q in q_later] + ([] if nxt is None else [nxt])
         if candidates:
-            self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+            first = max(min(candidates), core.last_tick + 1)
+            self._wake_at(first, wake, wake_tick)
+            set_catch_up(self.spec, first, catch_up)
 
 
 def _answer_records(fn, answered, timestamp_of):
