@@ -357,10 +357,14 @@ def spend_in_units(cfg: PipelineConfig, spent: tuple) -> tuple[dict, dict]:
 def _unit_spent(cfg: PipelineConfig, spent: tuple) -> dict:
     """The release record's spend fields: ``epsilon_spent`` / ``delta_spent`` /
     ``rho_spent`` for the configured privacy unit and currency, and
-    ``update_level_spent`` (the ledger's update-level charge, labelled)."""
+    ``update_level_spent`` (the ledger's update-level charge, labelled). A
+    mechanism whose ledger charges the configured guarantee itself (the
+    changelog releases, ``ledger_unit = "configured"``) has no update-level
+    charge: its ``update_level_spent`` is null, not the entry-level spend
+    under an update-level label (the summary leaves that line out too)."""
     configured, update_level = spend_in_units(cfg, spent)
     out = {f"{k}_spent": v for k, v in configured.items()}
-    out["update_level_spent"] = update_level
+    out["update_level_spent"] = update_level if cfg.group_unit == cfg.privacy_unit else None
     return out
 
 
@@ -847,7 +851,7 @@ def _summary(result, written, cfg: PipelineConfig, seconds: float, release: Rele
     )
     if cfg.streaming:
         lines.append(
-            "note: the DirectRunner's streaming mode under-reports these metrics (Beam 2.77 counts only the "
+            "note: the DirectRunner's streaming mode under-reports these metrics (Beam counts only the "
             "first bundle of each step, see docs/beam.md): every count above, and the releases written, may be "
             "too low; the outputs themselves are complete"
         )

@@ -576,6 +576,12 @@ def test_bundled_changelog_config_runs(tmp_path, capsys):
     for r in releases:
         if r["query"] == "open_orders":
             assert r["estimate"] == pytest.approx(expect[r["tick"]], abs=1e-6), r["tick"]
+    # the ledger charges the configured entry-level guarantee: that is epsilon_spent, and there is no
+    # update-level charge to label (neither in the records nor in the summary)
+    last = max(releases, key=lambda r: r["tick"])
+    assert 0 < last["epsilon_spent"] <= 1.0 + 1e-9
+    assert all(r["update_level_spent"] is None for r in releases)
+    assert "update-level equivalent" not in out
     assert (
         rc.main(
             [
