@@ -16,7 +16,10 @@ setup(
     packages=find_packages(include=["transforms", "transforms.*", "pipelines", "pipelines.*"]),
     package_data={"pipelines": ["schemas/*.avsc"]},
     install_requires=[
-        "apache-beam[gcp]>=2.60,<3",
+        # pinned to the release of the Flink runner we can fetch and test (Maven Central serves
+        # beam-runners-flink-1.19 2.62.0 and no newer runner whose dependencies all resolve): an SDK and
+        # a job server of one Beam release (README "Dependencies", docs/flink.md)
+        "apache-beam[gcp]==2.62.0",
         "numpy>=1.24",
         "fastavro>=1.9",
         "PyYAML>=6.0",

@@ -18,7 +18,8 @@ __all__ = ["READ_WITH_METADATA", "ReadFromKafka262Schema", "ReadKafkaRecords", "
 
 
 #: The configuration of ``beam:transform:org.apache.beam:kafka_read_with_metadata:v1`` as Beam 2.62's
-#: ``KafkaIO.Read.External.Configuration`` has setters for it (Python 2.77 adds three fields that 2.62 refuses).
+#: ``KafkaIO.Read.External.Configuration`` has setters for it (Python 2.77 adds three fields that 2.62 refuses;
+#: with the SDK pinned at 2.62 this is what its ReadFromKafka sends, kept explicit so the read does not move with it).
 # (the functional form: this module's postponed annotations would reach Beam's schema inference as strings)
 ReadFromKafka262Schema = typing.NamedTuple(  # noqa: UP014
     "ReadFromKafka262Schema",

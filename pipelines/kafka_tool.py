@@ -15,10 +15,10 @@ Flink job server (``pipelines.flink_jobserver``), and no Docker is needed:
   unbounded reader: its watermark is the newest record time of each partition and follows the wall clock once a
   partition is caught up; Beam 2.62's splittable Kafka reader read nothing on the embedded Flink here).
 
-Python's ``apache_beam.io.kafka.ReadFromKafka`` (2.77) sends configuration fields that the 2.62 expansion does
-not know (``dynamic_read_poll_interval_seconds`` first: ``The configuration class ... is missing a setter
-setDynamicReadPollIntervalSeconds``), so ``pipelines.kafka_io.ReadKafkaRecords`` sends the 2.62 schema itself;
-``WriteToKafka``'s schema is the same in both releases.
+Python's ``apache_beam.io.kafka.ReadFromKafka`` of newer releases (2.77) sends configuration fields that the
+2.62 expansion does not know (``dynamic_read_poll_interval_seconds`` first: ``The configuration class ... is
+missing a setter setDynamicReadPollIntervalSeconds``), so ``pipelines.kafka_io.ReadKafkaRecords`` sends the 2.62
+schema itself, whatever the SDK (``setup.py`` pins 2.62.0); ``WriteToKafka``'s schema is the same in both.
 
 Command line::
 

@@ -400,7 +400,8 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
     between the runner and the SDK worker and a read of the whole pending bag: 83,407 one-second ticks
     did not finish in 26 minutes on Flink. This timer fires at a multiple of ``CATCH_UP_TICKS`` ticks;
     when the watermark is already past it, that one firing applies every tick up to it in order, so a
-    backlog takes a round trip per 1,024 ticks. It computes what the wakes would have: the input of
+    backlog takes a round trip per 1,024 ticks (from the first grid point on: before it, the wake timer's
+    single steps, as many as 1,024). It computes what the wakes would have: the input of
     every tick up to the grid point is final (the watermark passed it), the mechanism releases at its own
     ticks, and each record carries its own tick's time (``ReleaseStreamFn._release_time``), a public
     function of the tick, whichever firing computed it. The grid is public (the origin, the tick length,
