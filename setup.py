@@ -20,6 +20,9 @@ setup(
         # beam-runners-flink-1.19 2.62.0 and no newer runner whose dependencies all resolve): an SDK and
         # a job server of one Beam release (README "Dependencies", docs/flink.md)
         "apache-beam[gcp]==2.62.0",
+        # privacy.noise_key {secret: ...}: Google's own Secret Manager client (2.62's gcp extra does not bring
+        # it; the resolver picks a release that fits Beam's protobuf)
+        "google-cloud-secret-manager>=2.16,<3",
         "numpy>=1.24",
         "fastavro>=1.9",
         "PyYAML>=6.0",

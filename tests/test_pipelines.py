@@ -454,6 +454,16 @@ def test_noise_key_sources(tmp_path, monkeypatch):
         noise_key_for(parse_config(raw), local=False)
 
 
+def test_the_cloud_clients_the_key_and_pubsub_paths_import_are_installed():
+    """``privacy.noise_key: {secret: ...}`` and the Pub/Sub tools import Google's client libraries at run
+    time, on the workers: they must come with the package (apache-beam[gcp] 2.62 does not bring Secret
+    Manager's; the test above stands a fake in for it, so only this one sees a missing install)."""
+    from google.cloud import pubsub_v1, secretmanager
+
+    assert callable(secretmanager.SecretManagerServiceClient.access_secret_version)
+    assert callable(pubsub_v1.PublisherClient)
+
+
 @pytest.mark.parametrize("consistent", [False, True])
 def test_recompute_from_nodes_equals_releases_and_progress_is_shown(tmp_path, capsys, monkeypatch, consistent):
     """With noise on: the answers rebuilt from the node outputs alone equal the

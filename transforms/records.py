@@ -133,7 +133,7 @@ class NoiseKey:
         if self.kind == "file":
             return NoiseSource.from_file(self.value)
         if self.kind == "secret":
-            from google.cloud import secretmanager  # shipped with apache-beam[gcp]
+            from google.cloud import secretmanager  # a dependency of the package (setup.py)
 
             payload = secretmanager.SecretManagerServiceClient().access_secret_version(name=self.value).payload
             return NoiseSource.from_hex(payload.data.decode("ascii"))
