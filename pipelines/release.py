@@ -940,6 +940,13 @@ class FlinkCheckpointOptions(PipelineOptions):
             "--execution_retry_delay", type=int, default=None, help="Flink: milliseconds between restarts"
         )
         parser.add_argument(
+            "--shutdown_sources_after_idle_ms",
+            type=int,
+            default=None,
+            help="Flink: stop a source this many milliseconds after it finished (a checkpointed job keeps finished "
+            "sources, and so never ends, unless this is set; after it no checkpoint can be taken)",
+        )
+        parser.add_argument(
             "--savepoint_path",
             default=None,
             help="Flink: restore the job from this savepoint (a remote cluster; an embedded [local] one ignores it)",

@@ -532,10 +532,13 @@ def _time_of(line):
     return t if isinstance(t, int | float) else None
 
 
-def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flink_jar, tmp_path):
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])
+def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flink_jar, tmp_path, checkpointed):
     """``source: {type: follow}`` through ``python -m pipelines.release`` on Flink (streaming: the job follows
     the file until its ``#END`` line): release lines byte-identical to the DirectRunner's bounded run of the same
-    lines under the same key and release id."""
+    lines under the same key and release id. Checkpointed: the CLI with ``--checkpointing_interval`` (it adds
+    ``--finish_bundle_before_checkpointing`` itself, and says so) and ``--shutdown_sources_after_idle_ms`` (so
+    that the checkpointed job ends after ``#END``), the same bytes."""
     end = 86400
     lines = [ln for ln in _demo_subset(tmp_path, end).read_text().splitlines() if _time_of(ln) is not None]
     lines.sort(key=_time_of)  # a log is written in time order
@@ -554,6 +557,7 @@ def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flin
                 f"--flink_job_server_jar={flink_jar}",
                 "--environment_type=LOOPBACK",
                 "--parallelism=2",
+                *(["--checkpointing_interval=500", "--shutdown_sources_after_idle_ms=1000"] if checkpointed else []),
             ],
         ),
     ):
@@ -564,7 +568,12 @@ def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flin
                 "path: output/", f"path: {out}/"
             )
         )
-        _, TIMINGS[f"cli_follow_{name}"] = _run_cli(cfg, "flink-follow-test-01", *args)
+        text, TIMINGS[f"cli_follow_{name}{'_checkpointed' if checkpointed else ''}"] = _run_cli(
+            cfg, "flink-follow-test-01", *args
+        )
+        if name == "flink":
+            added = "--finish_bundle_before_checkpointing added" in text
+            assert added == checkpointed
         outs[name] = _records(out, "releases*.jsonl")
     assert len(outs["direct"]) == 2 * 3 * (end // 600)
     assert outs["flink"] == outs["direct"]
