@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
 
 from transforms.bounded import ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
-from transforms.common import ValidateFn
+from transforms.common import ValidateFn, apply_in_order
 from transforms.core import (
     MECHANISMS,
     DynamicConfig,
@@ -27,7 +27,7 @@ from transforms.core import (
     Update,
 )
 from transforms.core.accounting import as_vector
-from transforms.core.aggregates import fold, to_batch
+from transforms.core.aggregates import fold
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
 from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
@@ -525,38 +525,67 @@ class _Collect(beam.DoFn):
 
     def process(self, a, ts=beam.DoFn.TimestampParam):  # noqa: B008 (Beam idiom)
         with open(self.path, "a") as fh:
-            fh.write(json.dumps([a.tick, a.query, list(a.estimate), list(a.spent), float(ts)]) + "\n")
+            fh.write(json.dumps([a.tick, a.query, list(a.estimate), a.error_bound, list(a.spent), float(ts)]) + "\n")
 
 
 def _answers(res):
-    return [(a.tick, a.query, tuple(float(x) for x in a.estimate), as_vector(a.spent)) for a in res.answers]
+    return [
+        (a.tick, a.query, tuple(float(x) for x in a.estimate), a.error_bound, as_vector(a.spent)) for a in res.answers
+    ]
 
 
-def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp_path):
+def _one_wake_per_firing(core, aggs, noise):
+    """The reference: the per-stream step as it ran before the catch-up timer, one firing per wake. A firing
+    for tick w applies the pending aggregates up to w, advances the mechanism to w, and sets the next wake:
+    the earliest pending aggregate or the mechanism's next wake, after its last tick."""
+    results, pending, w = [], list(aggs), 1
+    while w is not None:
+        now = [a for a in pending if a[0] <= w]
+        pending = [a for a in pending if a[0] > w]
+        results += apply_in_order(core, now, noise)
+        if w > core.last_tick:
+            results.append(core.advance(w, noise))
+        candidates = [a[0] for a in pending] + ([] if core.next_wake is None else [core.next_wake])
+        w = None if core.finished or not candidates else max(min(candidates), core.last_tick + 1)
+    return results
+
+
+@pytest.mark.parametrize(
+    "name, every, options",
+    [
+        ("continual_count", None, {"counter": "honaker", "horizon": 4096}),
+        ("fully_dynamic", 10, {}),
+        ("auto", None, {}),
+        ("insertion_only", 10, {}),
+    ],
+)
+def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp_path, name, every, options):
     """The per-stream step with 2,600 one-second ticks of input waiting and the watermark jumping past them
     all (a replay, a job restarted after downtime): it catches up through its grid timer, a few firings
-    instead of one per tick, and every release equals the core's, spend included, and carries its own tick's
-    time (the end of tick + 1 + lateness), not the time of whichever firing computed it.
+    instead of one per tick, and every record equals, field by field (estimate, error bound, spend), what one
+    firing per wake gives, and carries its own tick's time (the end of tick + 1 + lateness), not the time
+    of whichever firing computed it. Mechanisms whose error bound or spend is stamped per call (auto, periodic
+    releases) are included: a firing that covered many ticks in one call would change those fields.
 
     (The step is fed its tick aggregates directly: the BundleBased DirectRunner holds no watermark for a
-    stateful stage's timers, so behind the registry step a jump would outrun the aggregates; Flink holds it,
-    and ``tests/test_flink.py`` runs the whole pipeline there.)"""
+    stateful stage's timers, so behind the registry step a jump would outrun the aggregates, and the
+    transforms keep the catch-up timer off there; Flink holds it, and ``tests/test_flink.py`` runs the whole
+    pipeline there.)"""
     n_ticks, lateness = 2600, 1
-    spec = StreamSpec(streams=("a",), tick_seconds=1.0, end_time=float(n_ticks), allowed_lateness=1.0)
-    mech = MECHANISMS["continual_count"]
-    opts = mech.options_cls(counter="honaker", horizon=4096)
+    spec = StreamSpec(
+        streams=("a",), tick_seconds=1.0, end_time=float(n_ticks), allowed_lateness=1.0, every_ticks=every
+    )
+    mech = MECHANISMS[name]
+    opts = mech.options_cls(**options)
     fn = _CountedFirings(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL)
+    assert fn.catch_up  # on by default (the transforms turn it off on the DirectRunner)
     fn.log = str(tmp_path / "firings")
     out_path = str(tmp_path / "releases.jsonl")
     aggs = [(t, {(0, t % 4): 1 + t % 3}, {}, 1 + t % 3) for t in range(1, n_ticks + 1) if t % 5 != 2]
-    core = mech.core_cls(CFG, stream="a", emit_nodes=False, end_tick=spec.end_tick, options=opts)
+    core = mech.core_cls(CFG, stream="a", emit_nodes=False, end_tick=spec.end_tick, every_ticks=every, options=opts)
     noise = NoiseSource.from_hex(KEY_HEX).for_release(REL)
-    expect = []
-    for agg in aggs:
-        expect += _answers(core.apply(to_batch(*agg), noise))
-    for res in core.run_to_end(noise):
-        expect += _answers(res)
-    assert len({e[0] for e in expect}) == n_ticks  # a release at every tick
+    expect = [a for res in _one_wake_per_firing(core, aggs, noise) for a in _answers(res)]
+    assert len({e[0] for e in expect}) >= n_ticks // (every or 1)  # releases all the way
     stream = TestStream().add_elements([beam.window.TimestampedValue(("a", START), spec.origin)])
     stream = stream.add_elements(
         [beam.window.TimestampedValue(("a", (agg,)), float(spec.tick_end(agg[0] + lateness))) for agg in aggs]
@@ -569,8 +598,22 @@ def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp
         p | stream | beam.ParDo(fn) | beam.ParDo(_Collect(out_path))
     with open(out_path) as fh:
         got = [json.loads(line) for line in fh]
-    assert sorted((g[0], g[1], tuple(g[2]), tuple(g[3])) for g in got) == sorted(expect)
-    assert [g for g in got if g[4] != float(spec.tick_end(g[0] + 1 + lateness))] == []
+    norm = lambda rows: sorted(repr(r) for r in rows)  # noqa: E731 (None bounds do not sort against floats)
+    assert norm((g[0], g[1], tuple(g[2]), g[3], tuple(g[4])) for g in got) == norm(expect)
+    assert [g for g in got if g[5] != float(spec.tick_end(g[0] + 1 + lateness))] == []
     with open(fn.log) as fh:
         firings = len(fh.read().split())
     assert firings <= 20, f"{firings} firings for {n_ticks} ticks: the catch-up timer did not batch them"
+
+
+def test_tick_end_and_tick_at_agree_for_any_tick_length_and_origin():
+    """``tick_at(tick_end(k)) == k`` for tick lengths that are not binary fractions and epoch origins: with
+    ``Timestamp.of`` truncating and the arithmetic in float seconds, every 0.1 s tick after an epoch origin
+    came out one short, and a per-stream step re-armed its wake at the same time for ever."""
+    for seconds in (0.1, 0.3, 0.7, 1 / 3, 0.001, 0.5, 1.0, 10.0, 86400.0):
+        for origin in (0.0, 1_700_000_000.0, 1234.5, -50.0):
+            spec = StreamSpec(tick_seconds=seconds, origin=origin)
+            for k in (*range(1, 2001), 10**6, 10**9 // max(1, int(seconds * 1000))):
+                end = spec.tick_end(k)
+                assert spec.tick_at(end) == k, (seconds, origin, k)
+                assert abs(float(end) - (origin + k * seconds)) <= 1.5e-6, (seconds, origin, k)

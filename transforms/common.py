@@ -259,8 +259,8 @@ def emit_results(fn, core, results, timestamp_of):
     Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(as_vector(core.spent)[0] * 1e6))
     nodes = core.drain_node_outputs()
     if fn.emit_nodes:
-        for n in nodes:
-            yield beam.pvalue.TaggedOutput(NODES, node_record(n))
+        for n in nodes:  # stamped with their own tick's time too, whichever firing computed them
+            yield beam.pvalue.TaggedOutput(NODES, beam.window.TimestampedValue(node_record(n), timestamp_of(n.tick)))
 
 
 def apply_in_order(core, aggregates, noise):

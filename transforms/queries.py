@@ -164,7 +164,8 @@ class AnswerStreamFn(ReleaseStreamFn):
             if core_state.read() is None:
                 core_state.write(self._encode(self.new_core(stream)))
             self._wake_at(1, wake, wake_tick)
-            set_catch_up(self.spec, 1, catch_up)
+            if self.catch_up:
+                set_catch_up(self.spec, 1, catch_up)
             return
         if isinstance(value, tuple) and len(value) == 2 and value[0] == QUERY:
             queries.add(value[1])
@@ -209,44 +210,61 @@ class AnswerStreamFn(ReleaseStreamFn):
         yield from self._fire_answering(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
 
     def _fire_answering(self, key, ts, core_state, pending, queries, wake_tick, wake, catch_up):
-        """One firing of either timer (``ReleaseStreamFn._fire``, with the queries answered)."""
+        """One firing of either timer (``ReleaseStreamFn._fire``, with the queries answered): the wakes due up
+        to the tick whose input is final at ``ts``, each as its own firing would have done it."""
         stream = key
+        first = wake_tick.read()
         wake_tick.clear()
         core = self._load(stream, core_state)
         upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks
-        aggs_now, aggs_later = [], []
-        for agg in sorted(pending.read(), key=lambda a: a[0]):
-            (aggs_now if agg[0] <= upto else aggs_later).append(agg)
-        q_now, q_later = [], []
-        for q in sorted(queries.read(), key=lambda q: (q[0], q[1], q[2])):
-            (q_now if q[0] <= upto else q_later).append(q)
-        results, answered = [], []
-        for t in sorted({a[0] for a in aggs_now} | {q[0] for q in q_now}):
-            results += apply_in_order(core, [a for a in aggs_now if a[0] == t], self.noise)
-            asked = [q for q in q_now if q[0] == t]
-            if asked:
-                if t > core.last_tick:
-                    results.append(core.advance(t, self.noise))
-                answered += [core.answer_query(t, qid, row, self.noise) for _, _, qid, row in asked]
-        if upto > core.last_tick:
-            results.append(core.advance(upto, self.noise))
+        aggs = sorted(pending.read(), key=lambda a: a[0])
+        qs = sorted(queries.read(), key=lambda q: (q[0], q[1], q[2]))
+        results, answered, i, k = [], [], 0, 0
+        w = first if first is not None else _next_answer_work(core, aggs, i, qs, k)
+        while w is not None and w <= upto:
+            j, m = i, k
+            while j < len(aggs) and aggs[j][0] <= w:
+                j += 1
+            while m < len(qs) and qs[m][0] <= w:
+                m += 1
+            aggs_now, q_now, i, k = aggs[i:j], qs[k:m], j, m
+            for t in sorted({a[0] for a in aggs_now} | {q[0] for q in q_now}):
+                results += apply_in_order(core, [a for a in aggs_now if a[0] == t], self.noise)
+                asked = [q for q in q_now if q[0] == t]
+                if asked:
+                    if t > core.last_tick:
+                        results.append(core.advance(t, self.noise))
+                    answered += [core.answer_query(t, qid, row, self.noise) for _, _, qid, row in asked]
+            if w > core.last_tick:
+                results.append(core.advance(w, self.noise))
+            w = _next_answer_work(core, aggs, i, qs, k)
+        aggs_later = [] if core.finished else aggs[i:]
+        q_later = qs[k:]  # queries are answered even after the end (with the size bound)
         pending.clear()
         queries.clear()
-        if core.finished:
-            aggs_later = []
         for agg in aggs_later:
             pending.add(agg)
-        for q in q_later:  # queries are answered even after the end (with the size bound)
+        for q in q_later:
             queries.add(q)
         yield from emit_results(self, core, results, self._release_time)
         yield from _answer_records(self, answered, self._release_time)
         self._store(stream, core_state, core)
-        nxt = core.next_wake
-        candidates = [a[0] for a in aggs_later] + [q[0] for q in q_later] + ([] if nxt is None else [nxt])
-        if candidates:
-            first = max(min(candidates), core.last_tick + 1)
-            self._wake_at(first, wake, wake_tick)
-            set_catch_up(self.spec, first, catch_up)
+        nxt = _next_answer_work(core, aggs_later, 0, q_later, 0)
+        if nxt is not None:
+            self._wake_at(nxt, wake, wake_tick)
+            if self.catch_up:
+                set_catch_up(self.spec, nxt, catch_up)
+
+
+def _next_answer_work(core, aggs, i, qs, k) -> int | None:
+    """The next tick the answering step must wake for: the earliest pending aggregate (none once the mechanism
+    is finished), pending query or mechanism wake, never at or before its last tick."""
+    candidates = [aggs[i][0]] if i < len(aggs) and not core.finished else []
+    if k < len(qs):
+        candidates.append(qs[k][0])
+    if core.next_wake is not None:
+        candidates.append(core.next_wake)
+    return max(min(candidates), core.last_tick + 1) if candidates else None
 
 
 def _answer_records(fn, answered, timestamp_of):
@@ -361,7 +379,7 @@ class AnswerQueries(ReleaseContinually):
             (merged, asked.valid, starts)
             | "Flatten" >> beam.Flatten()
             | "AnswerStream"
-            >> beam.ParDo(self._release_fn(AnswerStreamFn))
+            >> beam.ParDo(self._release_fn(AnswerStreamFn, updates.pipeline))
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(NODES, AnswerStreamFn.ANSWERS, main="answers")
         )

@@ -46,6 +46,7 @@ from transforms.streaming import (
     MergeTickFn,
     ReleaseStreamFn,
     ResolveEntriesFn,
+    holds_timer_watermarks,
     stateful_tick_merge,
 )
 
@@ -184,8 +185,10 @@ class ReleaseContinually(beam.PTransform):
         dead = (validated[ValidateFn.DEAD], dead) | "DeadLetters" >> beam.Flatten()
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
-    def _release_fn(self, cls):
-        return cls(
+    def _release_fn(self, cls, pipeline=None):
+        """The per-stream step ``cls``; given the streaming ``pipeline``, its catch-up timer is on where the
+        runner holds watermarks for timers (``transforms.streaming.holds_timer_watermarks``)."""
+        fn = cls(
             self.spec,
             self.config,
             self.mechanism,
@@ -195,6 +198,9 @@ class ReleaseContinually(beam.PTransform):
             release=self.release,
             consistency=self.consistency,
         )
+        if pipeline is not None:
+            fn.catch_up = holds_timer_watermarks(pipeline)
+        return fn
 
     def _expand_bounded(self, valid):
         """All input is known: resolve each entry once, group per stream, and
@@ -228,7 +234,7 @@ class ReleaseContinually(beam.PTransform):
             (merged, starts)
             | "Flatten" >> beam.Flatten()
             | "ReleaseStream"
-            >> beam.ParDo(self._release_fn(ReleaseStreamFn))
+            >> beam.ParDo(self._release_fn(ReleaseStreamFn, valid.pipeline))
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(NODES, main="answers")
         )

@@ -115,9 +115,16 @@ class StreamSpec:
             return f"{end:.6f}"
 
     def tick_end(self, tick: int) -> Timestamp:
-        """Event time at which tick ``tick`` is over (start of tick + 1)."""
-        return Timestamp.of(self.origin + tick * self.tick_seconds)
+        """Event time at which tick ``tick`` is over (start of tick + 1), rounded *up* to Beam's whole
+        microseconds. ``Timestamp.of`` truncates, and ``origin + tick * tick_seconds`` can land a hair below
+        the boundary (``0.3 * 3 == 0.8999999999999999``; with an epoch origin every 0.1 s tick did): ``tick_at``
+        of a timer set there gave the tick before, and the step re-armed the same timer for ever. The 1e-3
+        microsecond allowance keeps float noise just above an exact boundary from adding a microsecond."""
+        return Timestamp(micros=math.ceil(self.origin * 1e6 + tick * (self.tick_seconds * 1e6) - 1e-3))
 
     def tick_at(self, ts: Timestamp) -> int:
-        """The last tick that is over at timestamp ``ts``."""
-        return int(math.floor((float(ts) - self.origin) / self.tick_seconds + 1e-9))
+        """The last tick that is over at timestamp ``ts``. Counted in microseconds: ``float(ts)`` of an epoch
+        time (~1.7e9 s) keeps only ~0.2 microseconds, and ``float(ts) - origin`` then fell below a 0.1 s
+        tick's end."""
+        micros = ts.micros if isinstance(ts, Timestamp) else float(ts) * 1e6
+        return int(math.floor((micros - self.origin * 1e6) / (self.tick_seconds * 1e6) + 1e-9))

@@ -49,6 +49,7 @@ __all__ = [
     "TICK_MERGES",
     "CATCH_UP_TICKS",
     "buffer_aggregates",
+    "holds_timer_watermarks",
     "schedule_wake",
     "set_catch_up",
     "stateful_tick_merge",
@@ -269,6 +270,10 @@ class ReleaseStreamFn(ReleaseFnBase):
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
+    #: Set the catch-up timer (``set_catch_up``). The transforms turn it off on the DirectRunner
+    #: (``holds_timer_watermarks``): it holds no watermark for the registry step's timers, so a catch-up
+    #: firing there could overtake their batches by up to a grid's worth of ticks.
+    catch_up = True
 
     def setup(self):
         super().setup()
@@ -315,7 +320,8 @@ class ReleaseStreamFn(ReleaseFnBase):
             if core_state.read() is None:
                 core_state.write(encode(self.new_core(stream).to_state()))
             self._wake_at(1, wake, wake_tick)
-            set_catch_up(self.spec, 1, catch_up)
+            if self.catch_up:
+                set_catch_up(self.spec, 1, catch_up)
             return
         first = buffer_aggregates(value, pending)  # a tuple of tick aggregates
         if first is not None:
@@ -348,34 +354,44 @@ class ReleaseStreamFn(ReleaseFnBase):
         yield from self._fire(key, ts, core_state, pending, wake_tick, wake, catch_up)
 
     def _fire(self, key, ts, core_state, pending, wake_tick, wake, catch_up):
-        """One firing of either timer: everything up to the tick whose input is final at ``ts``."""
+        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts``."""
         stream = key
+        first = wake_tick.read()  # the tick the wake timer was set for
         wake_tick.clear()
         core = self._load(stream, core_state)
         upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks  # ticks whose batches are final
-        now, later = [], []
-        for agg in sorted(pending.read(), key=lambda agg: agg[0]):
-            (now if agg[0] <= upto else later).append(agg)
-        if core.finished and now:
-            Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(now))
-        results = apply_in_order(core, now, self.noise)
-        if upto > core.last_tick:
-            results.append(core.advance(upto, self.noise))
+        aggs = sorted(pending.read(), key=lambda agg: agg[0])
+        results, i = [], 0
+        # The wakes the wake timer would have made one firing each, in this one: a wake timer's firing is one
+        # step (its own tick); a catch-up firing walks every tick with work up to the grid point. Same calls
+        # to the mechanism either way, so every record field is the same (an error bound or a spend stamped
+        # per call would otherwise depend on how far the watermark was ahead).
+        w = first if first is not None else _next_work(core, aggs, i)
+        while w is not None and w <= upto:
+            j = i
+            while j < len(aggs) and aggs[j][0] <= w:
+                j += 1
+            now, i = aggs[i:j], j
+            if core.finished and now:
+                Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(now))
+            results += apply_in_order(core, now, self.noise)
+            if w > core.last_tick:
+                results.append(core.advance(w, self.noise))
+            if core.finished:
+                break
+            w = _next_work(core, aggs, i)
+        later = [] if core.finished else aggs[i:]  # nothing will be released after the end
         pending.clear()
-        if core.finished:
-            later = []  # nothing will be released any more
         for agg in later:
             pending.add(agg)
         yield from emit_results(self, core, results, self._release_time)
         self._store(stream, core_state, core)
-        # next wake: the earliest pending batch, else the mechanism's next wake
-        # (None once it is finished)
-        nxt = core.next_wake
-        candidates = [agg[0] for agg in later] + ([] if nxt is None else [nxt])
-        if candidates:
-            first = max(min(candidates), core.last_tick + 1)
-            self._wake_at(first, wake, wake_tick)
-            set_catch_up(self.spec, first, catch_up)
+        # next wake: the earliest pending batch, else the mechanism's next wake (None once it is finished)
+        nxt = _next_work(core, later, 0)
+        if nxt is not None:
+            self._wake_at(nxt, wake, wake_tick)
+            if self.catch_up:
+                set_catch_up(self.spec, nxt, catch_up)
 
     def _release_time(self, tick: int) -> Timestamp:
         """The event time a record of ``tick`` carries: when tick's input is final (a public function of the
@@ -417,6 +433,23 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
     ts = spec.tick_end(nxt + 1 + spec.lateness_ticks)
     if ts < _MAX_TS:
         catch_up.set(ts)
+
+
+def _next_work(core, aggs, i: int) -> int | None:
+    """The next tick a per-stream step must wake for: the earliest of ``aggs[i:]`` (tick aggregates sorted by
+    tick) and the mechanism's ``next_wake``, never at or before its last tick; None when there is neither."""
+    candidates = [aggs[i][0]] if i < len(aggs) else []
+    if core.next_wake is not None:
+        candidates.append(core.next_wake)
+    return max(min(candidates), core.last_tick + 1) if candidates else None
+
+
+def holds_timer_watermarks(pipeline) -> bool:
+    """Whether ``pipeline``'s runner holds a stateful stage's output watermark for its pending timers (Flink,
+    Dataflow, the portable runners), so that the per-stream step may catch up through its grid timer. The
+    DirectRunner does not (``shared/design/BEAM_NOTES.md``): there the step keeps to the wake timer."""
+    runner = getattr(pipeline, "runner", None)
+    return "DirectRunner" not in type(runner).__name__
 
 
 def schedule_wake(spec: StreamSpec, tick: int, wake, wake_tick) -> None:
