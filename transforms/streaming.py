@@ -417,9 +417,10 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
     did not finish in 26 minutes on Flink. This timer fires at a multiple of ``CATCH_UP_TICKS`` ticks;
     when the watermark is already past it, that one firing applies every tick up to it in order, so a
     backlog takes a round trip per 1,024 ticks (from the first grid point on: before it, the wake timer's
-    single steps, as many as 1,024). It computes what the wakes would have: the input of
-    every tick up to the grid point is final (the watermark passed it), the mechanism releases at its own
-    ticks, and each record carries its own tick's time (``ReleaseStreamFn._release_time``), a public
+    single steps, as many as 1,024). It computes what the wakes would have: the input of every tick up to
+    the grid point is final (the watermark passed it), and the firing walks the wakes the wake timer would
+    have made one firing each (``ReleaseStreamFn._fire``: the same calls to the mechanism, so every field
+    of every record is the same), each record carrying its own tick's time (``_release_time``), a public
     function of the tick, whichever firing computed it. The grid is public (the origin, the tick length,
     this constant, the configured end); which firing computes a release while catching up follows the
     watermark and the ticks with input, as the wake timer always did, and shows in no record."""
