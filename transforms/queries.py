@@ -52,7 +52,14 @@ from transforms.core.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
-from transforms.streaming import START, ReleaseStreamFn, ResolveEntriesFn, buffer_aggregates, set_catch_up
+from transforms.streaming import (
+    START,
+    ReleaseStreamFn,
+    ResolveEntriesFn,
+    buffer_aggregates,
+    next_work,
+    set_catch_up,
+)
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY"]
 
@@ -220,7 +227,7 @@ class AnswerStreamFn(ReleaseStreamFn):
         aggs = sorted(pending.read(), key=lambda a: a[0])
         qs = sorted(queries.read(), key=lambda q: (q[0], q[1], q[2]))
         results, answered, i, k = [], [], 0, 0
-        w = first if first is not None else _next_answer_work(core, aggs, i, qs, k)
+        w = first if first is not None else next_work(core, aggs, i, qs, k)
         while w is not None and w <= upto:
             j, m = i, k
             while j < len(aggs) and aggs[j][0] <= w:
@@ -237,7 +244,7 @@ class AnswerStreamFn(ReleaseStreamFn):
                     answered += [core.answer_query(t, qid, row, self.noise) for _, _, qid, row in asked]
             if w > core.last_tick:
                 results.append(core.advance(w, self.noise))
-            w = _next_answer_work(core, aggs, i, qs, k)
+            w = next_work(core, aggs, i, qs, k)
         aggs_later = [] if core.finished else aggs[i:]
         q_later = qs[k:]  # queries are answered even after the end (with the size bound)
         pending.clear()
@@ -249,22 +256,11 @@ class AnswerStreamFn(ReleaseStreamFn):
         yield from emit_results(self, core, results, self._release_time)
         yield from _answer_records(self, answered, self._release_time)
         self._store(stream, core_state, core)
-        nxt = _next_answer_work(core, aggs_later, 0, q_later, 0)
+        nxt = next_work(core, aggs_later, 0, q_later, 0)
         if nxt is not None:
             self._wake_at(nxt, wake, wake_tick)
             if self.catch_up:
                 set_catch_up(self.spec, nxt, catch_up)
-
-
-def _next_answer_work(core, aggs, i, qs, k) -> int | None:
-    """The next tick the answering step must wake for: the earliest pending aggregate (none once the mechanism
-    is finished), pending query or mechanism wake, never at or before its last tick."""
-    candidates = [aggs[i][0]] if i < len(aggs) and not core.finished else []
-    if k < len(qs):
-        candidates.append(qs[k][0])
-    if core.next_wake is not None:
-        candidates.append(core.next_wake)
-    return max(min(candidates), core.last_tick + 1) if candidates else None
 
 
 def _answer_records(fn, answered, timestamp_of):

@@ -50,6 +50,7 @@ __all__ = [
     "CATCH_UP_TICKS",
     "buffer_aggregates",
     "holds_timer_watermarks",
+    "next_work",
     "schedule_wake",
     "set_catch_up",
     "stateful_tick_merge",
@@ -366,7 +367,7 @@ class ReleaseStreamFn(ReleaseFnBase):
         # step (its own tick); a catch-up firing walks every tick with work up to the grid point. Same calls
         # to the mechanism either way, so every record field is the same (an error bound or a spend stamped
         # per call would otherwise depend on how far the watermark was ahead).
-        w = first if first is not None else _next_work(core, aggs, i)
+        w = first if first is not None else next_work(core, aggs, i)
         while w is not None and w <= upto:
             j = i
             while j < len(aggs) and aggs[j][0] <= w:
@@ -379,7 +380,7 @@ class ReleaseStreamFn(ReleaseFnBase):
                 results.append(core.advance(w, self.noise))
             if core.finished:
                 break
-            w = _next_work(core, aggs, i)
+            w = next_work(core, aggs, i)
         later = [] if core.finished else aggs[i:]  # nothing will be released after the end
         pending.clear()
         for agg in later:
@@ -387,7 +388,7 @@ class ReleaseStreamFn(ReleaseFnBase):
         yield from emit_results(self, core, results, self._release_time)
         self._store(stream, core_state, core)
         # next wake: the earliest pending batch, else the mechanism's next wake (None once it is finished)
-        nxt = _next_work(core, later, 0)
+        nxt = next_work(core, later, 0)
         if nxt is not None:
             self._wake_at(nxt, wake, wake_tick)
             if self.catch_up:
@@ -436,10 +437,13 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
         catch_up.set(ts)
 
 
-def _next_work(core, aggs, i: int) -> int | None:
+def next_work(core, aggs, i: int, queries=(), k: int = 0) -> int | None:
     """The next tick a per-stream step must wake for: the earliest of ``aggs[i:]`` (tick aggregates sorted by
-    tick) and the mechanism's ``next_wake``, never at or before its last tick; None when there is neither."""
-    candidates = [aggs[i][0]] if i < len(aggs) else []
+    tick; none once the mechanism is finished), ``queries[k:]`` (sorted, tick first; answered even after the
+    end) and the mechanism's ``next_wake``, never at or before its last tick; None when there is none."""
+    candidates = [aggs[i][0]] if i < len(aggs) and not core.finished else []
+    if k < len(queries):
+        candidates.append(queries[k][0])
     if core.next_wake is not None:
         candidates.append(core.next_wake)
     return max(min(candidates), core.last_tick + 1) if candidates else None
@@ -496,5 +500,4 @@ def stateful_tick_merge(choice: str, pipeline) -> bool:
     same either way (the per-stream step merges whatever arrives for a tick)."""
     if choice != "auto":
         return choice == "stateful"
-    runner = getattr(pipeline, "runner", None)
-    return "DirectRunner" not in type(runner).__name__
+    return holds_timer_watermarks(pipeline)  # i.e. not the DirectRunner
