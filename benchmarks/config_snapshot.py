@@ -9,8 +9,9 @@ choice, their lines are the release). Two snapshots of two versions of the code 
 written is byte-identical.
 
 A configuration whose source or sinks are a service (Pub/Sub, Kafka) runs here with its source replaced by the
-bundled demo file and its sinks by files, and an end added (``time.end``: the demo's eight days, or 7,200 ticks if that is less): the release
-logic, the configuration parsing and the record encoding are the same code; the services' own paths are
+bundled demo file and its sinks by files, and an end added (``time.end``: the demo's eight days, or 7,200 ticks
+if that is less): the release logic, the configuration parsing and the record encoding are the same code; the
+services' own paths are
 checked record for record by ``tests/test_pubsub.py`` and ``tests/test_kafka.py`` (a streaming run's timing
 follows the wall clock, so its bytes are not a function of the code alone).
 
