@@ -1,6 +1,6 @@
 """Changelog releases on an orders changelog (``docs/changelog.md``).
 
-The workload (``transforms/core/changelog_orders.py``): orders created over a
+The workload (``transforms/core/families/changelog_orders.py``): orders created over a
 year (daily ticks), each shipped / delivered / returned or cancelled, at most
 k = 4 mutations, all within B = 30 days of creation (1% of the orders try one
 mutation too many or too late: dead-lettered), about 10^6 mutations.
@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from transforms.core import MECHANISMS, DynamicConfig, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update  # noqa: E402
-from transforms.core.accounting import PrivacyUnit  # noqa: E402
-from transforms.core.changelog_orders import STATUSES, generate  # noqa: E402
+from transforms.core.families.changelog_orders import STATUSES, generate  # noqa: E402
+from transforms.core.foundation.accounting import PrivacyUnit  # noqa: E402
 
 DAY = 86400.0
 K, B_DAYS, DAYS, W_DAYS = 4, 30, 365, 30
@@ -127,7 +127,7 @@ def truths(ticks):
 
 def errors(per_day, batches, reps):
     """Per mechanism: squared errors per day (count, mean over status cells, value), averaged over reps."""
-    from transforms.core.registry import TickBatch
+    from transforms.core.foundation.entries import TickBatch
 
     out = {}
     for label in RUNS:

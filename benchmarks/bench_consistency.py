@@ -5,7 +5,7 @@ For each budget (eps = 1 pure; (1, 1e-6)) the ``auto`` mechanism (net_change
 on these additive queries) releases the count and a histogram every tick;
 each histogram is then post-processed four ways: as released, clamped at 0
 (``release.clamp``, the default), consistent with the count (the projection
-of ``transforms.core.consistency``), and consistent and rounded. Reported per
+of ``transforms.core.continual.consistency``), and consistent and rounded. Reported per
 variant: the mean and p95 over ticks of the mean absolute cell error, the
 mean over ticks of the largest cell error, the mean stated bound and how often
 it held (the consistent bound is max(2 B_h, B_c), stated with beta_h +
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import bench_utility  # noqa: E402
 from transforms.core import MECHANISMS, DynamicConfig, NoiseSource, QuerySet, ReleaseIdentity  # noqa: E402
-from transforms.core.consistency import Consistency, make_consistent  # noqa: E402
+from transforms.core.continual.consistency import Consistency, make_consistent  # noqa: E402
 
 VARIANTS = ("released", "clamped", "consistent", "consistent+round")
 

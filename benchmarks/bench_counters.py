@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transforms.core import ZCDP, CountMechanism, NoiseSource, PureDP, make_counter  # noqa: E402
 from transforms.core.counters import COUNTER_NAMES  # noqa: E402
-from transforms.core.factorization import (  # noqa: E402
+from transforms.core.counters.factorization import (  # noqa: E402
     kary_radices,
     kary_variance_path,
     sqrt_coefficients,

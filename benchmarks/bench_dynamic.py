@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.workloads import sparse_dynamic_stream  # noqa: E402
 from transforms.core import DynamicConfig, FullyDynamicRelease, QuerySet, TwoStreamBaseline  # noqa: E402
-from transforms.core.accounting import PureDP  # noqa: E402
-from transforms.core.noise import NoiseSource  # noqa: E402
-from transforms.core.registry import DELETE, INSERT  # noqa: E402
+from transforms.core.foundation.accounting import PureDP  # noqa: E402
+from transforms.core.foundation.entries import DELETE, INSERT  # noqa: E402
+from transforms.core.foundation.noise import NoiseSource  # noqa: E402
 
 
 def peak_rss_mb() -> float:

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from transforms.core import DynamicConfig, NoiseSource, PureDP, QuerySet, ReleaseIdentity  # noqa: E402
-from transforms.core.baselines import InsertionOnlyRelease  # noqa: E402
-from transforms.core.growing import (  # noqa: E402
+from transforms.core.continual.baselines import InsertionOnlyRelease  # noqa: E402
+from transforms.core.families.growing import (  # noqa: E402
     BBImproverOptions,
     BBImproverRelease,
     BBSchedulerOptions,
@@ -44,7 +44,7 @@ from transforms.core.growing import (  # noqa: E402
     PMWGOptions,
     PMWGRelease,
 )
-from transforms.core.registry import TickBatch  # noqa: E402
+from transforms.core.foundation.entries import TickBatch  # noqa: E402
 
 
 def stream(entries: int, ticks: int, d: int, seed: int):
@@ -155,7 +155,7 @@ def example(out: Path):
     from pipelines.config import parse_config
     from pipelines.submit_queries import parse_query
     from transforms.core import Update
-    from transforms.core.growing import run_with_queries
+    from transforms.core.families.growing import run_with_queries
 
     cfg = parse_config(yaml.safe_load((ROOT / "configs" / "growing.yaml").read_text()), ROOT)
     domain = [str(v) for v in cfg.queries[0].domain]

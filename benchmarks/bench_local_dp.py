@@ -28,7 +28,7 @@ import numpy as np
 
 from pipelines.rr_simulate import write_reports
 from transforms.core import DynamicConfig, PureDP, QuerySet
-from transforms.core.local_dp import RandomizedResponseCollector, RROptions, in_memory, simulate
+from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, in_memory, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ runs it against the session's job server; this script runs it on its own, e.g. a
 Both jobs are built by the same driver code (``job`` below), so only the library differs. The state a
 savepoint holds: the source's restriction (a file offset), the entry registry's per-entry state
 (``FastPrimitivesCoder``), the per-tick merge's buffers and the mechanisms' versioned state
-(``transforms.core.state``, schema 1 in both versions), plus the runner's timers.
+(``transforms.core.foundation.state``, schema 1 in both versions), plus the runner's timers.
 
 Usage::
 
@@ -79,7 +79,7 @@ def _config():
 def expected(recs, release_id):
     """The current in-memory core's releases (stream, tick, segment, query, estimate, spend), sorted."""
     from transforms.core import FullyDynamicRelease, NoiseSource, ReleaseIdentity, Update
-    from transforms.core.accounting import as_vector
+    from transforms.core.foundation.accounting import as_vector
     from transforms.records import NoiseKey
     from transforms.releases import ReleaseFullyDynamic
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation benchmark of the privacy core (not in CI): mutmut 3 over one module.
 #
-#   benchmarks/mutation.sh transforms/core/partition.py [SAMPLE] [SEED]
+#   benchmarks/mutation.sh transforms/core/continual/partition.py [SAMPLE] [SEED]
 #
 # SAMPLE: run only SAMPLE mutants drawn uniformly at random with SEED
 #         (default: every mutant). SEED defaults to 20261123.

@@ -74,14 +74,14 @@ DYNAMIC = [
 # mutmut runs, for each mutant, only those tests of this subset that execute the
 # mutated function (recorded in one unmutated run), with -x.
 TESTS: dict[str, list[str]] = {
-    "transforms/core/noise.py": [
+    "transforms/core/foundation/noise.py": [
         "tests/test_noise.py",
         "tests/test_calibration.py::test_static_noise_variance_is_the_charged_one",
         "tests/test_calibration.py::test_sparse_vector_noise_scales",
         "tests/test_privacy_audit.py::test_bernoulli_exp_of_zero_is_always_true",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/accounting.py": [
+    "transforms/core/foundation/accounting.py": [
         "tests/test_accounting.py",
         "tests/test_static.py::test_gaussian_with_approx_budget_meets_it",
         "tests/test_static.py::test_budget_type_checks",
@@ -90,12 +90,12 @@ TESTS: dict[str, list[str]] = {
         "tests/test_dynamic.py::test_accounting_over_many_updates",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/partition.py": [
+    "transforms/core/continual/partition.py": [
         "tests/test_partition.py",
         "tests/test_calibration.py::test_sparse_vector_noise_scales",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/counters.py": [
+    "transforms/core/counters/trees.py": [
         "tests/test_counters.py::test_noise_off_equals_prefix_sum",
         "tests/test_counters.py::test_linear_queries_counter_noise_off",
         "tests/test_counters.py::test_spend_within_budget_and_per_level",
@@ -108,35 +108,35 @@ TESTS: dict[str, list[str]] = {
         "tests/test_coverage.py::test_counter_bound_covers",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/static.py": [
+    "transforms/core/static/linear.py": [
         "tests/test_static.py",
         "tests/test_calibration.py::test_static_noise_variance_is_the_charged_one",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/errors.py": [
+    "transforms/core/foundation/bounds.py": [
         "tests/test_static.py",
         "tests/test_counters.py::test_honaker_is_inverse_variance_weighting_measured",
         "tests/test_coverage.py::test_counter_bound_covers",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/fully_dynamic.py": [
+    "transforms/core/continual/fully_dynamic.py": [
         *DYNAMIC,
         "tests/test_alg3_reference.py",
         "tests/test_coverage.py::test_fully_dynamic_bound_covers",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/segmented.py": [
+    "transforms/core/continual/segmented.py": [
         *DYNAMIC,
         "tests/test_alg3_reference.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/baselines.py": [
+    "transforms/core/continual/baselines.py": [
         *DYNAMIC,
         "tests/test_coverage.py::test_insertion_only_bound_covers",
         "tests/test_coverage.py::test_two_stream_bound_covers",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/registry.py": [
+    "transforms/core/foundation/entries.py": [
         *DYNAMIC,
         "tests/test_contract.py::test_registry_entry_is_complete",
         "tests/test_contract.py::test_noise_off_answers_are_exact",
@@ -144,12 +144,12 @@ TESTS: dict[str, list[str]] = {
         "tests/test_contract.py::test_ledger_charges_equal_the_plan",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/factorization.py": [
+    "transforms/core/counters/factorization.py": [
         "tests/test_factorization.py",
         "tests/test_fully_dynamic_tight.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/auto.py": [
+    "transforms/core/continual/auto.py": [
         "tests/test_net_change.py::test_auto_plans_per_query_set_and_its_parts_never_share_noise",
         "tests/test_contract.py::test_registry_entry_is_complete",
         "tests/test_contract.py::test_noise_off_answers_are_exact",
@@ -160,7 +160,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_mutation_kills.py",
     ],
     # the mechanism families of issues 16-18 (their Beam and slow statistical tests left out)
-    "transforms/core/changelog.py": [
+    "transforms/core/families/changelog.py": [
         "tests/test_changelog.py::test_noise_off_answers_are_exact_at_every_release",
         "tests/test_changelog.py::test_default_options_run_alone",
         "tests/test_changelog.py::test_most_span_equals_a_brute_force_sliding_window",
@@ -183,7 +183,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_state_golden.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/growing.py": [
+    "transforms/core/families/growing.py": [
         "tests/test_growing.py::test_noise_off_every_rerun_is_exact",
         "tests/test_growing.py::test_scheduler_reruns_at_the_papers_sizes",
         "tests/test_growing.py::test_improver_reruns_at_every_growth_step",
@@ -201,7 +201,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_state_golden.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/rr_client.py": [
+    "transforms/core/families/rr_client.py": [
         "tests/test_local_dp.py::test_response_matrix_is_exactly_local_dp",
         "tests/test_local_dp.py::test_estimator_inverts_the_matrix_exactly",
         "tests/test_local_dp.py::test_symbols_round_trip",
@@ -218,7 +218,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_contract.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/local_dp.py": [
+    "transforms/core/families/local_dp.py": [
         "tests/test_local_dp.py::test_response_matrix_is_exactly_local_dp",
         "tests/test_local_dp.py::test_estimator_inverts_the_matrix_exactly",
         "tests/test_local_dp.py::test_symbols_round_trip",
@@ -234,7 +234,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_contract.py",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/consistency.py": [
+    "transforms/core/continual/consistency.py": [
         "tests/test_consistency.py::test_projection_is_the_euclidean_projection",
         "tests/test_consistency.py::test_projection_is_closest_among_random_feasible_points",
         "tests/test_consistency.py::test_apportion_keeps_the_sum_and_moves_each_cell_less_than_one",
@@ -247,7 +247,7 @@ TESTS: dict[str, list[str]] = {
         "tests/test_consistency.py::test_rounding_reaches_the_releases_and_apportion_keeps_any_total",
         "tests/test_mutation_kills.py",
     ],
-    "transforms/core/net_change.py": [
+    "transforms/core/continual/net_change.py": [
         *(
             f"tests/test_net_change.py::{t}"
             for t in (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.core.registry import Update
+from transforms.core.foundation.entries import Update
 
 FIELDS = {"count": 0, "cell": 1, "value": 2}
 

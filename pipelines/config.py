@@ -18,9 +18,9 @@ from pathlib import Path
 import yaml
 
 from transforms.core import mechanisms as registry
-from transforms.core.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.core.config import DynamicConfig, QuerySet
-from transforms.core.consistency import Consistency
+from transforms.core.continual.consistency import Consistency
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.records import NoiseKey
 from transforms.spec import LATE_POLICIES, TIME_RANGE
 
@@ -429,7 +429,7 @@ class PipelineConfig:
         mechanism, queries and their encodings), not of where data comes from or
         goes to: mixed into the release identity that keys the noise, and
         recorded in the release manifest."""
-        from transforms.core.noise import config_digest
+        from transforms.core.foundation.noise import config_digest
 
         return config_digest(
             "pipeline-config-v1",
@@ -793,7 +793,7 @@ def parse_config(raw: dict, base_dir: Path | None = None) -> PipelineConfig:
         )
 
     if rel.get("consistent", False):
-        # histograms consistent with the count (transforms.core.consistency):
+        # histograms consistent with the count (transforms.core.continual.consistency):
         # cells >= 0 summing to the released count, so it implies clamping
         if not rel.get("clamp", True):
             raise ConfigError(

@@ -5,7 +5,7 @@ step (``pipelines.release._ParseFn``), the tests and the tools share it.
 It never raises on data: whatever arrives (bytes that are not UTF-8, JSON that
 is not an object, a time that is NaN, 1e400 or a date in the year 90000, an
 integer of a thousand digits, a Pub/Sub attribute that is not a time) ends as
-a record or as one reason of :data:`transforms.core.registry.REASONS`. The
+a record or as one reason of :data:`transforms.core.foundation.entries.REASONS`. The
 element as received is kept for the dead letters (text, or bytes when it is
 not UTF-8); it is never logged.
 """
@@ -21,7 +21,7 @@ import math
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from transforms.core.registry import OPS
+from transforms.core.foundation.entries import OPS
 from transforms.records import UpdateRecord
 from transforms.spec import event_time_ok
 

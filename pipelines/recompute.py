@@ -21,7 +21,7 @@ import sys
 from typing import NamedTuple
 
 from pipelines.config import ConfigError, load_config
-from transforms.core.consistency import make_consistent
+from transforms.core.continual.consistency import make_consistent
 
 __all__ = ["recompute", "read_nodes", "main"]
 

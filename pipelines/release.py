@@ -50,8 +50,8 @@ from pipelines.config import (
     source_files,
 )
 from pipelines.parse import PubsubElement, RecordParser, raw_fields, safe_json
-from transforms.core.accounting import ZCDP, ApproxDP, PureDP
-from transforms.core.noise import ReleaseIdentity
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
@@ -326,7 +326,7 @@ def _schema(name: str) -> dict:
 
 @functools.lru_cache(maxsize=4096)
 def _zcdp_epsilon(rho: float, delta: float) -> float:
-    from transforms.core.accounting import zcdp_to_approx
+    from transforms.core.foundation.accounting import zcdp_to_approx
 
     return zcdp_to_approx(rho, delta).epsilon
 
@@ -629,8 +629,8 @@ def mechanism_plan(cfg: PipelineConfig) -> list[str]:
     and why (``mechanism: auto`` decides per query set; printed and recorded)."""
     import math
 
-    from transforms.core.auto import plan
-    from transforms.core.net_change import choose_counter
+    from transforms.core.continual.auto import plan
+    from transforms.core.continual.net_change import choose_counter
 
     config = cfg.dynamic_config()
     end_tick = None

@@ -4,7 +4,7 @@
 
 Reads dead-letter files (JSON lines or Avro, ``pipelines/schemas/dead_letter.avsc``)
 and writes the records as received, one per line, for the replayable reasons
-(every reason of ``transforms.core.registry.REASONS`` but those of
+(every reason of ``transforms.core.foundation.entries.REASONS`` but those of
 ``NOT_REPLAYABLE``: outside the release's public time span, refused by the
 mechanism, or past the privacy unit's mutation limit, which a replay must not
 get around). Text records are written as they were received; records that were
@@ -28,7 +28,7 @@ import json
 import sys
 
 from pipelines.config import ConfigError
-from transforms.core.registry import NOT_REPLAYABLE, REASONS
+from transforms.core.foundation.entries import NOT_REPLAYABLE, REASONS
 
 __all__ = ["read_dead_letters", "replayable", "main"]
 

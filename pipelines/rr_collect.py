@@ -23,7 +23,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipelines.config import ConfigError, PipelineConfig, source_files
 from pipelines.parse import raw_fields
-from transforms.core.local_dp import design_for
+from transforms.core.families.local_dp import design_for
 from transforms.local_dp import CollectRandomizedResponses, ReportParser, release_dict
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec

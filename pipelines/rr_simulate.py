@@ -2,7 +2,7 @@
 
 N entries whose true answers change over time under a constraint (at most k
 mutations, or B-time-bounded), each reporting through its own client
-(``transforms/core/rr_client.py``) at every period: writes the reports as JSON
+(``transforms/core/families/rr_client.py``) at every period: writes the reports as JSON
 lines (the collector's input, ``configs/local_dp.yaml``) and the true
 histogram per period (JSON, for measuring the estimate; it is the secret the
 clients protect, so it is for simulations only).
@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from transforms.core.local_dp import AtMostK, SurveyDesign, TimeBounded, simulate
+from transforms.core.families.local_dp import AtMostK, SurveyDesign, TimeBounded, simulate
 
 __all__ = ["main", "write_reports"]
 

@@ -37,7 +37,7 @@ __all__ = ["parse_query", "answer_dict", "generate_demo", "main"]
 
 def parse_query(cfg: PipelineConfig, data) -> tuple[str | None, QueryRecord | None]:
     """``(reason, QueryRecord)`` for one query (bytes, text or a dict); the
-    reason is a key of ``transforms.core.registry.REASONS`` (the stream, time
+    reason is a key of ``transforms.core.foundation.entries.REASONS`` (the stream, time
     range and weights are checked again by ``AnswerQueries``)."""
     if isinstance(data, (bytes, bytearray)):
         try:

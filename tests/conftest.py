@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transforms.core.noise import NoiseSource
+from transforms.core.foundation.noise import NoiseSource
 
 TEST_KEY = bytes(range(32))
 

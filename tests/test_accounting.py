@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from transforms.core.accounting import (
+from transforms.core.foundation.accounting import (
     ZCDP,
     ApproxDP,
     BudgetExceededError,

@@ -26,8 +26,8 @@ from transforms.core import (
     TwoStreamBaseline,
     Update,
 )
-from transforms.core.accounting import as_vector
-from transforms.core.aggregates import fold
+from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.aggregates import fold
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
 from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn

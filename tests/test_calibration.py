@@ -159,7 +159,7 @@ def fast_rho_for_approx(monkeypatch):
     """``rho_for_approx`` is a pure bisection (~40 ms) that a Gaussian release
     under an ApproxDP budget recomputes on every call: memoise it here so that
     4000 single-answer releases take seconds, not minutes."""
-    import transforms.core.static as static
+    import transforms.core.static.linear as static
 
     monkeypatch.setattr(static, "rho_for_approx", functools.lru_cache(maxsize=None)(static.rho_for_approx))
 

@@ -1,4 +1,4 @@
-"""Changelog releases (Pan 004 §4; ``transforms/core/changelog.py``,
+"""Changelog releases (Pan 004 §4; ``transforms/core/families/changelog.py``,
 ``docs/changelog.md``): DCR, HDCR and SWCR, their accounting by constraint and
 the enforcement of the constraints.
 
@@ -34,10 +34,10 @@ from dp_harness import assert_within_loss
 
 from pipelines.config import ConfigError, check_mechanism, load_config, parse_config
 from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
-from transforms.core import changelog as cl
-from transforms.core.accounting import PrivacyUnit, as_vector
-from transforms.core.noise import ReleaseIdentity
-from transforms.core.registry import EntryRegistry, MutationLimit
+from transforms.core.families import changelog as cl
+from transforms.core.foundation.accounting import PrivacyUnit, as_vector
+from transforms.core.foundation.entries import EntryRegistry, MutationLimit
+from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -413,7 +413,7 @@ def test_state_with_a_mutation_window_continues_identically(name):
     """Entry states carry the first insertion tick and tombstones (mutations,
     first tick) under a window: through versioned state mid-stream, the run
     continues exactly (registry included)."""
-    from transforms.core.state import decode, encode
+    from transforms.core.foundation.state import decode, encode
 
     config = DynamicConfig(Q, PureDP(1.0), unit=PrivacyUnit.entry(3, 10))
     cls = MECHANISMS[name].core_cls

@@ -18,14 +18,14 @@ from test_beam_releases import KEY_HEX, REL, RUNNERS, noise_of, streaming_option
 
 from pipelines.config import ConfigError, load_config
 from transforms.core import MECHANISMS, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
-from transforms.core.consistency import (
+from transforms.core.continual.consistency import (
     Consistency,
     apportion,
     consistent_histogram,
     make_consistent,
     project_to_simplex,
 )
-from transforms.core.outputs import Answer
+from transforms.core.foundation.outputs import Answer
 from transforms.records import NoiseKey
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -101,7 +101,7 @@ def _worst_error(rng, d, bh, bc, trials=20000):
 
 @pytest.mark.parametrize("d,bh,bc", [(2, 1.0, 3.0), (3, 1.0, 0.5), (4, 2.0, 2.0), (8, 1.5, 6.0), (16, 3.0, 1.0)])
 def test_bound_holds_for_every_noise_inside_the_boxes(d, bh, bc):
-    """The lemma of ``transforms.core.consistency``: inside the boxes every cell
+    """The lemma of ``transforms.core.continual.consistency``: inside the boxes every cell
     is within max(2 B_h, B_c); and the bound is nearly attained, so a twin
     that states less (max(B_h, B_c), or the histogram's own B_h) is broken by
     some input this search finds."""

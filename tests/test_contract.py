@@ -46,9 +46,9 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.accounting import BudgetExceededError, as_vector
-from transforms.core.segmented import SegmentedRelease
-from transforms.core.state import decode, encode
+from transforms.core.continual.segmented import SegmentedRelease
+from transforms.core.foundation.accounting import BudgetExceededError, as_vector
+from transforms.core.foundation.state import decode, encode
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -269,7 +269,7 @@ def test_interrupted_run_continues_identically(name, budget, how):
 
 
 def test_state_refuses_another_configuration_or_mechanism():
-    from transforms.core.state import StateError
+    from transforms.core.foundation.state import StateError
 
     cls = MECHANISMS["fully_dynamic"].core_cls
     core = cls(config_for("pure-tuned"), stream="s")
@@ -320,7 +320,7 @@ def _counter_cost(kind, budget, coords, horizon=None, noise_kind="laplace"):
         assert coords[-1] == kind
         return budget
     if kind == "kary_tree":
-        from transforms.core.factorization import kary_radices
+        from transforms.core.counters.factorization import kary_radices
 
         radices = kary_radices(horizon, 2 if noise_kind == "laplace" else 1)
         return _scale(budget, 1.0 / (len(radices) + 1))
@@ -381,7 +381,7 @@ class Plan:
             return _counter_cost("infinite", share, c)
         share = _scale(self.L, 1 / self.k)
         if self.name == "net_change":
-            from transforms.core.net_change import choose_counter
+            from transforms.core.continual.net_change import choose_counter
 
             assert c[0] == "net" and c[1] in qi
             kind = self.options.counter
@@ -557,8 +557,9 @@ def test_entry_unit_through_the_pipeline_config_spends_the_group_share(tmp_path)
     ["restart_at_round_one_share", "skipped_static_charge", "partition_charged_twice"],
 )
 def test_ledger_plan_catches_broken_allocations(twin, monkeypatch):
-    from transforms.core import accounting, fully_dynamic
     from transforms.core.config import DynamicConfig as DC
+    from transforms.core.continual import fully_dynamic
+    from transforms.core.foundation import accounting
 
     if twin == "restart_at_round_one_share":
         orig = fully_dynamic._Node._round_budgets
@@ -633,7 +634,7 @@ def test_noise_coordinates_never_repeat_in_memory(name, budget):
 
 
 def test_noise_spy_catches_coordinates_without_the_round(monkeypatch):
-    from transforms.core import fully_dynamic
+    from transforms.core.continual import fully_dynamic
 
     monkeypatch.setattr(fully_dynamic._Node, "coords", property(lambda self: ("tree", "node", self.index, "round", 1)))
     with pytest.raises(AssertionError, match="noise drawn twice"):
@@ -870,8 +871,8 @@ def test_report_collector_interrupted_run_continues_identically(name, variant, h
     """State (to_state -> bytes -> from_state) and pickling, taken at three
     points, continue exactly like the uninterrupted run; another
     configuration is refused."""
-    from transforms.core.local_dp import simulate
-    from transforms.core.state import StateError
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.foundation.state import StateError
 
     config = _report_config(name)
     options = MECHANISMS[name].options(**REPORT_OPTIONS[name][variant])
@@ -916,7 +917,7 @@ def test_report_collector_client_loss_matches_the_corollaries(name, options, exp
     per-report cost for each node holding a mutation, Thm 5.1), reaches the
     corollary's bound exactly for an entry that uses its whole constraint, and
     the next mutation is refused."""
-    from transforms.core.rr_client import ConstraintExceeded, RRClient
+    from transforms.core.families.rr_client import ConstraintExceeded, RRClient
 
     config = _report_config(name, PureDP(6.0))
     coll = MECHANISMS[name].core_cls(config, options=MECHANISMS[name].options(**options))

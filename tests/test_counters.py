@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from transforms.core.accounting import ZCDP, BudgetExceededError, Ledger, PureDP
 from transforms.core.counters import COUNTER_NAMES, make_counter
-from transforms.core.noise import NoiseSource
+from transforms.core.foundation.accounting import ZCDP, BudgetExceededError, Ledger, PureDP
+from transforms.core.foundation.noise import NoiseSource
 from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism
 
 DOMAIN = 4

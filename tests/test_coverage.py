@@ -60,7 +60,7 @@ from transforms.core import (
     Update,
     make_counter,
 )
-from transforms.core.noise import RandomStream
+from transforms.core.foundation.noise import RandomStream
 
 # ---------------------------------------------------------------------------
 # The only code that knows library internals (update it after a refactor).
@@ -72,8 +72,8 @@ def _alg3_node_class():
     import transforms.core as core
 
     found = set()
-    for info in pkgutil.iter_modules(core.__path__):
-        mod = importlib.import_module(f"transforms.core.{info.name}")
+    for info in pkgutil.walk_packages(core.__path__, "transforms.core."):
+        mod = importlib.import_module(info.name)
         for obj in vars(mod).values():
             if inspect.isclass(obj) and all(
                 callable(getattr(obj, a, None)) for a in ("start_round", "step", "halted_bound")

@@ -15,7 +15,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
-from transforms.core.registry import REASONS
+from transforms.core.foundation.entries import REASONS
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, ReleaseInsertionOnly, StreamSpec
 

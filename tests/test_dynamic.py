@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
-from transforms.core.accounting import ZCDP, ApproxDP, PureDP
-from transforms.core.fully_dynamic import fenwick_chain, lowbit, node_level
-from transforms.core.noise import NoiseSource
-from transforms.core.registry import Update
+from transforms.core.continual.fully_dynamic import fenwick_chain, lowbit, node_level
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.foundation.entries import Update
+from transforms.core.foundation.noise import NoiseSource
 
 D = 5
 QUERIES = (
@@ -261,7 +261,7 @@ def test_config_validation_messages():
 def _shape_run(cls, n_total, noise, d=16, n_live=120):
     """Live size fixed at ~n_live while N_t grows; values from a fixed spiky law
     PMW cannot fit in a few iterations. Returns (N_t, segments, max range error)."""
-    from transforms.core.pmw import range_answers
+    from transforms.core.static.pmw import range_answers
 
     comb = np.random.default_rng(42).dirichlet(np.full(d, 0.3))
     cfg = DynamicConfig((QuerySet("r", "pmw", domain_size=d, ranges=True),), PureDP(5.0), max_segments=4096)

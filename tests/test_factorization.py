@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core import state as state_mod
-from transforms.core.accounting import ZCDP, ApproxDP, BudgetExceededError, Ledger, PureDP
 from transforms.core.counters import COUNTER_NAMES, make_counter
-from transforms.core.factorization import (
+from transforms.core.counters.factorization import (
     BLT_TABLE,
     LATTICE_BITS,
     BLTCounter,
@@ -31,7 +29,9 @@ from transforms.core.factorization import (
     sqrt_coefficients,
     toeplitz_variance_path,
 )
-from transforms.core.noise import NoiseSource
+from transforms.core.foundation import state as state_mod
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, Ledger, PureDP
+from transforms.core.foundation.noise import NoiseSource
 from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism, rho_for_approx
 
 NEW = ("sqrt_factorization", "blt", "kary_tree")

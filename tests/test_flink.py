@@ -21,7 +21,7 @@ from test_beam_releases import workload  # the same random update stream
 
 from pipelines import flink_jobserver
 from transforms.core import DynamicConfig, FullyDynamicRelease, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
-from transforms.core.accounting import as_vector
+from transforms.core.foundation.accounting import as_vector
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, StreamSpec
 

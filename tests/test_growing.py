@@ -39,8 +39,7 @@ from scipy import stats
 from scipy.special import zeta as scipy_zeta
 
 from transforms.core import ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
-from transforms.core.accounting import Ledger, as_vector
-from transforms.core.growing import (
+from transforms.core.families.growing import (
     BBImproverOptions,
     BBImproverRelease,
     BBSchedulerOptions,
@@ -51,6 +50,7 @@ from transforms.core.growing import (
     run_with_queries,
     scheduler_eta,
 )
+from transforms.core.foundation.accounting import Ledger, as_vector
 from transforms.core.mechanisms import MECHANISMS
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.spec import StreamSpec
@@ -323,7 +323,7 @@ def potential_run():
 def test_potential_check_catches_a_wrong_sign_twin(monkeypatch):
     """Twin: the update moves the histogram away from the noisy answer."""
     orig = np.sign
-    monkeypatch.setattr("transforms.core.growing.np.sign", lambda v: -orig(v))
+    monkeypatch.setattr("transforms.core.families.growing.np.sign", lambda v: -orig(v))
     _, checks = potential_run()
     assert any(c[0] > -c[1] + 1e-9 for c in checks)
 

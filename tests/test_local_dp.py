@@ -29,8 +29,7 @@ from scipy import stats
 
 from pipelines.config import ConfigError, load_config
 from transforms.core import DynamicConfig, PureDP, QuerySet
-from transforms.core.accounting import ApproxDP, as_vector
-from transforms.core.local_dp import (
+from transforms.core.families.local_dp import (
     RandomizedResponseCollector,
     RROptions,
     in_memory,
@@ -38,7 +37,7 @@ from transforms.core.local_dp import (
     report_variance,
     simulate,
 )
-from transforms.core.rr_client import (
+from transforms.core.families.rr_client import (
     AtMostK,
     ConstraintExceeded,
     RRClient,
@@ -50,7 +49,8 @@ from transforms.core.rr_client import (
     randomize,
     symbol_of,
 )
-from transforms.core.state import decode, encode
+from transforms.core.foundation.accounting import ApproxDP, as_vector
+from transforms.core.foundation.state import decode, encode
 from transforms.local_dp import CollectRandomizedResponses, ReportParser, ReportRecord
 from transforms.spec import StreamSpec
 
@@ -201,8 +201,8 @@ def test_client_core_needs_neither_numpy_nor_beam(tmp_path):
     pkg = tmp_path / "rrpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    for name in ("rr_client.py", "accounting.py"):
-        (pkg / name).write_text((ROOT / "transforms" / "core" / name).read_text())
+    for name in ("families/rr_client.py", "foundation/accounting.py"):
+        (pkg / Path(name).name).write_text((ROOT / "transforms" / "core" / name).read_text())
     code = (
         "import sys; sys.modules['numpy'] = None; sys.modules['apache_beam'] = None\n"
         "from rrpkg.rr_client import RRClient, SurveyDesign, AtMostK\n"

@@ -24,11 +24,19 @@ from transforms.core import (
     QuerySet,
     TwoStreamBaseline,
 )
-from transforms.core.accounting import ZCDP, ApproxDP, Ledger, PureDP, Scope
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions
+from transforms.core.continual.partition import (
+    InfinitePartitioner,
+    PartitionParams,
+    _log_one_minus_p,
+    _survival_decimal,
+    geometric_capped,
+)
 from transforms.core.counters import InfiniteCounter, make_counter
-from transforms.core.errors import GAUSSIAN, LAPLACE, NoiseProfile
-from transforms.core.fully_dynamic import FullyDynamicOptions
-from transforms.core.noise import (
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Ledger, PureDP, Scope
+from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
+from transforms.core.foundation.entries import EntryRegistry, TickBatch, Update
+from transforms.core.foundation.noise import (
     NoiseSource,
     ReleaseIdentity,
     _geometric_inversion,
@@ -39,14 +47,6 @@ from transforms.core.noise import (
     encode_coordinates,
     lattice_granularity,
 )
-from transforms.core.partition import (
-    InfinitePartitioner,
-    PartitionParams,
-    _log_one_minus_p,
-    _survival_decimal,
-    geometric_capped,
-)
-from transforms.core.registry import EntryRegistry, TickBatch, Update
 from transforms.core.static import (
     LATTICE_BITS,
     CountMechanism,
@@ -803,7 +803,7 @@ def test_grid_index_is_the_least_exponent_on_the_sixteenth_octave_grid():
     """``_grid_index(w)`` is the least j with 2^(j/16) >= w (the Laplace lattice
     counter groups its rows' weights by it), for weights below and above 1.
     Kills factorization._grid_index__mutmut_4 (``17 * log2``: overshoots above 1)."""
-    from transforms.core.factorization import _grid_index
+    from transforms.core.counters.factorization import _grid_index
 
     rng = np.random.default_rng(3)
     for w in np.concatenate([rng.uniform(1e-3, 1, 200), rng.uniform(1, 50, 200), [1.0, 2.0, 0.5]]):
@@ -816,7 +816,7 @@ def test_kary_tree_over_a_non_additive_box_states_the_union_bound_of_its_nodes()
     tree's estimate is the plain sum of its completed nodes, and its bound is the
     union bound over them: sum over the d nodes of alpha(node budget, beta / d).
     Kills factorization.KaryTreeCounter.step__mutmut_62 (each node counted twice)."""
-    from transforms.core.factorization import KaryTreeCounter
+    from transforms.core.counters.factorization import KaryTreeCounter
 
     c = KaryTreeCounter(OpaqueCount(), PureDP(1.0), horizon=27, radices=(3, 3))
     noise = NoiseSource(KEY)
@@ -836,7 +836,7 @@ def test_lattice_counters_refuse_a_non_additive_box_and_calibrate_zcdp_exactly()
     Kills factorization._LatticeToeplitzCounter.__init____mutmut_11 (``or`` ->
     ``and``: a non-additive box with unit answers accepted) and
     _LatticeToeplitzCounter._calibrate__mutmut_17 (``extra = 1``)."""
-    from transforms.core.factorization import SqrtFactorizationCounter, _sqrt_tables
+    from transforms.core.counters.factorization import SqrtFactorizationCounter, _sqrt_tables
 
     class UnitsButOpaque(OpaqueCount):
         def _answers_units(self, hist):
@@ -853,7 +853,7 @@ def test_blt_loss_is_finite_where_the_objective_overflows(monkeypatch):
     """The BLT optimiser's objective returns the finite sentinel 1e30, never inf,
     where the loss overflows (Nelder-Mead needs comparable values).
     Kills factorization._blt_log_loss__mutmut_64 (``and`` -> ``or``)."""
-    from transforms.core import factorization as fz
+    from transforms.core.counters import factorization as fz
 
     p = np.concatenate([np.log(-np.log1p(-np.array([0.3, 0.05]))), np.log(-np.log1p(-np.array([0.5, 0.1])))])
     assert fz._blt_log_loss(p, 64) < 1e29  # a feasible point: a real loss
@@ -866,11 +866,15 @@ def test_blt_optimiser_reproduces_its_table():
     """``optimize_blt`` (offline; its output is ``BLT_TABLE``) reproduces the
     table's entry for n = 8 with 2 buffers and the stated ratio 1.0307.
     Kills factorization.optimize_blt__mutmut_81 (Powell restarted from None)."""
-    from transforms.core.factorization import BLT_TABLE, optimize_blt
+    from transforms.core.counters.factorization import BLT_TABLE, optimize_blt
 
     theta, theta_hat, ratio = optimize_blt(8, 2)
-    np.testing.assert_allclose(theta, BLT_TABLE[3][0], rtol=1e-6)
-    np.testing.assert_allclose(theta_hat[0], BLT_TABLE[3][1][0], rtol=1e-6)
+    # The loss is flat at its minimum: a minimiser stopped at ftol = 1e-14 fixes its arguments to about
+    # sqrt(1e-14) = 1e-7 of the loss's scale, and the last steps differ between processors (numpy's SIMD
+    # log/exp round differently on AVX-512 and AVX2: 9.7e-6 relative in the smallest parameter, measured on an
+    # AMD EPYC). What the table promises is the ratio, checked tightly below; the parameters to 1e-4.
+    np.testing.assert_allclose(theta, BLT_TABLE[3][0], rtol=1e-4)
+    np.testing.assert_allclose(theta_hat[0], BLT_TABLE[3][1][0], rtol=1e-4)
     assert ratio == pytest.approx(1.0307, abs=5e-5)
 
 
@@ -923,9 +927,9 @@ def test_auto_releases_exactly_what_its_parts_release_standalone(release):
     Kills auto.AutoRelease.__init__ mutmut_5/6/8/9/11/12/14/15/27/29/30/33/35/36,
     _apply mutmut_15/27/28, _merge mutmut_11/12/14, _next_wake mutmut_1-4,
     _noise mutmut_5, _sub_configs mutmut_21/23, drain_node_outputs mutmut_2."""
-    from transforms.core.auto import AutoOptions, AutoRelease
-    from transforms.core.fully_dynamic import FullyDynamicRelease
-    from transforms.core.net_change import NetChangeOptions, NetChangeRelease
+    from transforms.core.continual.auto import AutoOptions, AutoRelease
+    from transforms.core.continual.fully_dynamic import FullyDynamicRelease
+    from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
 
     config = DynamicConfig(AUTO_QUERIES, PureDP(3.0))
     opts = AutoOptions(counter="binary_tree", horizon=64)
@@ -994,8 +998,8 @@ def test_auto_state_round_trip_with_a_pmw_part():
     its configuration and options back, and the run continues identically.
     Kills auto.AutoRelease._restore_config__mutmut_7 (the PMW part configured
     without its options)."""
-    from transforms.core.auto import AutoRelease
-    from transforms.core.state import decode, encode
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.foundation.state import decode, encode
 
     config = DynamicConfig(AUTO_QUERIES, PureDP(3.0))
     noise = NoiseSource(KEY).for_release(ReleaseIdentity("auto-state"))
@@ -1017,7 +1021,7 @@ def test_auto_options_are_checked_and_the_plan_says_why():
     the plan's reasons are the ones the run summary prints.
     Kills auto.AutoOptions.__post_init__ mutmut_2/4, AutoRelease.__init__ mutmut_1/2/3
     and plan mutmut_13/21/22/23/24/29/37/38/39."""
-    from transforms.core.auto import AutoOptions, AutoRelease, plan
+    from transforms.core.continual.auto import AutoOptions, AutoRelease, plan
 
     with pytest.raises(ValueError, match="horizon"):
         AutoOptions(horizon=0)
@@ -1035,7 +1039,7 @@ def test_digit_totals_equal_the_brute_force_sums():
     """``_digit_total(T, size, radix)`` = sum_{t<=T} (t // size) mod radix (the
     closed form kary_radices ranks trees with), and without a radix the plain sum.
     Kills factorization._digit_total__mutmut_7/14/16/27/34/35."""
-    from transforms.core.factorization import _digit_total
+    from transforms.core.counters.factorization import _digit_total
 
     for horizon in (1, 7, 30, 64, 100, 243):
         for size in (1, 2, 3, 5, 8):
@@ -1052,7 +1056,7 @@ def test_kary_radices_is_the_least_mean_variance_over_its_family():
     ``kary_radices``, for every T up to 300 and a few powers.
     Kills factorization.kary_radices__mutmut_72 (sequences of the wrong length)
     and mutmut_76 (a product equal to T excluded)."""
-    from transforms.core.factorization import kary_radices, kary_variance_path
+    from transforms.core.counters.factorization import kary_radices, kary_variance_path
 
     def family_best(T, exponent):
         best = float("inf")
@@ -1080,7 +1084,7 @@ def test_unit_sensitivities_of_a_box_that_is_not_one_of_the_built_in_types():
     """A subclass of a built-in box goes through the generic branch: its own l1
     and l2 (l2^2 rounded up by 2^-40), as charged by the lattice counters.
     Kills factorization._unit_sensitivities__mutmut_41."""
-    from transforms.core.factorization import _unit_sensitivities
+    from transforms.core.counters.factorization import _unit_sensitivities
 
     class MyCount(CountMechanism):
         pass
@@ -1095,7 +1099,7 @@ def test_gaussian_delta_curve_and_tight_calibration_hold_their_target():
     docstring states (the rounding goes down, never up).
     Kills factorization.analytic_gaussian_delta__mutmut_3 and
     gaussian_rho_for_approx_tight__mutmut_47 (rounded up by 1e-12)."""
-    from transforms.core.factorization import (
+    from transforms.core.counters.factorization import (
         _DELTA_FACTOR,
         _EPS_SLACK,
         _FLOAT_MARGIN,
@@ -1117,7 +1121,7 @@ def test_lattice_tables_refuse_coefficients_that_break_the_decoder():
     """The lattice matrix K must have c_0 = 2^bits, positive, non-increasing
     coefficients and c_1 < c_0 (else the decoder is unstable): each violation is
     refused. Kills factorization._Tables.__init__ mutmut_7/18/21."""
-    from transforms.core.factorization import LATTICE_BITS, _Tables
+    from transforms.core.counters.factorization import LATTICE_BITS, _Tables
 
     one = 1 << LATTICE_BITS
     _Tables(np.array([one, one // 2, one // 4]), 4)  # valid
@@ -1135,7 +1139,7 @@ def test_variance_path_past_the_precomputed_coefficients_continues_the_table():
     """``toeplitz_variance_path`` past the precomputed rows extends the same curve
     (the first rows equal the table's).
     Kills factorization.toeplitz_variance_path__mutmut_50 (wrong lattice scale)."""
-    from transforms.core.factorization import _blt_tables, toeplitz_variance_path
+    from transforms.core.counters.factorization import _blt_tables, toeplitz_variance_path
 
     n = len(_blt_tables(3, 2).bsq)
     short = toeplitz_variance_path("blt", 8, steps=n)
@@ -1148,7 +1152,7 @@ def test_kary_tree_charges_under_its_own_named_scope():
     """The k-ary tree charges its nodes under a child scope named after it
     (sequential across levels), as the ledger plan reads them.
     Kills factorization.KaryTreeCounter.__init____mutmut_51 (an unnamed scope)."""
-    from transforms.core.factorization import KaryTreeCounter
+    from transforms.core.counters.factorization import KaryTreeCounter
 
     ledger = Ledger(PureDP(1.0), keep_records=True)
     c = KaryTreeCounter(CountMechanism(), PureDP(1.0), horizon=9, scope=ledger.root)
@@ -1163,7 +1167,7 @@ def test_lattice_counters_pickle_mid_stream_and_continue_identically():
     Kills factorization._LatticeToeplitzCounter.__getstate__ mutmut_2/5."""
     import pickle
 
-    from transforms.core.factorization import BLTCounter, SqrtFactorizationCounter
+    from transforms.core.counters.factorization import BLTCounter, SqrtFactorizationCounter
 
     for cls in (SqrtFactorizationCounter, BLTCounter):
         a = cls(CountMechanism(1, "gaussian"), ZCDP(1.0), horizon=32)
@@ -1186,9 +1190,9 @@ def test_new_families_validate_their_shapes():
     histogram query set.
     Kills changelog.HDCROptions.__post_init____mutmut_8, _11,
     rr_client.SurveyDesign.__post_init____mutmut_2, local_dp.design_for__mutmut_1."""
-    from transforms.core.changelog import HDCROptions
-    from transforms.core.local_dp import RROptions, design_for
-    from transforms.core.rr_client import AtMostK, SurveyDesign
+    from transforms.core.families.changelog import HDCROptions
+    from transforms.core.families.local_dp import RROptions, design_for
+    from transforms.core.families.rr_client import AtMostK, SurveyDesign
 
     with pytest.raises(ValueError, match="branching"):
         HDCROptions(branching=1)
@@ -1224,7 +1228,7 @@ def test_rr_client_ledger_holds_the_fold_of_an_approximate_report():
     """A client's ledger holds fold x (eps_r, delta_r) (Pan Cor. 5.1: 2k-fold for
     at most k mutations), under (eps, delta) reports as under pure ones.
     Kills rr_client.RRClient.__init____mutmut_28 (eps divided by the fold)."""
-    from transforms.core.rr_client import AtMostK, RRClient, SurveyDesign
+    from transforms.core.families.rr_client import AtMostK, RRClient, SurveyDesign
 
     for delta in (0.0, 1e-6):
         d = SurveyDesign(3, 0.5, delta, AtMostK(2))
@@ -1238,8 +1242,14 @@ def test_local_dp_reference_runs_to_the_end_and_node_counts_count():
     reports stop early, and ``node_counts`` gives #new=r - #old=r per cell, the
     cells each report's mutation touches and the report count.
     Kills local_dp.in_memory__mutmut_37 and node_counts__mutmut_12."""
-    from transforms.core.local_dp import RandomizedResponseCollector, RROptions, in_memory, node_counts, simulate
-    from transforms.core.rr_client import symbol_of
+    from transforms.core.families.local_dp import (
+        RandomizedResponseCollector,
+        RROptions,
+        in_memory,
+        node_counts,
+        simulate,
+    )
+    from transforms.core.families.rr_client import symbol_of
 
     config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(16.0))
     coll = RandomizedResponseCollector(config, options=RROptions(max_mutations=2), end_tick=10)
@@ -1257,7 +1267,7 @@ def test_growing_query_driver_answers_in_time_then_id_order_with_their_ids():
     ordered against their ids. Kills growing.run_with_queries__mutmut_1 (no
     query table), _9 (sorted by row instead of id) and _39 (answers without
     their ids)."""
-    from transforms.core.growing import PMWGOptions, PMWGRelease, run_with_queries
+    from transforms.core.families.growing import PMWGOptions, PMWGRelease, run_with_queries
 
     config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(4.0))
     opts = PMWGOptions(alpha=0.2, n0=5, hard_per_phase=3)
@@ -1288,7 +1298,7 @@ def test_growing_node_outputs_carry_their_epoch():
     (``segment``: the closes so far); a size release (``n_hat``) is epoch e's
     close, so its segment equals its node; the static re-runs after it share it.
     Kills growing._GrowingRelease._log__mutmut_4 (no epoch)."""
-    from transforms.core.growing import BBSchedulerOptions, BBSchedulerRelease
+    from transforms.core.families.growing import BBSchedulerOptions, BBSchedulerRelease
 
     config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
     core = BBSchedulerRelease(config, stream="s", emit_nodes=True, options=BBSchedulerOptions(n0=10, eta=0.5))
@@ -1311,8 +1321,8 @@ def test_simulated_refused_mutation_comes_after_the_entry_starts():
     period 2 has no room. So the refusals equal the entries present in period 1.
     Kills local_dp.simulate__mutmut_72 (the extra mutation drawn from any
     period, also before the insertion, or at a period 0 that never comes)."""
-    from transforms.core.local_dp import simulate
-    from transforms.core.rr_client import AtMostK, SurveyDesign
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.families.rr_client import AtMostK, SurveyDesign
 
     design = SurveyDesign(3, 1.0, 0.0, AtMostK(1))
     for seed in range(3):
@@ -1326,7 +1336,7 @@ def test_growing_options_refuse_values_outside_their_open_intervals():
     Kills growing._check_fraction__mutmut_3 (``and``: nothing refused),
     _8 (the upper end allowed) and BBImproverOptions.__post_init____mutmut_20
     (the message's name)."""
-    from transforms.core.growing import BBImproverOptions, BBSchedulerOptions, PMWGOptions
+    from transforms.core.families.growing import BBImproverOptions, BBSchedulerOptions, PMWGOptions
 
     cases = [
         (PMWGOptions, "alpha", (0.0, 1.0, 1.5, -0.2), 0.999),
@@ -1349,7 +1359,7 @@ def test_pmwg_charges_its_own_scope_and_answers_exactly_without_noise():
     name), answer_query__mutmut_32 (no noiseless answer), _between__mutmut_6
     (the noiseless rows without the domain), _GrowingRelease._apply__mutmut_11
     and _periods__mutmut_6 (periods never or always skipped)."""
-    from transforms.core.growing import PMWGOptions, PMWGRelease
+    from transforms.core.families.growing import PMWGOptions, PMWGRelease
 
     config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(2.0))
     opts = PMWGOptions(alpha=0.2, n0=6, hard_per_phase=3)
@@ -1379,7 +1389,7 @@ def test_black_box_bound_of_a_pmw_set_uses_the_released_size():
     """``bb_scheduler`` over a ``pmw`` query set with noise on: its bound comes
     from the noisy size released with the run (finite, positive). Kills
     growing._BlackBoxRelease._bound__mutmut_13 (the size dropped)."""
-    from transforms.core.growing import BBSchedulerOptions, BBSchedulerRelease
+    from transforms.core.families.growing import BBSchedulerOptions, BBSchedulerRelease
 
     config = DynamicConfig((QuerySet("r", "pmw", domain_size=4, ranges=True),), PureDP(2.0))
     core = BBSchedulerRelease(config, stream="s", options=BBSchedulerOptions(n0=20, eta=0.5))
@@ -1398,7 +1408,7 @@ def test_changelog_call_budget_divides_by_the_sensitivity_ratio():
     Kills changelog._call_budget__mutmut_4 (rho multiplied) and _11 (eps
     multiplied under (eps, delta)): privacy breaks."""
     from transforms.core import MECHANISMS
-    from transforms.core.changelog import _call_budget
+    from transforms.core.families.changelog import _call_budget
 
     assert _call_budget(PureDP(1.0), 2.0) == PureDP(0.5)
     assert _call_budget(ApproxDP(1.0, 1e-6), 2.0) == ApproxDP(0.5, 1e-6)
@@ -1420,7 +1430,7 @@ def test_changelog_entry_ratio_of_small_linear_queries():
     its columns and the absent entry: 1 when one column dominates, 2 for two
     disjoint rows (L1), sqrt 2 in L2, also when every entry is below 1. Kills
     changelog.entry_sensitivity_ratio__mutmut_41 (the search started at 1)."""
-    from transforms.core.changelog import entry_sensitivity_ratio
+    from transforms.core.families.changelog import entry_sensitivity_ratio
 
     assert entry_sensitivity_ratio(LinearQueryMechanism(((0.2, 0.1, 0.0),))) == pytest.approx(1.0)
     two = ((0.3, 0.0), (0.0, 0.3))
@@ -1438,8 +1448,8 @@ def test_changelog_plan_choices_and_top_layer_coordinates():
     never chosen), _ChangelogRelease._horizon_units__mutmut_6 (a one-unit
     horizon taken as two) and _PrefixRelease._node_coords__mutmut_5."""
     from transforms.core import MECHANISMS
-    from transforms.core.accounting import PrivacyUnit
-    from transforms.core.changelog import HDCROptions, SWCROptions, _variance_weight, cover, hdcr_layer_folds
+    from transforms.core.families.changelog import HDCROptions, SWCROptions, _variance_weight, cover, hdcr_layer_folds
+    from transforms.core.foundation.accounting import PrivacyUnit
 
     config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0), unit=PrivacyUnit.entry(4))
     core = MECHANISMS["swcr"].core_cls(config, stream="s", end_tick=400, options=SWCROptions(window=64, period=1))
@@ -1464,7 +1474,7 @@ def test_changelog_keeps_only_the_nodes_it_still_needs():
     top layer's. Kills changelog._PrefixRelease._prune__mutmut_4 (never pruned:
     state grows with time)."""
     from transforms.core import MECHANISMS
-    from transforms.core.changelog import HDCROptions
+    from transforms.core.families.changelog import HDCROptions
 
     config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
     core = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=300, options=HDCROptions(branching=2, height=4))
@@ -1482,8 +1492,8 @@ def test_simulator_keeps_time_bounded_entries_inside_their_bound():
     bound of their insertion, so without ``violate`` no client refuses anything
     (and with it, some do). Kills local_dp.simulate__mutmut_22 (mutations
     planned to the last period, past the bound)."""
-    from transforms.core.local_dp import simulate
-    from transforms.core.rr_client import SurveyDesign, TimeBounded
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.families.rr_client import SurveyDesign, TimeBounded
 
     design = SurveyDesign(3, 1.0, 0.0, TimeBounded(2))
     assert simulate(design, 200, 12, seed=4).refused == 0

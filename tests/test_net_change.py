@@ -27,8 +27,8 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.auto import AutoRelease, plan
-from transforms.core.net_change import NetChangeRelease, choose_counter
+from transforms.core.continual.auto import AutoRelease, plan
+from transforms.core.continual.net_change import NetChangeRelease, choose_counter
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -98,7 +98,7 @@ def test_options_stream_and_defaults_are_kept():
     coordinate, so two streams of one release never draw the same noise; the
     options refuse unknown counters and horizons below 1 (found by the mutation
     benchmark: each of these survived the older tests)."""
-    from transforms.core.net_change import NetChangeOptions
+    from transforms.core.continual.net_change import NetChangeOptions
 
     cfg = DynamicConfig(Q, PureDP(1.0))
     assert NetChangeRelease(cfg).options == NetChangeOptions() and NetChangeOptions().counter == "auto"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core.noise import (
+from transforms.core.foundation.noise import (
     NoiseSource,
     as_ratio_up,
     bernoulli_exp,
@@ -192,7 +192,7 @@ def test_platform_exp_within_the_exact_band():
     on the arguments it sees; check the platform against correctly rounded decimal."""
     import decimal
 
-    from transforms.core.noise import _BAND
+    from transforms.core.foundation.noise import _BAND
 
     xs = np.concatenate([np.linspace(0, 1, 2001), np.linspace(1, 60, 2001), [1e-12, 1 / 3, 700.0]])
     approx = np.exp(-xs)
@@ -207,7 +207,7 @@ def test_platform_exp_within_the_exact_band():
 def test_bernoulli_exp_matches_reference_and_exact_path(noise, monkeypatch, num, den):
     """The fast path, the exact-resolution path (forced by a huge band) and the
     integer-only CKS loop all give Bernoulli(exp(-num/den)) (binomial tests at 1e-4)."""
-    import transforms.core.noise as nz
+    import transforms.core.foundation.noise as nz
 
     n = 20_000
     p = math.exp(-num / den)
@@ -223,7 +223,7 @@ def test_bernoulli_exp_matches_reference_and_exact_path(noise, monkeypatch, num,
 
 
 def test_exact_resolution_decides_boundary_cases(noise):
-    from transforms.core.noise import _resolve_exactly
+    from transforms.core.foundation.noise import _resolve_exactly
 
     # w far below / above exp(-1) * 2**63 is decided by the first comparison
     t = int(math.exp(-1) * 2**63)
@@ -235,7 +235,7 @@ def test_exact_resolution_decides_boundary_cases(noise):
 @pytest.mark.parametrize("scale", [0.7, 3.0])
 def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
     """Force every geometric draw through the exact decimal path: same law."""
-    import transforms.core.noise as nz
+    import transforms.core.foundation.noise as nz
 
     monkeypatch.setattr(nz, "_REL_MARGIN", 10.0)
     x = nz.discrete_laplace(noise.stream("fallback", str(scale)), scale, 3000)
@@ -245,7 +245,7 @@ def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
 @pytest.mark.statistical
 def test_cks_reference_sampler_matches_pmf(noise):
     """The integer-only CKS Algorithm 2 (kept as the reference) has the same law."""
-    from transforms.core.noise import _dlap_integer_ratio
+    from transforms.core.foundation.noise import _dlap_integer_ratio
 
     r = as_ratio_up(2.5)
     x = _dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)

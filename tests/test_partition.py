@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core.accounting import Ledger, PureDP
-from transforms.core.noise import NoiseSource
-from transforms.core.partition import (
+from transforms.core.continual.partition import (
     InfinitePartitioner,
     PartitionParams,
     TickByTickPartitioner,
     geometric_capped,
     halting_probability,
 )
+from transforms.core.foundation.accounting import Ledger, PureDP
+from transforms.core.foundation.noise import NoiseSource
 
 
 def run_skip(params, counts, noise, coords=()):

@@ -7,10 +7,10 @@ import pickle
 import numpy as np
 import pytest
 
-from transforms.core.accounting import ZCDP, ApproxDP, Ledger, PrivacyUnit, PureDP, SeriesSplit
 from transforms.core.counters import COUNTER_NAMES, make_counter
-from transforms.core.errors import NoiseProfile
-from transforms.core.noise import NoiseSource
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Ledger, PrivacyUnit, PureDP, SeriesSplit
+from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.noise import NoiseSource
 from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism
 
 VALUES = [
@@ -76,7 +76,7 @@ def test_dynamic_state_round_trip_continues_identically(noise):
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     from benchmarks.workloads import sparse_dynamic_stream
     from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
-    from transforms.core.partition import InfinitePartitioner, PartitionParams
+    from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
 
     cfg = DynamicConfig((QuerySet("n"), QuerySet("h", "histogram", domain_size=100)), PureDP(1.0), profile="paper")
     batches = list(sparse_dynamic_stream(20_000, seed=4))

@@ -442,7 +442,7 @@ def test_noise_key_sources(tmp_path, monkeypatch):
     import google.cloud
 
     monkeypatch.setattr(google.cloud, "secretmanager", fake, raising=False)
-    from transforms.core.noise import NoiseSource
+    from transforms.core.foundation.noise import NoiseSource
 
     assert key.load() == NoiseSource(b"\x07" * 32)
     raw["privacy"]["noise_key"] = {"vault": "x"}

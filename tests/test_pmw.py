@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core.accounting import ZCDP, PureDP
-from transforms.core.noise import NoiseSource
-from transforms.core.pmw import PMWMechanism, range_answers
+from transforms.core.foundation.accounting import ZCDP, PureDP
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.static.pmw import PMWMechanism, range_answers
 
 
 def test_range_enumeration_matches_triu():
@@ -69,7 +69,7 @@ def test_matrix_queries(noise):
 def twin_count_share(monkeypatch, share):
     """Broken twin: n_hat gets ``share`` of the budget instead of the stated 10%
     (the module constant is the only internal the twin needs)."""
-    import transforms.core.pmw as pmw
+    import transforms.core.static.pmw as pmw
 
     monkeypatch.setattr(pmw, "_COUNT_SHARE", share)
 

@@ -29,7 +29,7 @@ from beam_runners import FNAPI_RUNNER
 from dp_harness import assert_within_loss, run_bounded_trials
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
-from transforms.core.noise import NoiseSource, ReleaseIdentity, bernoulli_exp
+from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity, bernoulli_exp
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import (
     CountContinually,
@@ -366,6 +366,6 @@ class _TopWords:
 def test_bernoulli_exp_of_zero_is_always_true():
     """exp(-0) = 1: failed before for the top 4,096 words (clamped band)."""
     assert bernoulli_exp(_TopWords(), [0, 0, 0], [1, 5, 7]).all()
-    from transforms.core.noise import bernoulli_exp_float
+    from transforms.core.foundation.noise import bernoulli_exp_float
 
     assert bernoulli_exp_float(_TopWords(), np.zeros(3)).all()

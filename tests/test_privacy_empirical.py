@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from transforms.core.accounting import PureDP
+from transforms.core.foundation.accounting import PureDP
 from transforms.core.static import CountMechanism
 
 EPS = 1.0

@@ -33,7 +33,7 @@ import yaml
 from hypothesis import strategies as st
 
 from pipelines.release import main
-from transforms.core.registry import REASONS
+from transforms.core.foundation.entries import REASONS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
@@ -398,7 +398,7 @@ def test_local_dp_collector_from_pubsub_equals_in_memory(emulator, tmp_path, cap
     is what keeps the DirectRunner's reader (10 messages a pull, watermark =
     wall clock) ahead of the traffic: docs/local_dp.md."""
     from transforms.core import DynamicConfig, PureDP, QuerySet
-    from transforms.core.local_dp import RandomizedResponseCollector, RROptions, in_memory, simulate
+    from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, in_memory, simulate
 
     tick, periods, domain = 2.0, 12, ["A", "B", "C"]
     config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(16.0))

@@ -31,7 +31,7 @@ from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.parse import PubsubElement, RecordParser
 from pipelines.release import _dead_dict, _schema, main
 from transforms.common import ValidateFn
-from transforms.core.registry import REASONS
+from transforms.core.foundation.entries import REASONS
 from transforms.records import DeadLetter
 from transforms.spec import StreamSpec
 

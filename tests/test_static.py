@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core.accounting import ZCDP, ApproxDP, PureDP, zcdp_to_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, zcdp_to_approx
 from transforms.core.static import (
     CountMechanism,
     HistogramMechanism,

@@ -11,7 +11,7 @@ _EXPORTS = {
     "DeadLetter": "transforms.records",
     "NodeRecord": "transforms.records",
     "NoiseKey": "transforms.records",
-    "ReleaseIdentity": "transforms.core.noise",
+    "ReleaseIdentity": "transforms.core.foundation.noise",
     "ReleaseRecord": "transforms.records",
     "UpdateRecord": "transforms.records",
     "ReleaseFullyDynamic": "transforms.releases",

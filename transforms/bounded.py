@@ -27,7 +27,7 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results, resolve_updates, update_order
-from transforms.core.aggregates import fold, in_tick_order
+from transforms.core.foundation.aggregates import fold, in_tick_order
 from transforms.records import ReleaseRecord
 from transforms.spec import NAMESPACE, StreamSpec
 

@@ -14,12 +14,12 @@ import typing
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from transforms.core.accounting import as_vector
-from transforms.core.aggregates import fold, resolve_entry, to_batch
-from transforms.core.consistency import Consistency, make_consistent
+from transforms.core.continual.consistency import Consistency, make_consistent
+from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.aggregates import fold, resolve_entry, to_batch
+from transforms.core.foundation.entries import OPS
+from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.core.mechanisms import MechanismSpec
-from transforms.core.noise import ReleaseIdentity
-from transforms.core.registry import OPS
 from transforms.records import DeadLetter, NoiseKey, ReleaseRecord, UpdateRecord, node_record
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
 
@@ -162,7 +162,7 @@ def update_order(value):
 
 
 def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):
-    """:func:`transforms.core.aggregates.resolve_entry` over the pipeline's
+    """:func:`transforms.core.foundation.aggregates.resolve_entry` over the pipeline's
     update tuples ``(tick, seq, op, item, event_time[, raw])`` (given in
     :func:`update_order`); the rejections come back with their full tuples."""
     five = [(v[0], v[1], v[2], v[3], i) for i, v in enumerate(updates)]
@@ -200,7 +200,7 @@ class ReleaseFnBase(beam.DoFn):
         self.noise_key = noise_key
         self.emit_nodes = emit_nodes
         self.release = release
-        # post-processing of each (stream, tick)'s answers (transforms.core.consistency)
+        # post-processing of each (stream, tick)'s answers (transforms.core.continual.consistency)
         self.consistency = consistency if consistency is not None else Consistency()
         self.noise = None
         self.emitted = 0

@@ -1,8 +1,8 @@
 # ruff: noqa: B008 - Beam's stateful DoFn idiom: state and timer parameters are declared as defaults
 """The Beam collector of continual randomized response (Pan §6): reports in,
 per-period unbiased histogram estimates out. No noise and no key: the clients
-randomized their reports (``transforms/core/rr_client.py``); the estimate is
-post-processing (``transforms/core/local_dp.py``, ``docs/local_dp.md``).
+randomized their reports (``transforms/core/families/rr_client.py``); the estimate is
+post-processing (``transforms/core/families/local_dp.py``, ``docs/local_dp.md``).
 
 Wiring (``CollectRandomizedResponses``)::
 
@@ -18,7 +18,7 @@ Wiring (``CollectRandomizedResponses``)::
         t + 1 + L); counts that reach a stream after their tick was released are
         dead letters (``late``), never folded into another period.
 
-Outputs: ``estimates`` (:class:`~transforms.core.local_dp.RRRelease`, one per
+Outputs: ``estimates`` (:class:`~transforms.core.families.local_dp.RRRelease`, one per
 declared stream per tick) and ``dead_letters`` (reason and the report as
 received; counted as ``dead_letter_<reason>``).
 """
@@ -42,9 +42,9 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.config import DynamicConfig
-from transforms.core.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
-from transforms.core.rr_client import symbol_of
-from transforms.core.state import decode, encode
+from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
+from transforms.core.families.rr_client import symbol_of
+from transforms.core.foundation.state import decode, encode
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
 from transforms.streaming import START, buffer_aggregates, schedule_wake
@@ -455,7 +455,7 @@ class CollectRandomizedResponses(beam.PTransform):
         total local budget (``PureDP`` or ``ApproxDP``), beta.
       spec: streams, ticks (= periods), origin, end (required for bounded
         input), allowed lateness.
-      options: :class:`~transforms.core.local_dp.RROptions`.
+      options: :class:`~transforms.core.families.local_dp.RROptions`.
     """
 
     def __init__(self, config: DynamicConfig, spec: StreamSpec, options: RROptions | None = None):

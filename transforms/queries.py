@@ -48,7 +48,7 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 
 from transforms.bounded import BOUNDED_END, ResolveEntriesBoundedFn
 from transforms.common import NODES, ReleaseFnBase, ValidateFn, apply_in_order, emit_results
-from transforms.core.aggregates import fold, in_tick_order
+from transforms.core.foundation.aggregates import fold, in_tick_order
 from transforms.records import DeadLetter
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
@@ -184,7 +184,7 @@ class AnswerStreamFn(ReleaseStreamFn):
 
     @staticmethod
     def _encode(core):
-        from transforms.core.state import encode
+        from transforms.core.foundation.state import encode
 
         return encode(core.to_state())
 

@@ -8,9 +8,9 @@ import typing
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from transforms.core.accounting import as_vector
-from transforms.core.noise import NoiseSource
-from transforms.core.outputs import NodeOutput
+from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.outputs import NodeOutput
 
 __all__ = ["UpdateRecord", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey", "node_record"]
 
@@ -71,7 +71,7 @@ class DeadLetter(NamedTuple):
     """A rejected update and why (the payload goes to the dead-letter output only;
     it is never logged).
 
-    ``reason``: a key of ``transforms.core.registry.REASONS``; ``record``: the
+    ``reason``: a key of ``transforms.core.foundation.entries.REASONS``; ``record``: the
     input as received (text, bytes, a Pub/Sub ``(payload, attributes)`` pair) or
     the :class:`UpdateRecord` (whose ``raw`` holds it); ``stage``: the step that
     rejected it (``parse``, ``validate``, ``registry``); ``stream``: the stream

@@ -36,8 +36,8 @@ from transforms.bounded import BOUNDED_END, ReleaseBoundedStreamFn, ResolveEntri
 from transforms.common import NODES, ValidateFn
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
-from transforms.core.consistency import Consistency
-from transforms.core.noise import ReleaseIdentity, config_digest
+from transforms.core.continual.consistency import Consistency
+from transforms.core.foundation.noise import ReleaseIdentity, config_digest
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
 from transforms.streaming import (
@@ -74,7 +74,7 @@ class ReleaseContinually(beam.PTransform):
     (:class:`~transforms.records.NodeRecord`, the released data structure, when
     the mechanism has one) and ``dead_letters``
     (:class:`~transforms.records.DeadLetter`, with a reason from
-    ``transforms.core.registry.REASONS``; the payload is never logged).
+    ``transforms.core.foundation.entries.REASONS``; the payload is never logged).
 
     Args:
       mechanism: a registry name (``transforms.core.MECHANISMS``).
@@ -89,7 +89,7 @@ class ReleaseContinually(beam.PTransform):
         release (a random id). Fixed here, at construction.
       tick_merge: ``auto`` | ``stateful`` | ``bundle`` (streaming path; see
         ``transforms.streaming.stateful_tick_merge``).
-      consistency: a :class:`~transforms.core.consistency.Consistency`: the
+      consistency: a :class:`~transforms.core.continual.consistency.Consistency`: the
         histograms released consistent with the count (cells >= 0 summing to
         the count, post-processing with the bound ``docs/consistency.md``
         states); None: as released.
@@ -146,7 +146,7 @@ class ReleaseContinually(beam.PTransform):
             raise TypeError("release must be a transforms.core.ReleaseIdentity (or None for a new release)")
         if consistency is not None:
             if not isinstance(consistency, Consistency):
-                raise TypeError("consistency must be a transforms.core.consistency.Consistency (or None)")
+                raise TypeError("consistency must be a transforms.core.continual.consistency.Consistency (or None)")
             names = {q.name: q.kind for q in config.queries}
             for h, c in consistency.pairs:
                 if names.get(h) != "histogram" or names.get(c) != "count":

@@ -36,8 +36,8 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results, resolve_updates, update_order
-from transforms.core.aggregates import fold, in_tick_order
-from transforms.core.state import decode, encode
+from transforms.core.foundation.aggregates import fold, in_tick_order
+from transforms.core.foundation.state import decode, encode
 from transforms.records import ReleaseRecord
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -255,7 +255,7 @@ class ReleaseStreamFn(ReleaseFnBase):
     Input: ``(stream, tick aggregates)`` merged per tick, plus a start marker
     per declared stream. The mechanism lives in a ReadModifyWrite cell as its
     versioned state (``ContinualRelease.to_state``, encoded by
-    ``transforms.core.state.encode``: plain data, no pickles), so a job
+    ``transforms.core.foundation.state.encode``: plain data, no pickles), so a job
     updated to a new library version can read it. The timer is set to the end
     of the next tick that has work: a pending batch or the mechanism's
     ``next_wake``. On firing it applies pending batches in tick order

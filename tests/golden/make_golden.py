@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent))
 from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for, workload  # noqa: E402
 
 from transforms.core import NoiseSource  # noqa: E402
-from transforms.core.state import SCHEMA, encode  # noqa: E402
+from transforms.core.foundation.state import SCHEMA, encode  # noqa: E402
 
 BUDGET = {"continual_count": "zcdp"}  # one of each budget kind across the entries
 # further entries "name@budget" for variants whose state differs in kind

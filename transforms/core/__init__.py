@@ -7,7 +7,17 @@ run in memory, in tests against brute-force references, and inside stateful
 DoFns.
 """
 
-from .accounting import (
+from transforms.core.config import QUERY_KINDS, BudgetProfile, DynamicConfig, QuerySet
+from transforms.core.continual.baselines import (
+    ContinualCountOptions,
+    ContinualCountRelease,
+    InsertionOnlyRelease,
+    TwoStreamBaseline,
+)
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
+from transforms.core.counters import COUNTER_NAMES, ContinualCounter, make_counter
+from transforms.core.foundation.accounting import (
     ZCDP,
     ApproxDP,
     Budget,
@@ -22,19 +32,20 @@ from .accounting import (
     to_approx,
     zcdp_to_approx,
 )
-from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
-from .config import QUERY_KINDS, BudgetProfile, DynamicConfig, QuerySet
-from .counters import COUNTER_NAMES, ContinualCounter, make_counter
-from .errors import NoiseProfile
-from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
-from .mechanisms import MECHANISMS, MechanismSpec
-from .noise import NoiseSource, ReleaseIdentity, discrete_gaussian, discrete_laplace
-from .outputs import EVENTS, Answer, NodeOutput, TickResult
-from .partition import InfinitePartitioner, PartitionParams
-from .pmw import PMWMechanism
-from .protocol import ContinualRelease, NoOptions
-from .registry import EntryRegistry, Rejection, TickBatch, Update
-from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, Release, StaticMechanism
+from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.entries import EntryRegistry, Rejection, TickBatch, Update
+from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity, discrete_gaussian, discrete_laplace
+from transforms.core.foundation.outputs import EVENTS, Answer, NodeOutput, TickResult
+from transforms.core.mechanisms import MECHANISMS, MechanismSpec
+from transforms.core.protocol import ContinualRelease, NoOptions
+from transforms.core.static.linear import (
+    CountMechanism,
+    HistogramMechanism,
+    LinearQueryMechanism,
+    Release,
+    StaticMechanism,
+)
+from transforms.core.static.pmw import PMWMechanism
 
 __all__ = [
     "Answer",

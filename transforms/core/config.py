@@ -15,8 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, SeriesSplit
-from .static import CountMechanism, HistogramMechanism, LinearQueryMechanism, StaticMechanism, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, SeriesSplit
+from transforms.core.static.linear import (
+    CountMechanism,
+    HistogramMechanism,
+    LinearQueryMechanism,
+    StaticMechanism,
+    rho_for_approx,
+)
 
 __all__ = ["PROFILES", "QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig", "part", "pure_part"]
 
@@ -63,7 +69,7 @@ class QuerySet:
             return HistogramMechanism(self.domain_size, noise)
         if self.kind == "linear":
             return LinearQueryMechanism(np.asarray(self.matrix, dtype=float), noise)
-        from .pmw import PMWMechanism  # local: PMW is heavier
+        from transforms.core.static.pmw import PMWMechanism  # local: PMW is heavier
 
         return PMWMechanism(
             self.domain_size,
@@ -249,13 +255,13 @@ class DynamicConfig:
     @property
     def max_mutations(self):
         """The per-entry mutation limit the registry enforces (entry-level unit):
-        the integer k, or a :class:`~transforms.core.registry.MutationLimit`
+        the integer k, or a :class:`~transforms.core.foundation.entries.MutationLimit`
         when the unit also bounds the time after the first insertion."""
         if self.unit.kind != "entry":
             return None
         if self.unit.mutation_window is None:
             return self.unit.max_mutations
-        from .registry import MutationLimit
+        from transforms.core.foundation.entries import MutationLimit
 
         return MutationLimit(self.unit.max_mutations, self.unit.mutation_window)
 

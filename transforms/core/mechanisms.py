@@ -16,12 +16,26 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from . import accounting, counters, errors, partition, pmw, registry, static
-from .auto import AutoOptions, AutoRelease
-from .baselines import ContinualCountOptions, ContinualCountRelease, InsertionOnlyRelease, TwoStreamBaseline
-from .changelog import DCROptions, DCRRelease, HDCROptions, HDCRRelease, SWCROptions, SWCRRelease
-from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
-from .growing import (
+from transforms.core import counters
+from transforms.core.continual import partition
+from transforms.core.continual.auto import AutoOptions, AutoRelease
+from transforms.core.continual.baselines import (
+    ContinualCountOptions,
+    ContinualCountRelease,
+    InsertionOnlyRelease,
+    TwoStreamBaseline,
+)
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+from transforms.core.families.changelog import (
+    DCROptions,
+    DCRRelease,
+    HDCROptions,
+    HDCRRelease,
+    SWCROptions,
+    SWCRRelease,
+)
+from transforms.core.families.growing import (
     BBImproverOptions,
     BBImproverRelease,
     BBSchedulerOptions,
@@ -29,10 +43,14 @@ from .growing import (
     PMWGOptions,
     PMWGRelease,
 )
-from .local_dp import RandomizedResponseCollector, RROptions
-from .net_change import NetChangeOptions, NetChangeRelease
-from .protocol import ContinualRelease, NoOptions
-from .state import state_class
+from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions
+from transforms.core.foundation import accounting
+from transforms.core.foundation import bounds as errors
+from transforms.core.foundation import entries as registry
+from transforms.core.foundation.state import state_class
+from transforms.core.protocol import ContinualRelease, NoOptions
+from transforms.core.static import linear as static
+from transforms.core.static import pmw
 
 __all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields", "update_names"]
 

@@ -42,12 +42,12 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
-from .accounting import Budget, BudgetExceededError, Ledger
-from .config import DynamicConfig
-from .noise import NoiseSource, config_digest
-from .outputs import NodeOutput, TickResult
-from .registry import EntryRegistry, TickBatch
-from .state import envelope, open_envelope, restore, to_plain
+from transforms.core.config import DynamicConfig
+from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger
+from transforms.core.foundation.entries import EntryRegistry, TickBatch
+from transforms.core.foundation.noise import NoiseSource, config_digest
+from transforms.core.foundation.outputs import NodeOutput, TickResult
+from transforms.core.foundation.state import envelope, open_envelope, restore, to_plain
 
 __all__ = ["ContinualRelease", "NoOptions"]
 
@@ -249,7 +249,7 @@ class ContinualRelease(abc.ABC):
         return config_digest("mechanism-state", cls.name, config, options, end_tick, ("every_ticks", every_ticks))
 
     def to_state(self) -> dict:
-        """Versioned plain data (``transforms.core.state``): everything needed to
+        """Versioned plain data (``transforms.core.foundation.state``): everything needed to
         continue exactly as this object would."""
         digest = self.__dict__.get("_digest")
         if digest is None:

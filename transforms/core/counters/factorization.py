@@ -24,8 +24,8 @@ Three continual counters (``make_counter`` names), proofs in ``docs/counters.md`
   pure-DP counter here.
 
 Neighbouring relation: as in :mod:`.counters` (one item more in one batch).
-Noise: :func:`~transforms.core.noise.discrete_gaussian` /
-:func:`~transforms.core.noise.discrete_laplace` only, from
+Noise: :func:`~transforms.core.foundation.noise.discrete_gaussian` /
+:func:`~transforms.core.foundation.noise.discrete_laplace` only, from
 ``noise.stream(*coords, name, "noise", block)``; no floating-point noise.
 
 Also here: the closed forms of the BLT (coefficients, sensitivity, max error),
@@ -44,12 +44,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from .accounting import ZCDP, BudgetExceededError, Scope
-from .counters import ContinualCounter
-from .errors import GAUSSIAN, LAPLACE, NoiseProfile
-from .noise import NoiseSource, as_ratio_up, discrete_gaussian, discrete_laplace, discrete_laplace_variance
-from .state import state_class
-from .static import CountMechanism, HistogramMechanism, StaticMechanism, rho_for_approx
+from transforms.core.counters.base import ContinualCounter
+from transforms.core.foundation.accounting import ZCDP, BudgetExceededError, Scope
+from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
+from transforms.core.foundation.noise import (
+    NoiseSource,
+    as_ratio_up,
+    discrete_gaussian,
+    discrete_laplace,
+    discrete_laplace_variance,
+)
+from transforms.core.foundation.state import state_class
+from transforms.core.static.linear import CountMechanism, HistogramMechanism, StaticMechanism, rho_for_approx
 
 __all__ = [
     "SqrtFactorizationCounter",

@@ -39,10 +39,8 @@ import random
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .accounting import ApproxDP, PureDP
-from .config import DynamicConfig
-from .noise import config_digest
-from .rr_client import (
+from transforms.core.config import DynamicConfig
+from transforms.core.families.rr_client import (
     AtMostK,
     ConstraintExceeded,
     Report,
@@ -54,7 +52,9 @@ from .rr_client import (
     num_symbols,
     symbol_of,
 )
-from .state import envelope, open_envelope, restore, state_class, to_plain
+from transforms.core.foundation.accounting import ApproxDP, PureDP
+from transforms.core.foundation.noise import config_digest
+from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
 
 __all__ = [
     "RROptions",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 
-from .registry import DELETE, INSERT, TickBatch, Update, resolve
+from transforms.core.foundation.entries import DELETE, INSERT, TickBatch, Update, resolve
 
 __all__ = [
     "fold",

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting import Budget
-from .registry import Rejection
-from .state import state_class
+from transforms.core.foundation.accounting import Budget
+from transforms.core.foundation.entries import Rejection
+from transforms.core.foundation.state import state_class
 
 __all__ = ["Answer", "NodeOutput", "TickResult", "EVENTS"]
 

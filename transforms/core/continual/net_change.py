@@ -34,10 +34,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .baselines import ContinualCountRelease
-from .config import DynamicConfig
-from .counters import COUNTER_NAMES
-from .state import state_class
+from transforms.core.config import DynamicConfig
+from transforms.core.continual.baselines import ContinualCountRelease
+from transforms.core.counters import COUNTER_NAMES
+from transforms.core.foundation.state import state_class
 
 __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 

@@ -65,13 +65,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, Scope, compose_sequential
-from .config import DynamicConfig
-from .noise import NoiseSource
-from .outputs import Answer, NodeOutput, TickResult
-from .protocol import ContinualRelease
-from .registry import TickBatch
-from .state import state_class
+from transforms.core.config import DynamicConfig
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, Scope, compose_sequential
+from transforms.core.foundation.entries import TickBatch
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.outputs import Answer, NodeOutput, TickResult
+from transforms.core.foundation.state import state_class
+from transforms.core.protocol import ContinualRelease
 
 __all__ = [
     "most_span",

@@ -24,15 +24,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .accounting import Budget, compose_sequential
-from .config import DynamicConfig
-from .fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
-from .net_change import AUTO, NetChangeOptions, NetChangeRelease
-from .noise import NoiseSource, ReleaseIdentity
-from .outputs import NodeOutput, TickResult
-from .protocol import ContinualRelease
-from .registry import TickBatch
-from .state import state_class
+from transforms.core.config import DynamicConfig
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
+from transforms.core.continual.net_change import AUTO, NetChangeOptions, NetChangeRelease
+from transforms.core.foundation.accounting import Budget, compose_sequential
+from transforms.core.foundation.entries import TickBatch
+from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
+from transforms.core.foundation.outputs import NodeOutput, TickResult
+from transforms.core.foundation.state import state_class
+from transforms.core.protocol import ContinualRelease
 
 __all__ = ["AutoRelease", "AutoOptions", "plan"]
 

@@ -33,13 +33,13 @@ import math
 
 import numpy as np
 
-from .config import DynamicConfig
-from .errors import NoiseProfile
-from .noise import NoiseSource, as_ratio_up
-from .outputs import Answer, NodeOutput, TickResult
-from .partition import InfinitePartitioner, PartitionParams
-from .protocol import ContinualRelease
-from .registry import TickBatch
+from transforms.core.config import DynamicConfig
+from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
+from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.entries import TickBatch
+from transforms.core.foundation.noise import NoiseSource, as_ratio_up
+from transforms.core.foundation.outputs import Answer, NodeOutput, TickResult
+from transforms.core.protocol import ContinualRelease
 
 __all__ = ["SegmentedRelease"]
 

@@ -1,7 +1,7 @@
 """A synthetic orders changelog: the bundled input of ``configs/changelog.yaml``
 and the workload of ``benchmarks/bench_changelog.py``.
 
-``python -m transforms.core.changelog_orders [--out data/changelog_orders.jsonl] [--orders 6000] [--days 90]``
+``python -m transforms.core.families.changelog_orders [--out data/changelog_orders.jsonl] [--orders 6000] [--days 90]``
 
 An order is created (``insert``: status ``placed`` and an amount), then may be
 modified (``upsert``: shipped, delivered, returned; the amount of a return is
@@ -85,7 +85,7 @@ def to_lines(records: list[dict]) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m transforms.core.changelog_orders", description=__doc__.split("\n\n")[0]
+        prog="python -m transforms.core.families.changelog_orders", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--out", default="data/changelog_orders.jsonl")
     ap.add_argument("--orders", type=int, default=6000)

@@ -41,16 +41,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import ZCDP, ApproxDP, Budget, PureDP, Scope, SeriesSplit
-from .config import DynamicConfig, part
-from .errors import NoiseProfile
-from .noise import NoiseSource, as_ratio_up, discrete_laplace
-from .outputs import Answer, NodeOutput, TickResult
-from .partition import geometric_capped
-from .protocol import ContinualRelease
-from .registry import DeletionsRefused, TickBatch
-from .state import state_class
-from .static import LATTICE_BITS
+from transforms.core.config import DynamicConfig, part
+from transforms.core.continual.partition import geometric_capped
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, Scope, SeriesSplit
+from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.entries import DeletionsRefused, TickBatch
+from transforms.core.foundation.noise import NoiseSource, as_ratio_up, discrete_laplace
+from transforms.core.foundation.outputs import Answer, NodeOutput, TickResult
+from transforms.core.foundation.state import state_class
+from transforms.core.protocol import ContinualRelease
+from transforms.core.static.linear import LATTICE_BITS
 
 __all__ = [
     "GrowthTracker",

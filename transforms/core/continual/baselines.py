@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import Scope
-from .config import DynamicConfig, part
-from .counters import COUNTER_NAMES, InfiniteCounter, make_counter
-from .noise import NoiseSource
-from .outputs import Answer, TickResult
-from .protocol import ContinualRelease
-from .registry import TickBatch
-from .segmented import SegmentedRelease
-from .state import state_class
+from transforms.core.config import DynamicConfig, part
+from transforms.core.continual.segmented import SegmentedRelease
+from transforms.core.counters import COUNTER_NAMES, InfiniteCounter, make_counter
+from transforms.core.foundation.accounting import Scope
+from transforms.core.foundation.entries import TickBatch
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.outputs import Answer, TickResult
+from transforms.core.foundation.state import state_class
+from transforms.core.protocol import ContinualRelease
 
 __all__ = ["InsertionOnlyRelease", "TwoStreamBaseline", "ContinualCountRelease", "ContinualCountOptions"]
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import Ledger, PureDP, Scope
-from .noise import NoiseSource, RandomStream, as_ratio_up, discrete_laplace
+from transforms.core.foundation.accounting import Ledger, PureDP, Scope
+from transforms.core.foundation.noise import NoiseSource, RandomStream, as_ratio_up, discrete_laplace
 
 __all__ = [
     "PartitionParams",

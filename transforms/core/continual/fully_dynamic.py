@@ -31,17 +31,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accounting import Budget, Scope
-from .config import DynamicConfig, part, pure_part
-from .counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
-from .errors import NoiseProfile
-from .factorization import KaryTreeCounter, SqrtFactorizationCounter
-from .noise import NoiseSource
-from .outputs import Answer, TickResult
-from .registry import TickBatch
-from .segmented import SegmentedRelease
-from .state import state_class
-from .static import CountMechanism, HistogramMechanism
+from transforms.core.config import DynamicConfig, part, pure_part
+from transforms.core.continual.segmented import SegmentedRelease
+from transforms.core.counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
+from transforms.core.counters.factorization import KaryTreeCounter, SqrtFactorizationCounter
+from transforms.core.foundation.accounting import Budget, Scope
+from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.entries import TickBatch
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.outputs import Answer, TickResult
+from transforms.core.foundation.state import state_class
+from transforms.core.static.linear import CountMechanism, HistogramMechanism
 
 __all__ = ["FullyDynamicRelease", "FullyDynamicOptions", "lowbit", "fenwick_chain", "node_level"]
 

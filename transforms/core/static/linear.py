@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_approx
-from .errors import GAUSSIAN, LAPLACE, NoiseProfile
-from .noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_approx
+from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
+from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
 
 __all__ = [
     "StaticMechanism",

@@ -42,7 +42,7 @@ The protocol (``docs/local_dp.md``):
   number of nodes a window of length B meets: we use the node count). The
   configured budget is the entry's total; each report spends
   ``total / fold`` (:meth:`SurveyDesign.from_total`). The client charges its
-  ledger (``transforms.core.accounting.Ledger``) twice the per-report cost for
+  ledger (``transforms.core.foundation.accounting.Ledger``) twice the per-report cost for
   every node that holds one of its mutations (Thm 5.1's doubling), so the
   ledger reaches the corollary's bound exactly when the entry uses its whole
   constraint, and refuses beyond it.
@@ -123,7 +123,7 @@ def fold(constraint, layers: int = 1, branching: int = 2) -> int:
     """The number of (eps_r, delta_r) reports one entry's guarantee composes
     (Pan Cor. 5.1-5.3): ``2hk`` or ``2 sum_{i<h} (ceil(b / c^i) + 1)``.
 
-    TODO(dedup): transforms/core/changelog.py (issue 16) holds the database-level
+    TODO(dedup): transforms/core/families/changelog.py (issue 16) holds the database-level
     k-fold and MostSpan accounting; these are the entry-level (local) versions."""
     if layers < 1 or branching < 2:
         raise ValueError("layers must be >= 1 and branching >= 2")
@@ -315,7 +315,10 @@ class RRClient:
         self.first_mutation: int | None = None  # the period of the first mutation
         self.ledger = None
         if track_loss:
-            from .accounting import ApproxDP, Ledger, PureDP
+            try:  # copied beside accounting.py, as a device embeds the two files
+                from .accounting import ApproxDP, Ledger, PureDP
+            except ImportError:  # in this project
+                from transforms.core.foundation.accounting import ApproxDP, Ledger, PureDP
 
             f = design.fold
             total = PureDP(f * design.epsilon) if design.delta == 0 else ApproxDP(f * design.epsilon, f * design.delta)

@@ -1,146 +1,14 @@
-"""Continual counters over batched timestamps, each on any static black box.
-
-A counter consumes one *batch* (a histogram over the mechanism's domain, the
-items inserted at that timestamp; ``None`` for an empty timestamp) per step
-and outputs an estimate of ``Q(D_1 + ... + D_t)``, the query answers on all
-items seen so far. Several items per timestamp are allowed.
-
-Neighbouring relation: two batch streams that differ by one item in one batch
-(update-level, as in the seeds). Every release is charged to a ledger
-:class:`~transforms.core.accounting.Scope` *before* its noise is drawn, and
-its noise comes from ``noise.stream(*coords, ...)`` so that a recomputation is
-byte-identical.
-
-Counters (``make_counter`` names):
-
-* ``naive_prefix`` (002, Alg. 1): release M on the whole prefix at every t
-  with budget/T (finite horizon T, sequential composition).
-* ``naive_increments`` (002, Alg. 2): release M on every batch with the full
-  budget (parallel composition over disjoint batches) and sum.
-* ``binary_tree`` (002 BinaryCount; 000 §2.2): dyadic p-sums over horizon T,
-  L = floor(log2 T) + 1 levels, budget/L per node (one node per level holds an
-  item); the prefix is the sum of <= L p-sums.
-* ``honaker``: the same tree releasing every node, with Honaker's bottom-up
-  inverse-variance estimator (post-processing; same privacy, lower variance).
-  Needs an additive (Laplace/Gaussian) black box.
-* ``infinite`` / ``infinite_honaker`` (Chan-Shi-Song; 000 §2.3): time ranges
-  [2^i, 2^(i+1)); M on each finished range with budget/2 (parallel over
-  ranges) plus a tree with T = 2^i inside the current range with budget/2.
-  No horizon.
-* ``sqrt_factorization`` / ``blt`` / ``kary_tree`` (``factorization.py``): the
-  square-root factorization over horizon T and BLT coefficients for a design
-  horizon (unbounded), both with exact lattice noise; a mixed-radix k-ary tree
-  with Honaker's estimate (horizon T).
-
-``error_bound(beta)`` is a valid public (1-beta) bound on the error of the
-latest estimate, simultaneously over all queries: a Chernoff bound on the
-summed noise profile for additive mechanisms, otherwise the union bound over
-the releases summed (000, App. A.2).
-"""
+"""Tree counters (naive, binary tree, Honaker, Chan-Shi-Song infinite) over batched timestamps."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .accounting import Budget, BudgetExceededError, Ledger, Scope
-from .errors import NoiseProfile
-from .noise import NoiseSource
-from .static import StaticMechanism
+from transforms.core.counters.base import ContinualCounter, ctz
+from transforms.core.foundation.accounting import BudgetExceededError, Scope
+from transforms.core.foundation.bounds import NoiseProfile
 
-__all__ = [
-    "ContinualCounter",
-    "NaivePrefixCounter",
-    "NaiveIncrementsCounter",
-    "BinaryTreeCounter",
-    "InfiniteCounter",
-    "make_counter",
-    "COUNTER_NAMES",
-]
-
-
-def _ctz(t: int) -> int:
-    return (t & -t).bit_length() - 1
-
-
-class ContinualCounter:
-    """Base class: state, accounting and error bounds shared by all counters.
-
-    Args:
-      mechanism: the static black box.
-      budget: total budget of the counter (update-level).
-      coords: release-coordinate prefix (stream, mechanism, node, ...).
-      scope: ledger scope to charge; a private ledger with ``budget`` if None.
-    """
-
-    name = "counter"
-    needs_horizon = False
-
-    def __init__(
-        self,
-        mechanism: StaticMechanism,
-        budget: Budget,
-        *,
-        coords: tuple = (),
-        scope: Scope | None = None,
-    ):
-        mechanism.check_budget(budget)
-        self.mechanism = mechanism
-        self.budget = budget
-        self.coords = tuple(coords)
-        self.scope = scope if scope is not None else Ledger(budget, keep_records=False).root
-        self.t = 0
-        self.estimate = np.zeros(mechanism.num_queries)
-        # optional list collecting (coords, cost, values) of every raw release
-        self.release_log: list | None = None
-        self.noiseless = False  # stepped with noise switched off: error bounds are 0
-        # (budget, count, weight) of releases summed into the latest estimate
-        self._terms: list[tuple[Budget, int, float]] = []
-
-    # -- helpers ---------------------------------------------------------------
-    def _batch(self, batch) -> np.ndarray:
-        if batch is None:
-            return np.zeros(self.mechanism.domain_size, dtype=np.int64)
-        return self.mechanism.validate_hist(batch).astype(np.int64)
-
-    def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord) -> np.ndarray:
-        coords = self.coords + tuple(coord)
-        self.noiseless = noise.is_disabled
-        scope.charge(self.mechanism.cost(budget), coords)
-        rel = self.mechanism.release(hist, budget, noise.stream(*coords))
-        values = self.mechanism.answer(rel)
-        if self.release_log is not None:
-            self.release_log.append((coords, rel.cost, values))
-        return values
-
-    def step(self, batch, noise: NoiseSource) -> np.ndarray:
-        """Consume the batch of timestamp t+1 and return the estimate at t+1."""
-        raise NotImplementedError
-
-    # -- error -------------------------------------------------------------------
-    def noise_profile(self) -> NoiseProfile:
-        """Law of the noise of each answer of the latest estimate (additive only)."""
-        if not self.mechanism.additive:
-            raise ValueError(f"{self.mechanism.name} is not additive: no noise profile")
-        return NoiseProfile.sum(self.mechanism.noise_profile(b).scaled(w).times(c) for b, c, w in self._terms)
-
-    def variance(self) -> float:
-        """Variance of each answer of the latest estimate."""
-        return self.noise_profile().variance()
-
-    def error_bound(self, beta: float, n: float | None = None) -> float:
-        """gamma(t, beta): P(max_q |estimate_q - exact_q| > gamma) <= beta.
-
-        ``n`` bounds the size of every released batch (needed by black boxes
-        whose error depends on it, such as PMW). 0 when the noise was switched
-        off (no noise was added)."""
-        if self.t == 0 or not self._terms or self.noiseless:
-            return 0.0
-        if self.mechanism.additive:
-            return self.noise_profile().tail_bound(beta / self.mechanism.num_queries)
-        k = sum(c for _, c, _ in self._terms)
-        return math.fsum(c * abs(w) * self.mechanism.alpha(b, beta / k, n=n) for b, c, w in self._terms)
+__all__ = ["NaivePrefixCounter", "NaiveIncrementsCounter", "BinaryTreeCounter", "InfiniteCounter"]
 
 
 class NaivePrefixCounter(ContinualCounter):
@@ -240,7 +108,7 @@ class BinaryTreeCounter(ContinualCounter):
         self.t += 1
         t = self.t
         b = self._batch(batch)
-        i = _ctz(t)
+        i = ctz(t)
         if self.honaker:
             self._acc += b
             prev_left = self._last.copy()  # latest completed node per level (left children)
@@ -338,50 +206,3 @@ class InfiniteCounter(ContinualCounter):
             return super().noise_profile()
         closed = self.mechanism.noise_profile(self.half).times(self._closed_in_estimate)
         return closed + self._tree_profile
-
-
-COUNTER_NAMES = (
-    "naive_prefix",
-    "naive_increments",
-    "binary_tree",
-    "honaker",
-    "infinite",
-    "infinite_honaker",
-    "sqrt_factorization",
-    "blt",
-    "kary_tree",
-)
-
-
-def make_counter(
-    name: str,
-    mechanism: StaticMechanism,
-    budget: Budget,
-    *,
-    horizon: int | None = None,
-    coords: tuple = (),
-    scope: Scope | None = None,
-) -> ContinualCounter:
-    """Build a counter by name (see module docstring)."""
-    if name not in COUNTER_NAMES:
-        raise ValueError(f"unknown counter {name!r}; choose one of {', '.join(COUNTER_NAMES)}")
-    if name in ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree") and not horizon:
-        raise ValueError(f"counter {name!r} needs a horizon (number of timestamps)")
-    kw = dict(coords=coords, scope=scope)
-    if name == "naive_prefix":
-        return NaivePrefixCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "naive_increments":
-        return NaiveIncrementsCounter(mechanism, budget, **kw)
-    if name in ("binary_tree", "honaker"):
-        return BinaryTreeCounter(mechanism, budget, horizon=horizon, honaker=name == "honaker", **kw)
-    if name == "sqrt_factorization":
-        return SqrtFactorizationCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "blt":  # horizon: the design horizon (None: the default)
-        return BLTCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "kary_tree":
-        return KaryTreeCounter(mechanism, budget, horizon=horizon, **kw)
-    return InfiniteCounter(mechanism, budget, honaker=name == "infinite_honaker", **kw)
-
-
-# registered here, after the base class exists (factorization.py subclasses it)
-from .factorization import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter  # noqa: E402

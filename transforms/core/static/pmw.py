@@ -40,10 +40,16 @@ import math
 
 import numpy as np
 
-from .accounting import ZCDP, ApproxDP, Budget
-from .errors import GAUSSIAN, LAPLACE, NoiseProfile
-from .noise import RandomStream, as_ratio_up, bernoulli_exp_float, discrete_gaussian, discrete_laplace
-from .static import LATTICE_BITS, Release, StaticMechanism, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget
+from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
+from transforms.core.foundation.noise import (
+    RandomStream,
+    as_ratio_up,
+    bernoulli_exp_float,
+    discrete_gaussian,
+    discrete_laplace,
+)
+from transforms.core.static.linear import LATTICE_BITS, Release, StaticMechanism, rho_for_approx
 
 __all__ = ["PMWMechanism", "range_answers"]
 
