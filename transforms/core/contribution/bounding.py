@@ -1,0 +1,184 @@
+"""Contribution bounding for the person unit: admit whole entries, in the total order on updates
+(issue 28, item 2; the argument: ``docs/contribution.md``, "Contribution bounding").
+
+One person's updates (every stream record carries the person id; the id is never released) go
+through :func:`bound_person` in the project's total order (``update_order`` of
+``transforms/common.py``: tick, event time, seq, op rank, item, raw; then the entry id). The
+rule, a pure function of the person's own records:
+
+* an entry is *admitted* at its first insertion if the person has fewer than ``max_entries``
+  admitted entries (in the insertion's window, with ``window``: tumbling windows of that many
+  ticks from tick 1); else it is *refused*, for good;
+* every update of an admitted entry passes (the entry registry then applies its own checks);
+* every update of a refused entry is refused, reason ``contribution_bounded``;
+* an update (upsert, delete) of an entry the person has not inserted is refused, reason
+  ``unknown_entry`` (the registry would refuse it for that reason; refusing it here keeps every
+  accepted update inside an entry admitted by this person's own insertion).
+
+So an entry is never half admitted (an admitted insertion whose deletion is dropped would keep
+the entry alive for ever), the decisions do not depend on the order of lines (the updates are
+sorted first; a person's batches must come in tick order, as the per-tick steps give them), and
+the admission of one person's entries reads nothing but that person's records: adding or
+removing a person changes no other person's admissions, so the neighbouring releases differ
+only in that person's admitted entries, at most ``max_entries`` (per window) of them.
+
+The state of one person is plain data, versioned by its first element:
+``(PERSON_STATE_VERSION, admitted {entry id: window}, refused {entry id: window},
+counts {window: admitted entries})``. Under the person unit the entry registry must key entries
+by (stream, person, entry id): two people's entries never meet.
+
+Nothing here imports Apache Beam.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from transforms.core.foundation.entries import INSERT, Update
+from transforms.core.foundation.state import StateError, state_class
+
+__all__ = [
+    "CONTRIBUTION_BOUNDED",
+    "UNKNOWN_ENTRY",
+    "PERSON_STATE_VERSION",
+    "PersonLimit",
+    "new_person_state",
+    "order_key",
+    "bound_person",
+    "PersonBounder",
+]
+
+CONTRIBUTION_BOUNDED = "contribution_bounded"
+UNKNOWN_ENTRY = "unknown_entry"
+PERSON_STATE_VERSION = 1
+_OP_RANK = {"insert": 0, "upsert": 1, "delete": 2}  # as transforms/common.py's update_order
+
+
+@dataclass(frozen=True)
+class PersonLimit:
+    """``max_entries`` per person, over the whole release or per ``window`` ticks."""
+
+    max_entries: int
+    window: int | None = None
+
+    def __post_init__(self):
+        for name in ("max_entries", "window"):
+            v = getattr(self, name)
+            if v is None and name == "window":
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+
+    def window_of(self, tick: int) -> int:
+        """The window of an entry first inserted at ``tick`` (0 without a window)."""
+        return 0 if self.window is None else (int(tick) - 1) // self.window
+
+
+def new_person_state() -> tuple:
+    """The state of a person with no records yet."""
+    return (PERSON_STATE_VERSION, {}, {}, {})
+
+
+def _check(state) -> tuple:
+    if state is None:
+        return new_person_state()
+    if type(state) is not tuple or len(state) != 4 or state[0] != PERSON_STATE_VERSION:
+        raise StateError(f"not a person state of version {PERSON_STATE_VERSION}: {state!r}")
+    return state
+
+
+def _raw_key(raw):
+    if isinstance(raw, str):
+        return (0, raw, b"")
+    if isinstance(raw, bytes):
+        return (1, "", raw)
+    return (2, repr(raw), b"")
+
+
+def _id_key(entry_id):
+    return (0, entry_id) if isinstance(entry_id, str) else (1, repr(entry_id))
+
+
+def order_key(entry_id, value) -> tuple:
+    """The total order on one person's updates: ``update_order(value)`` (tick, event time, seq,
+    op rank, item, raw) then the entry id. ``value`` is the registry's update tuple
+    ``(tick, seq, op, item, event_time[, raw])``."""
+    item = value[3]
+    return (
+        value[0],
+        value[4],
+        value[1],
+        _OP_RANK.get(value[2], 3),
+        item if isinstance(item, tuple) else (),
+        _raw_key(value[5] if len(value) > 5 else None),
+        _id_key(entry_id),
+    )
+
+
+def bound_person(state, updates, limit: PersonLimit) -> tuple[tuple, list]:
+    """Decide one person's ``updates`` (pairs ``(entry_id, value)``, any order) from ``state``.
+
+    Returns ``(new state, decisions)``: ``decisions`` lists ``(entry_id, value, reason)`` in the
+    total order, ``reason`` None for an accepted update, else ``contribution_bounded`` or
+    ``unknown_entry``. ``state`` is not modified (None: a new person)."""
+    version, admitted, refused, counts = _check(state)
+    admitted, refused, counts = dict(admitted), dict(refused), dict(counts)
+    decisions = []
+    for entry_id, value in sorted(updates, key=lambda u: order_key(u[0], u[1])):
+        if entry_id in admitted:
+            decisions.append((entry_id, value, None))
+            continue
+        if entry_id in refused:
+            decisions.append((entry_id, value, CONTRIBUTION_BOUNDED))
+            continue
+        if value[2] != INSERT:
+            decisions.append((entry_id, value, UNKNOWN_ENTRY))
+            continue
+        w = limit.window_of(value[0])
+        if counts.get(w, 0) < limit.max_entries:
+            counts[w] = counts.get(w, 0) + 1
+            admitted[entry_id] = w
+            decisions.append((entry_id, value, None))
+        else:
+            refused[entry_id] = w
+            decisions.append((entry_id, value, CONTRIBUTION_BOUNDED))
+    return (version, admitted, refused, counts), decisions
+
+
+@state_class("contribution.person_bounder")
+class PersonBounder:
+    """The rule for the in-memory core: one state per person, updates as
+    ``(person, Update)`` pairs of one tick (the core's ``Update`` has no seq, event time or raw
+    record: the order is tick, op rank, item, entry id)."""
+
+    def __init__(self, limit: PersonLimit):
+        self.max_entries = int(limit.max_entries)
+        self.window = limit.window
+        self.persons: dict = {}
+
+    @property
+    def limit(self) -> PersonLimit:
+        return PersonLimit(self.max_entries, self.window)
+
+    def filter_tick(self, tick: int, updates) -> tuple[list[Update], list[tuple[str, object, Update]]]:
+        """``(accepted, refused)``: the accepted updates in their given order (the registry's
+        canonical order) and ``(reason, person, update)`` for the refused ones."""
+        by_person: dict = {}
+        for i, (person, u) in enumerate(updates):
+            # a 7th element (ignored by order_key) carries the update's position
+            by_person.setdefault(person, []).append((u.entry_id, (int(tick), 0, u.op, u.item, float(tick), None, i)))
+        verdict: dict[int, str | None] = {}
+        limit = self.limit
+        for person, keyed in by_person.items():
+            state, decisions = bound_person(self.persons.get(person), keyed, limit)
+            if state[1] or state[2]:  # a person with only unknown-entry updates keeps no state
+                self.persons[person] = state
+            for _, value, reason in decisions:
+                verdict[value[6]] = reason
+        accepted, refused = [], []
+        for i, (person, u) in enumerate(updates):
+            if verdict[i] is None:
+                accepted.append(u)
+            else:
+                refused.append((verdict[i], person, u))
+        return accepted, refused
