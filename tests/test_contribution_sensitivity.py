@@ -362,6 +362,8 @@ def test_calibrated_budget_scales_the_share():
     assert calibrated_budget(PureDP(1.0), 4.0, "laplace").epsilon == pytest.approx(0.25)
     with pytest.raises(ValueError):
         calibrated_budget(PureDP(1.0), 0.5, "laplace")
+    for share in (ZCDP(0.3), PureDP(0.7)):  # multiplier 1: the update-level budget, the same floats
+        assert calibrated_budget(share, 1.0, "gaussian" if isinstance(share, ZCDP) else "laplace") is share
 
 
 def test_group_noise_multiplier_is_todays_entry_calibration():

@@ -271,6 +271,8 @@ def calibrated_budget(share: Budget, multiplier: float, noise: str) -> Budget:
     m = float(multiplier)
     if not m >= 1.0:
         raise ValueError(f"a noise multiplier is >= 1, got {multiplier!r}")
+    if m == 1.0 and (noise == "laplace" or isinstance(share, ZCDP)):
+        return share  # the update level, unchanged: the same floats as today
     shrink = 1 - 1e-15
     if noise == "gaussian":
         rho = share.rho if isinstance(share, ZCDP) else rho_for_approx(share)
