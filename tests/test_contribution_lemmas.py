@@ -122,9 +122,9 @@ COUNT = QuerySet("n", "count")
 def test_predicted_ratios_meet_the_issue_targets_with_one_insertion_per_entry():
     entry = ContributionUnit.entry(3, max_insertions=1)
     person = ContributionUnit.person(4, 3, max_insertions=1)
-    g_entry = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", entry, horizon=DENSE)
+    g_entry = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", entry, horizon=DENSE, rtol=1e-4)
     l_entry = contribution_sensitivity(COUNT, "kary_tree", "laplace", entry, horizon=DENSE)
-    g_person = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", person, horizon=DENSE)
+    g_person = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", person, horizon=DENSE, rtol=1e-4)
     assert g_entry.multiplier == pytest.approx(1.3224, abs=2e-4) and g_entry.multiplier <= 1.5
     assert l_entry.multiplier == 2.0 and l_entry.multiplier <= 2.1
     assert g_person.multiplier == pytest.approx(5.2896, abs=1e-3) and g_person.multiplier <= 6
@@ -138,9 +138,9 @@ def test_reinsertion_costs_the_targets():
     """With the registry as it is (a deleted entry may come back), the count's bounds are those of
     three changes: 1.63x, 3x and 6.52x, above the targets."""
     entry, person = ContributionUnit.entry(3), ContributionUnit.person(4, 3)
-    g_entry = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", entry, horizon=DENSE)
+    g_entry = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", entry, horizon=DENSE, rtol=1e-4)
     l_entry = contribution_sensitivity(COUNT, "kary_tree", "laplace", entry, horizon=DENSE)
-    g_person = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", person, horizon=DENSE)
+    g_person = contribution_sensitivity(COUNT, "sqrt_factorization", "gaussian", person, horizon=DENSE, rtol=1e-4)
     assert g_entry.multiplier == pytest.approx(1.6300, abs=3e-4) and not g_entry.exact
     assert l_entry.multiplier == 3.0 and l_entry.exact
     assert math.isclose(g_person.multiplier, 4 * g_entry.multiplier, rel_tol=1e-12)

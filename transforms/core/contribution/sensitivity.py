@@ -225,6 +225,8 @@ def contribution_sensitivity(
         where = f"{counter}(T={horizon}, {levels} levels)" if counter == "kary_tree" else counter
     else:
         raise ValueError(f"noise must be gaussian or laplace, got {noise!r}")
+    if horizon and counter != "blt":  # a change at or past the horizon never happens
+        pattern = tuple(x for x in pattern if x[0] < int(horizon))
     multiplier = m_entry if entries == 1 else _up(Fraction(m_entry) * entries)
     exact = exact and (unit.kind != "person" or unit.entries_window is None)
     method = (

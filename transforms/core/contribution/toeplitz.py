@@ -54,8 +54,11 @@ __all__ = [
     "DEFAULT_RTOL",
 ]
 
-DEFAULT_RTOL = 1e-4  # certified relative gap of the branch and bound (the bound is never below the truth)
+DEFAULT_RTOL = 1e-3  # certified relative gap of the search (the bound is never below the truth)
 MAX_ROUNDS = 64  # refinement rounds of chain_bound; past them the bound stays valid, only looser
+INITIAL_INTERVALS = 16  # per step, before the refinement
+MAX_WORK = 2_000_000_000  # coefficient products of the search; past them it stops with a valid, looser bound
+TRANSITION_WORK = 1000  # one step of the programme, counted as that many products (its Python cost)
 CROSS_SLACK_FACTOR = 8  # Lemma P: 2 <u, v> <= 2 * 4 * s1 for two disjoint closed visits of one coordinate
 
 
@@ -147,6 +150,7 @@ class _Evaluator:
         self.t = int(model.horizon)
         self.s = np.concatenate([[0], np.cumsum(self.k * self.k)])  # S(n) = s[n]; < 2^44: no overflow
         self.cache: dict[tuple[int, int], int] = {}
+        self.work = 0  # coefficient products so far
 
     def S(self, n: int) -> int:
         return int(self.s[max(n, 0)])
@@ -160,6 +164,7 @@ class _Evaluator:
             else:
                 x = self.k[:n] - self.k[delta : delta + n]
                 v = int(self.s[delta]) + int(np.dot(x, x))
+                self.work += n
             self.cache[key] = v
         return v
 
@@ -211,8 +216,9 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
     worth at most ``F(T - lo_I, hi_I - lo_J)`` (Lemma M), so the programme's value bounds every
     chain whose positions lie in the intervals; intervals whose best chain is bounded below the
     best real pattern found are dropped, the others are halved, until the bound is within
-    ``rtol`` of a real pattern (or every interval is a point: exact). Integer arithmetic
-    throughout. Unbounded (translation invariant, support ``W``): exactly
+    ``rtol`` of a real pattern (or every interval is a point: exact). Past ``MAX_WORK`` the
+    search stops with the smaller of its bound and ``closed * chain(1, closed) + open * n2``
+    (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout. Unbounded (translation invariant, support ``W``): exactly
     ``(2 closed + open) n2``, at the positions ``0, W, 2W, ...`` (no two changes share a row)."""
     closed = int(closed)
     if closed < 0:
@@ -225,7 +231,7 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
     if closed == 0:
         v = ev.S(t) if open_ else 0
         return ChainBound(v, v, (0,), True)
-    layers = [_split((0, t), 64) for _ in range(closed)]
+    layers = [_split((0, t), INITIAL_INTERVALS) for _ in range(closed)]
     best, best_pts = -1, None
     dropped = 0  # the largest bound of a chain through a dropped interval (a real pattern may reach it)
     rounds = 0
@@ -242,6 +248,7 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
                     rarg.append(None)
                     continue
                 bv, bj = None, None
+                ev.work += TRANSITION_WORK * len(layers[i - 1])
                 for j, (plo, _) in enumerate(layers[i - 1]):
                     pv = fwd[i - 1][j]
                     if pv is None or hi < plo:
@@ -280,8 +287,10 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
         if v > best:
             best, best_pts = v, pts
         points = all(lo == hi for layer in layers for lo, hi in layer)
-        if upper <= best * (1 + rtol) or points or rounds > MAX_ROUNDS:
+        if upper <= best * (1 + rtol) or points or rounds > MAX_ROUNDS or ev.work > MAX_WORK:
             upper = max(upper, best, dropped)
+            if upper > best * (1 + rtol):  # stopped early: each closed visit is a pair (Lemma M)
+                upper = min(upper, closed * chain_bound(model, 1, False, rtol).upper + (ev.S(t) if open_ else 0))
             return ChainBound(upper, best, (0, *best_pts), upper <= best * (1 + rtol))
         cut = best  # an interval whose chains cannot beat a real pattern goes
         for i in range(closed):
