@@ -218,8 +218,9 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
     best real pattern found are dropped, the others are halved, until the bound is within
     ``rtol`` of a real pattern (or every interval is a point: exact). Past ``MAX_WORK`` the
     search stops with the smaller of its bound and ``closed * chain(1, closed) + open * n2``
-    (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout. Unbounded (translation invariant, support ``W``): exactly
-    ``(2 closed + open) n2``, at the positions ``0, W, 2W, ...`` (no two changes share a row)."""
+    (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout.
+    Unbounded (translation invariant, support ``W``): exactly ``(2 closed + open) n2``, at the
+    positions ``0, W, 2W, ...`` (no two changes share a row)."""
     closed = int(closed)
     if closed < 0:
         raise ValueError("closed must be >= 0")
