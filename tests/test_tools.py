@@ -80,15 +80,17 @@ def test_fetch_and_the_poms_need_only_the_standard_library():
 # The processes run in a fresh Python: Beam's SubprocessServer keeps a process alive while any server started
 # before it still runs (pipelines/tools/jvm.py), and a test session may hold the Flink job server.
 _SERVICES = r"""
-import json, sys
+import json, sys, tempfile
+from pathlib import Path
 from apache_beam.utils.subprocess_server import pick_port
 from pipelines.tools import jvm
 from pipelines.tools.kafka_tool import reachable
 
 out = {}
 port, grpc_port = pick_port(None, None)
+work = Path(tempfile.mkdtemp())
 http = jvm.start([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], port, "an HTTP server",
-                 ready=lambda: reachable(f"127.0.0.1:{port}"), timeout=30)
+                 ready=lambda: reachable(f"127.0.0.1:{port}"), timeout=30, temp_dirs=(work,))
 out["http_answers"] = reachable(f"127.0.0.1:{port}")
 out["http_address"] = http.address == f"localhost:{port}"
 grpc_server = (
@@ -100,6 +102,7 @@ out["grpc_running"] = rpc.process.poll() is None and reachable(f"127.0.0.1:{grpc
 for service in (http, rpc):
     service.stop()
 out["stopped"] = [s.process.poll() is not None for s in (http, rpc)]
+out["temp_dir_removed"] = not work.exists()
 out["log"] = str(http.log_path)
 print(json.dumps(out))
 """
@@ -110,7 +113,7 @@ def test_services_start_when_they_answer_and_stop():
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["http_answers"] and out["http_address"] and out["grpc_running"]
-    assert out["stopped"] == [True, True]
+    assert out["stopped"] == [True, True] and out["temp_dir_removed"]
     assert "serving" in pathlib.Path(out["log"]).read_text()  # the processes' output went to the log file
 
 
@@ -126,8 +129,11 @@ def test_a_process_that_exits_before_it_answers_is_an_error_with_its_output(tmp_
     log = tmp_path / "out.log"
     cmd = [sys.executable, "-c", "print('cannot bind', flush=True); raise SystemExit(3)"]
     ready = (lambda: False) if probe else None
+    work = tmp_path / "work"
+    work.mkdir()
     with pytest.raises(RuntimeError) as err:
-        jvm.start(cmd, 1, "the test service", ready=ready, log_path=log)
+        jvm.start(cmd, 1, "the test service", ready=ready, log_path=log, temp_dirs=(work,))
+    assert not work.exists()
     message = str(err.value)
     assert message.startswith("the test service ") and str(log) in message
     assert "exited with 3" in message if probe else "failed to start up with error 3" in message

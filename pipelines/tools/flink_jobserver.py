@@ -222,9 +222,12 @@ def start(
         conf["rest.bind-port"] = rest_port[0]
         conf.setdefault("rest.address", "127.0.0.1")
         conf.setdefault("rest.bind-address", "127.0.0.1")
-    flink_conf_dir = flink_conf_dir or Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-conf-"))
+    temp_dirs = [Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))]
+    artifacts = temp_dirs[0]
+    if flink_conf_dir is None:
+        flink_conf_dir = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-conf-"))
+        temp_dirs.append(flink_conf_dir)
     write_flink_conf(flink_conf_dir, conf)
-    artifacts = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))
     cmd = [
         "java",
         "-jar",
@@ -236,7 +239,7 @@ def start(
         f"--artifacts-dir={artifacts}",
         f"--flink-conf-dir={flink_conf_dir}",
     ]
-    service = jvm.start(cmd, port, "the Flink job server", log_path=log_path)
+    service = jvm.start(cmd, port, "the Flink job server", log_path=log_path, temp_dirs=tuple(temp_dirs))
     return JobServer(
         service, f"localhost:{port}", f"localhost:{expansion}", flink_conf_dir, conf, rest_port[0] if rest else None
     )

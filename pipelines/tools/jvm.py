@@ -18,8 +18,10 @@ Only the commands that start a process import this module: ``fetch`` runs with t
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -48,27 +50,35 @@ class _Server(SubprocessServer):
 
 @dataclass
 class Service:
-    """A running process started by Beam: its endpoint (``localhost:PORT``), the file with its output, and the
-    seconds it took to answer. ``stop`` releases it (Beam stops it then, or with the servers started before it)."""
+    """A running process started by Beam: its endpoint (``localhost:PORT``), the file with its output, the seconds
+    it took to answer, and the temporary directories it works in."""
 
     server: SubprocessServer
     process: subprocess.Popen
     address: str
     log_path: Path
     startup_seconds: float
+    temp_dirs: tuple[Path, ...] = ()
 
     def stop(self) -> None:
+        """Release the process: Beam stops it now, or with the servers that ran when it started (above). Its
+        temporary directories go once it has ended (at exit, if it still runs)."""
         self.server.stop()
+        for path in self.temp_dirs:
+            if self.process.poll() is None:
+                atexit.register(shutil.rmtree, path, True)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
 
-    def serve(self, stop: Callable[[], None] | None = None) -> int:
-        """Wait until the process ends or the user interrupts (Ctrl-C), then stop it (``stop``: what stops it and
-        cleans up after it; default :meth:`stop`). For the commands that serve until interrupted."""
+    def serve(self) -> int:
+        """Wait until the process ends or the user interrupts (Ctrl-C), then stop it (the commands that serve
+        until interrupted)."""
         try:
             self.process.wait()
         except KeyboardInterrupt:
             pass
         finally:
-            (stop or self.stop)()
+            self.stop()
         return 0
 
 
@@ -95,10 +105,12 @@ def start(
     ready: Callable[[], bool] | None = None,
     timeout: float = 120.0,
     log_path: Path | str | None = None,
+    temp_dirs: tuple[Path, ...] = (),
 ) -> Service:
     """Start ``cmd``, which serves on ``port``, with Beam's ``SubprocessServer`` and wait until it answers: as a
     gRPC service (Beam's wait) or, given ``ready``, until that probe is true (at most ``timeout`` seconds).
-    Raises ``RuntimeError`` naming ``what``, with the end of its output, when it exits or does not answer."""
+    Raises ``RuntimeError`` naming ``what``, with the end of its output, when it exits or does not answer.
+    ``temp_dirs`` (the process's own temporary directories) are removed when it stops, or fails to start."""
     log = output_log(log_path)
     server = _Server(lambda channel: channel, cmd, port=port)
     t0 = time.perf_counter()
@@ -106,6 +118,7 @@ def start(
         try:
             server.start()
         except RuntimeError as e:
+            _remove(temp_dirs)
             raise RuntimeError(f"{what} did not start ({e}); its output, {log}:\n{_tail(log)}") from None
     else:
         process, _ = server.start_process()
@@ -116,9 +129,15 @@ def start(
                 failure = f"did not answer in {timeout:.0f} s"
             if failure:
                 server.stop()
+                _remove(temp_dirs)
                 raise RuntimeError(f"{what} {failure}; its output, {log}:\n{_tail(log)}")
             time.sleep(0.2)
-    return Service(server, server.process, server.endpoint, log, time.perf_counter() - t0)
+    return Service(server, server.process, server.endpoint, log, time.perf_counter() - t0, tuple(temp_dirs))
+
+
+def _remove(paths) -> None:
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _tail(path: Path, chars: int = 4000) -> str:

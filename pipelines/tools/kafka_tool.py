@@ -40,7 +40,6 @@ package.
 from __future__ import annotations
 
 import argparse
-import atexit
 import base64
 import contextlib
 import hashlib
@@ -184,7 +183,8 @@ def reachable(address: str, timeout: float = 1.0) -> bool:
 
 @dataclass
 class Broker:
-    """A running single-node KRaft broker on 127.0.0.1 (``service``: the process, on Beam's process helpers)."""
+    """A running single-node KRaft broker on 127.0.0.1 (``service``: the process, on Beam's process helpers; its
+    temporary directory goes when it stops)."""
 
     service: Service
     bootstrap_servers: str
@@ -201,13 +201,7 @@ class Broker:
         return self.service.log_path
 
     def stop(self) -> None:
-        """Release the broker; its temporary directory goes once the process has ended (at exit, when it runs on
-        because a server started before it still runs: Beam's shared lifetime, ``pipelines/tools/jvm.py``)."""
         self.service.stop()
-        if self.service.process.poll() is None:
-            atexit.register(shutil.rmtree, self.work_dir, True)
-        else:
-            shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
 def broker_properties(work_dir: Path, port: int, controller: int) -> str:
@@ -258,11 +252,9 @@ def start_broker(jars: Jars, port: int | None = None, timeout: float = 120.0) ->
         raise RuntimeError(f"kafka StorageTool format failed ({fmt.returncode}):\n{fmt.stdout[-2000:]}{fmt.stderr}")
     address = f"127.0.0.1:{port}"
     cmd = ["java", JVM_HEAP, "-jar", str(jars.broker), str(props)]
-    try:
-        service = jvm.start(cmd, port, "the Kafka broker", ready=lambda: reachable(address), timeout=timeout)
-    except RuntimeError:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    # the broker speaks Kafka, not gRPC: wait until its port accepts connections
+    ready = lambda: reachable(address)
+    service = jvm.start(cmd, port, "the Kafka broker", ready=ready, timeout=timeout, temp_dirs=(work,))
     return Broker(service, address, work, jars.tool, jars.broker)
 
 
@@ -436,12 +428,12 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(args, jars: Jars) -> int:
     if args.command == "broker":
         broker = start_broker(jars, port=args.port)
-        what, where, service, stop = "Kafka broker", broker.bootstrap_servers, broker.service, broker.stop
+        what, where, service = "Kafka broker", broker.bootstrap_servers, broker.service
     else:
         service = start_expansion_service(jars, port=args.port)
-        what, where, stop = "KafkaIO expansion service", service.address, service.stop
+        what, where = "KafkaIO expansion service", service.address
     print(f"{what} on {where} (started in {service.startup_seconds:.1f} s); log: {service.log_path}", flush=True)
-    return service.serve(stop)
+    return service.serve()
 
 
 def _on_config(args, jars: Jars) -> None:
