@@ -18,7 +18,7 @@ for them); each pipeline runs ``--repeat`` times, interleaved with the others,
 and the table gives the median, the range, and the ratio run by run.
 
 ``--runner flink``: the same pipelines on Beam's Flink job server with an embedded Flink
-(``pipelines/flink_jobserver.py``, started once by this script; LOOPBACK SDK worker, parallelism 2),
+(``pipelines/tools/flink_jobserver.py``, started once by this script; LOOPBACK SDK worker, parallelism 2),
 batch and ``--streaming``, both reading the file with ReadFromText; one run of each pipeline after a
 warm-up job (the first job on a fresh job server pays the JVM's warm-up). Peak RSS there is the Python
 process's only (the SDK worker); the JVM is not counted.
@@ -248,7 +248,7 @@ def main(argv=None):
 
 def main_flink(args) -> None:
     """DP against the non-private keyed counts on an embedded Flink: same input, one run each."""
-    from pipelines import flink_jobserver
+    from pipelines.tools import flink_jobserver
 
     modes = (args.modes or "flink-batch,flink-streaming").split(",")
     jar = Path(os.environ["DP_DYNAMIC_FLINK_JAR"]) if os.environ.get("DP_DYNAMIC_FLINK_JAR") else None

@@ -4,7 +4,7 @@ options), with the same noise key and release id; releases, node outputs and dea
 for line (as sorted sets of lines: Flink writes 2 shards). Issue 15 item 2; ``tests/test_flink.py`` runs
 the same comparison on the demo's first 3 days in CI, this runs the large one once (about 3 min here).
 
-    DP_DYNAMIC_FLINK_JAR=$(python -m pipelines.flink_jobserver fetch) python benchmarks/flink_equality.py
+    DP_DYNAMIC_FLINK_JAR=$(python3 -m pipelines.tools.flink_jobserver fetch) python benchmarks/flink_equality.py
 
 Prints the counts, whether each output is identical, and both wall times. Exit 1 on any difference.
 """
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jar", default=os.environ.get("DP_DYNAMIC_FLINK_JAR"), help="the job server launcher jar")
     args = ap.parse_args(argv)
     if not args.jar:
-        sys.exit("give --jar or DP_DYNAMIC_FLINK_JAR (python -m pipelines.flink_jobserver fetch)")
+        sys.exit("give --jar or DP_DYNAMIC_FLINK_JAR (python3 -m pipelines.tools.flink_jobserver fetch)")
     from pipelines.demo_data import generate
 
     tmp = Path(tempfile.mkdtemp(prefix="flink-eq-"))

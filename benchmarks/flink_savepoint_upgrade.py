@@ -271,7 +271,7 @@ def main(argv=None) -> int:
         print(job(args.endpoint, args.data, args.sink, args.release_id))
         return 0
     sys.path.insert(0, str(ROOT))
-    from pipelines import flink_jobserver
+    from pipelines.tools import flink_jobserver
 
     jar = os.environ.get("DP_DYNAMIC_FLINK_JAR")
     server = flink_jobserver.start(Path(jar) if jar else flink_jobserver.fetch(), parallelism=2, rest=True)

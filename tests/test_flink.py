@@ -1,6 +1,6 @@
 """The pipelines on a real Flink: Beam's Flink job server (from Maven Central) with an embedded Flink.
 
-One job server for the session (``pipelines.flink_jobserver``); every test compares what Flink released
+One job server for the session (``pipelines.tools.flink_jobserver``); every test compares what Flink released
 with the DirectRunner or the in-memory core, record for record. Skips, saying what is missing, when Java or
 Maven is not installed or the job server cannot be fetched; with ``DP_DYNAMIC_FLINK_JAR`` set (``.ci/run``
 sets it after fetching the jar) a job server that cannot be used is a failure instead. ``docs/flink.md``.
@@ -19,7 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 from test_beam_releases import workload  # the same random update stream
 
-from pipelines import flink_jobserver
+from pipelines.tools import flink_jobserver
 from transforms.core import DynamicConfig, FullyDynamicRelease, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
 from transforms.core.foundation.accounting import as_vector
 from transforms.records import NoiseKey, UpdateRecord

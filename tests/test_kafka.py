@@ -1,5 +1,6 @@
 """Kafka on Flink: a local broker (Maven's ``kafka_2.13``), Beam's Java KafkaIO through an expansion service, and the
-release CLI with a Kafka source and a Kafka sink on an embedded Flink (``pipelines.kafka_tool``, ``docs/kafka.md``).
+release CLI with a Kafka source and a Kafka sink on an embedded Flink (``pipelines.tools.kafka_tool``,
+``docs/kafka.md``).
 
 The configuration tests need no Java. The end-to-end test skips, naming what is missing, without java, javac or
 mvn or when the jars cannot be fetched; with ``DP_DYNAMIC_KAFKA_JAR`` set (``.ci/run`` sets it after fetching) a
@@ -18,8 +19,8 @@ import time
 import pytest
 import yaml
 
-from pipelines import kafka_tool
 from pipelines.config import ConfigError, check_environment, check_kafka_runner, parse_config
+from pipelines.tools import kafka_tool
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY_HEX = bytes(range(32, 64)).hex()
@@ -99,7 +100,9 @@ def test_kafka_config_errors_name_the_key(mutate, message):
 
 
 def test_kafka_needs_a_runner_that_runs_java_and_a_reachable_expansion_service():
-    free = kafka_tool.free_port()  # nothing listens there
+    from apache_beam.utils.subprocess_server import pick_port
+
+    (free,) = pick_port(None)  # nothing listens there
     raw = _kafka_config(expansion_service=f"localhost:{free}")
     raw["sinks"] = [{"type": "file", "path": "/tmp/dp-dynamic-kafka-test-out/"}]
     cfg = parse_config(raw)
@@ -126,32 +129,18 @@ def test_cli_refuses_kafka_on_the_direct_runner(tmp_path):
     assert "needs a runner that runs Java transforms" in proc.stderr
 
 
-def test_publish_orders_by_event_time_and_stamps_records(monkeypatch, tmp_path):
+def test_publish_orders_by_event_time_and_stamps_records(tmp_path):
     """``publish`` frames (timestamp ms, line) in event-time order; a line without a time goes first at 0."""
-    seen = {}
-
-    def fake_tool(jars, *args, stdin=None, timeout=300):
-        seen["args"], seen["stdin"] = args, stdin
-        return b"4\n"
-
-    monkeypatch.setattr(kafka_tool, "_tool", fake_tool)
     data = tmp_path / "in.jsonl"
     data.write_bytes(b'{"time": 2.5, "id": "b"}\n{"time": 1, "id": "a"}\n{not json\n\n{"time": -5, "id": "c"}\n')
-    assert kafka_tool.publish("127.0.0.1:1", "t", str(data)) == 4
-    import struct
-
-    frames, raw = [], seen["stdin"]
-    while raw:
-        ts, n = struct.unpack(">qi", raw[:12])
-        frames.append((ts, raw[12 : 12 + n]))
-        raw = raw[12 + n :]
-    assert frames == [
+    count, frames = kafka_tool.encode_records(str(data))
+    assert count == 4
+    assert kafka_tool.decode_records(frames) == [
         (0, b"{not json"),
         (0, b'{"time": -5, "id": "c"}'),
         (1000, b'{"time": 1, "id": "a"}'),
         (2500, b'{"time": 2.5, "id": "b"}'),
     ]
-    assert seen["args"] == ("publish", "127.0.0.1:1", "t")
 
 
 # --- end to end on Flink -----------------------------------------------------------------------------------
@@ -335,13 +324,14 @@ def test_report_timings():
 def test_fetch_tools_need_only_the_standard_library():
     """``.ci/run`` fetches the Flink and Kafka jars with the system Python, before the venv (and Beam, numpy)
     exist: both tools must import with the standard library alone (``-S``: no site-packages). The Beam
-    transforms live in ``pipelines/kafka_io.py``."""
+    transforms live in ``pipelines/kafka_io.py``, the process handling (Beam's) in ``pipelines/tools/jvm.py``."""
     proc = subprocess.run(
-        [sys.executable, "-S", "-c", "import pipelines.kafka_tool, pipelines.flink_jobserver"],
+        [sys.executable, "-S", "-c", "import pipelines.tools.kafka_tool, pipelines.tools.flink_jobserver"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    proc = subprocess.run([sys.executable, "-S", "-c", "import pipelines.kafka_io"], cwd=ROOT, capture_output=True)
-    assert proc.returncode != 0  # the check can fail: Beam is not importable under -S
+    for beam_module in ("pipelines.kafka_io", "pipelines.tools.jvm"):
+        proc = subprocess.run([sys.executable, "-S", "-c", f"import {beam_module}"], cwd=ROOT, capture_output=True)
+        assert proc.returncode != 0  # the check can fail: Beam is not importable under -S

@@ -16,13 +16,12 @@ next tick, see docs/beam.md). Dataflow and Flink hold the watermark.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
 import os
-import shutil
 import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -37,7 +36,6 @@ from transforms.core.foundation.entries import REASONS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
-EMULATOR = "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator"
 PROJECT = "dp-dynamic-local"  # Beam checks project ids against GCP's pattern
 
 pytestmark = pytest.mark.pubsub
@@ -54,40 +52,33 @@ def _reachable(hostport: str) -> bool:
 
 @pytest.fixture(scope="module")
 def emulator():
+    """``PUBSUB_EMULATOR_HOST`` when it answers (``.ci/run`` starts one), else an emulator of the module's own
+    (``pubsub_tool.running_emulator``, on Beam's process helpers); skips when it is not installed."""
     pubsub = pytest.importorskip("google.cloud.pubsub_v1", reason="google-cloud-pubsub (apache-beam[gcp]) missing")
+    from pipelines.tools import pubsub_tool
+
     host = os.environ.get("PUBSUB_EMULATOR_HOST")
-    proc = None
-    if not host or not _reachable(host):
-        if not Path(EMULATOR).exists() or not shutil.which("java"):
-            pytest.skip(
-                "the Pub/Sub emulator is not installed: install the Debian package "
-                "google-cloud-cli-pubsub-emulator (and Java 17), or set PUBSUB_EMULATOR_HOST"
-            )
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        host = f"127.0.0.1:{port}"
-        proc = subprocess.Popen(
-            [EMULATOR, "--host=127.0.0.1", f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        deadline = time.time() + 60
-        while not _reachable(host):
-            if time.time() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail(f"the Pub/Sub emulator did not start on {host}")
-            time.sleep(0.2)
-    old = os.environ.get("PUBSUB_EMULATOR_HOST")
-    os.environ["PUBSUB_EMULATOR_HOST"] = host
-    try:
+    with contextlib.ExitStack() as stack:
+        if not host or not _reachable(host):
+            missing = pubsub_tool.emulator_missing()
+            if missing:
+                pytest.skip(f"{missing}; or set PUBSUB_EMULATOR_HOST")
+            host = stack.enter_context(pubsub_tool.running_emulator())
+        stack.enter_context(_environment("PUBSUB_EMULATOR_HOST", host))
         yield pubsub
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
     finally:
         if old is None:
-            os.environ.pop("PUBSUB_EMULATOR_HOST", None)
+            os.environ.pop(name, None)
         else:
-            os.environ["PUBSUB_EMULATOR_HOST"] = old
-        if proc is not None:
-            proc.terminate()
-            proc.wait(10)
+            os.environ[name] = old
 
 
 def _topic(pubsub, name):
@@ -318,7 +309,7 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
     th = _publisher(emulator, topic, updates, attrs=lambda d, uid: {"update_id": uid}, extra=[b"\xff\xfe"])
     assert main(["--config", _config(tmp_path, raw), "--duration", "26", "--runner=DirectRunner"]) == 0
     th.join(5)
-    from pipelines.pubsub_tool import pull_subscription
+    from pipelines.tools.pubsub_tool import pull_subscription
 
     releases = pull_subscription(out_sub)
     dead = pull_subscription(dead_sub)
@@ -348,8 +339,8 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
 
 
 def test_pubsub_tool_creates_replays_and_pulls(emulator, tmp_path):
-    from pipelines import pubsub_tool
     from pipelines.config import load_config
+    from pipelines.tools import pubsub_tool
 
     tag = uuid.uuid4().hex[:8]
     raw = _pubsub_config(f"projects/{PROJECT}/subscriptions/upd-{tag}-sub", 0, 1)

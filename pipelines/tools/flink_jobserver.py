@@ -3,20 +3,23 @@
 Maven Central (as these machines reach it) serves no shaded ``beam-runners-flink-*-job-server`` jar for a
 recent Beam release (``docs/flink.md``), but it serves the Flink runner library itself,
 ``org.apache.beam:beam-runners-flink-1.19:2.62.0``, with all its dependencies. The job server is that
-library's ``org.apache.beam.runners.flink.FlinkJobServerDriver``; this module resolves it with Maven
-(cached in ``~/.m2``) and writes a small launcher jar whose manifest names the main class and the
-resolved class path, so that ``java -jar LAUNCHER`` starts the job server and Beam's Python
-``FlinkRunner`` takes it as ``--flink_job_server_jar``.
+library's ``org.apache.beam.runners.flink.FlinkJobServerDriver``: ``fetch`` resolves it with Maven (cached in
+``~/.m2``; :data:`JOB_SERVER`, ``pipelines/tools/maven.py``) and writes a launcher jar naming the main class and
+the resolved class path, so that ``java -jar LAUNCHER`` starts the job server and Beam's Python ``FlinkRunner``
+takes it as ``--flink_job_server_jar``. ``start`` runs it on Beam's process helpers (``pipelines/tools/jvm.py``).
 
 Command line::
 
-    python -m pipelines.flink_jobserver fetch          # resolve (mvn) and print the launcher jar's path
-    python -m pipelines.flink_jobserver serve --port 8099   # job server + embedded Flink until interrupted
-    python -m pipelines.flink_jobserver serve --port 8099 --rest   # and the embedded Flink's REST API
+    python -m pipelines.tools.flink_jobserver fetch          # resolve (mvn) and print the launcher jar's path
+    python -m pipelines.tools.flink_jobserver serve --port 8099   # job server + embedded Flink until interrupted
+    python -m pipelines.tools.flink_jobserver serve --port 8099 --rest   # and the embedded Flink's REST API
 
 Then run a pipeline with ``--runner=FlinkRunner --flink_master=[local] --flink_job_server_jar=JAR``
 (the runner starts and stops its own job server) or, against ``serve``, with ``--runner=PortableRunner
 --job_endpoint=localhost:8099``; both with ``--environment_type=LOOPBACK`` (or ``PROCESS``).
+
+``fetch`` runs with the standard library alone (``.ci/run`` calls it with the system Python, before the venv
+exists); ``start`` and ``serve`` need Beam.
 """
 
 from __future__ import annotations
@@ -24,18 +27,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipelines.tools import maven
+
+if TYPE_CHECKING:
+    from pipelines.tools.jvm import Service
+
+__all__ = ["JOB_SERVER", "JobServer", "fetch", "launcher_path", "missing_prerequisites", "running", "start"]
 
 #: The Beam release of the Java runner (the newest whose Flink runner resolves from Maven Central here).
 BEAM_JAVA_VERSION = "2.62.0"
@@ -45,53 +51,23 @@ FLINK_VERSION = "1.19"
 RUNNER_ARTIFACT = f"org.apache.beam:beam-runners-flink-{FLINK_VERSION}:{BEAM_JAVA_VERSION}"
 LOGGING_ARTIFACT = "org.slf4j:slf4j-jdk14:1.7.30"
 MAIN_CLASS = "org.apache.beam.runners.flink.FlinkJobServerDriver"
-
-
-def m2_repository() -> Path:
-    """The local Maven repository (``MAVEN_REPO`` or ``~/.m2/repository``)."""
-    return Path(os.environ.get("MAVEN_REPO", Path.home() / ".m2" / "repository"))
+#: What ``fetch`` resolves, and the launcher it writes (``~/.m2/repository/dp-dynamic/...``).
+JOB_SERVER = maven.Bundle(
+    name=f"beam-flink-{FLINK_VERSION}-job-server-launcher",
+    version=BEAM_JAVA_VERSION,
+    main_class=MAIN_CLASS,
+    artifacts=(RUNNER_ARTIFACT, LOGGING_ARTIFACT),
+)
 
 
 def launcher_path(repo: Path | None = None) -> Path:
     """Where the launcher jar is cached: inside the local Maven repository, beside what it points to."""
-    repo = repo or m2_repository()
-    name = f"beam-flink-{FLINK_VERSION}-job-server-launcher"
-    return repo / "dp-dynamic" / name / BEAM_JAVA_VERSION / f"{name}-{BEAM_JAVA_VERSION}.jar"
+    return JOB_SERVER.launcher_path(repo)
 
 
 def missing_prerequisites() -> list[str]:
     """The tools the job server needs that are not on ``PATH`` (empty when it can run)."""
-    return [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-
-
-def _pom() -> str:
-    deps = []
-    for coords in (RUNNER_ARTIFACT, LOGGING_ARTIFACT):
-        group, artifact, version = coords.split(":")
-        deps.append(
-            f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-            f"<version>{version}</version></dependency>"
-        )
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-        "<groupId>dp-dynamic</groupId><artifactId>flink-job-server</artifactId><version>1</version>"
-        f"<packaging>pom</packaging><dependencies>{''.join(deps)}</dependencies></project>\n"
-    )
-
-
-def _manifest(main_class: str, class_path: list[str]) -> bytes:
-    """A jar manifest; lines are at most 72 bytes, continued by a leading space."""
-    lines = ["Manifest-Version: 1.0", f"Main-Class: {main_class}", "Class-Path: " + " ".join(class_path)]
-    out = []
-    for line in lines:
-        data = line.encode()
-        out.append(data[:72])
-        data = data[72:]
-        while data:
-            out.append(b" " + data[:71])
-            data = data[71:]
-    return b"\r\n".join(out) + b"\r\n\r\n"
+    return maven.missing_tools("java", "mvn")
 
 
 def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
@@ -100,57 +76,7 @@ def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
     A cached launcher whose class path is all present is returned at once. Raises ``RuntimeError`` with
     Maven's output when the resolution fails (offline, artifact not served).
     """
-    repo = repo or m2_repository()
-    return build_launcher(launcher_path(repo), MAIN_CLASS, _pom(), RUNNER_ARTIFACT, repo, "the Flink job server", quiet)
-
-
-def build_launcher(
-    target: Path, main_class: str, pom: str, what: str, repo: Path, purpose: str, quiet: bool = True
-) -> Path:
-    """Resolve the dependencies of ``pom`` (a Maven project naming ``what``) into ``repo`` with ``mvn
-    dependency:build-classpath`` and write ``target``: a jar whose manifest names ``main_class`` and the resolved
-    class path, so that ``java -jar target`` runs it. Returned at once when ``target`` exists with its whole class
-    path present. Shared by the Flink job server and the Kafka jars (``pipelines/kafka_tool.py``)."""
-    if target.exists() and _class_path_present(target):
-        return target
-    missing = missing_prerequisites()
-    if missing:
-        raise RuntimeError(f"cannot fetch {purpose}: {', '.join(missing)} not found on PATH")
-    with tempfile.TemporaryDirectory(prefix="dp-dynamic-mvn-") as tmp:
-        Path(tmp, "pom.xml").write_text(pom, encoding="utf-8")
-        cp_file = Path(tmp, "classpath.txt")
-        cmd = ["mvn", "-B", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}", f"-Dmaven.repo.local={repo}"]
-        if quiet:
-            cmd.insert(2, "-q")
-        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
-        if proc.returncode != 0 or not cp_file.exists():
-            raise RuntimeError(
-                f"mvn could not resolve {what} (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
-            )
-        jars = [Path(p) for p in cp_file.read_text(encoding="utf-8").strip().split(os.pathsep) if p]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    rel = [Path(os.path.relpath(j, target.parent)).as_posix() for j in jars]
-    tmp_target = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp_target, "w") as zf:
-        zf.writestr("META-INF/MANIFEST.MF", _manifest(main_class, rel))
-    tmp_target.replace(target)
-    return target
-
-
-def _class_path_present(launcher: Path) -> bool:
-    with zipfile.ZipFile(launcher) as zf:
-        text = zf.read("META-INF/MANIFEST.MF").decode().replace("\r\n ", "")
-    for line in text.splitlines():
-        if line.startswith("Class-Path: "):
-            return all((launcher.parent / p).exists() for p in line[len("Class-Path: ") :].split())
-    return False
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return maven.fetch(JOB_SERVER, repo, "the Flink job server", quiet)
 
 
 def write_flink_conf(conf_dir: Path, settings: dict[str, object]) -> Path:
@@ -167,17 +93,24 @@ def write_flink_conf(conf_dir: Path, settings: dict[str, object]) -> Path:
 
 @dataclass
 class JobServer:
-    """A running job server: its process, gRPC job endpoint and log file; with ``rest_port``, the embedded
-    Flink's REST API (jobs, checkpoints, stop with a savepoint) and the Flink configuration it reads."""
+    """A running job server: the process (``service``, on Beam's process helpers), its gRPC job endpoint and
+    the Flink configuration it reads for every job; with ``rest_port``, the embedded Flink's REST API (jobs,
+    checkpoints, stop with a savepoint)."""
 
-    process: subprocess.Popen
+    service: Service
     endpoint: str
     expansion_endpoint: str
-    log_path: Path
-    startup_seconds: float
+    flink_conf_dir: Path
+    flink_conf: dict[str, object]
     rest_port: int | None = None
-    flink_conf_dir: Path | None = None
-    flink_conf: dict[str, object] | None = None
+
+    @property
+    def startup_seconds(self) -> float:
+        return self.service.startup_seconds
+
+    @property
+    def log_path(self) -> Path:
+        return self.service.log_path
 
     def options(self, *extra: str) -> list[str]:
         """Pipeline options that submit to this job server with an in-process (LOOPBACK) SDK worker."""
@@ -187,13 +120,7 @@ class JobServer:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        self.service.stop()
 
     # --- the embedded Flink's REST API (needs ``start(..., rest=True)``) ---
 
@@ -262,8 +189,6 @@ class JobServer:
         remote master), but the job server reads its Flink configuration for every job, and
         ``execution.savepoint.path`` there restores. Call it again with None once the job runs.
         """
-        if self.flink_conf_dir is None or self.flink_conf is None:
-            raise RuntimeError("this job server was started without a Flink configuration (start(..., rest=True))")
         conf = dict(self.flink_conf)
         if savepoint is not None:
             conf["execution.savepoint.path"] = savepoint
@@ -276,31 +201,33 @@ def start(
     parallelism: int = 2,
     log_path: Path | None = None,
     flink_conf_dir: Path | None = None,
-    timeout: float = 120.0,
     rest: bool = False,
     flink_conf: dict[str, object] | None = None,
 ) -> JobServer:
-    """Start the job server with an embedded Flink (``--flink-master=[local]``) and wait until it listens.
+    """Start the job server with an embedded Flink (``--flink-master=[local]``) and wait until its job service
+    answers (Beam's ``SubprocessServer``, ``pipelines/tools/jvm.py``; ``log_path``: where its output goes).
 
-    ``rest=True`` (or ``flink_conf``) gives it a Flink configuration directory of its own: with ``rest``,
-    ``rest.bind-port`` on a free port, so that ``JobServer.rest`` reaches the embedded cluster's REST API
-    (jobs, checkpoints, stop with savepoint), and ``JobServer.restore_next_job_from`` can set a savepoint.
+    The job server gets a Flink configuration directory of its own (``parallelism.default``, ``flink_conf``),
+    which ``JobServer.restore_next_job_from`` can point at a savepoint; with ``rest``, ``rest.bind-port`` on a
+    free port, so that ``JobServer.rest`` reaches the embedded cluster's REST API (jobs, checkpoints, stop with
+    savepoint).
     """
-    port = port or free_port()
-    rest_port = None
-    if rest or flink_conf is not None:
-        flink_conf = dict(flink_conf or {})
-        if rest:
-            rest_port = free_port()
-            flink_conf["rest.bind-port"] = rest_port
-            flink_conf.setdefault("rest.address", "127.0.0.1")
-            flink_conf.setdefault("rest.bind-address", "127.0.0.1")
-        if flink_conf_dir is None:
-            flink_conf_dir = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-conf-"))
-        write_flink_conf(flink_conf_dir, flink_conf)
-    expansion = free_port()
-    artifacts = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))
-    log_path = log_path or Path(tempfile.mkstemp(prefix="dp-dynamic-flink-jobserver-", suffix=".log")[1])
+    from apache_beam.utils.subprocess_server import pick_port
+
+    from pipelines.tools import jvm
+
+    port, expansion, *rest_port = pick_port(port, None, *([None] if rest else []))
+    conf = {"parallelism.default": parallelism, **(flink_conf or {})}
+    if rest:
+        conf["rest.bind-port"] = rest_port[0]
+        conf.setdefault("rest.address", "127.0.0.1")
+        conf.setdefault("rest.bind-address", "127.0.0.1")
+    temp_dirs = [Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-artifacts-"))]
+    artifacts = temp_dirs[0]
+    if flink_conf_dir is None:
+        flink_conf_dir = Path(tempfile.mkdtemp(prefix="dp-dynamic-flink-conf-"))
+        temp_dirs.append(flink_conf_dir)
+    write_flink_conf(flink_conf_dir, conf)
     cmd = [
         "java",
         "-jar",
@@ -310,35 +237,11 @@ def start(
         "--artifact-port=0",
         f"--expansion-port={expansion}",
         f"--artifacts-dir={artifacts}",
+        f"--flink-conf-dir={flink_conf_dir}",
     ]
-    if flink_conf_dir is not None:
-        cmd.append(f"--flink-conf-dir={flink_conf_dir}")
-    env = dict(os.environ)
-    env.setdefault("FLINK_DEFAULT_PARALLELISM", str(parallelism))
-    t0 = time.perf_counter()
-    log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - owned by the process for its life
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the Flink job server exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"the Flink job server did not listen on {port} in {timeout} s") from None
-            time.sleep(0.2)
+    service = jvm.start(cmd, port, "the Flink job server", log_path=log_path, temp_dirs=tuple(temp_dirs))
     return JobServer(
-        proc,
-        f"localhost:{port}",
-        f"localhost:{expansion}",
-        log_path,
-        time.perf_counter() - t0,
-        rest_port,
-        flink_conf_dir,
-        flink_conf,
+        service, f"localhost:{port}", f"localhost:{expansion}", flink_conf_dir, conf, rest_port[0] if rest else None
     )
 
 
@@ -353,7 +256,7 @@ def running(jar: Path | None = None, **kwargs) -> Iterator[JobServer]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipelines.flink_jobserver", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pipelines.tools.flink_jobserver", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("fetch", help="resolve the job server with Maven (cached in ~/.m2); print the launcher jar")
     serve = sub.add_parser("serve", help="run the job server with an embedded Flink until interrupted")
@@ -372,20 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fetch":
         print(jar)
         return 0
-    server = start(jar, port=args.port, rest=args.rest)
+    try:
+        server = start(jar, port=args.port, rest=args.rest)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(f"job server on {server.endpoint} (started in {server.startup_seconds:.1f} s); log: {server.log_path}")
     if server.rest_port is not None:
-        print(
-            f"Flink REST API (while a job runs): http://127.0.0.1:{server.rest_port}; "
-            f"Flink configuration: {server.flink_conf_dir}/flink-conf.yaml"
-        )
-    try:
-        server.process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
+        print(f"Flink REST API (while a job runs): http://127.0.0.1:{server.rest_port}", flush=True)
+    print(f"Flink configuration: {server.flink_conf_dir}/flink-conf.yaml", flush=True)
+    return server.service.serve()
 
 
 if __name__ == "__main__":
