@@ -20,10 +20,11 @@ from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["build_pipeline", "parse_line", "stream_spec", "write_outputs", "PROGRESS"]
+__all__ = ["build_pipeline", "parse_line", "stream_spec", "write_outputs", "PROGRESS", "PROGRESS_EVERY"]
 
 #: progress lines of long runs (counts only, never payloads); the CLI shows them on stderr
 PROGRESS = logging.getLogger("dp_dynamic.progress")
+PROGRESS_EVERY = 100_000  # records read by a worker between two progress lines
 
 
 class _ParseFn(beam.DoFn):
@@ -38,8 +39,6 @@ class _ParseFn(beam.DoFn):
     id, for :class:`_DropDuplicatesFn`."""
 
     DEAD = "dead_letters"
-
-    PROGRESS_EVERY = 100_000
 
     def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None):
         self.cfg = cfg
@@ -61,7 +60,7 @@ class _ParseFn(beam.DoFn):
     def process(self, element):
         self.read.inc()
         self.seen += 1
-        if self.seen % self.PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
+        if self.seen % PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
             PROGRESS.info("records read by this worker: %d", self.seen)
         if self.parser is None:
             self.setup()
@@ -178,6 +177,12 @@ def write_outputs(cfg, outputs: dict, avro: bool = True) -> list[str]:
                 continue
             records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
             written.append(
-                sink.write(records, name, label=f"{name}{i}", streaming=cfg.streaming, schema=OUTPUTS[name][0] if avro else None)
+                sink.write(
+                    records,
+                    name,
+                    label=f"{name}{i}",
+                    streaming=cfg.streaming,
+                    schema=OUTPUTS[name][0] if avro else None,
+                )
             )
     return written

@@ -34,9 +34,7 @@ def _queries(value):
 
 def _sinks(value):
     if not isinstance(value, list) or not value:
-        raise issue(
-            f"must be a non-empty list such as [{{type: file, path: output/}}] (or omit it); got {value!r}"
-        )
+        raise issue(f"must be a non-empty list such as [{{type: file, path: output/}}] (or omit it); got {value!r}")
     return value
 
 
@@ -81,9 +79,7 @@ class PipelineConfig(Section):
     @model_validator(mode="after")
     def _across_sections(self):
         if self.profile == "paper" and self.rho is not None:
-            raise issue(
-                "paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile"
-            )
+            raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
         self.source.check_config(self)
         for i, sink in enumerate(self.sinks):
             sink.check_config(self, i)

@@ -57,9 +57,7 @@ def _delta(v) -> float:
 
 def _release_id(v) -> str | None:
     if v is not None and (not isinstance(v, str) or not RELEASE_ID.fullmatch(v)):
-        raise issue(
-            f"must be 8 to 128 letters, digits, '_', '.' or '-' (omit it for a new release); got {v!r}"
-        )
+        raise issue(f"must be 8 to 128 letters, digits, '_', '.' or '-' (omit it for a new release); got {v!r}")
     return v
 
 
@@ -157,9 +155,9 @@ class TimeConfig(Section):
     ] = 60.0
     ticks: Annotated[bool, BeforeValidator(flag)] = False
     allowed_lateness: Annotated[float, BeforeValidator(span)] = 0.0
-    late_policy: Annotated[
-        Literal["current", "dead_letter"], BeforeValidator(lambda v: choice(v, LATE_POLICIES))
-    ] = "current"
+    late_policy: Annotated[Literal["current", "dead_letter"], BeforeValidator(lambda v: choice(v, LATE_POLICIES))] = (
+        "current"
+    )
     origin: Annotated[float | None, WithJsonSchema(TIME_SCHEMA)] = None
     end: Annotated[float | None, WithJsonSchema(TIME_SCHEMA | {"description": "with ticks: the last tick"})] = None
 
@@ -203,9 +201,7 @@ class StreamsConfig(Section):
 
     EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
 
-    field: Annotated[
-        str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))
-    ] = None
+    field: Annotated[str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))] = None
     keys: tuple[str, ...] = ()
 
     @classmethod

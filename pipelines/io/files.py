@@ -6,6 +6,7 @@ sink (JSON lines or Avro under ``path``, dead letters and the manifest under ``c
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import hashlib
 import json
@@ -376,7 +377,9 @@ def write_files(records, base: str, name: str, label: str, streaming: bool, wind
         accumulation_mode=trigger.AccumulationMode.DISCARDING,
         allowed_lateness=Duration(seconds=_STREAM_FILE_LATENESS),
     )
-    file_sink = AvroFileSink(schema(avro)) if avro else JsonFileSink()
+    # a factory, not a FileSink: WriteToFiles remakes a FileSink instance with its class and no arguments
+    # (Beam 2.62 fileio._get_sink_fn), which dropped the Avro schema
+    file_sink = functools.partial(_avro_sink, schema(avro)) if avro else JsonFileSink
     windowed | f"Write{label}" >> fileio.WriteToFiles(
         path=base, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
     )
@@ -411,6 +414,10 @@ class JsonFileSink(fileio.FileSink):
 
     def flush(self):
         self._fh.flush()
+
+
+def _avro_sink(avro_schema: dict, destination) -> AvroFileSink:
+    return AvroFileSink(avro_schema)
 
 
 class AvroFileSink(fileio.FileSink):

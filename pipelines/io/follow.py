@@ -197,5 +197,7 @@ class FollowSource(Source):
         return Elements(
             p
             | "FollowFiles"
-            >> ReadFollowing(self.path, time_of=json_time(cfg.time_field), max_disorder_seconds=self.max_disorder_seconds)
+            >> ReadFollowing(
+                self.path, time_of=json_time(cfg.time_field), max_disorder_seconds=self.max_disorder_seconds
+            )
         )

@@ -21,9 +21,7 @@ __all__ = ["PubsubSource", "PubsubSink", "PubsubQueries", "DedupKey", "source_to
 
 Subscription = Annotated[str, BeforeValidator(subscription)]
 Topic = Annotated[str | None, BeforeValidator(topic)]
-Attribute = Annotated[
-    str | None, BeforeValidator(lambda v: v if isinstance(v, str) and v else _bad_attribute(v))
-]
+Attribute = Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) and v else _bad_attribute(v))]
 
 
 def _bad_attribute(v):
@@ -161,9 +159,11 @@ class PubsubQueries(Section):
     subscription: Annotated[
         str,
         BeforeValidator(
-            lambda v: v
-            if isinstance(v, str) and _subscription_ok(v)
-            else _raise(f"must be projects/PROJECT/subscriptions/NAME; got {v!r}")
+            lambda v: (
+                v
+                if isinstance(v, str) and _subscription_ok(v)
+                else _raise(f"must be projects/PROJECT/subscriptions/NAME; got {v!r}")
+            )
         ),
     ]
 
