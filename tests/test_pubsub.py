@@ -474,8 +474,15 @@ def test_local_dp_collector_from_pubsub_equals_in_memory(emulator, tmp_path, cap
 
 
 def _demo_head(tmp_path, seconds: float) -> str:
-    """The demo's first ``seconds`` of event time (a file to publish)."""
-    lines = [ln for ln in (ROOT / "data" / "demo.jsonl").read_text().splitlines() if json.loads(ln)["time"] < seconds]
+    """The demo's first ``seconds`` of event time (a file to publish; its bad lines, at time 0, too)."""
+
+    def early(line: str) -> bool:
+        try:
+            return float(json.loads(line)["time"]) < seconds
+        except (ValueError, KeyError, TypeError):
+            return True
+
+    lines = [ln for ln in (ROOT / "data" / "demo.jsonl").read_text().splitlines() if early(ln)]
     path = tmp_path / "demo_head.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return str(path)
