@@ -114,8 +114,8 @@ def check_cli_args(beam_args: list[str]) -> None:
         known = set(options.get_all_options())
         unknown = set(options.get_all_options(retain_unknown_options=True)) - known
     for arg in beam_args:
+        name = arg.split("=", 1)[0]
         if _dest(arg) in unknown:
-            name = arg.split("=", 1)[0]
             flags = list(_OUR_FLAGS) + sorted("--" + d for d in known)
             close = difflib.get_close_matches(name, flags, n=1, cutoff=0.75)
             hint = f" (did you mean {close[0]}?)" if close else ""
@@ -123,6 +123,11 @@ def check_cli_args(beam_args: list[str]) -> None:
                 f"unknown argument {name}{hint}: not an option of this CLI ({', '.join(_OUR_FLAGS)}) nor a Beam "
                 "pipeline option"
             )
+        with _quiet_beam_options():
+            set_by_it = set(PipelineOptions([arg]).get_all_options(drop_default=True))
+        longer = sorted(d for d in set_by_it if d != _dest(arg) and d.startswith(_dest(arg)))
+        if longer and _dest(arg) not in set_by_it:  # argparse took an abbreviation for a longer option
+            raise ConfigError(f"unknown argument {name} (did you mean --{longer[0]}?): give Beam options in full")
 
 
 def _split_values(args: list[str]) -> list[str]:

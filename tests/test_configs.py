@@ -183,3 +183,23 @@ def test_bundled_config_runs_through_the_readme_command(tmp_path, name):
     releases = releases_under(tmp_path / "output")
     assert releases, proc.stdout[-2000:]
     assert "releases written:" in proc.stdout
+
+
+def test_cli_flags_are_pipeline_options_and_unknown_or_abbreviated_flags_are_refused():
+    """The CLI's own flags are declared as a Beam ``PipelineOptions`` subclass (so Beam knows them); every other
+    argument must be a Beam option, given in full: found through Beam's public options API, not its private
+    argument parser."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.release import ReleaseOptions, check_cli_args
+
+    opts = PipelineOptions(["--config=c.yaml", "--release-id=r-12345678", "--origin=5"]).view_as(ReleaseOptions)
+    assert (opts.config, opts.release_id, opts.origin) == ("c.yaml", "r-12345678", 5.0)
+    check_cli_args(["--runner=FlinkRunner", "--flink_master=[local]", "--parallelism=2", "--streaming"])
+    for bad, hint in (("--runn=DirectRunner", "--runner"), ("--confg=x.yaml", "--config"), ("--paralelism=2", None)):
+        with pytest.raises(ConfigError) as e:
+            check_cli_args([bad])
+        assert str(e.value).startswith(f"unknown argument {bad.split('=')[0]}")
+        assert hint is None or f"(did you mean {hint}?)" in str(e.value)
+    with pytest.raises(ConfigError, match="unexpected argument 'configs/demo.yaml'"):
+        check_cli_args(["configs/demo.yaml"])
