@@ -28,37 +28,49 @@ from transforms.local_dp import CollectRandomizedResponses, ReportParser, releas
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["check_local_dp", "build_collector", "run_collector"]
+__all__ = ["check_local_dp", "build_collector", "run_collector", "report_parser", "parse_reports"]
+
+
+def report_parser(cfg: PipelineConfig, csv_header=None) -> ReportParser:
+    """The parser of the configured collector's reports (its histogram query's domain is the answer domain)."""
+    return ReportParser(cfg.time_field, cfg.queries[0].domain, cfg.stream_field, csv_header)
+
+
+def parse_reports(parser: ReportParser, element) -> list[tuple[str | None, object]]:
+    """``(None, ReportRecord)`` or ``(reason, the report as received)`` for each report of one input element:
+    a Pub/Sub message may carry several, one JSON object per line (a gateway's batch; each line is parsed, and
+    dead-lettered, on its own, with the message's attributes). Files are read a line at a time already."""
+    out = []
+    for one in _reports_of(element):
+        reason, rec = parser.parse(one)
+        if reason:
+            out.append((reason, (one.data, one.attributes) if hasattr(one, "data") else one))
+        else:
+            out.append((None, rec))
+    return out
 
 
 class _ParseReportFn(beam.DoFn):
     DEAD = "dead_letters"
 
     def __init__(self, cfg: PipelineConfig, csv_header=None):
-        q = cfg.queries[0]
-        self.args = (cfg.time_field, q.domain, cfg.stream_field, csv_header)
+        self.cfg, self.csv_header = cfg, csv_header
         self.read = Metrics.counter(NAMESPACE, "records_read")
 
     def setup(self):
-        self.parser = ReportParser(*self.args)
+        self.parser = report_parser(self.cfg, self.csv_header)
 
     def process(self, element):
-        for one in _reports_of(element):
+        for reason, value in parse_reports(self.parser, element):
             self.read.inc()
-            reason, rec = self.parser.parse(one)
             if reason:
                 Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-                raw = (one.data, one.attributes) if hasattr(one, "data") else one
-                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, raw, "parse", None))
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, value, "parse", None))
                 continue
-            yield beam.window.TimestampedValue(rec, rec.event_time)
+            yield beam.window.TimestampedValue(value, value.event_time)
 
 
 def _reports_of(element):
-    """The reports of one input element: a Pub/Sub message may carry several,
-    one JSON object per line (a gateway's batch; each line is parsed, and
-    dead-lettered, on its own, with the message's attributes). Files are read
-    a line at a time already."""
     data = getattr(element, "data", None)
     if not isinstance(data, (bytes, bytearray)) or b"\n" not in data.strip():
         return (element,)

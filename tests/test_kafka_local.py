@@ -40,6 +40,7 @@ def _skip(message: str):
 
 def _port_free(port: int) -> bool:
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the JVM's server sockets: TIME_WAIT is free
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
