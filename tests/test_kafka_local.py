@@ -108,17 +108,14 @@ def test_kafka_local_config_runs_through_the_readme_command(services, tmp_path):
         f"--flink_job_server_jar={jars.runner}",
         "--environment_type=LOOPBACK",
         "--parallelism=2",
-        "--duration=300",  # then the CLI cancels the job, prints its summary and exits (0)
+        "--duration=200",  # then the CLI cancels the job, prints its summary and exits (0)
     ]
     log = tmp_path / "cli.log"
     env = dict(os.environ, DP_NOISE_KEY=KEY_HEX)
     with open(log, "w") as out:
         run = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
     try:
-        records = []
-        while len(records) < expected and run.poll() is None:
-            records = kafka_tool.consume(servers, sink["topic"], expected, 10, jars)
-        run.wait(240)
+        run.wait(600)  # the job's start (a minute or more on the shared cores), --duration, the summary
     finally:
         if run.poll() is None:
             run.send_signal(signal.SIGINT)
