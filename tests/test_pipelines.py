@@ -21,7 +21,7 @@ _TOPIC = "projects/dp-dynamic-local/topics/releases"
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "configs").glob("*.yaml")))
 def test_bundled_configs_are_valid(name):
     cfg = load_config(ROOT / "configs" / name)
-    assert cfg.streaming == name.startswith("pubsub")
+    assert cfg.streaming == name.startswith(("pubsub", "kafka"))
 
 
 def test_demo_config_is_valid():
