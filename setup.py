@@ -26,10 +26,14 @@ setup(
         "numpy>=1.24",
         "fastavro>=1.9",
         "PyYAML>=6.0",
+        # the configuration's models and JSON Schema (pipelines/config/, pipelines/io/); already brought in by
+        # apache-beam[gcp] (google-cloud-aiplatform), declared because we use it directly
+        "pydantic>=2.6,<3",
         "matplotlib>=3.8",
     ],
     extras_require={
         "test": [
+            "jsonschema>=4.18",  # tests/test_configs.py validates configs/ against the published JSON Schema
             "pytest>=8",
             "pytest-xdist>=3.5",  # the suite runs on two workers (pyproject.toml addopts): 8 min, not 14
             "hypothesis>=6.100",

@@ -1,6 +1,6 @@
 """Input elements -> :class:`~transforms.records.UpdateRecord` or a rejection
 reason, for every source format. Pure Python (no Beam): the pipeline's parse
-step (``pipelines.release._ParseFn``), the tests and the tools share it.
+step (``pipelines.wiring``), the tests and the tools share it.
 
 It never raises on data: whatever arrives (bytes that are not UTF-8, JSON that
 is not an object, a time that is NaN, 1e400 or a date in the year 90000, an
@@ -25,9 +25,55 @@ from transforms.core.foundation.entries import OPS
 from transforms.records import UpdateRecord
 from transforms.spec import event_time_ok
 
-__all__ = ["Parsed", "RecordParser", "PubsubElement", "safe_json", "attribute_time", "raw_fields"]
+__all__ = ["Parsed", "RecordParser", "PubsubElement", "safe_json", "attribute_time", "raw_fields", "encode_detail"]
 
 SEQ_RANGE = (-(2**63), 2**63 - 1)  # seq orders an entry's updates; Beam encodes it as a 64-bit varint
+SUM_BUCKETS = 101  # pipelines.config.queries: a sum's values are rounded to 101 levels in [lower, upper]
+
+
+def encode_detail(query, record) -> tuple[int | None, str | None, bool]:
+    """``(domain index, None, clamped)`` or ``(None, reason, False)`` of one record's item fields for one
+    configured query (:class:`~pipelines.config.QueryConfig`); ``reason`` is a dead-letter reason
+    (``missing_field``, ``not_in_domain``, ``bad_value``); ``clamped``: a sum value outside ``[lower, upper]``
+    that was clamped (counted, never logged)."""
+    if query.type == "count":
+        return 0, None, False
+    if not isinstance(record, dict) or query.field not in record:
+        return None, "missing_field", False
+    value = record.get(query.field)
+    if query.type == "histogram":
+        for i, d in enumerate(query.domain):
+            if type(value) is type(d) and value == d:
+                return i, None, False
+        # CSV gives strings (and JSON numbers may be written 1 or 1.0): match by text
+        if isinstance(value, (str, int, float)):
+            text = _domain_text(value)
+            for i, d in enumerate(query.domain):
+                if _domain_text(d) == text:
+                    return i, None, False
+        return None, "not_in_domain", False
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None, "bad_value", False
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None, "bad_value", False
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond the float range
+        return None, "bad_value", False
+    if not math.isfinite(value):
+        return None, "bad_value", False
+    clamped = min(max(value, query.lower), query.upper)
+    index = int(round((clamped - query.lower) / (query.upper - query.lower) * (SUM_BUCKETS - 1)))
+    return index, None, clamped != value
+
+
+def _domain_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 class PubsubElement(NamedTuple):
@@ -138,13 +184,16 @@ class RecordParser:
       timestamp_attribute: Pub/Sub: the event time comes from this attribute.
       max_future_seconds: Pub/Sub: an event time more than this past the
         message's publish time is rejected (``too_far_in_future``).
+      dedup_field: the record field that names an update (``source.dedup``;
+        default: the configured source's).
     """
 
-    def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None):
+    def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None, dedup_field=None):
         self.cfg = cfg
         self.csv_header = None if csv_header is None else tuple(csv_header)
         self.timestamp_attribute = timestamp_attribute
         self.max_future_seconds = max_future_seconds
+        self.dedup_field = dedup_field if dedup_field is not None else cfg.source.dedup_field
         self.fixed = {cfg.time_field, "op", "id", "seq", cfg.stream_field, "stream"}
 
     # -- decoding ------------------------------------------------------------
@@ -277,7 +326,7 @@ class RecordParser:
                 return reject("malformed")
             idx = []
             for q in self.cfg.queries:
-                v, reason, was_clamped = q.encode_detail(fields)
+                v, reason, was_clamped = encode_detail(q, fields)
                 if reason:
                     return reject(reason)
                 if was_clamped:
@@ -285,8 +334,8 @@ class RecordParser:
                 idx.append(v)
             item = tuple(idx)
         dedup_key = None
-        if self.cfg.dedup_field:
-            uid = d.get(self.cfg.dedup_field)
+        if self.dedup_field:
+            uid = d.get(self.dedup_field)
             if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
                 dedup_key = "f:" + str(uid)[:256]
             else:

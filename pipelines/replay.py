@@ -106,10 +106,7 @@ def main(argv=None) -> int:
 
             cfg = load_config(args.config)
             time_field, ts_attr = cfg.time_field, cfg.timestamp_attribute
-            if cfg.source_type == "file" and cfg.source_format == "csv":
-                from pipelines.config import csv_header_of, source_files
-
-                header = csv_header_of(source_files(cfg.source_path)[0])
+            header = cfg.source.replay_header()
         dead = read_dead_letters(args.dead_letters)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)

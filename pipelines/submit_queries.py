@@ -100,12 +100,6 @@ def answer_dict(cfg: PipelineConfig, a: QueryAnswerRecord) -> dict:
     }
 
 
-def _topic_of(subscription: str) -> str:
-    from pipelines.pubsub_tool import source_topic
-
-    return source_topic(subscription)
-
-
 def submit(cfg: PipelineConfig, query: dict) -> str:
     """Append (file) or publish (pubsub) one query; returns where it went."""
     reason, _ = parse_query(cfg, query)
@@ -113,17 +107,7 @@ def submit(cfg: PipelineConfig, query: dict) -> str:
         raise ValueError(f"the query is not valid: {reason}")
     if cfg.queries_source is None:
         raise ValueError("the configuration has no queries_source")
-    kind, where = cfg.queries_source
-    line = json.dumps(query)
-    if kind == "file":
-        with open(where, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
-        return where
-    from google.cloud import pubsub_v1
-
-    topic = _topic_of(where)
-    pubsub_v1.PublisherClient().publish(topic, line.encode()).result(timeout=60)
-    return topic
+    return cfg.queries_source.submit(json.dumps(query))
 
 
 # ---------------------------------------------------------------------------
@@ -202,18 +186,14 @@ if __name__ == "__main__":
 
 
 # ---------------------------------------------------------------------------
-# in the pipeline (pipelines.release): read and parse the queries
+# in the pipeline (pipelines.wiring): read and parse the queries
 # ---------------------------------------------------------------------------
 
 
 def read_queries(p, cfg: PipelineConfig):
     """The configured ``queries_source`` as (QueryRecords timestamped at their
     event time, dead letters of the queries that do not parse)."""
-    kind, where = cfg.queries_source
-    if kind == "file":
-        lines = p | "ReadQueries" >> beam.io.ReadFromText(where, coder=beam.coders.BytesCoder())
-    else:
-        lines = p | "ReadQueriesPubSub" >> beam.io.ReadFromPubSub(subscription=where)
+    lines = cfg.queries_source.read(p)  # the registry's queries source (pipelines.io)
     parsed = lines | "ParseQueries" >> beam.ParDo(_ParseQueriesFn(cfg)).with_outputs("dead_letters", main="queries")
     return parsed.queries, parsed.dead_letters
 

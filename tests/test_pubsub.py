@@ -22,6 +22,8 @@ import json
 import math
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -461,3 +463,54 @@ def test_local_dp_collector_from_pubsub_equals_in_memory(emulator, tmp_path, cap
         assert [r["estimate"][v] for v in domain] == pytest.approx(list(w.estimate), abs=1e-9)
         assert [r["change"][v] for v in domain] == pytest.approx(list(w.change), abs=1e-9)
         assert r["error_bound"] == pytest.approx(w.error_bound, rel=1e-12)
+
+
+def _demo_head(tmp_path, seconds: float) -> str:
+    """The demo's first ``seconds`` of event time (a file to publish; its bad lines, at time 0, too)."""
+
+    def early(line: str) -> bool:
+        try:
+            return float(json.loads(line)["time"]) < seconds
+        except (ValueError, KeyError, TypeError):
+            return True
+
+    lines = [ln for ln in (ROOT / "data" / "demo.jsonl").read_text().splitlines() if early(ln)]
+    path = tmp_path / "demo_head.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name,tick,speedup",
+    [("pubsub_local.yaml", 1.0, 600.0), ("pubsub.yaml", 60.0, 60.0)],
+)
+def test_bundled_pubsub_config_runs_through_the_readme_command(emulator, tmp_path, name, tick, speedup):
+    """``python -m pipelines.release --config configs/NAME.yaml`` (as a subprocess, the README's command)
+    against the emulator: the configuration's topics and subscriptions made by ``pipelines.pubsub_tool``, some
+    of the demo published first with event times over the last few ticks (``--origin`` sets the configuration's
+    ``time.origin`` to their start, through the configuration's checks), the run stopped by ``--duration``:
+    exit 0, releases of both streams on the releases topic, the summary printed."""
+    from pipelines import pubsub_tool
+    from pipelines.config import load_config
+
+    cfg = load_config(ROOT / "configs" / name)
+    pubsub_tool.create(cfg)
+    for what in ("releases", "nodes", "dead_letters"):
+        pubsub_tool.pull(cfg, 100_000, what=what)  # what an earlier run left
+    origin = math.floor(time.time()) - 6 * tick
+    # event times origin + t / speedup for the demo's first 6 ticks' worth: all in the past, published at once
+    n = pubsub_tool.publish(cfg, _demo_head(tmp_path, 6 * tick * speedup), origin, speedup=speedup)
+    assert n > 0
+    for folder in ("configs", "data"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    env = dict(os.environ, DP_NOISE_KEY=bytes(range(32)).hex(), MPLBACKEND="Agg")
+    command = [sys.executable, "-m", "pipelines.release", "--config", f"configs/{name}", "--origin", str(origin)]
+    command += ["--project=" + PROJECT, "--duration", "40"]
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "releases written:" in proc.stdout and "Traceback" not in proc.stderr
+    releases = pubsub_tool.pull(cfg, 100_000)
+    assert {r["stream"] for r in releases} == {"eu", "us"}, len(releases)
+    assert {r["query"] for r in releases} == {"active", "by_carrier", "total_amount"}
+    assert min(r["tick"] for r in releases) == 1

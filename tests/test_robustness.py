@@ -28,8 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.config import ConfigError, check_mechanism, parse_config
+from pipelines.outputs import dead_dict, schema
 from pipelines.parse import PubsubElement, RecordParser
-from pipelines.release import _dead_dict, _schema, main
+from pipelines.release import main
 from transforms.common import ValidateFn
 from transforms.core.foundation.entries import REASONS
 from transforms.records import DeadLetter
@@ -57,9 +58,9 @@ for _i in range(24):
 def _no_picture(monkeypatch):
     """The CLI draws a picture of a bounded run's releases: not needed here (it
     costs about a second per run)."""
-    from pipelines import release
+    from pipelines import cli
 
-    monkeypatch.setattr(release, "_draw", lambda cfg: None)
+    monkeypatch.setattr(cli, "draw_picture", lambda cfg: None)
 
 
 def _raw(tmp_path, source, fmt="jsonl", **extra):
@@ -159,11 +160,11 @@ def _check_dead(cfg, reason, raw, stage):
     """A dead letter of ``raw``: a documented reason, valid JSON and Avro, the
     record as received."""
     assert reason in REASONS, reason
-    d = _dead_dict(cfg, DeadLetter(reason, raw, stage, None))
+    d = dead_dict(cfg, DeadLetter(reason, raw, stage, None))
     text = json.dumps(d, allow_nan=False)  # valid JSON (no NaN)
     import fastavro
 
-    assert fastavro.validation.validate(d, fastavro.parse_schema(_schema("dead_letter")))
+    assert fastavro.validation.validate(d, fastavro.parse_schema(schema("dead_letter")))
     if isinstance(raw, (bytes, str)) and d["encoding"] == "base64":
         assert base64.b64decode(d["record"]) == (
             raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
@@ -475,7 +476,7 @@ def _avro_file(path, n=50):
     import fastavro
 
     with open(path, "wb") as fh:
-        fastavro.writer(fh, fastavro.parse_schema(_schema("update")), [
+        fastavro.writer(fh, fastavro.parse_schema(schema("update")), [
             {"time": float(i), "op": "insert", "id": f"a{i}", "item": {"carrier": "AA", "amount": 1.0},
              "stream": "eu", "seq": 0} for i in range(n)])  # fmt: skip
 
@@ -573,12 +574,10 @@ def test_all_rejected_or_too_many_dead_letters_exit_3(tmp_path, capsys):
 
 
 def test_a_failed_pipeline_exits_non_zero_without_the_payload(tmp_path, capsys, monkeypatch):
-    from pipelines import release
-
     def boom(self, element):
         raise RuntimeError("SECRET-PAYLOAD")
 
-    monkeypatch.setattr(release._ParseFn, "process", boom)
+    monkeypatch.setattr(RecordParser, "parse", boom)
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(CLEAN[0]) + "\n")
     assert _run_cli(tmp_path, _raw(tmp_path, src), "--runner=DirectRunner") == 1

@@ -1,0 +1,271 @@
+"""The whole configuration: :class:`PipelineConfig`, the sections together, the checks that span sections, and
+what the pipeline derives from them (the core's ``DynamicConfig``, the privacy unit, the release digest)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Annotated, ClassVar
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from pipelines.config.kinds import MechanismConfig
+from pipelines.config.queries import QueryConfig
+from pipelines.config.sections import PrivacyConfig, ReleaseConfig, StreamsConfig, TimeConfig
+from pipelines.io import QueriesSourceConfig, SinkConfig, SourceConfig
+from pipelines.model import Section, issue
+from transforms.core import mechanisms as registry
+from transforms.core.config import DynamicConfig
+from transforms.core.continual.consistency import Consistency
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
+from transforms.core.foundation.noise import config_digest
+
+__all__ = ["PipelineConfig", "SECTIONS", "DEFAULT_SINKS"]
+
+SECTIONS = ("privacy", "time", "streams", "mechanism", "release", "queries", "source", "sinks", "queries_source")
+DEFAULT_SINKS = [{"type": "file", "path": "output/", "format": "jsonl"}]
+
+
+def _queries(value):
+    if not isinstance(value, list) or not value:
+        raise issue("must be a non-empty list")
+    return value
+
+
+def _sinks(value):
+    if not isinstance(value, list) or not value:
+        raise issue(f"must be a non-empty list such as [{{type: file, path: output/}}] (or omit it); got {value!r}")
+    return value
+
+
+class _Repr(str):
+    """A text whose ``repr`` is itself (a legacy repr handed to ``config_digest``)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class PipelineConfig(Section):
+    """A validated pipeline configuration (``parse_config`` builds it from YAML; ``docs/pipelines.md`` lists
+    the keys). The sections are ``privacy``, ``time``, ``streams`` (field ``streams_config``), ``mechanism``
+    (field ``mechanism_config``), ``release``, ``queries``, ``source``, ``sinks`` and ``queries_source``; the
+    properties below are what the pipeline reads."""
+
+    EXAMPLE: ClassVar[str] = "{privacy: ..., queries: [...], source: ...}"
+    NONE_IS_EMPTY: ClassVar[bool] = False
+
+    privacy: PrivacyConfig
+    time: TimeConfig
+    streams_config: StreamsConfig = Field(alias="streams")
+    mechanism_config: MechanismConfig = Field(alias="mechanism")
+    release: ReleaseConfig
+    queries: Annotated[tuple[QueryConfig, ...], BeforeValidator(_queries)]
+    source: SourceConfig
+    sinks: Annotated[tuple[SinkConfig, ...], BeforeValidator(_sinks)]
+    queries_source: QueriesSourceConfig | None = None
+
+    @classmethod
+    def check_raw(cls, data: dict) -> dict:
+        data = {"sinks": DEFAULT_SINKS, "queries": None, **data}
+        return {**{k: None for k in SECTIONS if k != "queries_source"}, **data}
+
+    @field_validator("queries")
+    @classmethod
+    def _unique_names(cls, queries):
+        if len({q.name for q in queries}) != len(queries):
+            raise issue("names must be unique")
+        return queries
+
+    @model_validator(mode="after")
+    def _across_sections(self):
+        if self.profile == "paper" and self.rho is not None:
+            raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
+        self.source.check_config(self)
+        for i, sink in enumerate(self.sinks):
+            sink.check_config(self, i)
+        if self.queries_source is not None:
+            if self.mechanism != "pmwg":
+                raise issue(
+                    f"streamed queries are answered by mechanism.kind pmwg; got {self.mechanism}", "queries_source"
+                )
+            if self.queries[0].type != "histogram":
+                raise issue(
+                    "the first query must be a histogram: streamed queries are weights over its domain",
+                    "queries_source",
+                )
+        if not any(sink.takes_dead_letters for sink in self.sinks):
+            raise issue(
+                "no sink takes the dead letters, which would be lost: add a file sink or set dead_letter_topic on "
+                "a pubsub sink",
+                "sinks",
+            )
+        if self.consistent:
+            # histograms consistent with the count (transforms.core.continual.consistency): cells >= 0 summing
+            # to the released count, so it implies clamping
+            if not self.clamp:
+                raise issue(
+                    "a consistent histogram has cells >= 0 summing to the count clamped at 0; remove "
+                    "release.clamp: false (or release.consistent)",
+                    "release.consistent",
+                )
+            n_counts = sum(q.type == "count" for q in self.queries)
+            n_histograms = sum(q.type == "histogram" for q in self.queries)
+            if n_counts != 1 or not n_histograms:
+                raise issue(
+                    "makes each histogram query consistent with THE count query of the release; the queries have "
+                    f"{n_counts} count and {n_histograms} histogram queries (need exactly 1 count and at least 1 "
+                    "histogram)",
+                    "release.consistent",
+                )
+        return self
+
+    # -- the sections' values, as the pipeline reads them -------------------------------------------------
+
+    epsilon = property(lambda self: self.privacy.epsilon)
+    delta = property(lambda self: self.privacy.delta)
+    rho = property(lambda self: self.privacy.rho)
+    unit = property(lambda self: self.privacy.unit)
+    max_mutations_per_entry = property(lambda self: self.privacy.max_mutations_per_entry)
+    mutation_window = property(lambda self: self.privacy.mutation_window)  # seconds after the first insertion
+    disable_noise = property(lambda self: self.privacy.disable_noise)
+    noise_key = property(lambda self: self.privacy.noise_key)  # (kind, value): env / file / secret
+    release_id = property(lambda self: self.privacy.release_id)  # None: a new release at every launch
+    time_field = property(lambda self: self.time.field)
+    tick_seconds = property(lambda self: self.time.tick_seconds)
+    ticks = property(lambda self: self.time.ticks)
+    allowed_lateness = property(lambda self: self.time.allowed_lateness)
+    late_policy = property(lambda self: self.time.late_policy)
+    origin = property(lambda self: self.time.start)
+    end = property(lambda self: self.time.end)  # the release's public end (event time, exclusive)
+    stream_field = property(lambda self: self.streams_config.field)
+    stream_keys = property(lambda self: self.streams_config.keys)
+    mechanism = property(lambda self: self.mechanism_config.kind)
+    profile = property(lambda self: self.mechanism_config.profile)
+    beta = property(lambda self: self.mechanism_config.beta)
+    options = property(lambda self: self.mechanism_config.options)  # sorted (key, value) pairs, as written
+    every_ticks = property(lambda self: self.release.every_ticks)
+    clamp = property(lambda self: self.release.clamp)
+    round_answers = property(lambda self: self.release.round)
+    consistent = property(lambda self: self.release.consistent)
+
+    @property
+    def streaming(self) -> bool:
+        queries_streaming = self.queries_source is not None and self.queries_source.STREAMING
+        return self.source.STREAMING or queries_streaming
+
+    @property
+    def streams(self) -> tuple:
+        return self.stream_keys if self.stream_field else ("default",)
+
+    # -- the source's settings by their former flat names (tools and tests read them) ----------------------
+
+    source_type = property(lambda self: self.source.type)
+    source_path = property(lambda self: getattr(self.source, "path", None))
+    source_format = property(lambda self: self.source.format)
+    subscription = property(lambda self: getattr(self.source, "subscription", None))
+    timestamp_attribute = property(lambda self: getattr(self.source, "timestamp_attribute", None))
+    id_attribute = property(lambda self: getattr(self.source, "id_attribute", None))
+    dedup_seconds = property(lambda self: getattr(self.source, "dedup_seconds", 600.0))
+    dedup_field = property(lambda self: self.source.dedup_field)
+    max_dead_letter_fraction = property(lambda self: self.source.max_dead_letter_fraction)
+    max_future_seconds = property(lambda self: getattr(self.source, "max_future_seconds", None))
+    max_disorder_seconds = property(lambda self: getattr(self.source, "max_disorder_seconds", 0.0))
+    kafka_bootstrap_servers = property(lambda self: getattr(self.source, "bootstrap_servers", None))
+    kafka_topic = property(lambda self: getattr(self.source, "topic", None))
+    kafka_expansion_service = property(lambda self: getattr(self.source, "expansion_service", None))
+    kafka_consumer_config = property(lambda self: getattr(self.source, "consumer_config", ()))
+    kafka_max_records = property(lambda self: getattr(self.source, "max_records", None))
+
+    # -- what the pipeline derives ------------------------------------------------------------------------
+
+    @property
+    def privacy_unit(self) -> PrivacyUnit:
+        return PrivacyUnit(self.unit, self.max_mutations_per_entry, self.mutation_window_ticks)
+
+    @property
+    def group_unit(self) -> PrivacyUnit:
+        """The unit that turns the core ledger's spend into the configured
+        guarantee (group privacy): the configured unit, or the update unit
+        (the identity) for mechanisms whose ledger already charges the
+        configured guarantee (``ledger_unit = "configured"``: the changelog
+        releases, which account by the enforced constraint)."""
+        if getattr(self.mechanism_spec.core_cls, "ledger_unit", "update") == "configured":
+            return PrivacyUnit.update()
+        return self.privacy_unit
+
+    def ledger_budget(self):
+        """The core ledger's total, in its currency (update level, or the
+        configured guarantee for the changelog releases)."""
+        return dataclasses.replace(self.dynamic_config(), unit=self.group_unit).ledger_budget
+
+    def unit_text(self) -> str:
+        """The privacy unit in words (summaries, manifests)."""
+        if self.unit == "update":
+            return "update"
+        parts = []
+        if self.max_mutations_per_entry is not None:
+            parts.append(f"at most {self.max_mutations_per_entry} mutations")
+        if self.mutation_window is not None:
+            w = self.mutation_window
+            when = f"{w / 86400:g} days" if w >= 86400 else f"{w:g} s"
+            parts.append(f"all within {when} of the first insertion")
+        return "entry, " + " and ".join(parts)
+
+    @property
+    def mutation_window_ticks(self) -> int | None:
+        """``privacy.mutation_window`` in ticks, rounded up: a mutation is accepted
+        at most this many ticks after the tick of its entry's first insertion (the
+        guarantee is computed for this enforced window)."""
+        if self.mutation_window is None:
+            return None
+        return math.ceil(self.mutation_window / self.tick_seconds - 1e-9)
+
+    def target_budget(self):
+        if self.rho is not None:
+            return ZCDP(self.rho)
+        return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
+
+    @property
+    def mechanism_spec(self) -> registry.MechanismSpec:
+        return registry.get(self.mechanism)
+
+    def mechanism_options(self):
+        """The mechanism's options dataclass (its registry entry's ``options_cls``)."""
+        return self.mechanism_spec.options(**dict(self.options))
+
+    def dynamic_config(self) -> DynamicConfig:
+        """The core configuration: the configured target budget for the configured
+        privacy unit (the core spends the update-level budget whose group
+        guarantee is the target, and enforces the unit's mutation limit)."""
+        return DynamicConfig(
+            tuple(q.query_set() for q in self.queries),
+            self.target_budget(),
+            profile=self.profile,
+            beta=self.beta,
+            unit=self.privacy_unit,
+        )
+
+    def consistency(self):
+        """The post-processing of ``release.consistent`` (None when off)."""
+        if not self.consistent:
+            return None
+        return Consistency.for_config(self.dynamic_config(), self.round_answers)
+
+    def release_digest(self) -> str:
+        """A digest of everything that defines the release (privacy, time, streams,
+        mechanism, queries and their encodings), not of where data comes from or
+        goes to: mixed into the release identity that keys the noise, and
+        recorded in the release manifest. The queries enter by the repr they had
+        as frozen dataclasses (:meth:`QueryConfig.legacy_repr`), so the digest of
+        a YAML file never changes."""
+        queries = _Repr(repr(tuple(_Repr(q.legacy_repr()) for q in self.queries)))
+        return config_digest(
+            "pipeline-config-v1",
+            (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise)
+            + (() if self.mutation_window is None else (("mutation_window", self.mutation_window),)),
+            (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
+            (self.origin, self.end, self.every_ticks),
+            (self.stream_field, self.stream_keys),
+            (self.mechanism, self.profile, self.options, self.beta),
+            queries,
+        )

@@ -1,0 +1,231 @@
+"""The configuration's sections that are not a choice of kind: ``privacy``, ``time``, ``streams`` and
+``release`` (``docs/pipelines.md`` lists the keys). Each is a strict model: an unknown key is refused, a value
+is checked where it is read, and the checks that depend on which keys are present run on the mapping first
+(:meth:`~pipelines.model.Section.check_raw`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+from pipelines.model import (
+    MAX_SPAN_SECONDS,
+    Section,
+    choice,
+    flag,
+    in_range,
+    integer,
+    issue,
+    not_applicable,
+    number,
+    span,
+    text,
+    time_in_range,
+    time_value,
+)
+from transforms.records import NoiseKey
+from transforms.spec import LATE_POLICIES
+
+__all__ = ["PrivacyConfig", "TimeConfig", "StreamsConfig", "ReleaseConfig", "EPSILON_RANGE", "RHO_RANGE", "UNITS"]
+
+# budgets the mechanisms are tested with (outside them the calibration under- or overflows: a math domain
+# error at epsilon 1e4, an overflow at rho 1e-12)
+EPSILON_RANGE = (1e-6, 100.0)
+RHO_RANGE = (1e-10, 1e4)
+UNITS = ("update", "entry")
+RELEASE_ID = re.compile(r"[A-Za-z0-9_.-]{8,128}")
+#: a time: epoch seconds or an ISO-8601 date-time (YAML reads an unquoted one as a date-time)
+TIME_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
+
+
+def _epsilon(v) -> float:
+    return in_range(number(v, positive=True), *EPSILON_RANGE, "per stream, for the whole release")
+
+
+def _rho(v) -> float | None:
+    return None if v is None else in_range(number(v, positive=True), *RHO_RANGE, "zCDP per stream")
+
+
+def _delta(v) -> float:
+    delta = number(v, nonneg=True)
+    if delta >= 1:
+        raise issue(f"must be < 1; got {delta}")
+    return delta
+
+
+def _release_id(v) -> str | None:
+    if v is not None and (not isinstance(v, str) or not RELEASE_ID.fullmatch(v)):
+        raise issue(f"must be 8 to 128 letters, digits, '_', '.' or '-' (omit it for a new release); got {v!r}")
+    return v
+
+
+def _noise_key(value) -> tuple:
+    if isinstance(value, tuple):
+        return value
+    if not isinstance(value, dict) or len(value) != 1:
+        raise issue("must be one of {env: VAR}, {file: PATH}, {secret: NAME}")
+    ((kind, where),) = value.items()
+    choice(kind, ("env", "file", "secret"))
+    if not isinstance(where, str) or not where:
+        raise issue("must be a non-empty string", kind)
+    if kind == "secret":
+        try:
+            NoiseKey.from_secret_manager(where)
+        except ValueError as e:
+            raise issue(str(e), "secret") from None
+    return (kind, where)
+
+
+_NOISE_KEY_SCHEMA = {
+    "oneOf": [
+        {"type": "object", "properties": {k: {"type": "string", "minLength": 1}}, "required": [k]}
+        | {"additionalProperties": False}
+        for k in ("env", "file", "secret")
+    ]
+}
+
+
+class PrivacyConfig(Section):
+    """``privacy``: the budget per stream for the whole release (``epsilon`` with ``delta``, or ``rho``), the
+    privacy unit, the noise switch (tests only) and key, and the release to reproduce or continue."""
+
+    EXAMPLE: ClassVar[str] = "{epsilon: 1.0}"
+
+    epsilon: Annotated[float, BeforeValidator(_epsilon)] = 0.0
+    delta: Annotated[float, BeforeValidator(_delta)] = 0.0
+    rho: Annotated[float | None, BeforeValidator(_rho)] = None
+    unit: Annotated[Literal["update", "entry"], BeforeValidator(lambda v: choice(v, UNITS))] = "update"
+    max_mutations_per_entry: Annotated[int | None, BeforeValidator(lambda v: v if v is None else integer(v))] = 1
+    mutation_window: Annotated[
+        float | None,
+        BeforeValidator(
+            lambda v: in_range(number(v, nonneg=True), 0, MAX_SPAN_SECONDS, "seconds after the first insertion")
+        ),
+    ] = None
+    disable_noise: Annotated[bool, BeforeValidator(flag)] = False
+    noise_key: Annotated[tuple[str, str], BeforeValidator(_noise_key), WithJsonSchema(_NOISE_KEY_SCHEMA)] = (
+        "env",
+        "DP_NOISE_KEY",
+    )
+    release_id: Annotated[str | None, BeforeValidator(_release_id)] = None
+
+    @classmethod
+    def check_raw(cls, data: dict) -> dict:
+        if data.get("rho") is not None:
+            if "epsilon" in data:
+                raise issue(
+                    "give either privacy.epsilon (with privacy.delta) or privacy.rho (zCDP), not both", "epsilon"
+                )
+            not_applicable(data, ("delta",), "with privacy.rho (zCDP has no delta)")
+        elif "epsilon" not in data:
+            raise issue("missing (required)", "epsilon")
+        unit = data.get("unit", "update")
+        has_k = "max_mutations_per_entry" in data
+        if unit == "entry" and not has_k and data.get("mutation_window") is None:
+            raise issue(
+                "required when privacy.unit is entry (or, for the changelog mechanisms dcr, hdcr and swcr, "
+                "privacy.mutation_window: seconds after an entry's first insertion)",
+                "max_mutations_per_entry",
+            )
+        if unit == "update":
+            not_applicable(
+                data, ("max_mutations_per_entry", "mutation_window"), "when privacy.unit is update (set unit: entry)"
+            )
+        if unit == "entry" and not has_k:
+            return {**data, "max_mutations_per_entry": None}  # time-bounded only: no limit on the mutations
+        if has_k and data["max_mutations_per_entry"] is None:
+            raise issue("must be an integer >= 1; got None", "max_mutations_per_entry")
+        return data
+
+
+class TimeConfig(Section):
+    """``time``: the time field, the tick, the lateness and its policy, and the release's public ``origin``
+    (the start of tick 1) and ``end`` (exclusive), kept as epoch seconds (None: not configured)."""
+
+    EXAMPLE: ClassVar[str] = "{field: time, tick_seconds: 600, origin: 0, end: 86400}"
+
+    field: Annotated[str, BeforeValidator(lambda v: text(v, "the name of the time field (a string)"))] = "time"
+    tick_seconds: Annotated[
+        float,
+        BeforeValidator(
+            lambda v: in_range(number(v, positive=True), 1e-3, MAX_SPAN_SECONDS, "a tick of a millisecond to 30 years")
+        ),
+    ] = 60.0
+    ticks: Annotated[bool, BeforeValidator(flag)] = False
+    allowed_lateness: Annotated[float, BeforeValidator(span)] = 0.0
+    late_policy: Annotated[Literal["current", "dead_letter"], BeforeValidator(lambda v: choice(v, LATE_POLICIES))] = (
+        "current"
+    )
+    origin: Annotated[float | None, WithJsonSchema(TIME_SCHEMA)] = None
+    end: Annotated[float | None, WithJsonSchema(TIME_SCHEMA | {"description": "with ticks: the last tick"})] = None
+
+    @classmethod
+    def check_raw(cls, data: dict) -> dict:
+        ticks = data.get("ticks", False)
+        if not isinstance(ticks, bool):
+            raise issue(f"must be true or false; got {ticks!r}", "ticks")
+        if ticks:
+            not_applicable(data, ("tick_seconds",), "with time.ticks (a tick is one unit of the time field)")
+            data = {**data, "tick_seconds": 1.0}
+        origin = None
+        if data.get("origin") is not None:
+            origin = time_in_range(time_value(data["origin"], "origin"), "origin")
+        start = origin if origin is not None else (1.0 if ticks else 0.0)
+        end = None
+        if data.get("end") is not None:
+            if ticks:  # the last tick, inclusive (ticks are numbered from 1)
+                last = data["end"]
+                if isinstance(last, bool) or not isinstance(last, int) or last < 1:
+                    raise issue(f"with time.ticks, the last tick (an integer >= 1); got {last!r}", "end")
+                end = float(last) + 1.0
+            else:
+                end = time_value(data["end"], "end")
+                if not end > start:
+                    raise issue(f"must be after time.origin ({start}); got {end}", "end")
+            time_in_range(end, "end")
+        return {**data, "origin": origin, "end": end}
+
+    @property
+    def start(self) -> float:
+        """The event time at which tick 1 starts (configured, else 0, or 1 with ``ticks``)."""
+        if self.origin is not None:
+            return self.origin
+        return 1.0 if self.ticks else 0.0
+
+
+class StreamsConfig(Section):
+    """``streams``: the field that names a record's stream and the declared (public) stream keys; no field:
+    one stream."""
+
+    EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
+
+    field: Annotated[str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))] = None
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def check_raw(cls, data: dict) -> dict:
+        raw_keys = data.get("keys")
+        if raw_keys is not None and not isinstance(raw_keys, list):
+            raise issue(f"must be a list of stream keys such as [eu, us]; got {raw_keys!r}", "keys")
+        if raw_keys and data.get("field") is None:
+            raise issue("does not apply without streams.field (the field that names the stream)", "keys")
+        keys = tuple(raw_keys or ())
+        if data.get("field") is not None and not keys:
+            raise issue("declare the stream keys (public) when streams.field is set", "keys")
+        if len(set(keys)) != len(keys) or not all(isinstance(x, str) and x for x in keys):
+            raise issue("must be distinct non-empty strings", "keys")
+        return {**data, "keys": keys}
+
+
+class ReleaseConfig(Section):
+    """``release``: the cadence (one release per query per period of ``every_ticks`` ticks) and the
+    post-processing of released values (``clamp``, ``round``, ``consistent``)."""
+
+    EXAMPLE: ClassVar[str] = "{every_ticks: 1}"
+
+    every_ticks: Annotated[int, BeforeValidator(lambda v: integer(v, "an integer >= 1 (ticks per release)"))] = 1
+    clamp: Annotated[bool, BeforeValidator(flag)] = True
+    round: Annotated[bool, BeforeValidator(flag)] = False
+    consistent: Annotated[bool, BeforeValidator(flag)] = False

@@ -1,0 +1,203 @@
+"""An unbounded source that runs on Flink from Python: JSON lines appended to files, followed.
+
+Beam's Python ``ReadFromPubSub`` runs only on the DirectRunner and Dataflow, and the cross-language Kafka and
+Pub/Sub IOs need Java expansion services that Maven Central (as these machines reach it) does not serve for a
+Beam release the job server matches (``docs/flink.md``). This source is a splittable ``DoFn`` in plain Python,
+so every portable runner runs it: each file is read from its start and then followed (like ``tail -f``); a
+file that ends with the line ``END_MARKER`` is finished there. The restriction is a byte offset (a checkpoint or
+savepoint holds the position of the next line, so a restored job resumes where it stopped); the watermark is
+the event time of the lines read (their ``time`` field), held back by ``max_disorder_seconds``. Lines leave as
+bytes with their event time as timestamp, exactly what the pipeline's parse step takes from a file source.
+
+``ReadFollowing("updates/*.jsonl")`` (the files are matched when the pipeline is built); in a configuration,
+``source: {type: follow, path, max_disorder_seconds}`` (:class:`FollowSource`).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sys
+from collections.abc import Callable
+from typing import Annotated, ClassVar, Literal
+
+import apache_beam as beam
+from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
+from apache_beam.io.watermark_estimators import ManualWatermarkEstimator
+from apache_beam.transforms.core import RestrictionProvider
+from apache_beam.utils.timestamp import Duration, Timestamp
+from pydantic import BeforeValidator, ValidationInfo, field_validator
+
+from pipelines.io.base import PUBLIC_SCHEDULE, Elements, Fraction, Source
+from pipelines.io.files import check_source_file, source_files
+from pipelines.model import choice, issue, span, text
+
+__all__ = ["FollowSource", "ReadFollowing", "FollowFileFn", "END_MARKER", "json_time"]
+
+#: A line holding exactly this finishes a followed file (the release then ends at its configured end).
+END_MARKER = b"#END"
+
+_UNBOUNDED = sys.maxsize
+
+
+def json_time(field: str = "time") -> Callable[[bytes], float | None]:
+    """The event time of a JSON line: its ``field`` as epoch seconds (None when the line has no such number)."""
+
+    def time_of(line: bytes) -> float | None:
+        try:
+            value = json.loads(line)[field]
+        except (ValueError, KeyError, TypeError):
+            return None
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    return time_of
+
+
+class _FollowRestrictions(RestrictionProvider):
+    def initial_restriction(self, element):
+        return OffsetRange(0, _UNBOUNDED)
+
+    def create_tracker(self, restriction):
+        return OffsetRestrictionTracker(restriction)
+
+    def restriction_size(self, element, restriction):
+        return 1  # unknown: the file grows
+
+    def split(self, element, restriction):
+        yield restriction  # one reader per file: lines stay in order
+
+    def truncate(self, element, restriction):
+        return None  # a drained job reads nothing more
+
+
+_RESTRICTION = beam.DoFn.RestrictionParam(_FollowRestrictions())
+_WATERMARK = beam.DoFn.WatermarkEstimatorParam(ManualWatermarkEstimator.default_provider())
+
+
+class FollowFileFn(beam.DoFn):
+    """Reads one file from the restriction's start offset, line by line, then polls for appended lines."""
+
+    def __init__(self, time_of: Callable[[bytes], float | None], poll_seconds: float, max_disorder_seconds: float):
+        self.time_of = time_of
+        self.poll_seconds = poll_seconds
+        self.max_disorder = max_disorder_seconds
+
+    @beam.DoFn.unbounded_per_element()
+    def process(
+        self,
+        path,
+        tracker=_RESTRICTION,
+        watermark=_WATERMARK,
+    ):
+        position = tracker.current_restriction().start
+        with open(path, "rb") as f:
+            f.seek(position)
+            while True:
+                line = f.readline()
+                if not line.endswith(b"\n"):  # nothing more yet (or a line still being written)
+                    break
+                # claim the line's last byte: a deferred remainder then starts at the next line
+                if not tracker.try_claim(position + len(line) - 1):
+                    return
+                position += len(line)
+                body = line.rstrip(b"\r\n")
+                if body == END_MARKER:
+                    tracker.try_claim(tracker.current_restriction().stop - 1)  # the rest: finished
+                    return
+                if not body.strip():
+                    continue
+                t = self.time_of(body)
+                current = watermark.current_watermark()
+                if t is None:  # not a record: a dead letter downstream, at the current watermark
+                    stamp = current if current is not None else Timestamp(0)
+                else:
+                    stamp = Timestamp.of(t)
+                    held = Timestamp.of(t - self.max_disorder)
+                    if current is None or held > current:
+                        watermark.set_watermark(held)
+                yield beam.window.TimestampedValue(body, stamp)
+        tracker.defer_remainder(Duration.of(self.poll_seconds))
+
+
+class ReadFollowing(beam.PTransform):
+    """The lines of the files matching ``pattern`` as they are written, as bytes stamped with their event time.
+
+    Args:
+        pattern: a path or glob, matched when the pipeline is built.
+        time_of: a line's event time (default: its JSON ``time`` field).
+        poll_seconds: how often a file with nothing new is read again.
+        max_disorder_seconds: how far behind the newest event time a later line may be and still be on time
+            (the watermark is held back by this much).
+    """
+
+    def __init__(
+        self,
+        pattern: str,
+        time_of: Callable[[bytes], float | None] | None = None,
+        poll_seconds: float = 0.5,
+        max_disorder_seconds: float = 0.0,
+    ):
+        super().__init__()
+        self.pattern = pattern
+        self.time_of = time_of or json_time()
+        self.poll_seconds = poll_seconds
+        self.max_disorder_seconds = max_disorder_seconds
+
+    def expand(self, pbegin):
+        paths = sorted(glob.glob(self.pattern)) or [self.pattern]
+        return (
+            pbegin
+            | "Files" >> beam.Create(paths)
+            | "Follow"
+            >> beam.ParDo(FollowFileFn(self.time_of, self.poll_seconds, self.max_disorder_seconds)).with_output_types(
+                bytes
+            )
+        )
+
+
+def _local_path(value) -> str:
+    path = text(value, "a path or glob of JSON-lines files")
+    if "://" in path:
+        raise issue("a followed source reads local files (or a shared mount); got a URL")
+    return path
+
+
+class FollowSource(Source):
+    """``{type: follow, path, max_disorder_seconds, max_dead_letter_fraction}``: JSON lines appended to local
+    files, followed (:class:`ReadFollowing`): unbounded, and the one streaming source that runs on Flink from
+    Python (``docs/flink.md``)."""
+
+    EXAMPLE: ClassVar[str] = "{type: follow, path: updates/*.jsonl}"
+
+    type: Literal["follow"]
+    path: Annotated[str, BeforeValidator(_local_path)]
+    format: Annotated[Literal["jsonl"], BeforeValidator(lambda v: choice(v, ("jsonl",)))] = "jsonl"
+    max_disorder_seconds: Annotated[float, BeforeValidator(span)] = 0.0
+    max_dead_letter_fraction: Fraction = 1.0
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, path: str, info: ValidationInfo) -> str:
+        from pathlib import Path
+
+        base_dir = (info.context or {}).get("base_dir")
+        return str(Path(base_dir) / path) if base_dir is not None and not Path(path).is_absolute() else path
+
+    def check_config(self, cfg) -> None:
+        self.require_origin(cfg, PUBLIC_SCHEDULE)
+
+    def check_launch(self, cfg, local: bool, required: tuple | None = None) -> None:
+        for path in source_files(self.path):  # a followed file must exist when the pipeline is built
+            check_source_file(path, self.format, ())
+
+    def read(self, p, cfg) -> Elements:
+        # JSON lines as they are appended (a splittable DoFn: every portable runner, Flink included, runs it);
+        # the watermark follows the lines' event times, held back by max_disorder_seconds; a line "#END"
+        # finishes a file
+        return Elements(
+            p
+            | "FollowFiles"
+            >> ReadFollowing(
+                self.path, time_of=json_time(cfg.time_field), max_disorder_seconds=self.max_disorder_seconds
+            )
+        )

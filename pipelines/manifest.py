@@ -1,0 +1,116 @@
+"""The release a launch makes: its identity (which keys the noise), where the workers get the noise key, and
+the release manifest written beside the dead letters (``release_manifest.json``), which refuses a release id
+reused on other settings or data."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+from pipelines.model import ConfigError
+from pipelines.outputs import mechanism_plan
+from transforms.core.foundation.noise import ReleaseIdentity
+from transforms.records import NoiseKey
+
+__all__ = ["MANIFEST", "noise_key_for", "release_identity", "release_manifest", "check_and_write_manifest"]
+
+MANIFEST = "release_manifest.json"
+
+
+def noise_key_for(cfg, local: bool = True) -> NoiseKey:
+    """Where the workers get the secret key (``privacy.noise_key``)."""
+    if cfg.disable_noise:
+        return NoiseKey.disabled()
+    kind, where = cfg.noise_key
+    if kind == "file":
+        return NoiseKey.from_file(where)
+    if kind == "secret":
+        return NoiseKey.from_secret_manager(where)
+    if not os.environ.get(where):
+        if not local:
+            raise ConfigError(
+                f"privacy.noise_key: the variable {where} is not set; remote workers need the key from "
+                "privacy.noise_key {secret: ...} or {file: ...}"
+            )
+        # a local run without a configured key: a fresh one-off key from the OS
+        # CSPRNG (releases cannot be recomputed later; set the variable to reuse one)
+        os.environ[where] = os.urandom(32).hex()
+        print(
+            f"WARNING: {where} is not set; using a fresh one-off noise key. Its releases cannot be recomputed, "
+            "and every run on the same data is a NEW release that spends a new budget: publishing several runs "
+            "lets anyone average their noise away (the budgets of separate releases add up).",
+            file=sys.stderr,
+        )
+    return NoiseKey.from_env(where)
+
+
+def release_identity(cfg) -> ReleaseIdentity:
+    """The release this launch makes: ``privacy.release_id`` (to reproduce or
+    continue a release) or a new random id, with the configuration's digest.
+    Decided here, at launch, from configuration only; it is fixed in the
+    pipeline graph, so retries and restores of this job redraw the same noise."""
+    digest = cfg.release_digest()
+    return ReleaseIdentity(cfg.release_id, digest) if cfg.release_id else ReleaseIdentity.new(digest)
+
+
+def release_manifest(cfg, release: ReleaseIdentity) -> dict:
+    """What this release is: its id, its configuration's digest, its input and
+    its budget (per declared stream, in the configured unit)."""
+    budget = cfg.target_budget()
+    return {
+        "release_id": release.release_id,
+        "config_digest": release.config_digest,
+        "input_fingerprint": cfg.source.fingerprint(),
+        "mechanism": cfg.mechanism,
+        "mechanism_plan": mechanism_plan(cfg),
+        "release_every_ticks": cfg.every_ticks,
+        "streams": list(cfg.streams),
+        "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
+        "privacy_unit": cfg.unit
+        if cfg.unit == "update"
+        else f"entry (max {cfg.max_mutations_per_entry} mutations)"
+        if cfg.mutation_window is None
+        else f"entry ({cfg.unit_text()[len('entry, ') :]})",
+        "noise": "disabled (NOT private)" if cfg.disable_noise else "on",
+        "note": "budgets of separate releases add up: a new release id spends a new budget",
+    }
+
+
+def check_and_write_manifest(cfg, release: ReleaseIdentity) -> list[str]:
+    """Write the release manifest into every sink's confidential folder (the file sinks have one).
+
+    A manifest already there with the same release id but another
+    configuration or input means a release id reused on different data or
+    settings, which would give two releases the same noise: refused with
+    :class:`ConfigError` before anything runs. The same id, configuration and
+    input is a replay (identical outputs) and is allowed. Returns the paths."""
+    from apache_beam.io.filesystems import FileSystems
+
+    manifest = release_manifest(cfg, release)
+    paths = []
+    for folder in (sink.manifest_folder for sink in cfg.sinks):
+        if folder is None:
+            continue
+        path = FileSystems.join(folder, MANIFEST)
+        if FileSystems.exists(path):
+            with FileSystems.open(path) as fh:
+                try:
+                    old = json.loads(fh.read().decode("utf-8"))
+                except ValueError:
+                    old = {}
+            if old.get("release_id") == release.release_id:
+                for key, what in (("config_digest", "configuration"), ("input_fingerprint", "input")):
+                    if old.get(key) != manifest[key]:
+                        raise ConfigError(
+                            f"privacy.release_id: release {release.release_id} was already made with another {what} "
+                            f"(see {path}); reusing a release id on other data or settings would give two releases "
+                            "the same noise. Omit privacy.release_id for a new release (it spends a new budget)"
+                        )
+        if not FileSystems.exists(folder):
+            FileSystems.mkdirs(folder)
+        with FileSystems.create(path) as fh:
+            fh.write(json.dumps(manifest, indent=2).encode() + b"\n")
+        paths.append(path)
+    return paths

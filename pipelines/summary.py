@@ -1,0 +1,109 @@
+"""What the CLI prints after a run: the release (its id, mechanisms, budget spent) and the operator's counts
+(confidential: exact, not differentially private), and the failure of a bounded run that dead-lettered too
+much. Counts only, never a record."""
+
+from __future__ import annotations
+
+from apache_beam.metrics.metric import MetricsFilter
+
+from pipelines.outputs import budget_dict, budget_text, ledger_delta, mechanism_plan, spend_in_units, target_dict
+from transforms.core.foundation.noise import ReleaseIdentity
+from transforms.spec import NAMESPACE
+
+__all__ = ["summary", "dead_letter_failure", "counters"]
+
+
+def counters(result) -> dict:
+    """The run's counters of our namespace, summed over steps."""
+    out = {}
+    for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        out[c.key.metric.name] = out.get(c.key.metric.name, 0) + c.committed
+    return out
+
+
+def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | None = None) -> str:
+    counts = counters(result)
+    dists = {d.key.metric.name: d.committed for d in result.metrics().query()["distributions"]}
+    lines = []
+    if release is not None:
+        lines.append(
+            f"release id:          {release.release_id}"
+            + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
+        )
+    for line in mechanism_plan(cfg):
+        lines.append(f"mechanisms:          {line}")
+    released = counts.get("releases_written", 0)
+    lines.append(f"releases written:    {released}")
+    spent = dists.get("budget_spent_written_micro")
+    if spent is not None and spent.count:
+        configured, update_level = spend_in_units(cfg, (spent.max / 1e6,) + ledger_delta(cfg))
+        unit = cfg.unit_text()
+        lines.append(
+            f"budget spent:        {budget_text(configured)} of {budget_text(target_dict(cfg))} per stream "
+            f"(privacy unit '{unit}', the configured unit and currency)"
+        )
+        ledger = cfg.ledger_budget()
+        if cfg.group_unit == cfg.privacy_unit:  # (the changelog releases charge the configured unit itself)
+            lines.append(
+                f"                     update-level equivalent (the ledger's charge): {budget_text(update_level)} of "
+                f"{budget_text(budget_dict(ledger))}"
+            )
+    exactness = "may undercount on this runner (see the note below)" if cfg.streaming else "exact"
+    lines.append(
+        "operator data below: exact counts, NOT differentially private (confidential; never publish them "
+        f"beside the releases); counts of this run: {exactness}:"
+    )
+    lines += [
+        f"records read:        {counts.get('records_read', 0)}  (input elements: lines, Avro records, messages)",
+        f"updates accepted:    {counts.get('updates_accepted', 0)}  (an upsert counts as 2: a delete and an "
+        "insert; so this can exceed the records read)",
+    ]
+    dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_")}
+    lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
+    dups = counts.get("duplicates_dropped", 0)
+    if cfg.source.DEDUPLICATES or cfg.source.dedup_field:
+        lines.append(f"duplicates dropped:  {dups}")
+    clamped = {k[len("sum_clamped_") :]: v for k, v in counts.items() if k.startswith("sum_clamped_")}
+    if any(q.type == "sum" for q in cfg.queries):
+        lines.append(
+            f"sum values clamped:  {sum(clamped.values())}"
+            + (f"  {dict(sorted(clamped.items()))}" if clamped else "")
+            + "  (outside [lower, upper])"
+        )
+    closed = counts.get("segments_closed", 0)
+    lines.append(
+        f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
+    )
+    if cfg.streaming:
+        lines.append(
+            "note: the DirectRunner's streaming mode under-reports these metrics (Beam counts only the "
+            "first bundle of each step, see docs/beam.md): every count above, and the releases written, may be "
+            "too low; the outputs themselves are complete"
+        )
+    lines.append(f"output files:        {', '.join(written)}")
+    lines.append(f"wall time:           {seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def dead_letter_failure(result, cfg) -> str | None:
+    """The message of a bounded run that dead-lettered everything it read, or
+    more than ``source.max_dead_letter_fraction`` of it (None: fine). Counts
+    only, with the top reasons; never a record."""
+    counts = counters(result)
+    read = counts.get("records_read", 0)
+    dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_") and v}
+    total = sum(dead.values())
+    if not read or not total:
+        return None
+    accepted = counts.get("updates_accepted", 0)
+    share = min(total / read, 1.0)
+    fraction = cfg.source.max_dead_letter_fraction
+    if accepted and share <= fraction:
+        return None
+    top = ", ".join(f"{r} {n}" for r, n in sorted(dead.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    what = "every record" if not accepted else f"{share:.1%} of the records (more than "
+    what += "" if not accepted else f"source.max_dead_letter_fraction = {fraction:g})"
+    return (
+        f"dead letters: the run rejected {what}: {total} of {read} read; top reasons: {top} (the dead letters "
+        "are in the sink's confidential folder; docs/pipelines.md lists the reasons)"
+    )

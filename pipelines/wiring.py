@@ -1,0 +1,188 @@
+"""The release pipeline's wiring: source -> parse -> release -> sinks (:func:`build_pipeline`).
+
+The source and the sinks come from the IO registry (``pipelines.io``) through the configuration; this module
+never asks which type they are. Step labels are stable names (a Flink savepoint maps state by them).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from pipelines.io import OUTPUTS
+from pipelines.manifest import release_identity
+from pipelines.outputs import dead_dict, node_dict, release_dict
+from pipelines.parse import RecordParser
+from transforms.core.foundation.noise import ReleaseIdentity
+from transforms.records import DeadLetter, NoiseKey, UpdateRecord
+from transforms.releases import ReleaseContinually
+from transforms.spec import NAMESPACE, StreamSpec
+
+__all__ = ["build_pipeline", "parse_line", "stream_spec", "write_outputs", "PROGRESS", "PROGRESS_EVERY"]
+
+#: progress lines of long runs (counts only, never payloads); the CLI shows them on stderr
+PROGRESS = logging.getLogger("dp_dynamic.progress")
+PROGRESS_EVERY = 100_000  # records read by a worker between two progress lines
+
+
+class _ParseFn(beam.DoFn):
+    """An input element (a line of a JSON-lines or CSV file as bytes, an Avro
+    record as a dict, or a :class:`~pipelines.parse.PubsubElement`) ->
+    UpdateRecord with its item encoded for the query sets
+    (:class:`pipelines.parse.RecordParser`).
+
+    Whatever the element holds, it leaves as a record or as a dead letter with
+    a reason and the element as received (never as an exception; the payload is
+    never logged). With ``source.dedup`` the records leave keyed by their update
+    id, for :class:`_DropDuplicatesFn`."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None):
+        self.cfg = cfg
+        self.csv_header = csv_header
+        self.timestamp_attribute = timestamp_attribute  # Pub/Sub: the event time is this attribute
+        self.max_future_seconds = max_future_seconds
+        self.read = Metrics.counter(NAMESPACE, "records_read")
+        self.seen = 0
+        self.parser = None
+
+    def setup(self):
+        self.parser = RecordParser(
+            self.cfg,
+            self.csv_header,
+            timestamp_attribute=self.timestamp_attribute,
+            max_future_seconds=self.max_future_seconds,
+        )
+
+    def process(self, element):
+        self.read.inc()
+        self.seen += 1
+        if self.seen % PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
+            PROGRESS.info("records read by this worker: %d", self.seen)
+        if self.parser is None:
+            self.setup()
+        parsed = self.parser.parse(element)
+        if parsed.reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
+            return
+        for name in parsed.clamped:  # a sum value outside [lower, upper] (counts only)
+            Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
+        rec = parsed.record
+        if self.parser.dedup_field:
+            yield beam.window.TimestampedValue((parsed.dedup_key, rec), rec.event_time)
+        else:
+            yield beam.window.TimestampedValue(rec, rec.event_time)
+
+
+class _DropDuplicatesFn(beam.DoFn):
+    """``source.dedup`` on files: one update per update id (the first in a
+    fixed order of the records as received, so line order does not matter);
+    the others are counted (``duplicates_dropped``), as on Pub/Sub."""
+
+    def process(self, element):
+        _, records = element
+        records = list(records)
+        if len(records) > 1:
+            Metrics.counter(NAMESPACE, "duplicates_dropped").inc(len(records) - 1)
+            records.sort(key=lambda r: (r.event_time, r.seq, repr(r.raw)))
+        rec = records[0]
+        yield beam.window.TimestampedValue(rec, rec.event_time)
+
+
+class _CountReleasesFn(beam.DoFn):
+    """Counts the releases and the budget spent where every runner reports
+    metrics (some runners drop counters incremented in timer callbacks)."""
+
+    def process(self, rel):
+        Metrics.counter(NAMESPACE, "releases_written").inc()
+        Metrics.distribution(NAMESPACE, "budget_spent_written_micro").update(int(rel.spent[0] * 1e6))
+
+
+def parse_line(cfg, line):
+    """(reason, UpdateRecord) for one JSON input line (for tests and tools)."""
+    parsed = RecordParser(cfg).parse(line)
+    return parsed.reason, parsed.record
+
+
+def stream_spec(cfg) -> StreamSpec:
+    """The time and stream layout of the configured release."""
+    return StreamSpec(
+        streams=cfg.streams,
+        tick_seconds=cfg.tick_seconds,
+        origin=cfg.origin,
+        late_policy=cfg.late_policy,
+        allowed_lateness=cfg.allowed_lateness,
+        end_time=cfg.end,
+        every_ticks=cfg.every_ticks,
+    )
+
+
+def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseIdentity | None = None):
+    """Wire source -> parse -> release -> sinks into ``p``; returns where the outputs go.
+
+    ``release``: the release identity (default :func:`~pipelines.manifest.release_identity`)."""
+    release = release if release is not None else release_identity(cfg)
+    read = cfg.source.read(p, cfg)
+    parse = _ParseFn(cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds)
+    parsed = read.pcoll | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
+    records = parsed.records
+    if cfg.source.dedup_field:
+        records = (
+            records
+            | "GroupByUpdateId" >> beam.GroupByKey()
+            | "DropDuplicates" >> beam.ParDo(_DropDuplicatesFn()).with_output_types(UpdateRecord)
+        )
+    spec = stream_spec(cfg)
+    release_args = dict(options=cfg.mechanism_options(), release=release, consistency=cfg.consistency())
+    query_dead = []
+    if cfg.queries_source is not None:
+        # streamed linear queries, answered by PMWG as of their arrival (docs/growing.md)
+        from pipelines.submit_queries import read_queries
+        from transforms.queries import AnswerQueries
+
+        queries, bad_queries = read_queries(p, cfg)
+        out = (records, queries) | "Release" >> AnswerQueries(cfg.dynamic_config(), spec, noise_key, **release_args)
+        query_dead = [bad_queries]
+    else:
+        transform = ReleaseContinually(cfg.mechanism, cfg.dynamic_config(), spec, noise_key, **release_args)
+        out = records | "Release" >> transform
+    dead = (parsed[_ParseFn.DEAD], out["dead_letters"], *query_dead) | "AllDeadLetters" >> beam.Flatten()
+    out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
+    # the differentially private outputs go to a sink's folder or topics; dead letters (raw records:
+    # confidential operator data) apart
+    outputs = {
+        "releases": (out["answers"], lambda r: release_dict(cfg, r)),
+        "nodes": (out["nodes"], node_dict),
+        "dead_letters": (dead, lambda d: dead_dict(cfg, d)),
+    }
+    if "query_answers" in out:  # the answers to streamed queries (queries_source)
+        from pipelines.submit_queries import answer_dict
+
+        outputs["query_answers"] = (out["query_answers"], lambda a: answer_dict(cfg, a))
+    return write_outputs(cfg, outputs)
+
+
+def write_outputs(cfg, outputs: dict, avro: bool = True) -> list[str]:
+    """Each output (name -> (PCollection, to_dict)) to every sink that takes it; returns where they go.
+    ``avro``: the outputs have their published Avro schemas (an Avro file sink writes them so; else JSON
+    lines)."""
+    written = []
+    for i, sink in enumerate(cfg.sinks):
+        for name, (pcoll, to_dict) in outputs.items():
+            if not sink.takes(name):
+                continue
+            records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
+            written.append(
+                sink.write(
+                    records,
+                    name,
+                    label=f"{name}{i}",
+                    streaming=cfg.streaming,
+                    schema=OUTPUTS[name][0] if avro else None,
+                )
+            )
+    return written
