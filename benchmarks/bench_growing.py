@@ -171,7 +171,7 @@ def example(out: Path):
         else:
             by_tick.setdefault(tick(d["time"]), []).append(Update(d["op"], d["id"], None))
     queries = []
-    for line in Path(cfg.queries_source[1]).read_text().splitlines():
+    for line in Path(cfg.queries_source.path).read_text().splitlines():
         _, q = parse_query(cfg, line)
         queries.append((tick(q.event_time), q.event_time, q.query_id, q.row))
     core = PMWGRelease(

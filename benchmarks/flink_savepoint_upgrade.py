@@ -139,7 +139,10 @@ def job(endpoint: str, data: str, sink: str, release_id: str) -> str:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-    from pipelines.follow_source import ReadFollowing
+    try:  # this library (the followed-file source in the IO registry)
+        from pipelines.io.follow import ReadFollowing
+    except ImportError:  # the previous version, in its worktree
+        from pipelines.follow_source import ReadFollowing
     from transforms.core import ReleaseIdentity
     from transforms.records import NoiseKey
     from transforms.releases import ReleaseFullyDynamic

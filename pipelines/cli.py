@@ -67,7 +67,7 @@ class ReleaseOptions(PipelineOptions):
             "--origin",
             type=float,
             default=None,
-            help="override time.origin (epoch seconds), e.g. for a local replay with pipelines.pubsub_tool",
+            help="override time.origin (epoch seconds), e.g. for a local replay with pipelines.tools.pubsub_tool",
         )
         parser.add_argument(
             "--release-id",

@@ -13,7 +13,7 @@ record whose event time was in its timestamp attribute gets that time in its
 time field (``--config`` names the field; default ``time``), so that the line
 stands on its own as a JSON-lines input record. With ``--config`` of a CSV
 source the CSV header is written first. Fix the lines, then feed them to a run
-(a file source, or ``pipelines.pubsub_tool publish``).
+(a file source, or ``pipelines.tools.pubsub_tool publish``).
 
 Dead letters are confidential operator data: the output is too. Counts per
 reason go to standard error; no record is ever printed there.

@@ -170,10 +170,10 @@ def _read_answers(path):
 
 
 def test_unbounded_followed_file_on_flink_equals_the_core(flink, tmp_path):
-    """The unbounded source (``pipelines.follow_source``: a file followed as it grows, watermark from the
+    """The unbounded source (``pipelines.io.follow``: a file followed as it grows, watermark from the
     event times) on Flink in streaming: releases come out while the input is still being written (the rest of
     the file is appended only after the first releases were seen), and all of them equal the core's."""
-    from pipelines.follow_source import END_MARKER, ReadFollowing
+    from pipelines.io.follow import END_MARKER, ReadFollowing
 
     recs = workload(n=160, seed=11)
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0)
@@ -285,7 +285,7 @@ class _FailOnce(beam.DoFn):
 
 def _follow_job(server, data, sink, release, spec, *extra, fault=None):
     """The followed file -> ReleaseFullyDynamic -> the test sink, checkpointed; submitted, not waited for."""
-    from pipelines.follow_source import ReadFollowing
+    from pipelines.io.follow import ReadFollowing
 
     p = beam.Pipeline(options=_flink_options(server, *CHECKPOINTED, *extra, streaming=True))
     updates = (

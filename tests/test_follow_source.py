@@ -1,5 +1,5 @@
 """``source: {type: follow}``: JSON lines followed as they are appended
-(``pipelines.follow_source``), the streaming source that also runs on Flink
+(``pipelines.io.follow``), the streaming source that also runs on Flink
 (``tests/test_flink.py``). Configuration, and the CLI on the DirectRunner
 releasing exactly what the bounded file source releases on the same lines."""
 

@@ -324,7 +324,7 @@ def test_report_timings():
 def test_fetch_tools_need_only_the_standard_library():
     """``.ci/run`` fetches the Flink and Kafka jars with the system Python, before the venv (and Beam, numpy)
     exist: both tools must import with the standard library alone (``-S``: no site-packages). The Beam
-    transforms live in ``pipelines/kafka_io.py``, the process handling (Beam's) in ``pipelines/tools/jvm.py``."""
+    transforms live in ``pipelines/io/kafka.py``, the process handling (Beam's) in ``pipelines/tools/jvm.py``."""
     proc = subprocess.run(
         [sys.executable, "-S", "-c", "import pipelines.tools.kafka_tool, pipelines.tools.flink_jobserver"],
         cwd=ROOT,
@@ -332,6 +332,6 @@ def test_fetch_tools_need_only_the_standard_library():
         text=True,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for beam_module in ("pipelines.kafka_io", "pipelines.tools.jvm"):
+    for beam_module in ("pipelines.io.kafka", "pipelines.tools.jvm"):
         proc = subprocess.run([sys.executable, "-S", "-c", f"import {beam_module}"], cwd=ROOT, capture_output=True)
         assert proc.returncode != 0  # the check can fail: Beam is not importable under -S

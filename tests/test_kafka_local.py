@@ -2,7 +2,7 @@
 Flink (Kafka runs on Flink only: Beam's KafkaIO is a Java transform; ``docs/kafka.md``).
 
 The broker and the KafkaIO expansion service listen where the configuration says (127.0.0.1:9092 and
-localhost:8097), started here with ``pipelines.kafka_tool``. The test skips, naming what is missing, without java,
+localhost:8097), started here with ``pipelines.tools.kafka_tool``. The test skips, naming what is missing, without java,
 javac or mvn, when the jars cannot be fetched, or when those ports are taken; with ``DP_DYNAMIC_KAFKA_JAR`` set
 (``.ci/run`` sets it after fetching) a missing piece is a failure instead.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines import kafka_tool
+from pipelines.tools import kafka_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "configs" / "kafka_local.yaml").read_text())

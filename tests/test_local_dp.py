@@ -570,20 +570,19 @@ def test_a_pubsub_message_may_carry_several_reports():
     dead-lettered alone with the message's attributes, the others pass; a
     one-line message and a file line are one report each."""
     from pipelines.parse import PubsubElement
-    from pipelines.rr_collect import _ParseReportFn
+    from pipelines.rr_collect import parse_reports, report_parser
 
-    fn = _ParseReportFn(load_config(ROOT / "configs" / "local_dp.yaml"))
-    fn.setup()
+    parser = report_parser(load_config(ROOT / "configs" / "local_dp.yaml"))
     good = [json.dumps({"time": 10.0 + i, "id": f"e{i}", "old": None, "new": "B"}).encode() for i in range(3)]
     attrs = (("src", "gw1"),)
     batch = PubsubElement(b"\n".join([good[0], b"{oops", good[1], b"", good[2]]) + b"\n", attrs, 5.0)
-    out = list(fn.process(batch))
-    dead = [o.value for o in out if isinstance(o, beam.pvalue.TaggedOutput)]
-    recs = [o.value for o in out if not isinstance(o, beam.pvalue.TaggedOutput)]
+    out = parse_reports(parser, batch)
+    dead = [(reason, rec) for reason, rec in out if reason]
+    recs = [rec for reason, rec in out if not reason]
     assert [(r.entry_id, r.new, r.event_time) for r in recs] == [("e0", 1, 10.0), ("e1", 1, 11.0), ("e2", 1, 12.0)]
-    assert [(d.reason, d.record) for d in dead] == [("unparseable", (b"{oops", attrs))]
-    assert len(list(fn.process(PubsubElement(good[0], attrs, 5.0)))) == 1
-    assert len(list(fn.process(good[1] + b"\n"))) == 1  # a file line (bytes) is never split
+    assert dead == [("unparseable", (b"{oops", attrs))]
+    assert len(parse_reports(parser, PubsubElement(good[0], attrs, 5.0))) == 1
+    assert len(parse_reports(parser, good[1] + b"\n")) == 1  # a file line (bytes) is never split
 
 
 def test_pubsub_tool_publishes_reports_in_batches(tmp_path, monkeypatch):
@@ -593,7 +592,7 @@ def test_pubsub_tool_publishes_reports_in_batches(tmp_path, monkeypatch):
     update pipeline's configs refuse it (one update per message)."""
     import yaml
 
-    from pipelines import pubsub_tool
+    from pipelines.tools import pubsub_tool
 
     sent = []
 

@@ -487,12 +487,12 @@ def _demo_head(tmp_path, seconds: float) -> str:
 )
 def test_bundled_pubsub_config_runs_through_the_readme_command(emulator, tmp_path, name, tick, speedup):
     """``python -m pipelines.release --config configs/NAME.yaml`` (as a subprocess, the README's command)
-    against the emulator: the configuration's topics and subscriptions made by ``pipelines.pubsub_tool``, some
+    against the emulator: the configuration's topics and subscriptions made by ``pipelines.tools.pubsub_tool``, some
     of the demo published first with event times over the last few ticks (``--origin`` sets the configuration's
     ``time.origin`` to their start, through the configuration's checks), the run stopped by ``--duration``:
     exit 0, releases of both streams on the releases topic, the summary printed."""
-    from pipelines import pubsub_tool
     from pipelines.config import load_config
+    from pipelines.tools import pubsub_tool
 
     cfg = load_config(ROOT / "configs" / name)
     pubsub_tool.create(cfg)

@@ -84,7 +84,7 @@ import json, sys, tempfile
 from pathlib import Path
 from apache_beam.utils.subprocess_server import pick_port
 from pipelines.tools import jvm
-from pipelines.tools.kafka_tool import reachable
+from pipelines.io.kafka import reachable
 
 out = {}
 port, grpc_port = pick_port(None, None)

@@ -1,5 +1,5 @@
 """Kafka: ``source: {type: kafka}`` and the kafka sink, Beam's Java KafkaIO 2.62 through an expansion service
-(``pipelines.kafka_tool`` starts it and the broker; ``docs/kafka.md``). A Java transform: Flink (or another
+(``pipelines.tools.kafka_tool`` starts it and the broker; ``docs/kafka.md``). A Java transform: Flink (or another
 portable runner) runs it, the Python DirectRunner does not.
 
 ``ReadKafkaRecords`` and ``WriteKafkaJson`` are the Beam transforms; :class:`KafkaSource` and :class:`KafkaSink`
@@ -38,7 +38,7 @@ _KAFKA_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")  # Kafka's legal topic nam
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.\-]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:]+\]:[0-9]{1,5}$")
 _SERVERS = "host:port of the brokers, comma-separated (e.g. 127.0.0.1:9092)"
 _EXPANSION = (
-    "host:port of the KafkaIO expansion service (python -m pipelines.kafka_tool expansion; Beam's default "
+    "host:port of the KafkaIO expansion service (python -m pipelines.tools.kafka_tool expansion; Beam's default "
     "would download a jar that Maven Central does not serve for this runner, docs/kafka.md)"
 )
 
@@ -99,7 +99,7 @@ def _runner_runs_java(runner: str, key: str) -> None:
     if not any(r in runner for r in ("Flink", "Portable", "Dataflow")):
         raise ConfigError(
             f"{key}: Kafka (Beam's cross-language KafkaIO) needs a runner that runs Java transforms, in streaming "
-            "mode: FlinkRunner (--flink_job_server_jar from python -m pipelines.kafka_tool fetch) or "
+            "mode: FlinkRunner (--flink_job_server_jar from python -m pipelines.tools.kafka_tool fetch) or "
             f"PortableRunner; got {runner} (docs/kafka.md)"
         )
 
@@ -110,7 +110,7 @@ def _check_services(key: str, expansion: str, servers: str, local: bool) -> None
     if not reachable(expansion):
         raise ConfigError(
             f"{key}.expansion_service: nothing answers at {expansion}; start the KafkaIO expansion service "
-            "first (python -m pipelines.kafka_tool expansion --port PORT, docs/kafka.md)"
+            "first (python -m pipelines.tools.kafka_tool expansion --port PORT, docs/kafka.md)"
         )
     if local and not any(reachable(a) for a in servers.split(",")):
         raise ConfigError(f"{key}.bootstrap_servers: no Kafka broker answers at {servers}")

@@ -29,7 +29,7 @@ def _bad_attribute(v):
 
 
 def source_topic(subscription: str) -> str:
-    """The topic of a subscription named after it (``pipelines.pubsub_tool`` makes them so: the name without
+    """The topic of a subscription named after it (``pipelines.tools.pubsub_tool`` makes them so: the name without
     its ``-subscription`` or ``-sub`` suffix, in the same project)."""
     project, name = subscription.split("/")[1], subscription.rsplit("/", 1)[1]
     for suffix in ("-subscription", "-sub"):

@@ -46,7 +46,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -71,8 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BROKER",
-    "BYTES",
-    "BYTES_OUT",
     "RUNNER",
     "Broker",
     "Jars",
@@ -83,7 +80,6 @@ __all__ = [
     "fetch",
     "missing_prerequisites",
     "publish",
-    "reachable",
     "running_broker",
     "running_expansion_service",
     "start_broker",
@@ -121,8 +117,6 @@ RUNNER = maven.Bundle(
 )
 #: The topic tool's source (compiled into ``~/.m2/repository/dp-dynamic/kafka-tool/DIGEST/``).
 TOOL_SOURCE = Path(__file__).with_name("DpDynamicKafka.java")
-BYTES = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
-BYTES_OUT = "org.apache.kafka.common.serialization.ByteArraySerializer"
 NO_TIME = -(2**63)  # "no timestamp" in the topic tool's framing (Java's Long.MIN_VALUE)
 JVM_HEAP = "-Xmx512m"  # broker and expansion service: small, the machine has 2 cores and other JVMs
 
@@ -166,16 +160,6 @@ def fetch(repo: Path | None = None) -> Jars:
     broker = maven.fetch(BROKER, repo, "the Kafka broker")
     runner = maven.fetch(RUNNER, repo, "the Flink runner with KafkaIO")
     return Jars(broker, runner, _tool_classes(broker))
-
-
-def reachable(address: str, timeout: float = 1.0) -> bool:
-    """Whether ``host:port`` accepts a TCP connection."""
-    host, _, port = address.rpartition(":")
-    try:
-        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout).close()
-        return True
-    except (OSError, ValueError):
-        return False
 
 
 # --- the broker and the expansion service (Beam's process helpers) ------------------------------------------
@@ -253,6 +237,8 @@ def start_broker(jars: Jars, port: int | None = None, timeout: float = 120.0) ->
     address = f"127.0.0.1:{port}"
     cmd = ["java", JVM_HEAP, "-jar", str(jars.broker), str(props)]
     # the broker speaks Kafka, not gRPC: wait until its port accepts connections
+    from pipelines.io.kafka import reachable  # the library's check (Beam is loaded by now: jvm.start needs it)
+
     ready = lambda: reachable(address)
     service = jvm.start(cmd, port, "the Kafka broker", ready=ready, timeout=timeout, temp_dirs=(work,))
     return Broker(service, address, work, jars.tool, jars.broker)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipelines.config import ConfigError, PipelineConfig, load_config
+from pipelines.io.pubsub import source_topic
 
 if TYPE_CHECKING:
     from pipelines.tools.jvm import Service
@@ -57,15 +58,6 @@ WHAT = {"releases": "topic", "nodes": "nodes_topic", "dead_letters": "dead_lette
 def pull_name(topic: str) -> str:
     """The ``-pull`` subscription ``create`` makes for a sink topic."""
     return topic.replace("/topics/", "/subscriptions/") + "-pull"
-
-
-def source_topic(subscription: str) -> str:
-    project, name = subscription.split("/")[1], subscription.rsplit("/", 1)[1]
-    for suffix in ("-subscription", "-sub"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return f"projects/{project}/topics/{name}"
 
 
 def emulator_missing() -> str | None:
