@@ -15,7 +15,7 @@ from transforms.core.foundation.accounting import (
     PureDP,
     Scope,
     SeriesSplit,
-    _cks_epsilon,
+    cks_epsilon,
     compose_parallel,
     compose_sequential,
     to_approx,
@@ -37,7 +37,7 @@ def test_zcdp_conversion_is_valid_and_tight(rho, delta):
     assert eps <= classic
     # brute-force minimum of the same CKS expression over a fine alpha grid
     grid = np.exp(np.linspace(math.log(1 + 1e-6), math.log(1e6), 200_000))
-    brute = min(_cks_epsilon(rho, delta, a) for a in grid)
+    brute = min(cks_epsilon(rho, delta, a) for a in grid)
     assert eps <= brute + 1e-6
     # validity: the Gaussian mechanism with this rho (sigma^2 = 1/(2 rho)) satisfies it
     sigma = math.sqrt(1 / (2 * rho))

@@ -17,12 +17,10 @@ from transforms.core.counters.factorization import (
     SqrtFactorizationCounter,
     _blt_tables,
     _sqrt_tables,
-    analytic_gaussian_delta,
     blt_coefficients,
     blt_max_error,
     blt_omega,
     blt_sensitivity_squared,
-    gaussian_rho_for_approx_tight,
     kary_radices,
     kary_variance_path,
     series_inverse,
@@ -30,9 +28,18 @@ from transforms.core.counters.factorization import (
     toeplitz_variance_path,
 )
 from transforms.core.foundation import state as state_mod
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, Ledger, PureDP
+from transforms.core.foundation.accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetExceededError,
+    Ledger,
+    PureDP,
+    analytic_gaussian_delta,
+    gaussian_rho_for_approx_tight,
+    rho_for_approx,
+)
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism, rho_for_approx
+from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism
 
 NEW = ("sqrt_factorization", "blt", "kary_tree")
 G = 2.0**-LATTICE_BITS

@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, zcdp_to_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, rho_for_approx, zcdp_to_approx
 from transforms.core.static import (
     CountMechanism,
     HistogramMechanism,
     LinearQueryMechanism,
-    rho_for_approx,
 )
 
 MECHS = [

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig, part
+from transforms.core.config import DynamicConfig
 from transforms.core.continual.segmented import SegmentedRelease
 from transforms.core.counters import COUNTER_NAMES, InfiniteCounter, make_counter
 from transforms.core.foundation.accounting import Scope
@@ -41,7 +41,7 @@ class InsertionOnlyRelease(SegmentedRelease):
     def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
         super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
         k = len(self.mechanisms)
-        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        b = self.tree_budget.part(1.0 / k, 1.0 / k)
         self.counters = [
             InfiniteCounter(
                 m,
@@ -87,7 +87,7 @@ class TwoStreamBaseline(SegmentedRelease):
     def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
         super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
         k = len(self.mechanisms)
-        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        b = self.tree_budget.part(1.0 / k, 1.0 / k)
         par = self.ledger.root.child("two_streams", Scope.PARALLEL)
         honaker = config.tuned_family
         self.ins = [
@@ -203,7 +203,7 @@ class ContinualCountRelease(ContinualRelease):
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         k = len(self.mechanisms)
-        share = part(config.ledger_budget, 1.0 / k, 1.0 / k)
+        share = config.ledger_budget.part(1.0 / k, 1.0 / k)
         counter_name, horizon = self._counter_choice()
         self.counters = [
             make_counter(

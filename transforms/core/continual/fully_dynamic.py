@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig, part, pure_part
+from transforms.core.config import DynamicConfig
 from transforms.core.continual.segmented import SegmentedRelease
 from transforms.core.counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
 from transforms.core.counters.factorization import KaryTreeCounter, SqrtFactorizationCounter
@@ -117,7 +117,7 @@ class _Node:
         self.halt_nhat = 0.0
         self.halt_nhat_profile: NoiseProfile | None = None
         prof = owner.config.budget_profile
-        self.budget = part(owner.tree_budget, prof.level_split.weight(self.level), prof.level_split.weight(self.level))
+        self.budget = owner.tree_budget.part(prof.level_split.weight(self.level), prof.level_split.weight(self.level))
         self.scope = owner.tree_scope.child(f"level{self.level}", Scope.PARALLEL).child(f"node{index}")
         self.static_answers: list[np.ndarray] = []
         self.static_budgets: list[Budget] = []
@@ -134,19 +134,19 @@ class _Node:
 
     def _round_budgets(self, owner):
         prof = owner.config.budget_profile
-        b_r = part(self.budget, prof.round_split.weight(self.round), prof.round_split.weight(self.round))
+        b_r = self.budget.part(prof.round_split.weight(self.round), prof.round_split.weight(self.round))
         k = len(owner.mechanisms)
         we, wd = prof.round_weights, prof.delta_weights
         if prof.leaf_static_only and self.horizon == 0:
-            return None, part(b_r, 1.0 / k, 1.0 / k), None, None
+            return None, b_r.part(1.0 / k, 1.0 / k), None, None
         # tight: the c count sets are answered from n_hat and the deletion-count
         # counter, which take the shares those sets would have had (a static
         # release and a query counter each); every other set keeps its share
         c = sum(owner.reuse)
-        nhat = pure_part(b_r, we[0] + c * we[1] / k)
-        static = part(b_r, we[1] / k, wd[1] / k)
-        qins = part(b_r, we[2] / k, wd[2] / k)
-        lapins = part(b_r, we[3] + c * we[2] / k, wd[3] + c * wd[2] / k)
+        nhat = b_r.pure_part(we[0] + c * we[1] / k)
+        static = b_r.part(we[1] / k, wd[1] / k)
+        qins = b_r.part(we[2] / k, wd[2] / k)
+        lapins = b_r.part(we[3] + c * we[2] / k, wd[3] + c * wd[2] / k)
         return nhat, static, qins, lapins
 
     def reuses(self, owner, k: int) -> bool:

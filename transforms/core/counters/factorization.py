@@ -45,7 +45,7 @@ from fractions import Fraction
 import numpy as np
 
 from transforms.core.counters.base import ContinualCounter
-from transforms.core.foundation.accounting import ZCDP, BudgetExceededError, Scope
+from transforms.core.foundation.accounting import BudgetExceededError, Scope
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.noise import (
     NoiseSource,
@@ -55,7 +55,7 @@ from transforms.core.foundation.noise import (
     discrete_laplace_variance,
 )
 from transforms.core.foundation.state import state_class
-from transforms.core.static.linear import CountMechanism, HistogramMechanism, StaticMechanism, rho_for_approx
+from transforms.core.static.linear import CountMechanism, HistogramMechanism, StaticMechanism
 
 __all__ = [
     "SqrtFactorizationCounter",
@@ -74,9 +74,6 @@ __all__ = [
     "toeplitz_variance_path",
     "kary_radices",
     "kary_variance_path",
-    "analytic_gaussian_delta",
-    "gaussian_rho_for_approx_tight",
-    "DISCRETE_TAU2",
 ]
 
 LATTICE_BITS = 20  # coefficients live on 2^-20 Z: y = K d with K integer
@@ -372,68 +369,6 @@ def _blt_tables(log2n: int, window: int) -> _Tables:
 
 
 # ---------------------------------------------------------------------------
-# Tight (eps, delta) for the discrete Gaussian (docs/counters.md, "tight calibration")
-# ---------------------------------------------------------------------------
-
-DISCRETE_TAU2 = 4  # lattice-unit variance of the smoothing kernel in the proof (added to sigma^2)
-_DIM_MAX = 1 << 62  # the proof's bound holds for up to this many differing coordinates
-# eta = 2 sum_{m>=1} exp(-2 pi^2 tau^2 m^2) <= 2 exp(-2 pi^2 tau^2) / (1 - exp(-6 pi^2 tau^2))
-_ETA = 2 * math.exp(-2 * math.pi**2 * DISCRETE_TAU2) / (1 - math.exp(-6 * math.pi**2 * DISCRETE_TAU2))
-_LOG_R = 2 * _ETA / (1 - _ETA)  # >= log((1 + eta) / (1 - eta))
-_EPS_SLACK = 2 * _DIM_MAX * _LOG_R  # ~2e-15
-_DELTA_FACTOR = math.exp(_DIM_MAX * _LOG_R)  # ~1 + 1e-15
-_FLOAT_MARGIN = 1e-9  # relative margin for the float evaluation of Phi
-
-
-def _phi(x: float) -> float:
-    return 0.5 * math.erfc(-x / math.sqrt(2))
-
-
-def analytic_gaussian_delta(epsilon: float, mu: float) -> float:
-    """delta(eps) of the continuous Gaussian mechanism with sensitivity / sigma = mu
-    (Balle and Wang 2018, Thm 8): Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)."""
-    if mu <= 0:
-        return 0.0
-    a = _phi(mu / 2 - epsilon / mu)
-    tail = _phi(-mu / 2 - epsilon / mu)
-    b = math.exp(epsilon + math.log(tail)) if tail > 0 else 0.0
-    return max(a - b, 0.0)
-
-
-@functools.lru_cache(maxsize=256)
-def gaussian_rho_for_approx_tight(epsilon: float, delta: float) -> float:
-    """The largest rho_eff (bisection, rounded down) such that adding discrete
-    Gaussian noise N_Z(0, sigma^2)^d with ``sigma^2 >= Delta^2 / (2 rho_eff) +
-    DISCRETE_TAU2`` to an integer vector query of L2 sensitivity Delta (any
-    d <= 2^62 coordinates; non-adaptive inputs) is (epsilon, delta)-DP.
-
-    Proof (docs/counters.md): N_Z(mu, sigma^2) is within a pointwise ratio
-    r = (1 + eta) / (1 - eta), eta ~ 1e-34, of the post-processing of the
-    continuous N(mu, sigma^2 - tau^2) by the mu-free kernel x -> N_Z(x, tau^2);
-    so the mechanism is (eps + 2 d log r, r^d delta_cont(eps))-DP, where
-    delta_cont is the analytic Gaussian curve. The slack (2e-15 in eps, a factor
-    1 + 1e-15 in delta, plus a 1e-9 relative margin for the float evaluation) is
-    taken off the target before the bisection.
-    """
-    if not (epsilon > 0 and 0 < delta < 1):
-        raise ValueError("the tight calibration needs epsilon > 0 and 0 < delta < 1")
-    eps = epsilon - _EPS_SLACK
-    target = delta / _DELTA_FACTOR / (1 + _FLOAT_MARGIN)
-    lo, hi = 0.0, 1.0
-    while analytic_gaussian_delta(eps, hi) <= target:
-        hi *= 2
-        if hi > 1e6:
-            break
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if analytic_gaussian_delta(eps, mid) <= target:
-            lo = mid
-        else:
-            hi = mid
-    return lo * lo / 2 * (1 - 1e-12)
-
-
-# ---------------------------------------------------------------------------
 # Exact sensitivities of a black box (in its own integer units)
 # ---------------------------------------------------------------------------
 
@@ -587,14 +522,8 @@ class _LatticeToeplitzCounter(ContinualCounter):
                 raise ValueError("epsilon must be > 0 to release")
             p = as_ratio_up(Fraction(self._tab.s1) * l1 / Fraction(eps))
         else:
-            extra = Fraction(0)
-            if isinstance(b, ZCDP):
-                rho = b.rho
-            elif self.approx_calibration == "tight":
-                rho = gaussian_rho_for_approx_tight(b.epsilon, b.delta)
-                extra = Fraction(DISCRETE_TAU2)
-            else:
-                rho = rho_for_approx(b)
+            rho, tau2 = b.gaussian_calibration(self.approx_calibration)
+            extra = Fraction(tau2)
             if not rho > 0:
                 raise ValueError("rho must be > 0 to release")
             p = as_ratio_up(Fraction(self._tab.n2) * l2sq / (2 * Fraction(rho)) + extra)

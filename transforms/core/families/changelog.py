@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms.core.config import DynamicConfig
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, Scope, compose_sequential
+from transforms.core.foundation.accounting import Budget, PrivacyUnit, Scope, compose_sequential
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.outputs import Answer, NodeOutput, TickResult
@@ -265,18 +265,6 @@ def entry_sensitivity_ratio(mechanism) -> float:
     return best / item
 
 
-def _call_budget(node: Budget, ratio: float) -> Budget:
-    """The static mechanism's (one-item) budget whose release of an entry's
-    change (sensitivity ``ratio`` items) costs ``node``."""
-    if ratio == 1.0:
-        return node
-    if isinstance(node, ZCDP):
-        return ZCDP(node.rho / ratio**2)
-    if isinstance(node, ApproxDP):
-        return ApproxDP(node.epsilon / ratio, node.delta)
-    return PureDP(node.epsilon / ratio)
-
-
 def _variance_weight(noise_kind: str, f: int) -> float:
     """Node variance at an F-fold split, up to the common factor: Laplace
     scale ~ F (variance F^2), Gaussian rho / F (variance F)."""
@@ -459,7 +447,7 @@ class _ChangelogRelease(ContinualRelease):
         self._plan()  # unit_ticks, c, h, layer_folds, total_fold, answer_every, window_units, direct
         share = self.ledger_cap(config).scale(1.0 / len(config.queries))
         self.node_budget = share.scale(1.0 / self.total_fold)
-        self.call_budgets = [_call_budget(self.node_budget, r) for r in self.ratios]
+        self.call_budgets = [self.node_budget if r == 1.0 else self.node_budget.for_sensitivity(r) for r in self.ratios]
         self.node_profiles = [m.noise_profile(b) for m, b in zip(self.mechanisms, self.call_budgets)]
         self._spans = [self.c**i for i in range(self.h)]
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig, part
+from transforms.core.config import DynamicConfig
 from transforms.core.continual.partition import geometric_capped
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, Scope, SeriesSplit
+from transforms.core.foundation.accounting import Budget, Scope, SeriesSplit
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import DeletionsRefused, TickBatch
 from transforms.core.foundation.noise import NoiseSource, as_ratio_up, discrete_laplace
@@ -64,7 +64,6 @@ __all__ = [
     "QueryAnswer",
     "scheduler_eta",
     "scheduler_weight",
-    "pure_share",
     "run_with_queries",
 ]
 
@@ -76,17 +75,6 @@ state_class("registry.deletions_refused")(DeletionsRefused)
 # geometric law is memoryless, so chunks change nothing in law, and the exact sampler
 # never has to resolve a halting tick 10^17 ticks away to the unit)
 _CHUNK = 2**20
-
-
-def pure_share(b: Budget, w: float) -> tuple[float, Budget]:
-    """(eps, cost in the ledger's currency) of a pure-DP step getting share ``w``
-    of ``b``: eps = w eps (pure, approximate: its delta unused) or
-    sqrt(2 w rho) (an eps-DP step is eps^2/2-zCDP)."""
-    if isinstance(b, ZCDP):
-        return math.sqrt(2 * w * b.rho), ZCDP(w * b.rho)
-    if isinstance(b, ApproxDP):
-        return w * b.epsilon, ApproxDP(w * b.epsilon, 0.0)
-    return w * b.epsilon, PureDP(w * b.epsilon)
 
 
 def _eff(scale: float) -> float:
@@ -250,10 +238,11 @@ def scheduler_eta(eps: float, n0: int, beta: float) -> float:
     return min(max((math.log(1 / beta) / (eps * n0)) ** (1 / 3), 0.05), 1.0)
 
 
-def scheduler_weight(i: int, eta: float, rho: bool) -> float:
-    """Re-run ``i``'s share: ``(q - 1) / q^(i + 1)``, q = 1 + eta (eps) or
-    (1 + eta)^2 (rho): the shares sum to 1 over i = 0, 1, ..."""
-    q = (1 + eta) ** 2 if rho else 1 + eta
+def scheduler_weight(i: int, eta: float, power: int = 1) -> float:
+    """Re-run ``i``'s share: ``(q - 1) / q^(i + 1)``, q = (1 + eta)^power: 1 + eta
+    for eps, (1 + eta)^2 for rho (the budget's ``scale_power``): the shares sum
+    to 1 over i = 0, 1, ..."""
+    q = (1 + eta) ** power
     return (q - 1) / q ** (i + 1)
 
 
@@ -338,9 +327,9 @@ class _GrowingRelease(ContinualRelease):
         )
         L = self.config.ledger_budget
         f = self.options.growth_fraction
-        eps_g, cost_g = pure_share(L, f)
+        eps_g, cost_g = L.pure_step(f)
         self.tracker = GrowthTracker(eps_g, cost_g, coords=(self.stream,), scope=self.ledger.root)
-        self.rest = part(L, 1 - f, 1.0)  # the re-runs' (or rounds') budget
+        self.rest = L.part(1 - f, 1.0)  # the re-runs' (or rounds') budget
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         self.hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
         self.closes = 0  # epochs closed
@@ -495,7 +484,7 @@ class _BlackBoxRelease(_GrowingRelease):
         out, carried = [], []
         scope = self.ledger.root.child("reruns")
         for i, (q, m) in enumerate(zip(self.config.queries, self.mechanisms)):
-            b = part(self.rest, w / k, w / k)
+            b = self.rest.part(w / k, w / k)
             coords = (self.stream, "rerun", run, q.name)
             cost = m.cost(b)
             scope.charge(cost, coords)  # before the black box draws its noise
@@ -539,7 +528,7 @@ class BBSchedulerRelease(_BlackBoxRelease):
 
     def __init__(self, config: DynamicConfig, **kw):
         super().__init__(config, **kw)
-        eps_r = pure_share(self.rest, 1.0)[0]
+        eps_r = self.rest.pure_step(1.0)[0]
         o = self.options
         # public: from the configuration only
         self.eta = float(o.eta) if o.eta is not None else scheduler_eta(eps_r, o.n0, config.beta)
@@ -553,7 +542,7 @@ class BBSchedulerRelease(_BlackBoxRelease):
         return max(self.target(e - 1) - max(total_hat, 0), 1)
 
     def _weight(self, run):
-        return scheduler_weight(run, self.eta, isinstance(self.rest, ZCDP))
+        return scheduler_weight(run, self.eta, self.rest.scale_power)
 
 
 @state_class("mechanism.bb_improver")
@@ -681,7 +670,7 @@ class OnlinePMW:
         if self.phase_rounds >= self.hard_per_phase:
             return False
         self.phase_rounds += 1
-        eps, cost = pure_share(self.budget, self.round_weight(p))
+        eps, cost = self.budget.pure_step(self.round_weight(p))
         coords = self.coords + ("phase", p, "round", self.phase_rounds)
         self.scope.charge(cost, coords)  # before the round's noise
         self.eps_r = eps
@@ -843,7 +832,7 @@ class PMWGRelease(_GrowingRelease):
         self.pmw = [
             OnlinePMW(
                 m.domain_size,
-                part(self.rest, 1 / k, 1 / k),
+                self.rest.part(1 / k, 1 / k),
                 decay=o.decay,
                 alpha=o.alpha,
                 rate=o.alpha / 6 if o.update == "paper" else 0.0,
@@ -911,7 +900,7 @@ class PMWGRelease(_GrowingRelease):
         else:
             est, bound, hard = self.pmw[0].answer(row, self.hists[0], beta, noise, self.tracker.size_upper(beta))
         spent = self.ledger.spent
-        first = spent.rho if isinstance(spent, ZCDP) else spent.epsilon
+        first = spent.primary
         return QueryAnswer(str(query_id), self.stream, int(tick), float(est), float(bound), bool(hard), float(first))
 
 

@@ -52,7 +52,6 @@ from transforms.core.families.rr_client import (
     num_symbols,
     symbol_of,
 )
-from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.noise import config_digest
 from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
 
@@ -154,12 +153,12 @@ def design_for(config: DynamicConfig, options: RROptions) -> SurveyDesign:
             f"got {', '.join(q.kind for q in config.queries)}"
         )
     b = config.budget
-    if isinstance(b, PureDP):
-        eps, delta = b.epsilon, 0.0
-    elif isinstance(b, ApproxDP):
-        eps, delta = b.epsilon, b.delta
-    else:
-        raise ValueError("randomized_response takes privacy.epsilon (and delta), not rho: the response is (eps, delta)")
+    try:
+        eps, delta = b.to_approx().vector()
+    except ValueError:  # a zCDP budget has no (eps, delta) of its own
+        raise ValueError(
+            "randomized_response takes privacy.epsilon (and delta), not rho: the response is (eps, delta)"
+        ) from None
     if config.unit.kind != "update":
         raise ValueError(
             "randomized_response states its guarantee per entry already: its constraint goes in "

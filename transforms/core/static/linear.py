@@ -29,14 +29,13 @@ Cost of one release (update-level, add/remove-one-item neighbours):
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_approx
+from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
 
@@ -47,34 +46,10 @@ __all__ = [
     "HistogramMechanism",
     "LinearQueryMechanism",
     "union_alpha",
-    "rho_for_approx",
     "LATTICE_BITS",
 ]
 
 LATTICE_BITS = 20  # real-valued query matrices are rounded to multiples of 2**-20
-
-
-def rho_for_approx(budget: ApproxDP) -> float:
-    """The largest rho (bisection, rounded down) with rho-zCDP => ``budget``."""
-    if budget.delta <= 0:
-        raise ValueError("a Gaussian mechanism needs delta > 0 (or a zCDP budget)")
-    return _rho_for_approx(float(budget.epsilon), float(budget.delta))
-
-
-@functools.lru_cache(maxsize=4096)
-def _rho_for_approx(epsilon: float, delta: float) -> float:
-    """Cached: about 40 ms of bisection, once per (eps, delta) instead of per release."""
-    budget = ApproxDP(epsilon, delta)
-    lo, hi = 0.0, max(budget.epsilon, 1e-12)
-    while zcdp_to_approx(hi, budget.delta).epsilon < budget.epsilon:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if zcdp_to_approx(mid, budget.delta).epsilon <= budget.epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 @dataclass
@@ -144,11 +119,13 @@ class StaticMechanism:
         return prof.tail_bound(beta / self.num_queries)
 
     def check_budget(self, budget: Budget) -> None:
-        if self.noise_kind == LAPLACE and isinstance(budget, ZCDP):
+        if self.noise_kind in budget.noise_families:
+            return
+        if self.noise_kind == LAPLACE:
             raise ValueError(
                 f"{self.name} uses Laplace noise (pure DP); give it a PureDP budget or choose noise='gaussian' for zCDP"
             )
-        if self.noise_kind == GAUSSIAN and isinstance(budget, PureDP):
+        if self.noise_kind == GAUSSIAN:
             raise ValueError(
                 f"{self.name} uses Gaussian noise; give it a ZCDP or ApproxDP(delta>0) budget "
                 "or choose noise='laplace' for pure DP"
@@ -185,7 +162,7 @@ class _AdditiveMechanism(StaticMechanism):
             if eps <= 0:
                 raise ValueError("epsilon must be > 0 to release")
             return float(as_ratio_up(self.l1 / eps))
-        rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+        rho = budget.gaussian_rho()
         if rho <= 0:
             raise ValueError("rho must be > 0 to release")
         return float(as_ratio_up(self.l2**2 / (2 * rho)))
