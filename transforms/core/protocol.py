@@ -113,6 +113,7 @@ class ContinualRelease(abc.ABC):
         options = self.options_cls() if options is None else options
         if not isinstance(options, self.options_cls):
             raise TypeError(f"{type(self).__name__} takes options of type {self.options_cls.__name__}")
+        config = self._configure(config, options)
         self.config = config
         self.options = options
         self.stream = str(stream)
@@ -125,6 +126,13 @@ class ContinualRelease(abc.ABC):
         self.num_updates = 0
         self.finished_reason: str | None = None
         self.noiseless = False  # noise switched off: exact answers, error bounds 0
+        self._start()
+
+    def _start(self) -> None:
+        """Build the mechanism's own structure (called at the end of ``__init__``,
+        with ``config``, ``options``, ``stream``, ``ledger`` ... set; a restored
+        mechanism does not run it)."""
+        return None
 
     @classmethod
     def ledger_cap(cls, config: DynamicConfig) -> Budget:

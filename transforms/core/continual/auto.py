@@ -109,26 +109,14 @@ class AutoRelease(ContinualRelease):
     deletions_allowed = True
     options_cls = AutoOptions
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: AutoOptions | None = None,
-    ):
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+    def _start(self) -> None:
+        config = self.config
         names = [q.name for q in config.queries]
         self.parts = []
         self.columns = []  # per part: the item positions of its query sets
+        at = dict(stream=self.stream, emit_nodes=self.emit_nodes, end_tick=self.end_tick, every_ticks=self.every_ticks)
         for p, (cls, sub, opts) in zip(plan(config), self._sub_configs()):
-            self.parts.append(
-                cls(sub, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=opts)
-            )
+            self.parts.append(cls(sub, options=opts, **at))
             self.columns.append(tuple(names.index(n) for n in p.queries))
         self.part_names = tuple(p.mechanism for p in plan(config))
 

@@ -38,8 +38,9 @@ class InsertionOnlyRelease(SegmentedRelease):
     name = "insertion_only"
     deletions_allowed = False
 
-    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         k = len(self.mechanisms)
         b = self.tree_budget.part(1.0 / k, 1.0 / k)
         self.counters = [
@@ -84,8 +85,9 @@ class TwoStreamBaseline(SegmentedRelease):
 
     name = "two_stream_baseline"
 
-    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         k = len(self.mechanisms)
         b = self.tree_budget.part(1.0 / k, 1.0 / k)
         par = self.ledger.root.child("two_streams", Scope.PARALLEL)
@@ -182,25 +184,15 @@ class ContinualCountRelease(ContinualRelease):
     options_cls = ContinualCountOptions
     signed = False  # the batches are insertions only (NetChangeRelease: signed changes)
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-        counter: str | None = None,
-        horizon: int | None = None,
-    ):
+    def __init__(self, config: DynamicConfig, *, options=None, counter: str | None = None, horizon=None, **kw):
         if counter is not None or horizon is not None:  # the earlier keyword form
             if options is not None:
                 raise TypeError("give options= or counter=/horizon=, not both")
             options = ContinualCountOptions(counter or "infinite_honaker", horizon)
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+        super().__init__(config, options=options, **kw)
+
+    def _start(self) -> None:
+        config = self.config
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         k = len(self.mechanisms)
         share = config.ledger_budget.part(1.0 / k, 1.0 / k)

@@ -338,25 +338,9 @@ class FullyDynamicRelease(SegmentedRelease):
     options_cls = FullyDynamicOptions
     _STATE_EXCLUDE = ("_locate_cache", "_reuse")
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: FullyDynamicOptions | None = None,
-    ):
-        options = FullyDynamicOptions() if options is None else options
-        super().__init__(
-            self._configure(config, options),
-            stream=stream,
-            emit_nodes=emit_nodes,
-            end_tick=end_tick,
-            every_ticks=every_ticks,
-            options=options,
-        )
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         self.tree_scope = self.ledger.root.child("tree")
         self.control_mechanism = CountMechanism(noise=config.noise_kind)
         # the insertion-only mechanism over a node's deletions, per query set: the

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from transforms.core.config import DynamicConfig
 from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.foundation.state import state_class
@@ -88,27 +87,11 @@ class NetChangeRelease(ContinualCountRelease):
     signed = True
     _coord = "net"
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: NetChangeOptions | None = None,
-    ):
-        kinds = sorted({q.kind for q in config.queries} - {"count", "histogram", "linear"})
+    def _start(self) -> None:
+        kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
         if kinds:
             raise ValueError(f"net_change answers additive query sets only (count, histogram, linear), not {kinds}")
-        super().__init__(
-            config,
-            stream=stream,
-            emit_nodes=emit_nodes,
-            end_tick=end_tick,
-            every_ticks=every_ticks,
-            options=options if options is not None else NetChangeOptions(),
-        )
+        super()._start()
 
     def _counter_choice(self) -> tuple[str, int | None]:
         horizon = self.options.horizon

@@ -33,7 +33,6 @@ import math
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig
 from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import TickBatch
@@ -48,26 +47,15 @@ class SegmentedRelease(ContinualRelease):
     """Ticks -> partitioning -> per-segment work. Subclasses do the releasing
     (``_absorb`` a tick's batch, ``_close`` a segment)."""
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-    ):
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+    def _start(self) -> None:
+        config = self.config
         eps_p, self.tree_budget = config.split()
         self.partitioner = InfinitePartitioner(
             PartitionParams(eps_p, config.beta), coords=(self.stream,), scope=self.ledger.root
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         self.closed = 0  # number of closed segments J
-        if every_ticks is not None:
+        if self.every_ticks is not None:
             # what a period's release needs between closes: the last close's answers
             # and their bounds at beta / 2; and (noise off only) the exact histograms
             self.carried: list | None = None

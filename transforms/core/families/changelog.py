@@ -406,24 +406,12 @@ class _ChangelogRelease(ContinualRelease):
     )
     _kind = ""
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-    ):
-        kinds = sorted({q.kind for q in config.queries} - {"count", "histogram", "linear"})
+    def _start(self) -> None:
+        kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
         if kinds:
             raise ValueError(f"{self.name} answers count, histogram and linear query sets, not {kinds}")
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
         self._setup()
-        nq = len(config.queries)
+        nq = len(self.config.queries)
         self.tick = 0
         self.units_done = 0  # the last unit boundary processed
         self.closed = 0  # answers released (per query)

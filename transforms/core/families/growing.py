@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig
 from transforms.core.continual.partition import geometric_capped
 from transforms.core.foundation.accounting import Budget, Scope, SeriesSplit
 from transforms.core.foundation.bounds import NoiseProfile
@@ -312,19 +311,8 @@ class _GrowingRelease(ContinualRelease):
     _STATE_EXCLUDE = ContinualRelease._STATE_EXCLUDE + ("_res",)
     _res = None  # the TickResult of the call in progress (never in state)
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-    ):
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+    def _start(self) -> None:
+        config = self.config
         L = self.config.ledger_budget
         f = self.options.growth_fraction
         eps_g, cost_g = L.pure_step(f)
@@ -457,8 +445,8 @@ class _GrowingRelease(ContinualRelease):
 class _BlackBoxRelease(_GrowingRelease):
     """A re-run of every query set's static black box at each epoch close."""
 
-    def __init__(self, config: DynamicConfig, **kw):
-        super().__init__(config, **kw)
+    def _start(self) -> None:
+        super()._start()
         self.runs = 0
         self.carried = None  # [(estimate, bound at beta / 2)] of the latest re-run
 
@@ -526,8 +514,9 @@ class BBSchedulerRelease(_BlackBoxRelease):
     name = "bb_scheduler"
     options_cls = BBSchedulerOptions
 
-    def __init__(self, config: DynamicConfig, **kw):
-        super().__init__(config, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         eps_r = self.rest.pure_step(1.0)[0]
         o = self.options
         # public: from the configuration only
@@ -823,8 +812,9 @@ class PMWGRelease(_GrowingRelease):
     name = "pmwg"
     options_cls = PMWGOptions
 
-    def __init__(self, config: DynamicConfig, **kw):
-        super().__init__(config, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         o = self.options
         self.eta = float(o.eta) if o.eta is not None else o.alpha / 4  # public configuration
         k = len(self.mechanisms)
