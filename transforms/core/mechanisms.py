@@ -118,6 +118,49 @@ class MechanismSpec:
             )
         return self.options_cls(**values)
 
+    # -- what the pipelines ask (they never branch on a mechanism's name) ----------
+    def check(self, config, options, *, end_tick: int | None = None, every_ticks: int = 1) -> None:
+        """Refuse settings the mechanism cannot run, before a pipeline starts
+        (``ValueError``, one line naming the configuration key): its options
+        against the configuration, an entry unit without a mutation limit where
+        group privacy needs one, a finite counter without a horizon, a horizon
+        that runs out before ``end_tick`` (periods of ``every_ticks``), and
+        query kinds it does not answer. ``end_tick``: the release's last tick
+        (``StreamSpec.end_tick``), None for an unbounded one."""
+        self.core_cls.check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        unsupported = sorted({q.kind for q in config.queries} - set(self.query_kinds))
+        if unsupported:
+            raise ValueError(
+                f"mechanism.kind: {self.name} does not answer {', '.join(unsupported)} queries "
+                f"(sum queries are linear); it answers {', '.join(self.query_kinds)}"
+            )
+
+    def plan(self, config, options, *, end_tick: int | None = None, every_ticks: int = 1) -> tuple:
+        """Which mechanism answers which query sets, with what share and why (a
+        tuple of :class:`~transforms.core.protocol.PlanEntry`; ``.text()`` is
+        the line printed and recorded)."""
+        return self.core_cls.plan(config, options, end_tick=end_tick, every_ticks=every_ticks)
+
+    def ledger_budget(self, config):
+        """The ledger's total per stream, in its currency."""
+        return self.core_cls.ledger_cap(config)
+
+    def group_unit(self, config):
+        """The unit that turns the ledger's spend into the configured guarantee."""
+        return self.core_cls.group_unit(config)
+
+    def stated_spend(self, config, spent: tuple) -> tuple[dict, dict]:
+        """``(configured, charged)`` of a ledger spend vector (``ContinualRelease.stated_spend``)."""
+        return self.core_cls.stated_spend(config, spent)
+
+    def spend_fields(self, config, spent: tuple) -> dict:
+        """A release record's spend fields (``ContinualRelease.spend_fields``)."""
+        return self.core_cls.spend_fields(config, spent)
+
+    def stated_total(self, config) -> dict:
+        """The configured budget as stated (``ContinualRelease.stated_total``)."""
+        return self.core_cls.stated_total(config)
+
 
 def option_fields(spec: MechanismSpec) -> tuple[str, ...]:
     if spec.options_cls is NoOptions:

@@ -40,16 +40,47 @@ coordinates that name the stream, the query by name and every scope.
 from __future__ import annotations
 
 import abc
+import math
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 from transforms.core.config import DynamicConfig
-from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger
+from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
+from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger, PrivacyUnit, stated_spend
 from transforms.core.foundation.entries import EntryRegistry, TickBatch
 from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import envelope, open_envelope, restore, to_plain
 
-__all__ = ["ContinualRelease", "NoOptions"]
+__all__ = ["ContinualRelease", "NoOptions", "PlanEntry"]
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """Which mechanism answers which query sets, with what share of the budget
+    and why (a release's plan: :meth:`ContinualRelease.plan`).
+
+    ``reason`` None: the configured mechanism itself (the whole budget);
+    ``counter`` / ``horizon``: the continual counter it runs over periods, and
+    the number of periods it is planned for (None: unbounded)."""
+
+    mechanism: str
+    queries: tuple[str, ...]
+    share: float = 1.0
+    reason: str | None = None
+    counter: str | None = None
+    horizon: int | None = None
+
+    def text(self) -> str:
+        """One line, as printed in the summary and recorded in the manifest."""
+        note = ""
+        if self.counter is not None:
+            span = f"horizon {self.horizon} periods" if self.horizon else "unbounded"
+            note = f" [counter {self.counter}, {span}]"
+        head = f"{', '.join(self.queries)} -> {self.mechanism}{note}"
+        if self.reason is None:
+            return f"{head} (the whole budget; configured)"
+        return f"{head} ({self.share:.0%} of the budget): {self.reason}"
 
 
 class NoOptions:
@@ -92,6 +123,14 @@ class ContinualRelease(abc.ABC):
     period_tick: int = 0
     deletions_allowed: ClassVar[bool] = True
     options_cls: ClassVar[type] = NoOptions
+    # what the ledger charges: "update" (the update-level budget; group privacy
+    # gives the configured unit's guarantee) or "configured" (the configured
+    # guarantee itself: the changelog releases account by the enforced constraint)
+    ledger_unit: ClassVar[str] = "update"
+    # what ``options.horizon`` counts when it is planned against the configured
+    # end: "ticks" or "periods" (of ``every_ticks``); None: it is not (the
+    # mechanism's options then have no ``counter`` / ``horizon`` to check)
+    horizon_unit: ClassVar[str | None] = None
     _STATE_EXCLUDE = ("config", "options", "_digest")
 
     def __init__(
@@ -139,6 +178,87 @@ class ContinualRelease(abc.ABC):
         """The ledger's total: the update-level budget (group privacy gives the
         entry-level one); the changelog mechanisms account by constraint instead."""
         return config.ledger_budget
+
+    # -- what the mechanism states about its spend, its settings and its plan --------
+    @classmethod
+    def group_unit(cls, config: DynamicConfig) -> PrivacyUnit:
+        """The unit whose group privacy turns the ledger's spend into the
+        configured guarantee: the configured unit, or the update unit (the
+        identity) when the ledger charges the configured guarantee itself."""
+        return config.unit if cls.ledger_unit == "update" else PrivacyUnit.update()
+
+    @classmethod
+    def stated_spend(cls, config: DynamicConfig, spent: tuple[float, ...]) -> tuple[dict, dict]:
+        """``(configured, charged)``: the ledger's spend vector as the guarantee
+        for the configured unit in the configured currency, and as charged
+        (:func:`~transforms.core.foundation.accounting.stated_spend`)."""
+        return stated_spend(spent, ledger=cls.ledger_cap(config), unit=cls.group_unit(config), target=config.budget)
+
+    @classmethod
+    def spend_fields(cls, config: DynamicConfig, spent: tuple[float, ...]) -> dict:
+        """A release record's spend fields: ``epsilon_spent`` / ``delta_spent`` /
+        ``rho_spent`` for the configured unit and currency, and
+        ``update_level_spent`` (the ledger's update-level charge; None when the
+        ledger charges an entry-level guarantee itself, which has no
+        update-level figure)."""
+        configured, charged = cls.stated_spend(config, spent)
+        out = {f"{k}_spent": v for k, v in configured.items()}
+        out["update_level_spent"] = charged if cls.group_unit(config) == config.unit else None
+        return out
+
+    @classmethod
+    def stated_total(cls, config: DynamicConfig) -> dict:
+        """The configured budget's numbers, and for a zCDP ledger under an
+        (epsilon, delta) target also the rho the ledger's total states."""
+        out = asdict(config.budget)
+        stated = cls.group_unit(config).guarantee(cls.ledger_cap(config))
+        if stated.rank > config.budget.rank:
+            out["rho"] = stated.primary
+        return out
+
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Refuse settings the mechanism cannot run (``ValueError``, naming the
+        configuration key): its options against the configuration, an entry
+        unit without a mutation limit where group privacy needs one, a horizon
+        against the configured end (``end_tick``) and period (``every_ticks``)."""
+        cls._configure(config, options)
+        if config.unit.kind == "entry" and config.unit.max_mutations is None:
+            try:
+                cls.ledger_cap(config)
+            except ValueError:
+                raise ValueError(
+                    f"privacy.max_mutations_per_entry: required with mechanism.kind {cls.name} (its entry-level "
+                    "guarantee is group privacy over k mutations); privacy.mutation_window alone bounds the loss "
+                    "only for the changelog mechanisms dcr, hdcr and swcr (docs/changelog.md)"
+                ) from None
+        if cls.horizon_unit is not None:
+            cls._check_horizon(options.counter, options.horizon, end_tick, every_ticks)
+
+    @classmethod
+    def _check_horizon(cls, counter: str, horizon: int | None, end_tick: int | None, every_ticks: int) -> None:
+        if horizon is None and end_tick is None and counter in FINITE_COUNTERS:
+            raise ValueError(
+                f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
+                f"or time.end, or choose an unbounded counter ({', '.join(sorted(UNBOUNDED_COUNTERS))})"
+            )
+        if horizon is None or end_tick is None:
+            return
+        if cls.horizon_unit == "ticks":
+            need, what = end_tick, f"{end_tick} ticks"
+        else:
+            need = math.ceil(end_tick / every_ticks)
+            what = f"{need} periods of release.every_ticks = {every_ticks} ticks"
+        if horizon < need:
+            raise ValueError(
+                f"mechanism.horizon: {horizon} runs out before time.end (the release has {what}); "
+                f"set it to at least {need}, or omit it (the end gives it)"
+            )
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Which mechanism answers which query sets (a tuple of :class:`PlanEntry`)."""
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
 
     # -- what subclasses implement ------------------------------------------------
     @property

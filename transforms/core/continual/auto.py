@@ -32,7 +32,7 @@ from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import state_class
-from transforms.core.protocol import ContinualRelease
+from transforms.core.protocol import ContinualRelease, PlanEntry
 
 __all__ = ["AutoRelease", "AutoOptions", "plan"]
 
@@ -108,6 +108,20 @@ class AutoRelease(ContinualRelease):
     name = "auto"
     deletions_allowed = True
     options_cls = AutoOptions
+    horizon_unit = "periods"
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Per part of :func:`plan`: its mechanism, query sets, share and reason
+        (and the additive part's counter)."""
+        out = []
+        for p in plan(config):
+            counter = horizon = None
+            if p.mechanism == NetChangeRelease.name:
+                sub = NetChangeOptions(options.counter, options.horizon)
+                counter, horizon = NetChangeRelease.counter_choice(config, sub, end_tick, every_ticks)
+            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon))
+        return tuple(out)
 
     def _start(self) -> None:
         config = self.config

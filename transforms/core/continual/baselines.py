@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.segmented import SegmentedRelease
-from transforms.core.counters import COUNTER_NAMES, InfiniteCounter, make_counter
+from transforms.core.counters import COUNTER_NAMES, FINITE_COUNTERS, InfiniteCounter, make_counter
 from transforms.core.foundation.accounting import Scope
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
@@ -141,9 +141,6 @@ class TwoStreamBaseline(SegmentedRelease):
         res.closes.append(tick)
 
 
-FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
-
-
 @dataclass(frozen=True)
 class ContinualCountOptions:
     """Options of the plain continual counter.
@@ -182,6 +179,7 @@ class ContinualCountRelease(ContinualRelease):
     name = "continual_count"
     deletions_allowed = False
     options_cls = ContinualCountOptions
+    horizon_unit = "ticks"
     signed = False  # the batches are insertions only (NetChangeRelease: signed changes)
 
     def __init__(self, config: DynamicConfig, *, options=None, counter: str | None = None, horizon=None, **kw):

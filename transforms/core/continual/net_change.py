@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.foundation.state import state_class
+from transforms.core.protocol import PlanEntry
 
 __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 
@@ -84,6 +85,7 @@ class NetChangeRelease(ContinualCountRelease):
     name = "net_change"
     deletions_allowed = True
     options_cls = NetChangeOptions
+    horizon_unit = "periods"
     signed = True
     _coord = "net"
 
@@ -94,10 +96,22 @@ class NetChangeRelease(ContinualCountRelease):
         super()._start()
 
     def _counter_choice(self) -> tuple[str, int | None]:
-        horizon = self.options.horizon
-        if horizon is None and self.end_tick is not None:
-            horizon = math.ceil(self.end_tick / (self.every_ticks or 1))
-        counter = self.options.counter
+        return self.counter_choice(self.config, self.options, self.end_tick, self.every_ticks)
+
+    @classmethod
+    def counter_choice(cls, config: DynamicConfig, options, end_tick: int | None, every_ticks: int | None):
+        """(counter, horizon in periods) for the options (``counter``, ``horizon``),
+        the configured end and period: the horizon defaults to the end's number
+        of periods; ``auto`` picks :func:`choose_counter`'s."""
+        horizon = options.horizon
+        if horizon is None and end_tick is not None:
+            horizon = math.ceil(end_tick / (every_ticks or 1))
+        counter = options.counter
         if counter == AUTO:
-            counter = choose_counter(self.config.noise_kind, horizon)
+            counter = choose_counter(config.noise_kind, horizon)
         return counter, horizon
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        counter, horizon = cls.counter_choice(config, options, end_tick, every_ticks)
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries), counter=counter, horizon=horizon),)

@@ -54,6 +54,7 @@ from transforms.core.families.rr_client import (
 )
 from transforms.core.foundation.noise import config_digest
 from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
+from transforms.core.protocol import PlanEntry
 
 __all__ = [
     "RROptions",
@@ -411,6 +412,16 @@ class RandomizedResponseCollector:
         if self.end_tick is not None and tick >= self.end_tick:
             self.finished_reason = "ended"
         return rel
+
+    # -- settings and plan (as ContinualRelease states them) -------------------------
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Refuse a configuration the survey cannot be designed for (``ValueError``)."""
+        design_for(config, options)
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
 
     # -- state ----------------------------------------------------------------------
     @classmethod
