@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from transforms.core.config import DynamicConfig
 from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.foundation.state import state_class
