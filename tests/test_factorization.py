@@ -15,8 +15,6 @@ from transforms.core.counters.factorization import (
     BLTCounter,
     KaryTreeCounter,
     SqrtFactorizationCounter,
-    _blt_tables,
-    _sqrt_tables,
     blt_coefficients,
     blt_max_error,
     blt_omega,
@@ -27,6 +25,7 @@ from transforms.core.counters.factorization import (
     sqrt_coefficients,
     toeplitz_variance_path,
 )
+from transforms.core.counters.factorization.lattice import blt_tables, sqrt_tables
 from transforms.core.foundation import state as state_mod
 from transforms.core.foundation.accounting import (
     ZCDP,
@@ -125,7 +124,7 @@ def test_sqrt_coefficient_facts():
     assert round(s10, 3) == 3.273 and round(s16, 3) == 4.596
     # snapped lattice column: exact integer norm within 1e-4 of s(T)
     for T, s in [(1024, s10), (1 << 16, s16)]:
-        tab = _sqrt_tables(T)
+        tab = sqrt_tables(T)
         assert tab.cint[0] == 1 << LATTICE_BITS and np.all(np.diff(tab.cint) <= 0)
         assert abs(tab.n2 * G * G - s) < 1e-4 * s
 
@@ -184,7 +183,7 @@ def test_decoder_is_stable(no_noise):
     so the decoder weights b_k (coefficients of 1 / ((1 - x) c(x))) converge to
     1 / c(1); the precomputed weights equal the recurrence the counter runs past
     them, and past them the counter's weights converge."""
-    for tab in (_blt_tables(3, 2), _blt_tables(5, 2), _sqrt_tables(64)):
+    for tab in (blt_tables(3, 2), blt_tables(5, 2), sqrt_tables(64)):
         c = tab.cint * G
         assert np.min(np.abs(np.roots(c[::-1]))) > 1.01
         b = np.zeros(len(tab.b))
@@ -194,7 +193,7 @@ def test_decoder_is_stable(no_noise):
     c = BLTCounter(CountMechanism(1, "gaussian"), ZCDP(1.0), horizon=8)
     for _ in range(400):
         c.step(np.array([1]), no_noise)
-    tab = _blt_tables(3, 2)
+    tab = blt_tables(3, 2)
     assert c._bwin.last(1)[0, 0] == pytest.approx(1.0 / (tab.cint.sum() * G), rel=1e-9)
 
 
@@ -216,7 +215,7 @@ def test_sqrt_column_norm_brute_force():
     """T = 12: max over unit inputs e_s of ||K e_s||_2^2 (and _1) equals the exact
     integer n2 (s1) the noise is calibrated to, attained at s = 1."""
     T = 12
-    tab = _sqrt_tables(T)
+    tab = sqrt_tables(T)
     norms2, norms1 = [], []
     for s in range(1, T + 1):
         y = _encoded_column(SqrtFactorizationCounter(CountMechanism(1, "gaussian"), ZCDP(1.0), horizon=T), s, T)
@@ -231,7 +230,7 @@ def test_blt_every_column_has_the_same_norm():
     """Unbounded stream: an item at any step s, observed for s + window steps,
     moves the releases by exactly n2 (L2^2) and s1 (L1), the charged values."""
     c0 = BLTCounter(CountMechanism(1, "gaussian"), ZCDP(1.0), horizon=8)
-    tab = _blt_tables(c0.log2n, c0.window_factor)
+    tab = blt_tables(c0.log2n, c0.window_factor)
     for s in (1, 5, 40):
         y = _encoded_column(BLTCounter(CountMechanism(1, "gaussian"), ZCDP(1.0), horizon=8), s, s + tab.size + 5)
         assert int(sum(int(v) ** 2 for v in y)) == tab.n2
@@ -242,13 +241,13 @@ def test_noise_parameter_is_the_exact_calibration():
     c = SqrtFactorizationCounter(HistogramMechanism(3, "gaussian"), ZCDP(0.3), horizon=64)
     from fractions import Fraction
 
-    assert c.noise_param >= Fraction(_sqrt_tables(64).n2) / (2 * Fraction(0.3))
-    assert c.noise_param <= Fraction(_sqrt_tables(64).n2) / (2 * Fraction(0.3)) * (1 + Fraction(1, 1 << 40))
+    assert c.noise_param >= Fraction(sqrt_tables(64).n2) / (2 * Fraction(0.3))
+    assert c.noise_param <= Fraction(sqrt_tables(64).n2) / (2 * Fraction(0.3)) * (1 + Fraction(1, 1 << 40))
     lin = LinearQueryMechanism([[0.5, 1.0], [1.0, 0.25]], "gaussian")
     c = SqrtFactorizationCounter(lin, ZCDP(0.3), horizon=64)
     aq = lin._aq.astype(object)
     l2sq = max(sum(int(v) ** 2 for v in aq[:, j]) for j in range(2))
-    assert c.noise_param >= Fraction(_sqrt_tables(64).n2 * l2sq) / (2 * Fraction(0.3))
+    assert c.noise_param >= Fraction(sqrt_tables(64).n2 * l2sq) / (2 * Fraction(0.3))
 
 
 # ---------------------------------------------------------------------------
@@ -441,7 +440,7 @@ def _privacy_statistic(c_cls_kwargs, with_item: bool, tag: str, twin: bool) -> n
         c.step(np.ones(PRIV_CELLS, dtype=np.int64) if (with_item and t == PRIV_S) else None, noise)
     yhat = np.array([v for _, _, v in c.release_log]) / G  # (T, cells), lattice units
     col = np.zeros(PRIV_T)
-    col[PRIV_S - 1 :] = _sqrt_tables(PRIV_T).cint[: PRIV_T - PRIV_S + 1]
+    col[PRIV_S - 1 :] = sqrt_tables(PRIV_T).cint[: PRIV_T - PRIV_S + 1]
     sigma = math.sqrt(float(c.noise_param))
     return col @ yhat / (np.linalg.norm(col) * sigma)
 
