@@ -323,7 +323,7 @@ def potential_run():
 def test_potential_check_catches_a_wrong_sign_twin(monkeypatch):
     """Twin: the update moves the histogram away from the noisy answer."""
     orig = np.sign
-    monkeypatch.setattr("transforms.core.families.growing.np.sign", lambda v: -orig(v))
+    monkeypatch.setattr("transforms.core.families.growing.pmwg.np.sign", lambda v: -orig(v))
     _, checks = potential_run()
     assert any(c[0] > -c[1] + 1e-9 for c in checks)
 
