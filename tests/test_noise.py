@@ -192,14 +192,14 @@ def test_platform_exp_within_the_exact_band():
     on the arguments it sees; check the platform against correctly rounded decimal."""
     import decimal
 
-    from transforms.core.foundation.noise import _BAND
+    from transforms.core.foundation.samplers import EXACT_BAND
 
     xs = np.concatenate([np.linspace(0, 1, 2001), np.linspace(1, 60, 2001), [1e-12, 1 / 3, 700.0]])
     approx = np.exp(-xs)
     with decimal.localcontext() as ctx:
         ctx.prec = 50
         worst = max(abs(decimal.Decimal(float(a)) - (-decimal.Decimal(float(x))).exp()) for a, x in zip(approx, xs))
-    assert worst < decimal.Decimal(_BAND) / 2**10
+    assert worst < decimal.Decimal(EXACT_BAND) / 2**10
 
 
 @pytest.mark.statistical
@@ -207,37 +207,37 @@ def test_platform_exp_within_the_exact_band():
 def test_bernoulli_exp_matches_reference_and_exact_path(noise, monkeypatch, num, den):
     """The fast path, the exact-resolution path (forced by a huge band) and the
     integer-only CKS loop all give Bernoulli(exp(-num/den)) (binomial tests at 1e-4)."""
-    import transforms.core.foundation.noise as nz
+    import transforms.core.foundation.samplers as nz
 
     n = 20_000
     p = math.exp(-num / den)
     fast = nz.bernoulli_exp(noise.stream("fast", num), np.full(n, num), np.full(n, den)).sum()
     assert stats.binomtest(int(fast), n, p).pvalue > P_THRESHOLD
     if num <= den:
-        ref = nz._cks_bernoulli_exp_loop(noise.stream("ref", num), np.full(n, num), np.full(n, den)).sum()
+        ref = nz.cks_bernoulli_exp_loop(noise.stream("ref", num), np.full(n, num), np.full(n, den)).sum()
         assert stats.binomtest(int(ref), n, p).pvalue > P_THRESHOLD
-    monkeypatch.setattr(nz, "_BAND", 1.0)  # every draw goes through _resolve_exactly
+    monkeypatch.setattr(nz, "EXACT_BAND", 1.0)  # every draw goes through resolve_exactly
     m = 3000
     exact = nz.bernoulli_exp(noise.stream("exact", num), np.full(m, num), np.full(m, den)).sum()
     assert stats.binomtest(int(exact), m, p).pvalue > P_THRESHOLD
 
 
 def test_exact_resolution_decides_boundary_cases(noise):
-    from transforms.core.foundation.noise import _resolve_exactly
+    from transforms.core.foundation.samplers import resolve_exactly
 
     # w far below / above exp(-1) * 2**63 is decided by the first comparison
     t = int(math.exp(-1) * 2**63)
-    assert _resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
-    assert _resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False
+    assert resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
+    assert resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False
 
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("scale", [0.7, 3.0])
 def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
     """Force every geometric draw through the exact decimal path: same law."""
-    import transforms.core.foundation.noise as nz
+    import transforms.core.foundation.samplers as nz
 
-    monkeypatch.setattr(nz, "_REL_MARGIN", 10.0)
+    monkeypatch.setattr(nz, "INVERSION_MARGIN", 10.0)
     x = nz.discrete_laplace(noise.stream("fallback", str(scale)), scale, 3000)
     assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(as_ratio_up(scale)))) > P_THRESHOLD
 
@@ -245,8 +245,8 @@ def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
 @pytest.mark.statistical
 def test_cks_reference_sampler_matches_pmf(noise):
     """The integer-only CKS Algorithm 2 (kept as the reference) has the same law."""
-    from transforms.core.foundation.noise import _dlap_integer_ratio
+    from transforms.core.foundation.samplers import dlap_integer_ratio
 
     r = as_ratio_up(2.5)
-    x = _dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)
+    x = dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)
     assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(r))) > P_THRESHOLD
