@@ -1,15 +1,41 @@
 """Fully-dynamic, insertion-only and baseline releases against brute force."""
 
+import math
+from collections import Counter
+
+import apache_beam as beam
 import numpy as np
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_contract import (
+    DRAWN,
+    KEY,
+    MECHANISMS,
+    REL,
+    ROOT,
+    SpyNoise,
+    check_ledger_plan,
+    check_no_repeated_coordinates,
+    config_for,
+    grow_then_shrink,
+    options_for,
+    streaming_options,
+)
+from test_contract import QUERIES as CONTRACT_QUERIES
 
 from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
 from transforms.core.continual.fully_dynamic import fenwick_chain, lowbit, node_level
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, PureDP
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import ReleaseContinually, StreamSpec
 
 D = 5
 QUERIES = (
@@ -322,3 +348,219 @@ def test_continual_count_release_noise_off(counter):
             np.testing.assert_allclose(a.estimate, exact(drv.live if a.tick == tick else before, a.query))
     res = core.process_tick(301, [Update("delete", "e0")], OFF)
     assert [r.reason for r in res.rejections] == ["deletion_not_allowed"]
+
+
+# ---------------------------------------------------------------------------
+# the contract checks (tests/test_contract.py) catch broken twins of these mechanisms
+# ---------------------------------------------------------------------------
+
+
+def test_the_restarts_workload_restarts_nodes():
+    """The contract's stress budgets for fully_dynamic are there to reach node
+    restarts: the ledger plan holds over rounds > 1."""
+    for budget in ("restarts", "restarts-tight"):
+        _, nodes = check_ledger_plan("fully_dynamic", budget)
+        rounds = {(n.node, n.round) for n in nodes if n.kind in ("n_hat", "static")}
+        assert any(r > 1 for _, r in rounds), "the workload must make nodes restart"
+
+
+def test_entry_unit_through_the_pipeline_config_spends_the_group_share(tmp_path):
+    """unit: entry with k mutations: the ledger's cap is the update-level budget
+    target / (2k - 1), so the stated entry-level guarantee is the target (the
+    review found a planted bug giving the entry unit the full budget)."""
+    import yaml
+
+    from pipelines.config import parse_config
+
+    raw = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+    raw["privacy"].update(unit="entry", max_mutations_per_entry=3, epsilon=2.5)
+    cfg = parse_config(raw).dynamic_config()
+    assert cfg.ledger_budget == PureDP(0.5) and cfg.max_mutations == 3
+    core = MECHANISMS["fully_dynamic"].core_cls(cfg)
+    assert core.ledger.budget == PureDP(0.5)
+
+
+@pytest.mark.parametrize(
+    "twin",
+    ["restart_at_round_one_share", "skipped_static_charge", "partition_charged_twice"],
+)
+def test_ledger_plan_catches_broken_allocations(twin, monkeypatch):
+    from transforms.core.config import DynamicConfig as DC
+    from transforms.core.continual.fully_dynamic_node import FullyDynamicNode
+    from transforms.core.foundation import accounting
+
+    if twin == "restart_at_round_one_share":
+        orig = FullyDynamicNode._round_budgets
+
+        def first_round(self, owner):
+            r, self.round = self.round, 1
+            try:
+                return orig(self, owner)
+            finally:
+                self.round = r
+
+        monkeypatch.setattr(FullyDynamicNode, "_round_budgets", first_round)
+    elif twin == "skipped_static_charge":
+        orig = accounting.Scope.charge
+
+        def skip_static(self, cost, coordinates=()):
+            if "static" in coordinates:
+                return None
+            return orig(self, cost, coordinates)
+
+        monkeypatch.setattr(accounting.Scope, "charge", skip_static)
+    else:
+        orig = DC.split
+
+        def twice(self):
+            eps_p, tree = orig(self)
+            return (eps_p * math.sqrt(2), tree) if self.gaussian else (2 * eps_p, tree)
+
+        monkeypatch.setattr(DC, "split", twice)
+    with pytest.raises(AssertionError):
+        budget = {"partition_charged_twice": "zcdp", "restart_at_round_one_share": "restarts"}.get(twin, "pure-paper")
+        check_ledger_plan("fully_dynamic", budget)
+
+
+def test_noise_spy_catches_coordinates_without_the_round(monkeypatch):
+    from transforms.core.continual.fully_dynamic_node import FullyDynamicNode
+
+    monkeypatch.setattr(FullyDynamicNode, "coords", property(lambda self: ("tree", "node", self.index, "round", 1)))
+    with pytest.raises(AssertionError, match="noise drawn twice"):
+        check_no_repeated_coordinates("fully_dynamic", "restarts")
+
+
+def test_noise_spy_catches_tree_coordinates_without_the_level(monkeypatch):
+    from transforms.core import counters
+
+    orig = counters.ContinualCounter._release
+
+    def no_level(self, hist, budget, scope, noise, *coord):
+        if coord and coord[0] == "node":
+            coord = (coord[0], coord[2])
+        return orig(self, hist, budget, scope, noise, *coord)
+
+    monkeypatch.setattr(counters.ContinualCounter, "_release", no_level)
+    with pytest.raises(AssertionError, match="noise drawn twice"):
+        check_no_repeated_coordinates("two_stream_baseline")
+
+
+# ---------------------------------------------------------------------------
+# a finished mechanism stops cleanly
+# ---------------------------------------------------------------------------
+
+
+def test_budget_exhaustion_finishes_cleanly():
+    """A ledger refusal mid-call finishes the mechanism (``budget_exhausted``):
+    no exception, no further wake, nothing released later."""
+    core = MECHANISMS["two_stream_baseline"].core_cls(config_for("pure-tuned"), stream="s")
+    noise = NoiseSource(KEY).for_release(REL)
+    core.process_tick(1, [Update("insert", "x", (0, 1, 2))], noise)
+    core.ledger._cap = tuple(x * 0 for x in core.ledger._cap)  # nothing left to spend
+    res = core.advance(1000, noise)
+    assert res.events and res.events[-1][1] == "budget_exhausted" and core.finished and core.next_wake is None
+    assert not core.advance(10**6, noise).answers
+    with pytest.raises(BudgetExceededError):  # the ledger itself still refuses loudly
+        core.ledger.charge(PureDP(1.0))
+
+
+def _horizon_inputs():
+    """Stream ``busy`` closes a segment at almost every tick (its sparse vector
+    fires); ``quiet`` has one update and closes only at the deadlines 2, 4, 16."""
+    busy = [UpdateRecord(t - 0.5, "insert", f"b{t}-{j}", (0,), "busy", j) for t in range(1, 12) for j in range(60)]
+    quiet = [UpdateRecord(0.5, "insert", "q", (0,), "quiet", 0)]
+    return busy + quiet
+
+
+def _horizon_transform():
+    config = DynamicConfig(CONTRACT_QUERIES[:1], PureDP(10.0))
+    spec = StreamSpec(streams=("busy", "quiet"), tick_seconds=1.0, end_time=40.0)
+    return ReleaseContinually(
+        "fully_dynamic", config, spec, NoiseKey.fixed(KEY.hex()), options={"horizon": 3}, release=REL
+    )
+
+
+def _check_horizon(releases):
+    busy = sorted(t for s, t in releases if s == "busy")
+    quiet = sorted(t for s, t in releases if s == "quiet")
+    assert len(busy) == 3 and busy[-1] <= 6, busy  # horizon reached early: no more releases
+    assert quiet == [2, 4, 16], quiet  # the other stream goes on, to its own horizon
+
+
+def test_horizon_finishes_cleanly_streaming():
+    ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in _horizon_inputs()])
+    wm = 0.0
+    while wm < 60:
+        wm += 0.25
+        ts = ts.advance_watermark_to(wm)
+    with TestPipeline(options=streaming_options()) as p:
+        out = p | ts.advance_watermark_to_infinity() | _horizon_transform()
+        got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick))
+        assert_that(got, _check_horizon)
+        assert_that(out["dead_letters"], equal_to([]), label="NoDead")
+
+
+def test_horizon_finishes_cleanly_bounded():
+    p = TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER))
+    out = (
+        p
+        | beam.Create(_horizon_inputs())
+        | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | _horizon_transform()
+    )
+    got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick))
+    assert_that(got, _check_horizon)
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed for c in result.metrics().query()["counters"]}
+    assert counters["horizon_reached"] == 2  # both streams, each once
+
+
+# ---------------------------------------------------------------------------
+# the noise spy through Beam: bounded and streaming
+# ---------------------------------------------------------------------------
+
+
+def _spy_key(monkeypatch):
+    monkeypatch.setattr(NoiseKey, "load", lambda self: SpyNoise(KEY))
+
+
+@pytest.mark.parametrize(
+    "name,path", [("fully_dynamic", "bounded"), ("two_stream_baseline", "bounded"), ("fully_dynamic", "streaming")]
+)
+def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
+    """Every coordinate the pipeline's workers request (in-process runners, so
+    the spy sees them all): none twice, over two streams and a whole run."""
+    _spy_key(monkeypatch)
+    DRAWN.clear()
+    config, options = config_for("restarts"), options_for(name)
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=1.0, end_time=40.0)
+    records = []
+    for stream in ("a", "b"):
+        for tick, ups in grow_then_shrink(name, ticks=30, seed=7):
+            records += [UpdateRecord(tick - 0.5, u.op, u.entry_id, u.item, stream, j) for j, u in enumerate(ups)]
+    t = ReleaseContinually(name, config, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
+    opts = streaming_options() if path == "streaming" else PipelineOptions(runner=FNAPI_RUNNER)
+    with TestPipeline(options=opts) as p:
+        if path == "streaming":
+            ts = TestStream()
+            for tick in range(1, 31):
+                ts = ts.add_elements(
+                    [
+                        beam.window.TimestampedValue(r, r.event_time)
+                        for r in records
+                        if r.event_time < tick and r.event_time >= tick - 1
+                    ]
+                )
+                ts = ts.advance_watermark_to(float(tick))
+            wm = 30.0
+            while wm < 300:
+                wm += 2.0
+                ts = ts.advance_watermark_to(wm)
+            src = p | ts.advance_watermark_to_infinity()
+        else:
+            src = p | beam.Create(records) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        _ = src | t
+    repeated = [c for c, n in Counter(DRAWN).items() if n > 1]
+    assert len(DRAWN) > 50 and not repeated, repeated[:3]
+    assert {c[1] for c in DRAWN} == {"a", "b"}  # both streams drew, each at its own coordinates

@@ -380,6 +380,45 @@ def _golden_run(state=None):
     return state, [list(map(lambda x: list(x) if isinstance(x, tuple) else x, r)) for r in in_memory(coll, rest, 16)]
 
 
+@pytest.mark.parametrize(
+    "options,expected_fold",
+    [
+        ({"max_mutations": 3}, 6),  # Cor. 5.1: 2k
+        ({"constraint": "time_bounded", "bound_ticks": 4}, 10),  # Cor. 5.2 + 4.1: 2 (ceil(B/W) + 1)
+        ({"max_mutations": 2, "aggregation": "hdcr", "layers": 3}, 12),  # Cor. 5.3: 2hk
+        # Cor. 5.3, time-bounded, counted in nodes: 2 sum_i (ceil(5 / 2^i) + 1) = 2 (6 + 4 + 3)
+        ({"constraint": "time_bounded", "bound_ticks": 5, "aggregation": "hdcr", "layers": 3}, 26),
+    ],
+)
+def test_client_loss_matches_the_corollaries(options, expected_fold):
+    """The clients' loss, charged by the ledger report by report (twice the
+    per-report cost for each node holding a mutation, Thm 5.1), reaches the
+    corollary's bound exactly for an entry that uses its whole constraint, and
+    the next mutation is refused."""
+    config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(6.0))
+    coll = RandomizedResponseCollector(config, options=RROptions(**options))
+    design = coll.design
+    assert design.fold == expected_fold and design.epsilon == pytest.approx(6.0 / expected_fold)
+    client = RRClient(design, randbits=random.Random(0).getrandbits)  # a test: seeded
+    c = design.constraint
+    # mutations that hit as many distinct nodes per layer as the constraint allows
+    if hasattr(c, "k"):
+        step = design.branching ** (design.layers - 1)
+        times = [1 + j * step for j in range(c.k)]
+    else:
+        times = list(
+            range(design.branching ** (design.layers - 1), design.branching ** (design.layers - 1) + c.span + 1)
+        )
+    answer, t = None, 0
+    for t in range(1, max(times) + 1):
+        if t in times:
+            answer = (0 if answer is None else answer + 1) % 3
+        client.report(t, answer)
+    assert as_vector(client.spent)[0] == pytest.approx(6.0, rel=1e-9)  # the corollary's fold x eps_r
+    with pytest.raises(ConstraintExceeded):
+        client.report(t + 1, (answer + 1) % 3)
+
+
 def test_golden_collector_state_restores_and_continues_identically():
     """State written by this version (tests/golden/randomized_response_state_v1.json,
     regenerate with ``python tests/test_local_dp.py --golden``) restores and continues exactly."""

@@ -48,7 +48,7 @@ from transforms.core.foundation import accounting
 from transforms.core.foundation import bounds as errors
 from transforms.core.foundation import entries as registry
 from transforms.core.foundation.state import state_class
-from transforms.core.protocol import ContinualRelease, NoOptions
+from transforms.core.protocol import ContinualRelease, ContractParams, NoOptions
 from transforms.core.static import linear as static
 from transforms.core.static import pmw
 
@@ -75,6 +75,9 @@ class MechanismSpec:
         registry, driven by ``transforms/local_dp.py``).
       trust: ``central`` (the mechanism sees raw data and adds the noise) or
         ``local`` (the clients randomize; the mechanism adds no noise).
+      checks: the contract tests' parameters for this entry
+        (:class:`~transforms.core.protocol.ContractParams`); an entry without
+        them fails ``tests/test_contract.py``.
     """
 
     name: str
@@ -86,6 +89,7 @@ class MechanismSpec:
     summary: str
     input_kind: str = "updates"
     trust: str = "central"
+    checks: ContractParams | None = None
 
     def __post_init__(self):
         if (self.input_kind, self.trust) not in (("updates", "central"), ("reports", "local")):
@@ -200,6 +204,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/auto.md",
             "per query set the smallest error: net_change for additive sets, fully_dynamic for PMW",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "fully_dynamic",
@@ -209,6 +214,12 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "Qiu-Yi's fully-dynamic mechanism: error in the data size n_t, not the stream length",
+            checks=ContractParams(
+                budgets=("pure-tuned", "pure-paper", "zcdp", "approx", "pure-tight", "zcdp-tight"),
+                stress_budgets=("restarts", "restarts-tight"),
+                golden=("pure-tuned", "zcdp-tight"),
+                settle_tick=70_000,
+            ),
         ),
         MechanismSpec(
             "insertion_only",
@@ -218,6 +229,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "Qiu-Yi Thm 8: partitioning feeding the infinite counter; insertions only",
+            checks=ContractParams(settle_tick=70_000),
         ),
         MechanismSpec(
             "two_stream_baseline",
@@ -227,6 +239,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "two insertion-only counters (insertions, deletions) subtracted",
+            checks=ContractParams(golden=("pure-paper",), settle_tick=70_000),
         ),
         MechanismSpec(
             "net_change",
@@ -236,6 +249,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/net_change.md",
             "one continual counter per additive query set over the signed change of each period",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "continual_count",
@@ -245,6 +259,9 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/continual_count.md",
             "a continual counter over ticks (a release every tick); insertions only",
+            checks=ContractParams(
+                {"counter": "honaker", "horizon": 200}, budgets=("pure-tuned", "zcdp", "approx"), golden=("zcdp",)
+            ),
         ),
         MechanismSpec(
             "dcr",
@@ -254,6 +271,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's disjoint continual release: one node per window; entry-level by the enforced constraint",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "hdcr",
@@ -263,6 +281,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's hierarchical DCR: h layers of DCRs with branching c; current values from <= (c-1) nodes a layer",
+            checks=ContractParams({"branching": 3, "height": 4}),
         ),
         MechanismSpec(
             "swcr",
@@ -272,6 +291,9 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's sliding-window release: the change over the last W periods every P periods (direct or via HDCR)",
+            checks=ContractParams(
+                {"window": 5, "method": "hdcr", "branching": 2}
+            ),  # the direct one: test_changelog.py,
         ),
         MechanismSpec(
             "bb_scheduler",
@@ -281,6 +303,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/growing.md",
             "Cummings et al. BBScheduler: any static black box re-run as the private size grows by 1 + eta",
+            checks=ContractParams({"n0": 40, "eta": 0.25}),  # small sizes: short workloads re-run often,
         ),
         MechanismSpec(
             "bb_improver",
@@ -290,6 +313,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/growing.md",
             "Cummings et al. BBImprover: any static black box re-run at every growth step, shrinking budget",
+            checks=ContractParams({"n0": 40, "step": 40}),
         ),
         MechanismSpec(
             "pmwg",
@@ -299,6 +323,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),  # each row a query of its own (PMW is what it runs)
             "docs/growing.md",
             "Cummings et al. PMWG: online private multiplicative weights on a growing database; streamed queries",
+            checks=ContractParams({"n0": 40, "eta": 0.1}),
         ),
         MechanismSpec(
             "randomized_response",
@@ -312,6 +337,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "continual randomized response (Pan §6): the unbiased histogram from the clients' randomized mutations",
             input_kind="reports",
             trust="local",
+            checks=ContractParams(variants=({"max_mutations": 2}, {"aggregation": "hdcr", "layers": 3})),
         ),
     )
 }

@@ -41,18 +41,70 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 from transforms.core.config import DynamicConfig
 from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
-from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger, PrivacyUnit, stated_spend
+from transforms.core.foundation.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    BudgetExceededError,
+    Ledger,
+    PrivacyUnit,
+    PureDP,
+    stated_spend,
+)
 from transforms.core.foundation.entries import EntryRegistry, TickBatch
 from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import envelope, open_envelope, restore, to_plain
 
-__all__ = ["ContinualRelease", "NoOptions", "PlanEntry"]
+__all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "ContractParams", "CONTRACT_BUDGETS"]
+
+# The budgets the contract tests (tests/test_contract.py) run mechanisms under, by name:
+# (budget, profile). A registry entry's ContractParams names the ones that apply to it.
+CONTRACT_BUDGETS = {
+    "pure-tuned": (PureDP(4.0), "tuned"),
+    "pure-paper": (PureDP(4.0), "paper"),
+    "zcdp": (ZCDP(2.0), "tuned"),
+    "approx": (ApproxDP(4.0, 1e-6), "tuned"),
+    "restarts": (PureDP(200.0), "tuned"),  # noise small enough that nodes restart (a long workload)
+    "pure-tight": (PureDP(4.0), "tight"),
+    "zcdp-tight": (ZCDP(2.0), "tight"),
+    "restarts-tight": (PureDP(200.0), "tight"),
+}
+
+
+@dataclass(frozen=True)
+class ContractParams:
+    """What the contract tests run one registry entry with (river's per-estimator
+    test parameters): the tests iterate the registry and never name a mechanism.
+
+    Attributes:
+      options: the option values of the tests (short workloads: small sizes).
+      budgets: the :data:`CONTRACT_BUDGETS` every check runs under.
+      stress_budgets: further budgets for the ledger plan and the noise
+        coordinates only (e.g. nodes that restart).
+      golden: the golden state's budgets (``tests/golden/``): the first under
+        the mechanism's name, the others as ``name@budget``.
+      settle_tick: where the plan checks advance to after the workload (a
+        segmented mechanism's public deadlines lie far out); None: 40 ticks on.
+      variants: option sets of a report collector's checks.
+    """
+
+    options: dict = field(default_factory=dict, hash=False)
+    budgets: tuple[str, ...] = ("pure-tuned", "pure-paper", "zcdp", "approx")
+    stress_budgets: tuple[str, ...] = ()
+    golden: tuple[str, ...] = ("pure-tuned",)
+    settle_tick: int | None = None
+    variants: tuple = field(default=(), hash=False)
+
+    def __post_init__(self):
+        unknown = sorted(set(self.budgets + self.stress_budgets + self.golden) - set(CONTRACT_BUDGETS))
+        if unknown:
+            raise ValueError(f"unknown contract budgets {unknown}; choose from {', '.join(CONTRACT_BUDGETS)}")
 
 
 @dataclass(frozen=True)
@@ -131,6 +183,9 @@ class ContinualRelease(abc.ABC):
     # end: "ticks" or "periods" (of ``every_ticks``); None: it is not (the
     # mechanism's options then have no ``counter`` / ``horizon`` to check)
     horizon_unit: ClassVar[str | None] = None
+    # each answer is the change over this many ticks (a sliding window), or None:
+    # the current value (what the contract tests compare the answers with)
+    window_ticks: int | None = None
     _STATE_EXCLUDE = ("config", "options", "_digest")
 
     def __init__(
@@ -259,6 +314,20 @@ class ContinualRelease(abc.ABC):
     def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
         """Which mechanism answers which query sets (a tuple of :class:`PlanEntry`)."""
         return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
+
+    # -- what the contract tests hold the mechanism to ----------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """The planned charge of the release at ``coordinates`` (a ledger
+        record's), in the ledger's currency: the allocation of the mechanism's
+        docs page written out as formulas, apart from the code that charges.
+        ``nodes``: the node outputs released so far (a mechanism whose plan
+        depends on when a node's round started reads it there)."""
+        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
+
+    def ledger_parts(self) -> list:
+        """The mechanisms whose ledgers hold this one's charges (itself; the
+        parts of a composite mechanism such as ``auto``)."""
+        return [self]
 
     # -- what subclasses implement ------------------------------------------------
     @property

@@ -149,6 +149,10 @@ class AutoRelease(ContinualRelease):
                 out.append((FullyDynamicRelease, sub, FullyDynamicOptions()))
         return out
 
+    def ledger_parts(self) -> list:
+        """Every part keeps its own ledger (its share of the configured budget)."""
+        return list(self.parts)
+
     def _restore_config(self) -> None:
         for core, (cls, sub, opts) in zip(self.parts, self._sub_configs()):
             core.config, core.options = cls._configure(sub, opts), opts

@@ -14,7 +14,7 @@ import numpy as np
 
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.segmented import SegmentedRelease
-from transforms.core.counters import COUNTER_NAMES, FINITE_COUNTERS, InfiniteCounter, make_counter
+from transforms.core.counters import COUNTER_NAMES, COUNTERS, FINITE_COUNTERS, InfiniteCounter, make_counter
 from transforms.core.foundation.accounting import Scope
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
@@ -23,6 +23,13 @@ from transforms.core.foundation.state import state_class
 from transforms.core.protocol import ContinualRelease
 
 __all__ = ["InsertionOnlyRelease", "TwoStreamBaseline", "ContinualCountRelease", "ContinualCountOptions"]
+
+
+def _infinite_counter_cost(core: SegmentedRelease, c: tuple):
+    if c[0] not in ("ins", "del") or c[1] not in {q.name for q in core.config.queries}:
+        raise ValueError(f"no planned release at {c}")
+    share = core._tree_budget_planned().scale(1 / len(core.config.queries))
+    return COUNTERS["infinite"].planned_cost(share, c)
 
 
 @state_class("mechanism.insertion_only")
@@ -59,6 +66,10 @@ class InsertionOnlyRelease(SegmentedRelease):
         for item in batch.inserts:
             for k, v in enumerate(item):
                 self.pending[k][v] += 1
+
+    def _planned_cost(self, c, nodes):
+        """Each query set's Chan-Shi-Song counter has the tree's budget / k."""
+        return _infinite_counter_cost(self, c)
 
     def _bound(self, k: int, beta: float) -> float:
         return self.counters[k].error_bound(beta)
@@ -113,6 +124,11 @@ class TwoStreamBaseline(SegmentedRelease):
             for i, m in enumerate(self.mechanisms)
         ]
         self._reset()
+
+    def _planned_cost(self, c, nodes):
+        """Each query set's two counters have the tree's budget / k (parallel:
+        one update is in exactly one of them)."""
+        return _infinite_counter_cost(self, c)
 
     def _reset(self):
         self.p_ins = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
@@ -214,6 +230,16 @@ class ContinualCountRelease(ContinualRelease):
 
     def _counter_choice(self) -> tuple[str, int | None]:
         return self.options.counter, self.options.horizon
+
+    def planned_cost(self, coordinates: tuple, nodes=()):
+        """Each query set's counter has the ledger's budget / k; its own
+        allocation is its class's (``docs/counters.md``)."""
+        c = tuple(coordinates[1:])
+        if c[0] != self._coord or c[1] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        counter, horizon = self._counter_choice()
+        share = self.config.ledger_budget.scale(1 / len(self.config.queries))
+        return COUNTERS[counter].planned_cost(share, c, horizon=horizon, noise_kind=self.config.noise_kind)
 
     @property
     def last_tick(self) -> int:

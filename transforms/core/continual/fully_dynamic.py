@@ -40,8 +40,9 @@ from transforms.core.continual.fully_dynamic_node import (
     reuse_round_weight,
 )
 from transforms.core.continual.segmented import SegmentedRelease
-from transforms.core.counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
+from transforms.core.counters import COUNTERS, BinaryTreeCounter, ContinualCounter, InfiniteCounter
 from transforms.core.counters.factorization import KaryTreeCounter, SqrtFactorizationCounter
+from transforms.core.foundation.accounting import zeta
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
@@ -131,6 +132,61 @@ class FullyDynamicRelease(SegmentedRelease):
     @classmethod
     def _configure(cls, config: DynamicConfig, options: FullyDynamicOptions) -> DynamicConfig:
         return options.configure(config)
+
+    # -- the planned allocation (docs/fully_dynamic.md) ---------------------------
+    def _planned_cost(self, c: tuple, nodes):
+        """Node ``i`` (level l) of the tree gets w_level(l) of the tree's budget,
+        its round ``r`` w_round(r) of the node's; a round splits into n_hat, the
+        static release, the query counter over deletions and the deletion-count
+        counter (eps weights ``we``, delta weights ``wd``); a leaf releases its
+        static answers only (tuned, tight); the counters get the allocation of
+        their kind for the node's remaining lifetime. Tight: count sets reuse
+        n_hat and the deletion-count counter (their shares go there)."""
+        if c[:2] != ("tree", "node") or c[3] != "round":
+            raise ValueError(f"no planned release at {c}")
+        i, r, kind, rest = c[2], c[4], c[5], c[6:]
+        paper, tight = self.config.profile == "paper", self.config.profile == "tight"
+        level, horizon, k = (i & -i).bit_length(), (i & -i) - 1, len(self.config.queries)
+        if paper:
+            w_level, w_round = 6 / (math.pi**2 * level**2), 6 / (math.pi**2 * r * r)
+        else:
+            segments = self.config.max_segments
+            w_level = 1 / segments.bit_length() if segments else 1 / (zeta(1.5) * level**1.5)
+            w_round = 1 / (zeta(3.0) * r**3)
+        b_r = self._tree_budget_planned().scale(w_level).scale(w_round)
+        we = (0.25,) * 4 if paper else (0.1, 0.4, 0.4, 0.1)
+        wd = (0.0, 1 / 3, 1 / 3, 1 / 3) if paper else (0.0, 0.4, 0.4, 0.2)
+        if not paper and horizon == 0:
+            if kind != "static":
+                raise ValueError(f"a leaf releases its static answers only, not {c}")
+            return b_r.scale(1 / k)
+        counts = [q.name for q in self.config.queries if q.kind == "count"] if tight else []
+        c_k = len(counts) / k
+        if kind in ("static", "del_query") and rest[0] in counts:
+            raise ValueError(f"a count set released on its own in the tight profile: {c}")
+        if kind == "n_hat":
+            return b_r.pure_part(we[0] + c_k * we[1])
+        if kind == "static":
+            return b_r.part(we[1] / k, wd[1] / k)
+        starts = {(n.node, n.round): n.segment for n in nodes if n.kind == "n_hat"}
+        for n in nodes:  # leaves release only their static answers
+            if n.kind == "static":
+                starts.setdefault((n.node, n.round), n.segment)
+        remaining = horizon - (starts[(i, r)] - i)
+        if kind == "del_query":
+            budget, rest = b_r.part(we[2] / k, wd[2] / k), rest[1:]
+        elif kind == "del_count":
+            budget = b_r.part(we[3] + c_k * we[2], wd[3] + c_k * wd[2])
+        else:
+            raise ValueError(f"no planned release at {c}")
+        nk = self.config.noise_kind
+        if tight:  # the best counter over the node's lifetime rounded up to 2^k - 1
+            best = "sqrt_factorization" if nk == "gaussian" else "kary_tree"
+            lifetime = (1 << remaining.bit_length()) - 1
+            return COUNTERS[best].planned_cost(budget, rest, horizon=lifetime, noise_kind=nk)
+        return COUNTERS["infinite" if paper else "binary_tree"].planned_cost(
+            budget, rest, horizon=remaining, noise_kind=nk
+        )
 
     def _reset_pending(self):
         # open segment: items inserted in it (a multiset; an insert and a delete in

@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
+from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource, as_ratio_up
@@ -60,6 +61,26 @@ class SegmentedRelease(ContinualRelease):
             # and their bounds at beta / 2; and (noise off only) the exact histograms
             self.carried: list | None = None
             self.exact_hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+
+    # -- the planned allocation ------------------------------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """The partitioning's sparse vector gets ``f`` of the ledger's budget as a
+        pure step (``f`` = 0.5 in the paper profile, 0.1 otherwise; eps_p^2 / 2
+        in zCDP); the rest, the tree, is the subclass's (:meth:`_planned_cost`
+        with the coordinates after the stream)."""
+        c = tuple(coordinates[1:])
+        if c[0] == "svt":
+            return self.config.ledger_budget.pure_step(self._partition_share())[1]
+        return self._planned_cost(c, nodes)
+
+    def _partition_share(self) -> float:
+        return 0.5 if self.config.profile == "paper" else 0.1
+
+    def _tree_budget_planned(self) -> Budget:
+        return self.config.ledger_budget.part(1 - self._partition_share(), 1.0)
+
+    def _planned_cost(self, c: tuple, nodes) -> Budget:
+        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
 
     # -- the contract --------------------------------------------------------------
     @property

@@ -88,6 +88,10 @@ class CounterSpec:
     def needs_horizon(self) -> bool:
         return self.cls.needs_horizon
 
+    def planned_cost(self, budget, coords, *, horizon=None, noise_kind="laplace"):
+        """The charge of this counter's raw release at ``coords`` (its class's plan)."""
+        return self.cls.planned_cost(budget, coords, horizon=horizon, noise_kind=noise_kind)
+
     def make(self, mechanism, budget, *, horizon=None, coords=(), scope=None) -> ContinualCounter:
         if self.needs_horizon and not horizon:
             raise ValueError(f"counter {self.name!r} needs a horizon (number of timestamps)")

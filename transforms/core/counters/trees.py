@@ -17,6 +17,10 @@ class NaivePrefixCounter(ContinualCounter):
     name = "naive_prefix"
     needs_horizon = True
 
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget.scale(1.0 / horizon)  # budget / T per prefix release
+
     def __init__(self, mechanism, budget, *, horizon: int, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
         if horizon < 1:
@@ -41,6 +45,10 @@ class NaiveIncrementsCounter(ContinualCounter):
 
     name = "naive_increments"
 
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget  # the whole budget per batch (parallel over disjoint batches)
+
     def __init__(self, mechanism, budget, *, horizon=None, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
         self._scope = self.scope.child("naive_increments", Scope.PARALLEL)
@@ -63,6 +71,10 @@ class BinaryTreeCounter(ContinualCounter):
 
     name = "binary_tree"
     needs_horizon = True
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget.scale(1.0 / horizon.bit_length())  # budget / (floor(log2 T) + 1) per node
 
     def __init__(self, mechanism, budget, *, horizon: int, honaker: bool = False, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
@@ -146,6 +158,13 @@ class InfiniteCounter(ContinualCounter):
     """Chan-Shi-Song: unbounded stream, ranges [2^i, 2^(i+1)), budget split in halves."""
 
     name = "infinite"
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        """Chan-Shi-Song: budget/2 per finished range, budget/2 / (i + 1) per node
+        of range i's tree (T = 2^i: i + 1 levels)."""
+        r = coords[coords.index("range") + 1]
+        return budget.scale(0.5 / (r + 1) if "node" in coords else 0.5)
 
     def __init__(self, mechanism, budget, *, horizon=None, honaker: bool = False, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)

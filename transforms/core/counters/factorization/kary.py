@@ -108,6 +108,13 @@ class KaryTreeCounter(ContinualCounter):
     name = "kary_tree"
     needs_horizon = True
 
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        """Budget / (number of levels) per node; the radices are those chosen for
+        the horizon and the noise kind."""
+        radices = kary_radices(horizon, 2 if noise_kind == LAPLACE else 1)
+        return budget.scale(1.0 / (len(radices) + 1))
+
     def __init__(
         self, mechanism, budget, *, horizon: int, coords=(), scope=None, radices: tuple[int, ...] | None = None
     ):

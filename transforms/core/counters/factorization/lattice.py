@@ -235,6 +235,13 @@ class _LatticeToeplitzCounter(ContinualCounter):
         self._lap_buckets: dict[int, int] = {}  # Laplace: count of |b_k|, k < t, per grid point 2^(j/16)
 
     # -- configuration ---------------------------------------------------------
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        """The whole budget, once, for the whole stream (at its first step)."""
+        if coords[-1] != cls.name:
+            raise ValueError(f"{cls.name} charges once, at (..., {cls.name!r}); got {coords}")
+        return budget
+
     def _tables(self) -> LatticeTables:
         raise NotImplementedError
 

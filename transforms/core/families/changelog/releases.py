@@ -88,6 +88,25 @@ class _ChangelogRelease(ContinualRelease):
         self.scopes = [self.ledger.root.child(f"q{i}") for i in range(nq)]
         self._init_structure()
 
+    # -- the planned allocation (docs/changelog.md) -------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """Under the update unit (one mutation: every node fold is 1): the
+        configured budget per query set is split evenly over the h layers, so
+        every node costs share / h; a direct SWCR window costs the whole share.
+        Under an entry constraint a node of layer i costs its F_i-fold
+        composition of share / F (``docs/changelog.md``)."""
+        if self.config.unit.kind != "update":
+            raise NotImplementedError("the planned allocation is stated for the update unit")
+        c = tuple(coordinates[1:])
+        if c[0] != self.name or c[1] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        share = self.ledger_cap(self.config).scale(1 / len(self.config.queries))
+        if c[2] == "window" and len(c) == 4:
+            return share
+        if c[2] != "layer" or c[4] != "node" or len(c) != 6 or not 0 <= c[3] < self.h:
+            raise ValueError(f"no planned release at {c}")
+        return share.scale(1 / self.h)
+
     # -- configuration-derived values (not in state) ----------------------------
     @classmethod
     def ledger_cap(cls, config: DynamicConfig) -> Budget:

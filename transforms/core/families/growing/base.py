@@ -208,6 +208,22 @@ class GrowingRelease(ContinualRelease):
         self.hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
         self.closes = 0  # epochs closed
 
+    # -- the planned allocation (docs/growing.md) ---------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """The growth tracker gets ``growth_fraction`` of the budget as a pure
+        step (each epoch's, parallel over epochs); the rest, the re-runs' (or
+        rounds'), is the subclass's (:meth:`_planned_share`), split evenly over
+        the query sets."""
+        c = tuple(coordinates[1:])
+        f = self.options.growth_fraction
+        budget = self.config.ledger_budget
+        if c[0] == "growth" and len(c) == 2:
+            return budget.pure_step(f)[1]
+        return self._planned_share(c, budget.part(1 - f, 1.0))
+
+    def _planned_share(self, c: tuple, rest: Budget) -> Budget:
+        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
+
     # -- the contract ------------------------------------------------------------
     @property
     def last_tick(self) -> int:

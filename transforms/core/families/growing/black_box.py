@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms.core.families.growing.base import GrowingRelease, check_fraction, check_growth_options, check_int
-from transforms.core.foundation.accounting import SeriesSplit
+from transforms.core.foundation.accounting import SeriesSplit, zeta
 from transforms.core.foundation.state import state_class
 
 __all__ = [
@@ -91,6 +91,15 @@ class _BlackBoxRelease(GrowingRelease):
         super()._start()
         self.runs = 0
         self.carried = None  # [(estimate, bound at beta / 2)] of the latest re-run
+
+    def _planned_share(self, c, rest):
+        """Re-run ``i`` of a query set: its planned weight of the rest, over k sets."""
+        if c[0] != "rerun" or len(c) != 3 or c[2] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        return rest.scale(self._planned_weight(c[1]) / len(self.config.queries))
+
+    def _planned_weight(self, i: int) -> float:
+        raise NotImplementedError
 
     def _weight(self, run: int) -> float:
         raise NotImplementedError
@@ -175,6 +184,10 @@ class BBSchedulerRelease(_BlackBoxRelease):
     def _weight(self, run):
         return scheduler_weight(run, self.eta, self.rest.scale_power)
 
+    def _planned_weight(self, i: int) -> float:
+        q = (1 + self.eta) ** (2 if self.config.gaussian else 1)  # rho, or eps
+        return (q - 1) / q ** (i + 1)
+
 
 @state_class("mechanism.bb_improver")
 class BBImproverRelease(_BlackBoxRelease):
@@ -198,3 +211,7 @@ class BBImproverRelease(_BlackBoxRelease):
 
     def _weight(self, run):
         return SeriesSplit("zeta", self.options.decay).weight(run + 1)
+
+    def _planned_weight(self, i: int) -> float:
+        d = self.options.decay
+        return 1 / (zeta(1 + d) * (i + 1) ** (1 + d))

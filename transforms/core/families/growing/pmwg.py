@@ -15,7 +15,7 @@ from transforms.core.families.growing.base import (
     check_int,
     effective_scale,
 )
-from transforms.core.foundation.accounting import Budget, SeriesSplit
+from transforms.core.foundation.accounting import Budget, SeriesSplit, zeta
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.noise import NoiseSource, discrete_laplace
 from transforms.core.foundation.state import state_class
@@ -299,6 +299,20 @@ class PMWGRelease(GrowingRelease):
             for q, m in zip(config.queries, self.mechanisms)
         ]
         self.started = False  # the first epoch closed
+
+    def _planned_share(self, c, rest):
+        """Round ``r`` of phase ``p`` of a query set: 1 / (zeta(1 + decay)
+        (p + 1)^(1 + decay)) / hard_per_phase of the rest, over k sets, as a
+        pure step (the easy/hard test and the Laplace answer)."""
+        o = self.options
+        if not (
+            len(c) == 6 and c[0] == "pmwg" and c[2] == "phase" and c[4] == "round" and 1 <= c[5] <= o.hard_per_phase
+        ):
+            raise ValueError(f"no planned release at {c}")
+        if c[1] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        w = 1 / (zeta(1 + o.decay) * (c[3] + 1) ** (1 + o.decay)) / o.hard_per_phase / len(self.config.queries)
+        return rest.pure_step(w)[1]
 
     def _threshold(self, e, total_hat):
         if e == 1:
