@@ -196,13 +196,15 @@ def test_hdcr_client_reports_once_per_node_end():
 
 
 def test_client_core_needs_neither_numpy_nor_beam(tmp_path):
-    """The client file (with accounting.py, its ledger) runs where numpy and
-    Beam cannot even be imported."""
+    """The client file (with the accounting package, its ledger) runs where
+    numpy and Beam cannot even be imported."""
+    import shutil
+
     pkg = tmp_path / "rrpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    for name in ("families/rr_client.py", "foundation/accounting.py"):
-        (pkg / Path(name).name).write_text((ROOT / "transforms" / "core" / name).read_text())
+    (pkg / "rr_client.py").write_text((ROOT / "transforms" / "core" / "families" / "rr_client.py").read_text())
+    shutil.copytree(ROOT / "transforms" / "core" / "foundation" / "accounting", pkg / "accounting")
     code = (
         "import sys; sys.modules['numpy'] = None; sys.modules['apache_beam'] = None\n"
         "from rrpkg.rr_client import RRClient, SurveyDesign, AtMostK\n"

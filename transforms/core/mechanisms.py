@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from transforms.core import counters
-from transforms.core.continual import partition
 from transforms.core.continual.auto import AutoOptions, AutoRelease
 from transforms.core.continual.baselines import (
     ContinualCountOptions,
@@ -44,13 +42,7 @@ from transforms.core.families.growing import (
     PMWGRelease,
 )
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions
-from transforms.core.foundation import accounting
-from transforms.core.foundation import bounds as errors
-from transforms.core.foundation import entries as registry
-from transforms.core.foundation.state import state_class
 from transforms.core.protocol import ContinualRelease, ContractParams, NoOptions
-from transforms.core.static import linear as static
-from transforms.core.static import pmw
 
 __all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields", "update_names"]
 
@@ -357,41 +349,3 @@ def get(name: str) -> MechanismSpec:
     if spec is None:
         raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(MECHANISMS)}")
     return spec
-
-
-# ---------------------------------------------------------------------------
-# Stable state names of the classes that appear in mechanism state (the
-# mechanisms and their nodes register themselves where they are defined).
-# A name is part of the state format: never change one without a migration.
-# ---------------------------------------------------------------------------
-for _name, _cls, *_plain in (
-    ("budget.pure", accounting.PureDP),
-    ("budget.approx", accounting.ApproxDP),
-    ("budget.zcdp", accounting.ZCDP),
-    ("ledger", accounting.Ledger),
-    ("ledger.scope", accounting.Scope),
-    ("ledger.record", accounting.Record),
-    ("noise_profile", errors.NoiseProfile, ("terms",)),
-    ("partition.params", partition.PartitionParams),
-    ("partition.infinite", partition.InfinitePartitioner),
-    ("registry.entries", registry.EntryRegistry, ("entries", "tombstones", "domain_sizes")),
-    ("registry.update", registry.Update),
-    ("static.count", static.CountMechanism),
-    ("static.histogram", static.HistogramMechanism),
-    ("static.linear", static.LinearQueryMechanism),
-    ("static.pmw", pmw.PMWMechanism),
-    ("counter.naive_prefix", counters.NaivePrefixCounter),
-    ("counter.naive_increments", counters.NaiveIncrementsCounter),
-    ("counter.binary_tree", counters.BinaryTreeCounter),
-    ("counter.infinite", counters.InfiniteCounter),
-    ("options.none", NoOptions),
-    ("options.fully_dynamic", FullyDynamicOptions),
-    ("options.continual_count", ContinualCountOptions),
-    ("options.net_change", NetChangeOptions),
-    ("options.auto", AutoOptions),
-    ("options.dcr", DCROptions),
-    ("options.hdcr", HDCROptions),
-    ("options.swcr", SWCROptions),
-    ("registry.limit", registry.MutationLimit),
-):
-    state_class(_name, *_plain)(_cls)

@@ -46,34 +46,36 @@ from typing import ClassVar
 
 from transforms.core.config import DynamicConfig
 from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
-from transforms.core.foundation.accounting import (
-    ZCDP,
-    ApproxDP,
-    Budget,
-    BudgetExceededError,
-    Ledger,
-    PrivacyUnit,
-    PureDP,
-    stated_spend,
-)
+from transforms.core.foundation import accounting
+from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger, PrivacyUnit, stated_spend
 from transforms.core.foundation.entries import EntryRegistry, TickBatch
 from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.outputs import NodeOutput, TickResult
-from transforms.core.foundation.state import envelope, open_envelope, restore, to_plain
+from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
 
 __all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "ContractParams", "CONTRACT_BUDGETS"]
+
+# The accounting values a mechanism's state holds, under their stable state names (the
+# accounting package itself stays free of numpy and of the state module: a client device
+# embeds it beside families/rr_client.py). A name is part of the state format.
+state_class("budget.pure")(accounting.PureDP)
+state_class("budget.approx")(accounting.ApproxDP)
+state_class("budget.zcdp")(accounting.ZCDP)
+state_class("ledger")(accounting.Ledger)
+state_class("ledger.scope")(accounting.Scope)
+state_class("ledger.record")(accounting.Record)
 
 # The budgets the contract tests (tests/test_contract.py) run mechanisms under, by name:
 # (budget, profile). A registry entry's ContractParams names the ones that apply to it.
 CONTRACT_BUDGETS = {
-    "pure-tuned": (PureDP(4.0), "tuned"),
-    "pure-paper": (PureDP(4.0), "paper"),
-    "zcdp": (ZCDP(2.0), "tuned"),
-    "approx": (ApproxDP(4.0, 1e-6), "tuned"),
-    "restarts": (PureDP(200.0), "tuned"),  # noise small enough that nodes restart (a long workload)
-    "pure-tight": (PureDP(4.0), "tight"),
-    "zcdp-tight": (ZCDP(2.0), "tight"),
-    "restarts-tight": (PureDP(200.0), "tight"),
+    "pure-tuned": (accounting.PureDP(4.0), "tuned"),
+    "pure-paper": (accounting.PureDP(4.0), "paper"),
+    "zcdp": (accounting.ZCDP(2.0), "tuned"),
+    "approx": (accounting.ApproxDP(4.0, 1e-6), "tuned"),
+    "restarts": (accounting.PureDP(200.0), "tuned"),  # noise small enough that nodes restart (a long workload)
+    "pure-tight": (accounting.PureDP(4.0), "tight"),
+    "zcdp-tight": (accounting.ZCDP(2.0), "tight"),
+    "restarts-tight": (accounting.PureDP(200.0), "tight"),
 }
 
 
@@ -135,6 +137,7 @@ class PlanEntry:
         return f"{head} ({self.share:.0%} of the budget): {self.reason}"
 
 
+@state_class("options.none")
 class NoOptions:
     """Options of a mechanism that has none beyond :class:`DynamicConfig`."""
 
@@ -352,6 +355,17 @@ class ContinualRelease(abc.ABC):
         """Called by subclasses after each release at ``tick``: finish at the end."""
         if self.end_tick is not None and tick >= self.end_tick:
             self._finish(tick, "ended", res)
+
+    def _period_ends(self, upto: int):
+        """The period ends in (``period_tick``, ``upto``] still due, one at a time:
+        the caller releases each and moves ``period_tick`` on before the next."""
+        if self.every_ticks is None:
+            return
+        while not self.finished:
+            t = self.next_period_end(self.period_tick)
+            if t is None or t > upto:
+                return
+            yield t
 
     def next_period_end(self, after: int) -> int | None:
         """The first period end (a multiple of ``every_ticks``, or the end tick)

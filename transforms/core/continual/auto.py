@@ -39,6 +39,7 @@ __all__ = ["AutoRelease", "AutoOptions", "plan"]
 ADDITIVE = ("count", "histogram", "linear")
 
 
+@state_class("options.auto")
 @dataclass(frozen=True)
 class AutoOptions:
     """Options of ``auto``.

@@ -102,27 +102,21 @@ class TwoStreamBaseline(SegmentedRelease):
         k = len(self.mechanisms)
         b = self.tree_budget.part(1.0 / k, 1.0 / k)
         par = self.ledger.root.child("two_streams", Scope.PARALLEL)
-        honaker = config.tuned_family
-        self.ins = [
-            InfiniteCounter(
-                m,
-                b,
-                honaker=honaker and m.additive,
-                coords=(self.stream, "ins", config.queries[i].name),
-                scope=par.child(f"ins{i}"),
-            )
-            for i, m in enumerate(self.mechanisms)
-        ]
-        self.dels = [
-            InfiniteCounter(
-                m,
-                b,
-                honaker=honaker and m.additive,
-                coords=(self.stream, "del", config.queries[i].name),
-                scope=par.child(f"del{i}"),
-            )
-            for i, m in enumerate(self.mechanisms)
-        ]
+
+        def counters(side: str) -> list[InfiniteCounter]:
+            return [
+                InfiniteCounter(
+                    m,
+                    b,
+                    honaker=config.tuned_family and m.additive,
+                    coords=(self.stream, side, config.queries[i].name),
+                    scope=par.child(f"{side}{i}"),
+                )
+                for i, m in enumerate(self.mechanisms)
+            ]
+
+        self.ins = counters("ins")
+        self.dels = counters("del")
         self._reset()
 
     def _planned_cost(self, c, nodes):
@@ -157,6 +151,7 @@ class TwoStreamBaseline(SegmentedRelease):
         res.closes.append(tick)
 
 
+@state_class("options.continual_count")
 @dataclass(frozen=True)
 class ContinualCountOptions:
     """Options of the plain continual counter.
@@ -256,15 +251,7 @@ class ContinualCountRelease(ContinualRelease):
         return self.tick + 1
 
     def _batch_hists(self, batch: TickBatch) -> list[np.ndarray]:
-        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        for item in batch.inserts:
-            for k, v in enumerate(item):
-                hists[k][v] += 1
-        if self.signed:
-            for item, _ in batch.deletes:
-                for k, v in enumerate(item):
-                    hists[k][v] -= 1
-        return hists
+        return batch.histograms([m.domain_size for m in self.mechanisms], signed=self.signed)
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         self._advance(batch.tick - 1, noise, res)
@@ -287,10 +274,7 @@ class ContinualCountRelease(ContinualRelease):
                     return
                 self._step(t, None, noise, res)
             return
-        while not self.finished:
-            t = self.next_period_end(self.period_tick)
-            if t is None or t > tick:
-                break
+        for t in self._period_ends(tick):
             self._step(t, self.acc, noise, res)
         if not self.finished:
             self.tick = max(self.tick, tick if self.end_tick is None else min(tick, self.end_tick))

@@ -53,6 +53,7 @@ from transforms.core.static.linear import CountMechanism, HistogramMechanism
 __all__ = ["FullyDynamicRelease", "FullyDynamicOptions", "lowbit", "fenwick_chain", "node_level"]
 
 
+@state_class("options.fully_dynamic")
 @dataclass(frozen=True)
 class FullyDynamicOptions:
     """Options of the fully-dynamic mechanism.

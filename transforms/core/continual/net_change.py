@@ -45,6 +45,7 @@ __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 AUTO = "auto"
 
 
+@state_class("options.net_change")
 @dataclass(frozen=True)
 class NetChangeOptions:
     """Options of the signed continual release.

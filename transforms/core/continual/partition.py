@@ -41,6 +41,7 @@ import numpy as np
 
 from transforms.core.foundation.accounting import Ledger, PureDP, Scope
 from transforms.core.foundation.noise import NoiseSource, RandomStream, as_ratio_up, discrete_laplace
+from transforms.core.foundation.state import state_class
 
 __all__ = [
     "PartitionParams",
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 
+@state_class("partition.params")
 @dataclass(frozen=True)
 class PartitionParams:
     """Parameters of Alg. 2 (exactly the paper's)."""
@@ -207,6 +209,7 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
     return lo_n
 
 
+@state_class("partition.infinite")
 class InfinitePartitioner:
     """Alg. 2 with the O(1) skip over empty ticks.
 

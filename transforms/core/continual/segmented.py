@@ -149,12 +149,7 @@ class SegmentedRelease(ContinualRelease):
 
     def _periods(self, upto: int, res: TickResult) -> None:
         """Release every period end in (period_tick, upto] from the carried answers."""
-        if self.every_ticks is None:
-            return
-        while not self.finished:
-            t = self.next_period_end(self.period_tick)
-            if t is None or t > upto:
-                return
+        for t in self._period_ends(upto):
             for k in range(len(self.mechanisms)):
                 res.answers.append(self._answer(t, k, *self._carried_answer(k)))
             self._period_done(t, res)

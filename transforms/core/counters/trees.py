@@ -7,10 +7,12 @@ import numpy as np
 from transforms.core.counters.base import ContinualCounter, ctz
 from transforms.core.foundation.accounting import BudgetExceededError, Scope
 from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.state import state_class
 
 __all__ = ["NaivePrefixCounter", "NaiveIncrementsCounter", "BinaryTreeCounter", "InfiniteCounter"]
 
 
+@state_class("counter.naive_prefix")
 class NaivePrefixCounter(ContinualCounter):
     """002 Alg. 1: a fresh release of the whole prefix at every timestamp."""
 
@@ -40,6 +42,7 @@ class NaivePrefixCounter(ContinualCounter):
         return self.estimate
 
 
+@state_class("counter.naive_increments")
 class NaiveIncrementsCounter(ContinualCounter):
     """002 Alg. 2: release every batch with the full budget and sum."""
 
@@ -62,6 +65,7 @@ class NaiveIncrementsCounter(ContinualCounter):
         return self.estimate
 
 
+@state_class("counter.binary_tree")
 class BinaryTreeCounter(ContinualCounter):
     """BinaryCount over a finite horizon, optionally with Honaker's estimator.
 
@@ -154,6 +158,7 @@ class BinaryTreeCounter(ContinualCounter):
         return NoiseProfile.sum(self._level_profiles[j] for j in bits)
 
 
+@state_class("counter.infinite")
 class InfiniteCounter(ContinualCounter):
     """Chan-Shi-Song: unbounded stream, ranges [2^i, 2^(i+1)), budget split in halves."""
 

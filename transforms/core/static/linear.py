@@ -38,6 +38,7 @@ import numpy as np
 from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
+from transforms.core.foundation.state import state_class
 
 __all__ = [
     "StaticMechanism",
@@ -195,38 +196,8 @@ class _AdditiveMechanism(StaticMechanism):
         return Release(out, budget, self.noise_profile(budget))
 
 
-class CountMechanism(_AdditiveMechanism):
-    """The number of items: one query, sensitivity 1."""
-
-    name = "count"
-
-    def __init__(self, domain_size: int = 1, noise: str = "laplace"):
-        if isinstance(domain_size, str):  # the earlier (noise, domain_size) argument order
-            domain_size, noise = (noise if isinstance(noise, int) and not isinstance(noise, bool) else 1), domain_size
-        super().__init__(noise)
-        if domain_size < 1:
-            raise ValueError("domain_size must be >= 1")
-        self._d = int(domain_size)
-
-    @property
-    def domain_size(self) -> int:
-        return self._d
-
-    @property
-    def num_queries(self) -> int:
-        return 1
-
-    def _answers_units(self, hist):
-        return np.array([int(np.sum(hist))], dtype=np.int64)
-
-    def __reduce__(self):
-        return (CountMechanism, (self._d, self.noise_kind))
-
-
-class HistogramMechanism(_AdditiveMechanism):
-    """Every cell of a histogram over a finite domain (L1 = L2 sensitivity 1)."""
-
-    name = "histogram"
+class _CellsMechanism(_AdditiveMechanism):
+    """A mechanism over the cells of a histogram of ``domain_size`` (count, histogram)."""
 
     def __init__(self, domain_size: int, noise: str = "laplace"):
         super().__init__(noise)
@@ -238,6 +209,35 @@ class HistogramMechanism(_AdditiveMechanism):
     def domain_size(self) -> int:
         return self._d
 
+    def __reduce__(self):
+        return (type(self), (self._d, self.noise_kind))
+
+
+@state_class("static.count")
+class CountMechanism(_CellsMechanism):
+    """The number of items: one query, sensitivity 1."""
+
+    name = "count"
+
+    def __init__(self, domain_size: int = 1, noise: str = "laplace"):
+        if isinstance(domain_size, str):  # the earlier (noise, domain_size) argument order
+            domain_size, noise = (noise if isinstance(noise, int) and not isinstance(noise, bool) else 1), domain_size
+        super().__init__(domain_size, noise)
+
+    @property
+    def num_queries(self) -> int:
+        return 1
+
+    def _answers_units(self, hist):
+        return np.array([int(np.sum(hist))], dtype=np.int64)
+
+
+@state_class("static.histogram")
+class HistogramMechanism(_CellsMechanism):
+    """Every cell of a histogram over a finite domain (L1 = L2 sensitivity 1)."""
+
+    name = "histogram"
+
     @property
     def num_queries(self) -> int:
         return self._d
@@ -245,10 +245,8 @@ class HistogramMechanism(_AdditiveMechanism):
     def _answers_units(self, hist):
         return np.asarray(hist, dtype=np.int64)
 
-    def __reduce__(self):
-        return (HistogramMechanism, (self._d, self.noise_kind))
 
-
+@state_class("static.linear")
 class LinearQueryMechanism(_AdditiveMechanism):
     """A set of linear queries given as an ``m x d`` matrix with entries in [0, 1].
 

@@ -49,6 +49,7 @@ from transforms.core.foundation.noise import (
     discrete_gaussian,
     discrete_laplace,
 )
+from transforms.core.foundation.state import state_class
 from transforms.core.static.linear import LATTICE_BITS, Release, StaticMechanism
 
 __all__ = ["PMWMechanism", "range_answers"]
@@ -65,6 +66,7 @@ def range_answers(hist: np.ndarray) -> np.ndarray:
     return p[b_idx + 1] - p[a_idx]
 
 
+@state_class("static.pmw")
 class PMWMechanism(StaticMechanism):
     """Private multiplicative weights over a finite domain (see module docstring)."""
 

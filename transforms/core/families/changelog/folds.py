@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms.core.foundation.accounting import Budget, compose_sequential
+from transforms.core.foundation.state import state_class
 
 __all__ = [
     "most_span",
@@ -225,6 +226,17 @@ def _int_option(name: str, value, lo: int = 1, none_ok: bool = True):
         raise ValueError(f"{name} must be an integer >= {lo}{' or None' if none_ok else ''}, got {value!r}")
 
 
+def _check_shape(branching, height) -> None:
+    """A hierarchy's branching (2..1024) and height (1..64), each None for the chosen one."""
+    _int_option("branching", branching, lo=2)
+    if branching is not None and branching > 1024:
+        raise ValueError(f"branching must be at most 1024, got {branching}")
+    _int_option("height", height)
+    if height is not None and height > 64:
+        raise ValueError(f"height must be at most 64, got {height}")
+
+
+@state_class("options.dcr")
 @dataclass(frozen=True)
 class DCROptions:
     """Options of the disjoint continual release.
@@ -240,6 +252,7 @@ class DCROptions:
         _int_option("window", self.window, none_ok=False)
 
 
+@state_class("options.hdcr")
 @dataclass(frozen=True)
 class HDCROptions:
     """Options of the hierarchical disjoint continual release.
@@ -261,17 +274,13 @@ class HDCROptions:
 
     def __post_init__(self):
         _int_option("window", self.window, none_ok=False)
-        _int_option("branching", self.branching, lo=2)
-        if self.branching is not None and self.branching > 1024:
-            raise ValueError(f"branching must be at most 1024, got {self.branching}")
-        _int_option("height", self.height)
-        if self.height is not None and self.height > 64:
-            raise ValueError(f"height must be at most 64, got {self.height}")
+        _check_shape(self.branching, self.height)
 
 
 SWCR_METHODS = ("auto", "direct", "hdcr")
 
 
+@state_class("options.swcr")
 @dataclass(frozen=True)
 class SWCROptions:
     """Options of the sliding-window continual release.
@@ -300,9 +309,4 @@ class SWCROptions:
         _int_option("period", self.period, none_ok=False)
         if self.method not in SWCR_METHODS:
             raise ValueError(f"method must be one of {', '.join(SWCR_METHODS)}, got {self.method!r}")
-        _int_option("branching", self.branching, lo=2)
-        if self.branching is not None and self.branching > 1024:
-            raise ValueError(f"branching must be at most 1024, got {self.branching}")
-        _int_option("height", self.height)
-        if self.height is not None and self.height > 64:
-            raise ValueError(f"height must be at most 64, got {self.height}")
+        _check_shape(self.branching, self.height)

@@ -174,14 +174,7 @@ class _ChangelogRelease(ContinualRelease):
         return self._boundary_tick(self.units_done + 1)
 
     def _hists(self, batch: TickBatch) -> list[np.ndarray]:
-        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        for item in batch.inserts:
-            for q, v in enumerate(item):
-                hists[q][v] += 1
-        for item, _ in batch.deletes:
-            for q, v in enumerate(item):
-                hists[q][v] -= 1
-        return hists
+        return batch.histograms([m.domain_size for m in self.mechanisms])
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         self._advance(batch.tick - 1, noise, res)

@@ -48,16 +48,16 @@ from transforms.core.families.growing.black_box import (
 from transforms.core.families.growing.pmwg import OnlinePMW, PMWGOptions, PMWGRelease, QueryAnswer, run_with_queries
 
 __all__ = [
-    "GrowthTracker",
-    "BBSchedulerOptions",
-    "BBSchedulerRelease",
     "BBImproverOptions",
     "BBImproverRelease",
+    "BBSchedulerOptions",
+    "BBSchedulerRelease",
+    "GrowthTracker",
+    "OnlinePMW",
     "PMWGOptions",
     "PMWGRelease",
-    "OnlinePMW",
     "QueryAnswer",
+    "run_with_queries",
     "scheduler_eta",
     "scheduler_weight",
-    "run_with_queries",
 ]

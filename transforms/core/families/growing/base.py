@@ -219,10 +219,7 @@ class GrowingRelease(ContinualRelease):
         budget = self.config.ledger_budget
         if c[0] == "growth" and len(c) == 2:
             return budget.pure_step(f)[1]
-        return self._planned_share(c, budget.part(1 - f, 1.0))
-
-    def _planned_share(self, c: tuple, rest: Budget) -> Budget:
-        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
+        return self._planned_share(c, budget.part(1 - f, 1.0))  # each mechanism's share of the rest
 
     # -- the contract ------------------------------------------------------------
     @property
@@ -282,12 +279,7 @@ class GrowingRelease(ContinualRelease):
             self._released(t, res)
 
     def _periods(self, upto: int, noise, res) -> None:
-        if self.every_ticks is None:
-            return
-        while not self.finished:
-            t = self.next_period_end(self.period_tick)
-            if t is None or t > upto:
-                return
+        for t in self._period_ends(upto):
             res.answers.extend(self._answers(t, self._between(t, noise)))
             self._released(t, res)
 

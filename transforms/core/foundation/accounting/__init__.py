@@ -15,7 +15,7 @@ series splits, privacy units, the guarantee a spend states, and the release ledg
 No code outside this package branches on the kind of a budget.
 """
 
-from transforms.core.foundation.accounting.budgets import (
+from .budgets import (
     ZCDP,
     ApproxDP,
     Budget,
@@ -29,7 +29,7 @@ from transforms.core.foundation.accounting.budgets import (
     zcdp_delta_for_epsilon,
     zcdp_to_approx,
 )
-from transforms.core.foundation.accounting.calibration import (
+from .calibration import (
     DISCRETE_TAU2,
     analytic_gaussian_delta,
     cks_epsilon,
@@ -37,33 +37,33 @@ from transforms.core.foundation.accounting.calibration import (
     rho_for_epsilon_delta,
     zcdp_epsilon,
 )
-from transforms.core.foundation.accounting.ledger import Ledger, Record, Scope
-from transforms.core.foundation.accounting.units import PrivacyUnit, SeriesSplit, stated_spend, zeta
+from .ledger import Ledger, Record, Scope
+from .units import PrivacyUnit, SeriesSplit, stated_spend, zeta
 
 __all__ = [
-    "PureDP",
+    "analytic_gaussian_delta",
     "ApproxDP",
-    "ZCDP",
+    "as_vector",
     "Budget",
     "BudgetExceededError",
-    "zcdp_to_approx",
-    "zcdp_delta_for_epsilon",
-    "to_approx",
-    "rho_for_approx",
     "cks_epsilon",
-    "zcdp_epsilon",
-    "rho_for_epsilon_delta",
-    "analytic_gaussian_delta",
-    "gaussian_rho_for_approx_tight",
-    "DISCRETE_TAU2",
-    "compose_sequential",
     "compose_parallel",
-    "SeriesSplit",
-    "zeta",
-    "PrivacyUnit",
-    "stated_spend",
+    "compose_sequential",
+    "DISCRETE_TAU2",
+    "gaussian_rho_for_approx_tight",
     "Ledger",
-    "Scope",
+    "PrivacyUnit",
+    "PureDP",
     "Record",
-    "as_vector",
+    "rho_for_approx",
+    "rho_for_epsilon_delta",
+    "Scope",
+    "SeriesSplit",
+    "stated_spend",
+    "to_approx",
+    "ZCDP",
+    "zcdp_delta_for_epsilon",
+    "zcdp_epsilon",
+    "zcdp_to_approx",
+    "zeta",
 ]

@@ -26,13 +26,14 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from transforms.core.foundation.accounting.calibration import (
+from .calibration import (
     DISCRETE_TAU2,
     gaussian_rho_for_approx_tight,
     rho_for_epsilon_delta,
     zcdp_epsilon,
 )
-from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE
+
+LAPLACE, GAUSSIAN = "laplace", "gaussian"  # the noise families (as in foundation.bounds)
 
 __all__ = [
     "Budget",

@@ -75,12 +75,17 @@ def rho_for_epsilon_delta(epsilon: float, delta: float) -> float:
     """The largest rho (bisection, rounded down) with rho-zCDP => (epsilon, delta)-DP.
 
     Cached: about 40 ms of bisection, once per (eps, delta) instead of per release."""
-    lo, hi = 0.0, max(epsilon, 1e-12)
+    hi = max(epsilon, 1e-12)
     while zcdp_epsilon(hi, delta) < epsilon:
         hi *= 2
-    for _ in range(100):
+    return _largest(lambda rho: zcdp_epsilon(rho, delta) <= epsilon, 0.0, hi, 100)
+
+
+def _largest(ok, lo: float, hi: float, steps: int) -> float:
+    """Bisection: the last ``lo`` with ``ok(lo)`` after ``steps`` halvings of [lo, hi]."""
+    for _ in range(steps):
         mid = (lo + hi) / 2
-        if zcdp_epsilon(mid, delta) <= epsilon:
+        if ok(mid):
             lo = mid
         else:
             hi = mid
@@ -135,15 +140,10 @@ def gaussian_rho_for_approx_tight(epsilon: float, delta: float) -> float:
         raise ValueError("the tight calibration needs epsilon > 0 and 0 < delta < 1")
     eps = epsilon - TIGHT_EPS_SLACK
     target = delta / TIGHT_DELTA_FACTOR / (1 + TIGHT_FLOAT_MARGIN)
-    lo, hi = 0.0, 1.0
+    hi = 1.0
     while analytic_gaussian_delta(eps, hi) <= target:
         hi *= 2
         if hi > 1e6:
             break
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if analytic_gaussian_delta(eps, mid) <= target:
-            lo = mid
-        else:
-            hi = mid
+    lo = _largest(lambda mu: analytic_gaussian_delta(eps, mu) <= target, 0.0, hi, 200)
     return lo * lo / 2 * (1 - 1e-12)

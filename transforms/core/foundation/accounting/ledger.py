@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from transforms.core.foundation.accounting.budgets import Budget, BudgetExceededError
+from .budgets import Budget, BudgetExceededError
 
 __all__ = ["Record", "Scope", "Ledger"]
 

@@ -22,7 +22,7 @@ import functools
 import math
 from dataclasses import asdict, dataclass
 
-from transforms.core.foundation.accounting.budgets import Budget, BudgetExceededError, zcdp_to_approx
+from .budgets import Budget, BudgetExceededError, zcdp_to_approx
 
 __all__ = ["zeta", "SeriesSplit", "PrivacyUnit", "stated_spend"]
 
