@@ -168,3 +168,93 @@ def test_update_unit_is_identity():
 def test_invalid_budgets_rejected(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+# ---------------------------------------------------------------------------
+# ledgers, scopes and the tight calibration, at their edges
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def test_pure_ledger_refuses_a_delta_and_takes_a_zero_delta():
+    """A pure-DP ledger must refuse an (eps, delta > 0) cost (charging it as
+    eps would silently drop delta) and take (eps, 0) as eps.
+    Kills accounting.budgets ApproxDP.as_pure_cost (was _to_currency__mutmut_4, ``delta != 0``)."""
+    ledger = Ledger(PureDP(1.0))
+    with pytest.raises(ValueError):
+        ledger.charge(ApproxDP(0.25, 1e-6), ("a",))
+    assert ledger.spent == PureDP(0.0) and ledger.num_releases == 0
+    ledger.charge(ApproxDP(0.25, 0.0), ("b",))
+    assert ledger.spent == PureDP(0.25)
+
+
+def test_closed_scope_refuses_charges_and_children_and_closes_twice():
+    """A closed scope's spend stays counted, but it takes no more charges and no
+    new children (its bookkeeping is gone); closing again is harmless.
+    Kills accounting.ledger.Scope.close mutants 1 (``closed = None``) and 6 (``pop``
+    without a default)."""
+    ledger = Ledger(PureDP(1.0))
+    par = ledger.root.child("p", Scope.PARALLEL)
+    s = par.child("a")
+    s.charge(PureDP(0.5), ("x",))
+    s.close()
+    with pytest.raises(RuntimeError):
+        s.charge(PureDP(0.1), ("y",))
+    with pytest.raises(RuntimeError):
+        s.child("c")
+    s.close()
+    assert "a" not in par.children
+    assert ledger.spent == PureDP(0.5)
+
+
+def test_would_spend_is_the_total_after_the_charge():
+    """``would_spend`` equals the ledger's total after the same charge, whether
+    the charge raises the root (sequential) or not (a parallel member below
+    the current maximum), and charges nothing.
+    Kills accounting.ledger.Scope.would_spend mutants 6, 10, 17."""
+    ledger = Ledger(ApproxDP(4.0, 1e-5))
+    par = ledger.root.child("p", Scope.PARALLEL)
+    par.child("a").charge(PureDP(1.0))
+    seq = ledger.root.child("s")
+    for scope, cost in [(par.child("b"), PureDP(0.5)), (seq, ApproxDP(0.5, 1e-6)), (par.child("c"), PureDP(2.0))]:
+        before = (ledger.spent, ledger.num_releases)
+        predicted = scope.would_spend(cost)
+        assert (ledger.spent, ledger.num_releases) == before
+        assert isinstance(predicted, ApproxDP)
+        scope.charge(cost)
+        assert predicted == ledger.spent
+
+
+def test_zero_budgets_and_the_root_scope():
+    """``is_zero`` of each budget type; ``Ledger.scope()`` with no names is the root.
+    Kills accounting.budgets.Budget.is_zero (was ZCDP.is_zero__mutmut_2) and ledger.Ledger.scope__mutmut_9."""
+    assert ZCDP(0.0).is_zero and not ZCDP(1.0).is_zero and not ZCDP(0.5).is_zero
+    assert PureDP(0.0).is_zero and not PureDP(1.0).is_zero
+    assert ApproxDP(0.0, 0.0).is_zero and not ApproxDP(0.0, 1e-9).is_zero
+    ledger = Ledger(ZCDP(1.0))
+    assert ledger.scope() is ledger.root
+    assert ledger.scope("a", "b", kind=Scope.PARALLEL).path == ("a", "b")
+
+
+def test_gaussian_delta_curve_and_tight_calibration_hold_their_target():
+    """delta(eps) of the continuous Gaussian is 0 without signal (mu = 0), and the
+    tight calibration's rho gives at most the target delta, with the slack the
+    docstring states (the rounding goes down, never up).
+    Kills accounting.calibration.analytic_gaussian_delta (was factorization's __mutmut_3) and
+    gaussian_rho_for_approx_tight (was __mutmut_47, rounded up by 1e-12)."""
+    from transforms.core.foundation.accounting import analytic_gaussian_delta, gaussian_rho_for_approx_tight
+    from transforms.core.foundation.accounting.calibration import (
+        TIGHT_DELTA_FACTOR,
+        TIGHT_EPS_SLACK,
+        TIGHT_FLOAT_MARGIN,
+    )
+
+    assert analytic_gaussian_delta(1.0, 0.0) == 0.0
+    for eps, delta in ((0.5, 1e-6), (1.0, 1e-6), (1.0, 1e-9), (4.0, 1e-5), (0.1, 1e-3)):
+        gaussian_rho_for_approx_tight.cache_clear()
+        rho = gaussian_rho_for_approx_tight(eps, delta)
+        target = delta / TIGHT_DELTA_FACTOR / (1 + TIGHT_FLOAT_MARGIN)
+        assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho)) <= target
+        # and the bisection is tight: 1e-9 more rho breaks the target
+        assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho * (1 + 1e-9))) > target

@@ -28,12 +28,22 @@ from test_contract import (
     streaming_options,
 )
 from test_contract import QUERIES as CONTRACT_QUERIES
+from test_partition import CoordinateSpy
 
-from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
-from transforms.core.continual.fully_dynamic import fenwick_chain, lowbit, node_level
+from transforms.core import (
+    ContinualCountRelease,
+    DynamicConfig,
+    FullyDynamicRelease,
+    InsertionOnlyRelease,
+    QuerySet,
+    TwoStreamBaseline,
+)
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions, fenwick_chain, lowbit, node_level
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, PureDP
-from transforms.core.foundation.entries import Update
-from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.entries import EntryRegistry, TickBatch, Update
+from transforms.core.foundation.noise import (
+    NoiseSource,
+)
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -564,3 +574,250 @@ def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
     repeated = [c for c, n in Counter(DRAWN).items() if n > 1]
     assert len(DRAWN) > 50 and not repeated, repeated[:3]
     assert {c[1] for c in DRAWN} == {"a", "b"}  # both streams drew, each at its own coordinates
+
+
+# ---------------------------------------------------------------------------
+# node bounds and outputs, options, segments, baselines and the entry registry
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def _pmw_run(profile):
+    """A fully-dynamic release over a PMW query set (non-additive: its error is
+    reported by alpha), 6 inserts and 2 deletes of the oldest entries per tick;
+    Lemma 9's invariants checked after every tick, open segments included."""
+    cfg = DynamicConfig((QuerySet("p", "pmw", domain_size=4, ranges=True),), PureDP(4.0), profile=profile)
+    rel = FullyDynamicRelease(cfg)
+    noise = NoiseSource(KEY)
+    live, nid, pending_seen = [], 0, 0
+    for tick in range(1, 40 if profile == "tuned" else 80):
+        ups = []
+        for _ in range(6):
+            ups.append(Update("insert", f"e{nid}", (nid % 4,)))
+            live.append(f"e{nid}")
+            nid += 1
+        ups += [Update("delete", live.pop(0)) for _ in range(2)]
+        rel.process_tick(tick, ups, noise)
+        rel.check_invariants()
+        pending_seen += len(rel.pending_del)
+    assert pending_seen > 0  # the invariants were checked with deletions pending
+    return rel
+
+
+@pytest.mark.parametrize("profile", ["tuned", "paper"])
+def test_non_additive_node_bound_is_the_union_bound_of_its_parts(profile):
+    """A node of a non-additive black box answers static release minus
+    deletion counter, so its (1 - beta) bound is the union bound: the static
+    release's alpha at beta/4 (with the node's size bounded at beta/4 and the
+    round's n_hat noise reused) plus the deletion counter's error at beta/2:
+    tuned, a histogram counter, summed over the d cells (each range query
+    weights cells in [0, 1]); paper, a counter on the PMW box itself (its own
+    union bound, with the same size bound).
+    Kills fully_dynamic_node.FullyDynamicNode.alpha mutants 4 (counter left out), 20 (n_hat
+    noise not reused) and 54 (counter error subtracted), and
+    FullyDynamicRelease.check_invariants__mutmut_34."""
+    rel = _pmw_run(profile)
+    beta = 0.05
+    checked = 0
+    for node in rel.nodes.values():
+        c = node.q_counters[0] if node.q_counters else None
+        if node.halted or c is None or c.t == 0:
+            continue
+        mech = rel.mechanisms[0]
+        n = node.size_bound(beta / 4)
+        static = mech.alpha(
+            node.static_budgets[0], beta / 4, n=n, n_hat_noise=node.n_hat_profile, iterations=node.static_params[0][0]
+        )
+        if profile == "tuned":
+            d = c.mechanism.domain_size
+            counter = c.noise_profile().times(d).tail_bound(beta / 2 / mech.query_count)
+        else:
+            assert c.mechanism is mech
+            counter = c.error_bound(beta / 2, n=n)
+        assert counter > 0 and node.n_hat_profile is not None
+        assert node.alpha(rel, 0, beta) == pytest.approx(static + counter, rel=1e-12)
+        checked += 1
+    assert checked > 0
+
+
+def test_node_outputs_name_their_query_set_round_and_cost():
+    """The released pieces of the data structure (emit_nodes) have their
+    declared fields: a kind among the documented four, the round (>= 1), the
+    query set's name as a string ("" for the deletion counters' raw releases);
+    a static piece names the query set at the end of its noise coordinates
+    and carries the cost the ledger was charged for it.
+    Each piece names its stream, the tick and the segment it was released at.
+    Kills fully_dynamic_node.FullyDynamicNode.start_round mutants 115 (the name left out), 117
+    (the cost left out), 122 (the round left out: the fields shift),
+    FullyDynamicRelease._close mutants 112 (round None) and 124 (kind
+    renamed), FullyDynamicNode._flush_counter_logs__mutmut_9 (query None) and
+    segmented.SegmentedRelease._log mutants 3, 8, 13, 20 (tick, kind, stream,
+    query)."""
+    queries = (QuerySet("active", "count"), QuerySet("cells", "histogram", domain_size=3))
+    rel = FullyDynamicRelease(DynamicConfig(queries, PureDP(2.0)), stream="s1", emit_nodes=True)
+    rel.ledger.keep_records = True
+    noise = NoiseSource(KEY)
+    outs = []
+    for tick in range(1, 40):
+        ups = [Update("insert", f"e{tick}-{i}", (0, i % 3)) for i in range(3)]
+        if tick > 4:
+            ups.append(Update("delete", f"e{tick - 4}-0"))
+        res = rel.process_tick(tick, ups, noise)
+        new = rel.drain_node_outputs()
+        assert all((o.stream, o.tick, o.segment) == ("s1", tick, rel.closed) for o in new)
+        assert bool(new) == bool(res.closes)
+        outs += new
+    kinds = {o.kind for o in outs}
+    assert kinds == {"static", "n_hat", "deletion_counter", "node_answer"}
+    for o in outs:
+        assert isinstance(o.query, str) and isinstance(o.round, int) and o.round >= 1
+        assert o.query == "" if o.kind in ("n_hat", "deletion_counter") else o.query in ("active", "cells")
+    static = [o for o in outs if o.kind == "static"]
+    assert {o.query for o in static} == {"active", "cells"}
+    charged = {r.coordinates: r.cost for r in rel.ledger.records}
+    for o in static:
+        assert o.coordinates[-2:] == ("static", o.query)
+        assert o.cost is not None and charged[o.coordinates] == o.cost
+
+
+def test_options_are_kept_and_restore_with_the_state():
+    """The options a release was built with are its options: its state
+    restores under them (the state digest covers them) and continues alike.
+    Kills protocol.ContinualRelease.__init__ (was FullyDynamicRelease.__init____mutmut_17: options not
+    passed on: the release kept the defaults, and its state refused its own
+    options)."""
+    cfg = DynamicConfig((QuerySet("active", "count"),), PureDP(2.0))
+    opts = FullyDynamicOptions(horizon=6)
+    rel = FullyDynamicRelease(cfg, options=opts)
+    noise = NoiseSource(KEY)
+    for tick in range(1, 5):
+        rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+    assert rel.options == opts
+    back = FullyDynamicRelease.from_state(cfg, rel.to_state(), options=opts)
+    answers = {id(rel): [], id(back): []}
+    for tick in range(5, 40):
+        for r in (rel, back):
+            res = r.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+            answers[id(r)] += [(x.tick, x.estimate.tolist()) for x in res.answers]
+    assert answers[id(rel)] and answers[id(rel)] == answers[id(back)]
+    assert rel.config.max_segments == back.config.max_segments == 6  # the horizon option is in force
+
+
+def test_answers_carry_their_segment_and_the_last_close_tick():
+    """Every answer names the segment it closes (1, 2, ...), and
+    ``last_close_tick`` is 0 before the first close, then the tick of the
+    latest close (the insertion-only release uses the segmented one).
+    Kills segmented.SegmentedRelease._answer__mutmut_3 (segment None) and
+    last_close_tick__mutmut_3 (1 before the first close)."""
+    rel = InsertionOnlyRelease(DynamicConfig((QuerySet("active", "count"),), PureDP(2.0)))
+    noise = NoiseSource(KEY)
+    assert rel.last_close_tick == 0
+    closes = 0
+    for tick in range(1, 30):
+        res = rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+        for t in res.closes:
+            closes += 1
+            assert [a.segment for a in res.answers if a.tick == t] == [closes]
+        assert rel.last_close_tick == (res.closes[-1] if res.closes else rel.last_close_tick)
+        if closes == 0:
+            assert rel.last_close_tick == 0
+    assert closes >= 2 and rel.last_close_tick > 0
+
+
+@pytest.mark.parametrize("cls, coord", [(InsertionOnlyRelease, "ins"), (TwoStreamBaseline, "ins")])
+def test_baselines_draw_and_charge_under_their_stream(cls, coord):
+    """A baseline release draws every noise under its own stream name and
+    charges every counter release to its own ledger (so the ledger enforces the
+    configured budget), the insertion counters at (stream, "ins", query, ...).
+    Kills baselines.InsertionOnlyRelease.__init__ (now _start) mutants 33 (counters on a
+    private ledger) and 38 (the "ins" coordinate renamed), and
+    TwoStreamBaseline.__init____mutmut_5 (now _start; stream None: two streams of one job
+    would draw the same noise)."""
+    rel = cls(DynamicConfig((QuerySet("active", "count"),), PureDP(2.0)), stream="s2")
+    rel.ledger.keep_records = True
+    noise = CoordinateSpy()
+    answers = []
+    for tick in range(1, 30):
+        answers += rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise).answers
+    assert answers and {a.stream for a in answers} == {"s2"}
+    assert noise.drawn and all(c[0] == "s2" for c in noise.drawn)
+    charged = {r.coordinates for r in rel.ledger.records}
+    counter_draws = [c for c in noise.drawn if c[1] == coord]
+    assert counter_draws and all(c[2] == "active" for c in counter_draws)
+    assert set(counter_draws) <= charged  # every counter release was charged to this ledger
+    assert rel.ledger.spent.epsilon <= 2.0 + 1e-9
+
+
+def test_continual_count_keyword_form_and_update_count():
+    """``ContinualCountRelease(config, horizon=...)`` (the earlier keyword form)
+    runs the default counter, infinite_honaker; ``num_updates`` counts the
+    accepted updates.
+    Kills baselines.ContinualCountRelease.__init____mutmut_14 and
+    _apply__mutmut_19."""
+    rel = ContinualCountRelease(DynamicConfig((QuerySet("active", "count"),), PureDP(1.0)), horizon=50)
+    assert rel.options.counter == "infinite_honaker"
+    for tick in range(1, 6):
+        rel.process_tick(tick, [Update("insert", f"e{tick}-{i}", (0,)) for i in range(tick)], NoiseSource(KEY))
+    assert rel.num_updates == 15
+
+
+def test_mutation_limit_counts_across_deletes_and_reinserts():
+    """Under an entry-level unit with at most k = 2 mutations per entry, the
+    third mutation of an entry is refused (``constraint_exceeded``), also after
+    a delete and a re-insert of the same id (its tombstone keeps counting), so
+    one entry accounts for at most 2k - 1 updates whatever the input.
+    Kills entries.EntryRegistry.resolve (was registry.resolve__mutmut_62) (the count restarting at 0)."""
+    reg = EntryRegistry((3,), max_mutations=2)
+    b, rej = reg.resolve_tick(1, [Update("insert", "a", (0,)), Update("upsert", "a", (1,))])
+    assert not rej and b.n_updates == 3
+    b, rej = reg.resolve_tick(2, [Update("delete", "a")])
+    assert [r.reason for r in rej] == ["constraint_exceeded"] and b.n_updates == 0
+    b, rej = reg.resolve_tick(3, [Update("insert", "b", (2,)), Update("delete", "b")])
+    assert not rej
+    b, rej = reg.resolve_tick(4, [Update("insert", "b", (2,))])
+    assert [r.reason for r in rej] == ["constraint_exceeded"] and b.n_updates == 0
+    assert reg.validate(Update("insert", "b", (1,))) == "constraint_exceeded"
+
+
+def test_fast_path_rejects_out_of_range_items():
+    """The fast path (no mutation limit) accepts exactly the well-formed
+    in-range items: an out-of-range one (one coordinate or all of them) is
+    rejected (``item_out_of_range``) and never reaches a histogram.
+    Kills entries.EntryRegistry.resolve_tick__mutmut_37."""
+    reg = EntryRegistry((3, 2))
+    b, rej = reg.resolve_tick(
+        1, [Update("insert", "a", (2, 1)), Update("insert", "b", (3, 0)), Update("insert", "c", (3, 5))]
+    )
+    assert b.inserts == [(2, 1)] and b.n_updates == 1
+    assert [(r.update.entry_id, r.reason) for r in rej] == [("b", "item_out_of_range"), ("c", "item_out_of_range")]
+    assert set(reg.entries) == {"a"}
+
+
+def test_validate_gives_the_reason_against_the_current_state():
+    """``validate`` tells, without changing anything, why an update would be
+    refused now (None if it would be accepted).
+    Kills entries.EntryRegistry.validate mutants 3, 11, 14 and 17 (no tests)."""
+    reg = EntryRegistry((3,))
+    reg.resolve_tick(1, [Update("insert", "a", (0,))])
+    assert reg.validate(Update("insert", "b", (1,))) is None
+    assert reg.validate(Update("insert", "a", (1,))) == "duplicate_insert"
+    assert reg.validate(Update("delete", "a")) is None
+    assert reg.validate(Update("delete", "z")) == "unknown_entry"
+    assert reg.validate(Update("upsert", "a", (5,))) == "item_out_of_range"
+    ins_only = EntryRegistry((3,), deletions_allowed=False)
+    ins_only.resolve_tick(1, [Update("insert", "a", (0,))])
+    assert ins_only.validate(Update("delete", "a")) == "deletion_not_allowed"
+    assert len(reg) == 1 and len(ins_only) == 1
+
+
+def test_tick_batches_merge_with_their_update_counts():
+    """Merging two batches of one tick (what the Beam combiner does)
+    concatenates them and adds the update counts the partitioning sees.
+    Kills entries.TickBatch.merge__mutmut_5 (no tests)."""
+    a = TickBatch(4, [(0,)], [((1,), 2)], 2)
+    b = TickBatch(4, [(2,), (2,)], [], 3)
+    m = a.merge(b)
+    assert (m.tick, m.inserts, m.deletes, m.n_updates) == (4, [(0,), (2,), (2,)], [((1,), 2)], 5)
+    with pytest.raises(ValueError):
+        a.merge(TickBatch(5))

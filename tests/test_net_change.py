@@ -3,6 +3,7 @@ cadence of every mechanism."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import apache_beam as beam
@@ -255,3 +256,167 @@ def test_partitioned_mechanism_carries_its_answer_with_a_valid_bound():
     for a in answers:
         n = 3 * max(0, min(a.tick, 59) - 19)
         assert abs(float(a.estimate[0]) - n) <= a.error_bound, (a.tick, a.estimate, n, a.error_bound)
+
+
+# ---------------------------------------------------------------------------
+# auto: its parts, state and plan
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+KEY = bytes(range(32))
+
+
+AUTO_QUERIES = (
+    QuerySet("n", "count"),
+    QuerySet("h", "histogram", domain_size=4),
+    QuerySet("r", "pmw", domain_size=8, ranges=True),
+)
+
+
+def _auto_workload(ticks=40, seed=9, most=6):
+    rng = np.random.default_rng(seed)
+    live, out, k = [], [], 0
+    for tick in range(1, ticks + 1):
+        ups = []
+        for _ in range(int(rng.integers(0, most))):
+            item = (0, int(rng.integers(4)), int(rng.integers(8)))
+            if live and rng.random() < 0.35:
+                eid = live[int(rng.integers(len(live)))]
+                if rng.random() < 0.3:
+                    ups.append(Update("upsert", eid, item))
+                else:
+                    live.remove(eid)
+                    ups.append(Update("delete", eid))
+            else:
+                live.append(f"e{k}")
+                ups.append(Update("insert", f"e{k}", item))
+                k += 1
+        out.append((tick, ups))
+    return out
+
+
+def _answers(results):
+    return [
+        (a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate), a.error_bound, a.beta)
+        for r in results
+        for a in r.answers
+    ]
+
+
+@pytest.mark.parametrize("release", [ReleaseIdentity("auto-parts"), None])
+def test_auto_releases_exactly_what_its_parts_release_standalone(release):
+    """``auto`` over a count, a histogram and a PMW set is its two registered
+    parts, each built with its share, the stream, the cadence, the end, the
+    options and node emission, and driven with its own sub-key: answers, bounds,
+    closes, events, node outputs, next wake, finish and update count all equal
+    the parts run standalone (with and without a release identity on the key).
+    Kills auto.AutoRelease._start (was __init__ mutmut_5/6/8/9/11/12/14/15/27/29/30/33/35/36,
+    _apply mutmut_15/27/28, _merge mutmut_11/12/14, _next_wake mutmut_1-4,
+    _noise mutmut_5, _sub_configs mutmut_21/23, drain_node_outputs mutmut_2)."""
+    from transforms.core.continual.auto import AutoOptions, AutoRelease
+    from transforms.core.continual.fully_dynamic import FullyDynamicRelease
+    from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+
+    config = DynamicConfig(AUTO_QUERIES, PureDP(3.0))
+    opts = AutoOptions(counter="binary_tree", horizon=64)
+    auto = AutoRelease(config, stream="s1", emit_nodes=True, end_tick=40, every_ticks=2, options=opts)
+    assert auto.stream == "s1" and auto.options == opts and auto.every_ticks == 2 and auto.emit_nodes
+    base = NoiseSource(KEY)
+    noise = base.for_release(release) if release is not None else base
+    rid = release.release_id if release is not None else ""
+    nc = NetChangeRelease(
+        dataclasses.replace(config, queries=AUTO_QUERIES[:2], budget=PureDP(2.0)),
+        stream="s1",
+        emit_nodes=True,
+        end_tick=40,
+        every_ticks=2,
+        options=NetChangeOptions("binary_tree", 64),
+    )
+    fd = FullyDynamicRelease(
+        dataclasses.replace(config, queries=AUTO_QUERIES[2:], budget=PureDP(1.0)),
+        stream="s1",
+        emit_nodes=True,
+        end_tick=40,
+        every_ticks=2,
+    )
+    parts = [
+        (nc, noise.for_release(ReleaseIdentity(f"{rid}/auto/net_change")), (0, 1)),
+        (fd, noise.for_release(ReleaseIdentity(f"{rid}/auto/fully_dynamic")), (2,)),
+    ]
+    got, want, got_nodes, want_nodes, n_updates, seen_wakes, fd_closes = [], [], [], [], 0, 0, set()
+    for tick, ups in _auto_workload(most=200):  # busy enough for the sparse vector to close segments
+        got.append(auto.process_tick(tick, ups, noise))
+        n_updates += sum(2 if u.op == "upsert" else 1 for u in ups)
+        for core, sub_noise, cols in parts:
+            sub_ups = [u if u.item is None else Update(u.op, u.entry_id, tuple(u.item[c] for c in cols)) for u in ups]
+            want.append(core.process_tick(tick, sub_ups, sub_noise))
+            fd_closes.update(want[-1].closes if core is fd else ())
+        got_nodes += auto.drain_node_outputs()
+        for core, _, _ in parts:
+            want_nodes += core.drain_node_outputs()
+        wakes = [w for w in (nc.next_wake, fd.next_wake) if w is not None]
+        assert auto.next_wake == (min(wakes) if wakes else None)
+        seen_wakes += bool(wakes)
+    got += auto.run_to_end(noise)
+    for core, sub_noise, _ in parts:
+        want += core.run_to_end(sub_noise)
+    fd_closes.update(t for r in want for t in r.closes if r.answers and r.answers[0].query == "r")
+    got_nodes += auto.drain_node_outputs()
+    for core, _, _ in parts:
+        want_nodes += core.drain_node_outputs()
+    order = {"n": 0, "h": 1, "r": 2}
+    key = lambda a: (a[1], order[a[3]])  # noqa: E731
+    assert sorted(_answers(got), key=key) == sorted(_answers(want), key=key)
+    assert any(a[3] == "r" for a in _answers(got)) and any(a[3] == "n" for a in _answers(got))
+    assert sorted(t for r in got for t in r.closes) == sorted({t for r in want for t in r.closes})
+    assert fd_closes - {2, 4, 16, 40}, fd_closes  # closes the data decided (the partition saw the updates)
+    assert [e for r in got for e in r.events] == [(40, "ended")]
+    assert auto.finished and auto.finished_reason == "ended" and auto.next_wake is None
+    assert auto.num_updates == n_updates and seen_wakes
+    assert {n.kind for n in got_nodes} and len(got_nodes) == len(want_nodes)
+    assert sorted((n.tick, n.node, n.kind, n.query) for n in got_nodes) == sorted(
+        (n.tick, n.node, n.kind, n.query) for n in want_nodes
+    )
+
+
+def test_auto_state_round_trip_with_a_pmw_part():
+    """Restoring an ``auto`` whose plan has a fully-dynamic part gives each part
+    its configuration and options back, and the run continues identically.
+    Kills auto.AutoRelease._restore_config__mutmut_7 (the PMW part configured
+    without its options)."""
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.foundation.state import decode, encode
+
+    config = DynamicConfig(AUTO_QUERIES, PureDP(3.0))
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("auto-state"))
+    batches = _auto_workload()
+    a = AutoRelease(config, stream="s", end_tick=40, every_ticks=1)
+    b = AutoRelease(config, stream="s", end_tick=40, every_ticks=1)
+    for tick, ups in batches[:15]:
+        a.process_tick(tick, ups, noise)
+        b.process_tick(tick, ups, noise)
+    b = AutoRelease.from_state(config, decode(encode(b.to_state())), end_tick=40, every_ticks=1)
+    ra = [a.process_tick(t, u, noise) for t, u in batches[15:]] + a.run_to_end(noise)
+    rb = [b.process_tick(t, u, noise) for t, u in batches[15:]] + b.run_to_end(noise)
+    assert _answers(ra) == _answers(rb) and any(x[3] == "r" for x in _answers(ra))
+
+
+def test_auto_options_are_checked_and_the_plan_says_why():
+    """``AutoOptions`` validates like ``net_change``'s (a horizon of 0 periods is
+    refused), an ``auto`` core keeps its stream name (default ``default``), and
+    the plan's reasons are the ones the run summary prints.
+    Kills auto.AutoOptions.__post_init__ mutmut_2/4, AutoRelease.__init__ mutmut_1/2/3
+    (now protocol.ContinualRelease.__init__) and plan mutmut_13/21/22/23/24/29/37/38/39."""
+    from transforms.core.continual.auto import AutoOptions, AutoRelease, plan
+
+    with pytest.raises(ValueError, match="horizon"):
+        AutoOptions(horizon=0)
+    config = DynamicConfig(AUTO_QUERIES, PureDP(3.0))
+    core = AutoRelease(config)
+    assert core.stream == "default" and core.emit_nodes is False
+    assert [p.reason for p in plan(config)] == [
+        "additive queries: one counter over the signed change per period; error independent of the data size "
+        "and the stream length",
+        "private multiplicative weights: Qiu-Yi's tree, error in the data size n_t, not the stream length",
+    ]
