@@ -7,6 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from transforms.core.foundation.accounting import (
+    DISCRETE_TAU2,
     ZCDP,
     ApproxDP,
     BudgetExceededError,
@@ -18,6 +19,9 @@ from transforms.core.foundation.accounting import (
     cks_epsilon,
     compose_parallel,
     compose_sequential,
+    gaussian_rho_for_approx_tight,
+    rho_for_approx,
+    stated_spend,
     to_approx,
     zcdp_delta_for_epsilon,
     zcdp_to_approx,
@@ -258,3 +262,87 @@ def test_gaussian_delta_curve_and_tight_calibration_hold_their_target():
         assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho)) <= target
         # and the bisection is tight: 1e-9 more rho breaks the target
         assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho * (1 + 1e-9))) > target
+
+
+# ---------------------------------------------------------------------------
+# what a budget does (every kind-dependent step is a method of the budget)
+# ---------------------------------------------------------------------------
+
+
+def test_budget_shares_in_every_currency():
+    """part weights eps (or rho) and delta apart; pure_part pays a share as pure DP
+    where the currency allows (Laplace under (eps, delta): its delta unused);
+    pure_step is an eps-DP step's (eps, cost): eps = w eps, or sqrt(2 w rho) at
+    cost w rho; for_sensitivity divides eps by the ratio, rho by its square."""
+    assert PureDP(2.0).part(0.25, 0.5) == PureDP(0.5)
+    assert ApproxDP(2.0, 1e-6).part(0.25, 0.5) == ApproxDP(0.5, 5e-7)
+    assert ZCDP(2.0).part(0.25, 0.5) == ZCDP(0.5)
+    assert ApproxDP(2.0, 1e-6).scale(0.5) == ApproxDP(1.0, 5e-7)
+    assert ApproxDP(2.0, 1e-6).pure_part(0.5) == PureDP(1.0)
+    assert ZCDP(2.0).pure_part(0.5) == ZCDP(1.0) and PureDP(2.0).pure_part(0.5) == PureDP(1.0)
+    eps, cost = PureDP(2.0).pure_step(0.1)
+    assert eps == pytest.approx(0.2) and cost.vector() == pytest.approx((0.2,)) and type(cost) is PureDP
+    eps, cost = ZCDP(2.0).pure_step(0.1)
+    assert eps == pytest.approx(math.sqrt(0.4)) and cost.vector() == pytest.approx((0.2,)) and type(cost) is ZCDP
+    eps, cost = ApproxDP(2.0, 1e-6).pure_step(0.1)
+    assert eps == pytest.approx(0.2) and cost.vector() == pytest.approx((0.2, 0.0)) and type(cost) is ApproxDP
+    assert PureDP(1.0).for_sensitivity(2.0) == PureDP(0.5)
+    assert ApproxDP(1.0, 1e-6).for_sensitivity(2.0) == ApproxDP(0.5, 1e-6)
+    assert ZCDP(1.0).for_sensitivity(2.0) == ZCDP(0.25)
+
+
+def test_budget_currencies_and_calibration():
+    """vector / from_vector round-trip; a cost in a ledger's currency (pure as
+    eps^2/2 in zCDP; (eps, delta>0) refused by pure and zCDP ledgers; zCDP by
+    an (eps, delta) ledger); the noise families each kind can pay for; the rho a
+    Gaussian mechanism is calibrated to (zCDP: rho; (eps, delta): CKS, or the
+    tight analytic curve plus DISCRETE_TAU2; pure: refused)."""
+    for b in (PureDP(1.5), ApproxDP(1.5, 1e-7), ZCDP(0.75)):
+        assert type(b).from_vector(b.vector()) == b and b.primary == b.vector()[0]
+    assert ZCDP(1.0).express(PureDP(1.0)) == ZCDP(0.5)
+    assert ApproxDP(1.0, 1e-6).express(PureDP(0.5)) == ApproxDP(0.5, 0.0)
+    assert PureDP(1.0).express(ApproxDP(0.5, 0.0)) == PureDP(0.5)
+    for ledger, cost in (
+        (PureDP(1.0), ApproxDP(0.5, 1e-9)),
+        (ZCDP(1.0), ApproxDP(0.5, 1e-9)),
+        (ApproxDP(1.0, 1e-6), ZCDP(0.1)),
+    ):
+        with pytest.raises(ValueError):
+            ledger.express(cost)
+    assert (PureDP(1.0).noise_families, ZCDP(1.0).noise_families) == (("laplace",), ("gaussian",))
+    assert set(ApproxDP(1.0, 1e-6).noise_families) == {"laplace", "gaussian"}
+    assert ZCDP(0.3).gaussian_rho() == 0.3 and ZCDP(0.3).gaussian_calibration("tight") == (0.3, 0)
+    b = ApproxDP(1.0, 1e-6)
+    assert b.gaussian_rho() == rho_for_approx(b) and b.gaussian_calibration() == (rho_for_approx(b), 0)
+    assert b.gaussian_calibration("tight") == (gaussian_rho_for_approx_tight(1.0, 1e-6), DISCRETE_TAU2)
+    assert not ApproxDP(1.0, 0.0).gaussian_calibrated and ApproxDP(1.0, 1e-9).gaussian_calibrated
+    with pytest.raises(ValueError, match="delta > 0"):
+        PureDP(1.0).gaussian_rho()
+    with pytest.raises(ValueError, match="delta > 0"):
+        ApproxDP(1.0, 0.0).gaussian_rho()
+    assert (PureDP(1.0).scale_power, ApproxDP(1.0, 1e-6).scale_power, ZCDP(1.0).scale_power) == (1, 1, 2)
+
+
+# ---------------------------------------------------------------------------
+# the guarantee a spend states (what every release record says)
+# ---------------------------------------------------------------------------
+
+
+def test_stated_spend_is_the_group_guarantee_in_the_configured_currency():
+    """A ledger's spend vector as the guarantee for the unit (group privacy over
+    2k - 1 updates) in the configured currency, and as charged: pure and
+    (eps, delta) ledgers state their own kind; a zCDP ledger under an
+    (eps, delta) target states epsilon at the target's delta (CKS) and rho."""
+    entry3 = PrivacyUnit.entry(3)  # g = 5
+    configured, charged = stated_spend((0.3,), ledger=PureDP(0.5), unit=entry3, target=PureDP(2.5))
+    assert configured == {"epsilon": pytest.approx(1.5)} and charged == {"epsilon": 0.3}
+    configured, charged = stated_spend((0.2, 1e-8), ledger=ApproxDP(0.4, 1e-7), unit=entry3, target=ApproxDP(2.0, 1e-5))
+    assert list(configured) == ["epsilon", "delta"] and charged == {"epsilon": 0.2, "delta": 1e-8}
+    assert configured["epsilon"] == pytest.approx(1.0)
+    assert configured["delta"] == pytest.approx(5 * math.exp(4 * 0.2) * 1e-8)
+    configured, charged = stated_spend((0.1,), ledger=ZCDP(0.2), unit=PrivacyUnit.entry(2), target=ApproxDP(3.0, 1e-6))
+    assert list(configured) == ["epsilon", "delta", "rho"] and charged == {"rho": 0.1}
+    assert configured["rho"] == pytest.approx(0.9) and configured["delta"] == 1e-6
+    assert configured["epsilon"] == zcdp_to_approx(configured["rho"], 1e-6).epsilon
+    configured, _ = stated_spend((0.1,), ledger=ZCDP(0.2), unit=PrivacyUnit.update(), target=ZCDP(0.2))
+    assert configured == {"rho": 0.1}

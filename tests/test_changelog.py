@@ -19,6 +19,7 @@ the enforcement of the constraints.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -900,3 +901,23 @@ def test_changelog_keeps_only_the_nodes_it_still_needs():
         lower = [key for key in core.nodes[0] if key[0] < core.h - 1]
         most = max(most, len(lower))
     assert 0 < most <= 2 * (core.h - 1)
+
+
+def test_the_changelog_ledger_charges_the_configured_guarantee_itself():
+    """The changelog releases declare ``ledger_unit = "configured"``: their
+    ledger's cap is the configured guarantee (the folds, not group privacy,
+    account for an entry), so the spend states itself (the identity unit), and
+    a release record has no update-level figure under an entry unit; under the
+    update unit the two coincide and the record says so."""
+    entry = DynamicConfig((QuerySet("n", "count"),), PureDP(2.0), unit=PrivacyUnit.entry(3))
+    for name in ("dcr", "hdcr", "swcr"):
+        spec = MECHANISMS[name]
+        assert spec.core_cls.ledger_unit == "configured"
+        assert spec.group_unit(entry) == PrivacyUnit.update() and spec.ledger_budget(entry) == PureDP(2.0)
+        assert spec.spend_fields(entry, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": None}
+        update = dataclasses.replace(entry, unit=PrivacyUnit.update())
+        assert spec.spend_fields(update, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": {"epsilon": 0.5}}
+    other = MECHANISMS["net_change"]  # group privacy: 2k - 1 = 5 updates
+    assert other.core_cls.ledger_unit == "update" and other.group_unit(entry) == PrivacyUnit.entry(3)
+    assert other.ledger_budget(entry) == PureDP(0.4)
+    assert other.spend_fields(entry, (0.4,)) == {"epsilon_spent": 2.0, "update_level_spent": {"epsilon": 0.4}}

@@ -23,6 +23,7 @@ twice its share) fail these checks: ``tests/test_dynamic.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pickle
@@ -49,7 +50,7 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.core.foundation.state import decode, encode
 from transforms.core.protocol import CONTRACT_BUDGETS, ContractParams
 from transforms.records import NoiseKey, UpdateRecord
@@ -195,6 +196,47 @@ def test_every_registry_entry_is_covered_by_every_contract_check(name):
     golden = json.loads((ROOT / "tests" / "golden" / "state_v1.json").read_text())["mechanisms"]
     keys = [name] + [f"{name}@{b}" for b in params.golden[1:]]
     assert all(k in golden for k in keys), f"no golden state for {keys}: run tests/golden/make_golden.py"
+
+
+@pytest.mark.parametrize("name,budget", CASES)
+@pytest.mark.parametrize("unit", ["update", "entry"])
+def test_spending_the_whole_ledger_states_the_configured_budget(name, budget, unit):
+    """What a mechanism states about its spend (``stated_spend``: the ledger's
+    spend as the guarantee for the configured unit, in the configured currency)
+    is, for the ledger's whole cap, the configured budget: group privacy (or the
+    mechanism's own accounting, ``ledger_unit``) and the currency conversion
+    undo the split exactly (an (eps, delta) target under Gaussian noise: the
+    largest rho whose conversion fits, so eps to the bisection's precision);
+    under an entry unit with Gaussian noise group privacy in zCDP states less
+    than the target, never more."""
+    spec = MECHANISMS[name]
+    config = config_for(budget, unit=PrivacyUnit.update() if unit == "update" else PrivacyUnit.entry(2))
+    cap = spec.ledger_budget(config)
+    assert cap == spec.core_cls(config, options=options_for(name)).ledger.budget
+    configured, charged = spec.stated_spend(config, as_vector(cap))
+    target = dataclasses.asdict(config.budget)
+    assert all(configured[k] <= v * (1 + 1e-12) for k, v in target.items())
+    if unit == "update" or not config.gaussian or spec.core_cls.ledger_unit == "configured":
+        assert {k: configured[k] for k in target} == pytest.approx(target, rel=1e-6)
+    assert tuple(charged.values()) == as_vector(cap)
+    fields = spec.spend_fields(config, as_vector(cap))
+    assert {k[: -len("_spent")] for k in fields if k != "update_level_spent"} == set(configured)
+    assert fields["update_level_spent"] in (charged, None)
+    assert spec.stated_total(config).keys() == configured.keys()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_entry_checks_its_settings_and_plans_every_query_set_once(name):
+    """An entry's contract settings pass its own check (the one a pipeline runs
+    before it starts), and its plan answers every query set exactly once with
+    shares that add up to the whole budget."""
+    spec = MECHANISMS[name]
+    config = config_for(checks(name).budgets[0])
+    spec.check(config, options_for(name), end_tick=120, every_ticks=1)
+    plan = spec.plan(config, options_for(name), end_tick=120, every_ticks=1)
+    assert sorted(q for p in plan for q in p.queries) == sorted(q.name for q in QUERIES)
+    assert math.fsum(p.share for p in plan) == pytest.approx(1.0)
+    assert all(p.text().startswith(", ".join(p.queries) + " -> " + p.mechanism) for p in plan)
 
 
 # ---------------------------------------------------------------------------

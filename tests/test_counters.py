@@ -414,3 +414,20 @@ def test_binary_tree_node_coordinates_are_level_and_dyadic_index():
         ("q", "node", 0, 7),
         ("q", "node", 3, 1),
     ]
+
+
+def test_the_counter_registry_states_which_counters_need_a_horizon():
+    """One source of the counters' facts: the registry's entries name their
+    classes, the finite ones are exactly those whose class needs a horizon, and
+    make_counter refuses a finite counter without one."""
+    from transforms.core.counters import COUNTERS, FINITE_COUNTERS, UNBOUNDED_COUNTERS
+
+    assert tuple(COUNTERS) == COUNTER_NAMES
+    assert FINITE_COUNTERS == ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
+    assert UNBOUNDED_COUNTERS == ("naive_increments", "infinite", "infinite_honaker", "blt")
+    for name, spec in COUNTERS.items():
+        c = spec.make(CountMechanism(), PureDP(1.0), horizon=8)
+        assert c.needs_horizon == spec.needs_horizon == (name in FINITE_COUNTERS)
+        if spec.needs_horizon:
+            with pytest.raises(ValueError, match="needs a horizon"):
+                make_counter(name, CountMechanism(), PureDP(1.0))

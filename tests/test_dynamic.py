@@ -39,7 +39,7 @@ from transforms.core import (
     TwoStreamBaseline,
 )
 from transforms.core.continual.fully_dynamic import FullyDynamicOptions, fenwick_chain, lowbit, node_level
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, PureDP
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, PrivacyUnit, PureDP
 from transforms.core.foundation.entries import EntryRegistry, TickBatch, Update
 from transforms.core.foundation.noise import (
     NoiseSource,
@@ -821,3 +821,17 @@ def test_tick_batches_merge_with_their_update_counts():
     assert (m.tick, m.inserts, m.deletes, m.n_updates) == (4, [(0,), (2,), (2,)], [((1,), 2)], 5)
     with pytest.raises(ValueError):
         a.merge(TickBatch(5))
+
+
+def test_check_refuses_an_entry_unit_without_a_mutation_limit():
+    """Group privacy needs k: an entry unit bounded by a mutation window alone is
+    refused for the group-privacy mechanisms, with the key and the mechanisms
+    that do account for it (the changelog releases take it)."""
+    unit = PrivacyUnit.entry(None, mutation_window=5)
+    config = DynamicConfig(CONTRACT_QUERIES[:2], PureDP(1.0), unit=unit)
+    for name in ("fully_dynamic", "net_change", "two_stream_baseline"):
+        with pytest.raises(ValueError) as e:
+            MECHANISMS[name].check(config, MECHANISMS[name].options(), end_tick=50)
+        assert str(e.value).startswith(f"privacy.max_mutations_per_entry: required with mechanism.kind {name} ")
+        assert "dcr, hdcr and swcr" in str(e.value)
+    MECHANISMS["dcr"].check(config, MECHANISMS["dcr"].options(), end_tick=50)

@@ -28,8 +28,10 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.continual.auto import AutoRelease, plan
-from transforms.core.continual.net_change import NetChangeRelease, choose_counter
+from transforms.core.continual.auto import AutoOptions, AutoRelease, plan
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions
+from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease, choose_counter
+from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -420,3 +422,83 @@ def test_auto_options_are_checked_and_the_plan_says_why():
         "and the stream length",
         "private multiplicative weights: Qiu-Yi's tree, error in the data size n_t, not the stream length",
     ]
+
+
+# ---------------------------------------------------------------------------
+# what the registry tells a pipeline: its checks and its plan
+# ---------------------------------------------------------------------------
+
+CHECK_QUERIES = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4))
+
+
+def _check(kind, end_tick=None, every_ticks=1, queries=CHECK_QUERIES, budget=None, **options):
+    spec = MECHANISMS[kind]
+    config = DynamicConfig(queries, budget or PureDP(1.0))
+    spec.check(config, spec.options(**options), end_tick=end_tick, every_ticks=every_ticks)
+
+
+def test_check_refuses_a_horizon_that_runs_out_before_the_end():
+    """A horizon shorter than the release (in periods of every_ticks for the
+    per-period releases, in ticks for continual_count) would stop the releases
+    early: refused with the key, what the release needs and the fix."""
+    with pytest.raises(ValueError) as e:
+        _check("net_change", end_tick=100, every_ticks=6, horizon=16)
+    assert str(e.value) == (
+        "mechanism.horizon: 16 runs out before time.end (the release has 17 periods of release.every_ticks = 6 "
+        "ticks); set it to at least 17, or omit it (the end gives it)"
+    )
+    _check("net_change", end_tick=100, every_ticks=6, horizon=17)
+    _check("auto", end_tick=100, every_ticks=6, horizon=17)
+    with pytest.raises(ValueError, match=r"^mechanism.horizon: 16 runs out .* 17 periods"):
+        _check("auto", end_tick=100, every_ticks=6, horizon=16)
+    with pytest.raises(ValueError, match=r"^mechanism.horizon: 99 runs out .*\(the release has 100 ticks\)"):
+        _check("continual_count", end_tick=100, every_ticks=6, counter="honaker", horizon=99)
+    _check("continual_count", end_tick=100, counter="honaker", horizon=100)
+
+
+def test_check_refuses_a_finite_counter_without_a_horizon_or_an_end():
+    """A counter with a finite horizon (the registry's FINITE_COUNTERS) needs the
+    horizon or the end; the unbounded ones are named in the message."""
+    for counter in FINITE_COUNTERS:
+        with pytest.raises(ValueError) as e:
+            _check("net_change", counter=counter)
+        assert str(e.value) == (
+            f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
+            "or time.end, or choose an unbounded counter (blt, infinite, infinite_honaker, naive_increments)"
+        )
+        _check("net_change", end_tick=50, counter=counter)
+    for counter in UNBOUNDED_COUNTERS:
+        _check("net_change", counter=counter)
+
+
+def test_check_refuses_query_kinds_the_mechanism_does_not_answer():
+    with pytest.raises(ValueError) as e:
+        _check("net_change", queries=(QuerySet("r", "pmw", domain_size=4, ranges=True),))
+    assert str(e.value) == (
+        "mechanism.kind: net_change does not answer pmw queries (sum queries are linear); it answers count, "
+        "histogram, linear"
+    )
+
+
+def test_plan_names_each_part_its_share_counter_and_why():
+    """The plan a pipeline prints and records: net_change with the counter it
+    picks for the horizon the end gives; auto per query set with its share;
+    any other mechanism the whole budget."""
+    config = DynamicConfig(CHECK_QUERIES, PureDP(1.0))
+    lines = [p.text() for p in MECHANISMS["net_change"].plan(config, NetChangeOptions(), end_tick=100, every_ticks=6)]
+    assert lines == ["n, h -> net_change [counter kary_tree, horizon 17 periods] (the whole budget; configured)"]
+    lines = [p.text() for p in MECHANISMS["net_change"].plan(config, NetChangeOptions())]
+    assert lines == ["n, h -> net_change [counter infinite_honaker, unbounded] (the whole budget; configured)"]
+    mixed = DynamicConfig((*CHECK_QUERIES, QuerySet("r", "pmw", domain_size=4, ranges=True)), ZCDP(1.0))
+    parts = MECHANISMS["auto"].plan(mixed, AutoOptions(), end_tick=64)
+    assert [(p.mechanism, p.queries, p.share, p.counter, p.horizon) for p in parts] == [
+        ("net_change", ("n", "h"), 2 / 3, "sqrt_factorization", 64),
+        ("fully_dynamic", ("r",), 1 / 3, None, None),
+    ]
+    assert parts[0].text().startswith("n, h -> net_change [counter sqrt_factorization, horizon 64 periods] (67% of")
+    assert parts[1].text() == (
+        "r -> fully_dynamic (33% of the budget): private multiplicative weights: Qiu-Yi's tree, error in the data "
+        "size n_t, not the stream length"
+    )
+    only = [p.text() for p in MECHANISMS["fully_dynamic"].plan(mixed, FullyDynamicOptions())]
+    assert only == ["n, h, r -> fully_dynamic (the whole budget; configured)"]
