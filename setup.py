@@ -14,7 +14,10 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.11",
     packages=find_packages(include=["transforms", "transforms.*", "pipelines", "pipelines.*"]),
-    package_data={"pipelines": ["schemas/*.avsc", "tools/*.xml", "tools/*.java"]},
+    package_data={
+        "pipelines": ["schemas/*.avsc", "tools/*.xml", "tools/*.java"],
+        "transforms": ["core/counters/factorization/blt_table.json"],
+    },
     install_requires=[
         # pinned to the release of the Flink runner we can fetch and test (Maven Central serves
         # beam-runners-flink-1.19 2.62.0 and no newer runner whose dependencies all resolve): an SDK and

@@ -8,10 +8,7 @@
 # Environment:
 #   PYTHON              interpreter whose bin/ has mutmut (default .venv/bin/python)
 #   MUTATION_SOURCE     "worktree" (default: tracked + untracked files as they are
-#                       in the work tree) or "HEAD" (the last commit; the work
-#                       tree's tests/test_mutation_kills.py is laid over it)
-#   MUTATION_WITH_KILLS 0 to leave tests/test_mutation_kills.py out of the
-#                       test subset (measures the older tests alone)
+#                       in the work tree) or "HEAD" (the last commit)
 #   MUTATION_NAMES      a file of mutant names (one a line, e.g. the survivors of
 #                       an earlier run): run exactly these instead of sampling
 #   MUTATION_WORKDIR    where the copies go (default /tmp/mutwork)
@@ -25,13 +22,13 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-MODULE=${1:?usage: benchmarks/mutation.sh transforms/core/<module>.py [SAMPLE] [SEED]}
+MODULE=${1:?usage: benchmarks/mutation.sh transforms/core/<package>/<module>.py [SAMPLE] [SEED]}
 SAMPLE=${2:-0}
 SEED=${3:-20261123}
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 MUTMUT=$(dirname "$PY")/mutmut
 NICE=${MUTATION_NICE:-15}
-NAME=$(basename "$MODULE" .py)
+NAME=$(echo "${MODULE#transforms/core/}" | sed 's/\.py$//; s#/#.#g')  # e.g. counters.factorization.lattice
 if [ -n "${MUTATION_NAMES:-}" ]; then NAME=$NAME.rerun; MUTATION_NAMES=$(realpath "$MUTATION_NAMES"); fi
 WORK=${MUTATION_WORKDIR:-/tmp/mutwork}/$NAME
 OUT=$ROOT/benchmarks/results/mutation
@@ -48,7 +45,6 @@ mkdir -p "$WORK"
 # 1. the copy
 if [ "$SOURCE" = "HEAD" ]; then
   git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
-  if [ -f "$ROOT/tests/test_mutation_kills.py" ]; then cp "$ROOT/tests/test_mutation_kills.py" "$WORK/tests/"; fi
 else
   (cd "$ROOT" && git ls-files -z -c -o --exclude-standard | tar --null --ignore-failed-read -T - -c) | tar -x -C "$WORK"
 fi

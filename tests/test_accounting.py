@@ -7,6 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from transforms.core.foundation.accounting import (
+    DISCRETE_TAU2,
     ZCDP,
     ApproxDP,
     BudgetExceededError,
@@ -15,9 +16,12 @@ from transforms.core.foundation.accounting import (
     PureDP,
     Scope,
     SeriesSplit,
-    _cks_epsilon,
+    cks_epsilon,
     compose_parallel,
     compose_sequential,
+    gaussian_rho_for_approx_tight,
+    rho_for_approx,
+    stated_spend,
     to_approx,
     zcdp_delta_for_epsilon,
     zcdp_to_approx,
@@ -37,7 +41,7 @@ def test_zcdp_conversion_is_valid_and_tight(rho, delta):
     assert eps <= classic
     # brute-force minimum of the same CKS expression over a fine alpha grid
     grid = np.exp(np.linspace(math.log(1 + 1e-6), math.log(1e6), 200_000))
-    brute = min(_cks_epsilon(rho, delta, a) for a in grid)
+    brute = min(cks_epsilon(rho, delta, a) for a in grid)
     assert eps <= brute + 1e-6
     # validity: the Gaussian mechanism with this rho (sigma^2 = 1/(2 rho)) satisfies it
     sigma = math.sqrt(1 / (2 * rho))
@@ -168,3 +172,177 @@ def test_update_unit_is_identity():
 def test_invalid_budgets_rejected(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+# ---------------------------------------------------------------------------
+# ledgers, scopes and the tight calibration, at their edges
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def test_pure_ledger_refuses_a_delta_and_takes_a_zero_delta():
+    """A pure-DP ledger must refuse an (eps, delta > 0) cost (charging it as
+    eps would silently drop delta) and take (eps, 0) as eps.
+    Kills accounting.budgets ApproxDP.as_pure_cost (was _to_currency__mutmut_4, ``delta != 0``)."""
+    ledger = Ledger(PureDP(1.0))
+    with pytest.raises(ValueError):
+        ledger.charge(ApproxDP(0.25, 1e-6), ("a",))
+    assert ledger.spent == PureDP(0.0) and ledger.num_releases == 0
+    ledger.charge(ApproxDP(0.25, 0.0), ("b",))
+    assert ledger.spent == PureDP(0.25)
+
+
+def test_closed_scope_refuses_charges_and_children_and_closes_twice():
+    """A closed scope's spend stays counted, but it takes no more charges and no
+    new children (its bookkeeping is gone); closing again is harmless.
+    Kills accounting.ledger.Scope.close mutants 1 (``closed = None``) and 6 (``pop``
+    without a default)."""
+    ledger = Ledger(PureDP(1.0))
+    par = ledger.root.child("p", Scope.PARALLEL)
+    s = par.child("a")
+    s.charge(PureDP(0.5), ("x",))
+    s.close()
+    with pytest.raises(RuntimeError):
+        s.charge(PureDP(0.1), ("y",))
+    with pytest.raises(RuntimeError):
+        s.child("c")
+    s.close()
+    assert "a" not in par.children
+    assert ledger.spent == PureDP(0.5)
+
+
+def test_would_spend_is_the_total_after_the_charge():
+    """``would_spend`` equals the ledger's total after the same charge, whether
+    the charge raises the root (sequential) or not (a parallel member below
+    the current maximum), and charges nothing.
+    Kills accounting.ledger.Scope.would_spend mutants 6, 10, 17."""
+    ledger = Ledger(ApproxDP(4.0, 1e-5))
+    par = ledger.root.child("p", Scope.PARALLEL)
+    par.child("a").charge(PureDP(1.0))
+    seq = ledger.root.child("s")
+    for scope, cost in [(par.child("b"), PureDP(0.5)), (seq, ApproxDP(0.5, 1e-6)), (par.child("c"), PureDP(2.0))]:
+        before = (ledger.spent, ledger.num_releases)
+        predicted = scope.would_spend(cost)
+        assert (ledger.spent, ledger.num_releases) == before
+        assert isinstance(predicted, ApproxDP)
+        scope.charge(cost)
+        assert predicted == ledger.spent
+
+
+def test_zero_budgets_and_the_root_scope():
+    """``is_zero`` of each budget type; ``Ledger.scope()`` with no names is the root.
+    Kills accounting.budgets.Budget.is_zero (was ZCDP.is_zero__mutmut_2) and ledger.Ledger.scope__mutmut_9."""
+    assert ZCDP(0.0).is_zero and not ZCDP(1.0).is_zero and not ZCDP(0.5).is_zero
+    assert PureDP(0.0).is_zero and not PureDP(1.0).is_zero
+    assert ApproxDP(0.0, 0.0).is_zero and not ApproxDP(0.0, 1e-9).is_zero
+    ledger = Ledger(ZCDP(1.0))
+    assert ledger.scope() is ledger.root
+    assert ledger.scope("a", "b", kind=Scope.PARALLEL).path == ("a", "b")
+
+
+def test_gaussian_delta_curve_and_tight_calibration_hold_their_target():
+    """delta(eps) of the continuous Gaussian is 0 without signal (mu = 0), and the
+    tight calibration's rho gives at most the target delta, with the slack the
+    docstring states (the rounding goes down, never up).
+    Kills accounting.calibration.analytic_gaussian_delta (was factorization's __mutmut_3) and
+    gaussian_rho_for_approx_tight (was __mutmut_47, rounded up by 1e-12)."""
+    from transforms.core.foundation.accounting import analytic_gaussian_delta, gaussian_rho_for_approx_tight
+    from transforms.core.foundation.accounting.calibration import (
+        TIGHT_DELTA_FACTOR,
+        TIGHT_EPS_SLACK,
+        TIGHT_FLOAT_MARGIN,
+    )
+
+    assert analytic_gaussian_delta(1.0, 0.0) == 0.0
+    for eps, delta in ((0.5, 1e-6), (1.0, 1e-6), (1.0, 1e-9), (4.0, 1e-5), (0.1, 1e-3)):
+        gaussian_rho_for_approx_tight.cache_clear()
+        rho = gaussian_rho_for_approx_tight(eps, delta)
+        target = delta / TIGHT_DELTA_FACTOR / (1 + TIGHT_FLOAT_MARGIN)
+        assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho)) <= target
+        # and the bisection is tight: 1e-9 more rho breaks the target
+        assert analytic_gaussian_delta(eps - TIGHT_EPS_SLACK, math.sqrt(2 * rho * (1 + 1e-9))) > target
+
+
+# ---------------------------------------------------------------------------
+# what a budget does (every kind-dependent step is a method of the budget)
+# ---------------------------------------------------------------------------
+
+
+def test_budget_shares_in_every_currency():
+    """part weights eps (or rho) and delta apart; pure_part pays a share as pure DP
+    where the currency allows (Laplace under (eps, delta): its delta unused);
+    pure_step is an eps-DP step's (eps, cost): eps = w eps, or sqrt(2 w rho) at
+    cost w rho; for_sensitivity divides eps by the ratio, rho by its square."""
+    assert PureDP(2.0).part(0.25, 0.5) == PureDP(0.5)
+    assert ApproxDP(2.0, 1e-6).part(0.25, 0.5) == ApproxDP(0.5, 5e-7)
+    assert ZCDP(2.0).part(0.25, 0.5) == ZCDP(0.5)
+    assert ApproxDP(2.0, 1e-6).scale(0.5) == ApproxDP(1.0, 5e-7)
+    assert ApproxDP(2.0, 1e-6).pure_part(0.5) == PureDP(1.0)
+    assert ZCDP(2.0).pure_part(0.5) == ZCDP(1.0) and PureDP(2.0).pure_part(0.5) == PureDP(1.0)
+    eps, cost = PureDP(2.0).pure_step(0.1)
+    assert eps == pytest.approx(0.2) and cost.vector() == pytest.approx((0.2,)) and type(cost) is PureDP
+    eps, cost = ZCDP(2.0).pure_step(0.1)
+    assert eps == pytest.approx(math.sqrt(0.4)) and cost.vector() == pytest.approx((0.2,)) and type(cost) is ZCDP
+    eps, cost = ApproxDP(2.0, 1e-6).pure_step(0.1)
+    assert eps == pytest.approx(0.2) and cost.vector() == pytest.approx((0.2, 0.0)) and type(cost) is ApproxDP
+    assert PureDP(1.0).for_sensitivity(2.0) == PureDP(0.5)
+    assert ApproxDP(1.0, 1e-6).for_sensitivity(2.0) == ApproxDP(0.5, 1e-6)
+    assert ZCDP(1.0).for_sensitivity(2.0) == ZCDP(0.25)
+
+
+def test_budget_currencies_and_calibration():
+    """vector / from_vector round-trip; a cost in a ledger's currency (pure as
+    eps^2/2 in zCDP; (eps, delta>0) refused by pure and zCDP ledgers; zCDP by
+    an (eps, delta) ledger); the noise families each kind can pay for; the rho a
+    Gaussian mechanism is calibrated to (zCDP: rho; (eps, delta): CKS, or the
+    tight analytic curve plus DISCRETE_TAU2; pure: refused)."""
+    for b in (PureDP(1.5), ApproxDP(1.5, 1e-7), ZCDP(0.75)):
+        assert type(b).from_vector(b.vector()) == b and b.primary == b.vector()[0]
+    assert ZCDP(1.0).express(PureDP(1.0)) == ZCDP(0.5)
+    assert ApproxDP(1.0, 1e-6).express(PureDP(0.5)) == ApproxDP(0.5, 0.0)
+    assert PureDP(1.0).express(ApproxDP(0.5, 0.0)) == PureDP(0.5)
+    for ledger, cost in (
+        (PureDP(1.0), ApproxDP(0.5, 1e-9)),
+        (ZCDP(1.0), ApproxDP(0.5, 1e-9)),
+        (ApproxDP(1.0, 1e-6), ZCDP(0.1)),
+    ):
+        with pytest.raises(ValueError):
+            ledger.express(cost)
+    assert (PureDP(1.0).noise_families, ZCDP(1.0).noise_families) == (("laplace",), ("gaussian",))
+    assert set(ApproxDP(1.0, 1e-6).noise_families) == {"laplace", "gaussian"}
+    assert ZCDP(0.3).gaussian_rho() == 0.3 and ZCDP(0.3).gaussian_calibration("tight") == (0.3, 0)
+    b = ApproxDP(1.0, 1e-6)
+    assert b.gaussian_rho() == rho_for_approx(b) and b.gaussian_calibration() == (rho_for_approx(b), 0)
+    assert b.gaussian_calibration("tight") == (gaussian_rho_for_approx_tight(1.0, 1e-6), DISCRETE_TAU2)
+    assert not ApproxDP(1.0, 0.0).gaussian_calibrated and ApproxDP(1.0, 1e-9).gaussian_calibrated
+    with pytest.raises(ValueError, match="delta > 0"):
+        PureDP(1.0).gaussian_rho()
+    with pytest.raises(ValueError, match="delta > 0"):
+        ApproxDP(1.0, 0.0).gaussian_rho()
+    assert (PureDP(1.0).scale_power, ApproxDP(1.0, 1e-6).scale_power, ZCDP(1.0).scale_power) == (1, 1, 2)
+
+
+# ---------------------------------------------------------------------------
+# the guarantee a spend states (what every release record says)
+# ---------------------------------------------------------------------------
+
+
+def test_stated_spend_is_the_group_guarantee_in_the_configured_currency():
+    """A ledger's spend vector as the guarantee for the unit (group privacy over
+    2k - 1 updates) in the configured currency, and as charged: pure and
+    (eps, delta) ledgers state their own kind; a zCDP ledger under an
+    (eps, delta) target states epsilon at the target's delta (CKS) and rho."""
+    entry3 = PrivacyUnit.entry(3)  # g = 5
+    configured, charged = stated_spend((0.3,), ledger=PureDP(0.5), unit=entry3, target=PureDP(2.5))
+    assert configured == {"epsilon": pytest.approx(1.5)} and charged == {"epsilon": 0.3}
+    configured, charged = stated_spend((0.2, 1e-8), ledger=ApproxDP(0.4, 1e-7), unit=entry3, target=ApproxDP(2.0, 1e-5))
+    assert list(configured) == ["epsilon", "delta"] and charged == {"epsilon": 0.2, "delta": 1e-8}
+    assert configured["epsilon"] == pytest.approx(1.0)
+    assert configured["delta"] == pytest.approx(5 * math.exp(4 * 0.2) * 1e-8)
+    configured, charged = stated_spend((0.1,), ledger=ZCDP(0.2), unit=PrivacyUnit.entry(2), target=ApproxDP(3.0, 1e-6))
+    assert list(configured) == ["epsilon", "delta", "rho"] and charged == {"rho": 0.1}
+    assert configured["rho"] == pytest.approx(0.9) and configured["delta"] == 1e-6
+    assert configured["epsilon"] == zcdp_to_approx(configured["rho"], 1e-6).epsilon
+    configured, _ = stated_spend((0.1,), ledger=ZCDP(0.2), unit=PrivacyUnit.update(), target=ZCDP(0.2))
+    assert configured == {"rho": 0.1}

@@ -29,7 +29,6 @@ sparse vector at half its scales) and must fail there.
 
 from __future__ import annotations
 
-import functools
 import math
 import zlib
 
@@ -49,7 +48,6 @@ from transforms.core import (
     PureDP,
     make_counter,
 )
-from transforms.core.static import rho_for_approx
 
 Z_VAR = 5.0
 LATTICE = 2.0**-20
@@ -100,7 +98,7 @@ def implied_variance(mech_kind: str, matrix: np.ndarray, budget) -> float:
         delta1 = np.max(np.abs(units).sum(axis=0))
         return dlap_variance(delta1 / budget.epsilon) * unit**2
     delta2_sq = np.max((units**2).sum(axis=0))
-    rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+    rho = budget.gaussian_rho()
     return dgauss_variance(delta2_sq / (2 * rho)) * unit**2
 
 
@@ -154,20 +152,10 @@ def drawn_noise(mech, budget, releases: int, tag: str) -> np.ndarray:
     return np.concatenate(out)
 
 
-@pytest.fixture
-def fast_rho_for_approx(monkeypatch):
-    """``rho_for_approx`` is a pure bisection (~40 ms) that a Gaussian release
-    under an ApproxDP budget recomputes on every call: memoise it here so that
-    4000 single-answer releases take seconds, not minutes."""
-    import transforms.core.static.linear as static
-
-    monkeypatch.setattr(static, "rho_for_approx", functools.lru_cache(maxsize=None)(static.rho_for_approx))
-
-
 @pytest.mark.statistical
 @pytest.mark.parametrize("budget_name", sorted(BUDGETS))
 @pytest.mark.parametrize("mech_name", sorted(MECHS))
-def test_static_noise_variance_is_the_charged_one(mech_name, budget_name, fast_rho_for_approx):
+def test_static_noise_variance_is_the_charged_one(mech_name, budget_name):
     """Empirical variance of the released noise (>= 4000 draws, several seeded
     releases) equals the variance implied by the budget charged (|z| < 5,
     false failure 5.7e-7); a twin drawing half that variance fails."""

@@ -19,6 +19,7 @@ the enforcement of the constraints.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -33,11 +34,25 @@ from beam_runners import FNAPI_RUNNER
 from dp_harness import assert_within_loss
 
 from pipelines.config import ConfigError, check_mechanism, load_config, parse_config
-from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core import (
+    MECHANISMS,
+    ZCDP,
+    ApproxDP,
+    DynamicConfig,
+    NoiseSource,
+    PureDP,
+    QuerySet,
+    Update,
+)
 from transforms.core.families import changelog as cl
 from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.core.foundation.entries import EntryRegistry, MutationLimit
-from transforms.core.foundation.noise import ReleaseIdentity
+from transforms.core.foundation.noise import (
+    ReleaseIdentity,
+)
+from transforms.core.static import (
+    LinearQueryMechanism,
+)
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, StreamSpec
 
@@ -752,3 +767,157 @@ def test_entry_privacy_check_fails_on_a_twin_that_charges_one_fold(monkeypatch):
     monkeypatch.setattr(cl.DCRRelease, "_plan", one_fold)
     with pytest.raises(AssertionError, match="privacy loss on an event is at least"):
         check_entry_privacy(3000)
+
+
+# ---------------------------------------------------------------------------
+# shapes, gaps, call budgets, ratios, plan choices and pruning
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def test_new_families_validate_their_shapes():
+    """HDCR's branching must be >= 2 (and a bad window names the key); a survey
+    needs at least two answers; a randomized-response design takes exactly one
+    histogram query set.
+    Kills changelog.HDCROptions.__post_init____mutmut_8, _11,
+    rr_client.SurveyDesign.__post_init____mutmut_2, local_dp.design_for__mutmut_1."""
+    from transforms.core.families.changelog import HDCROptions
+    from transforms.core.families.local_dp import RROptions, design_for
+    from transforms.core.families.rr_client import AtMostK, SurveyDesign
+
+    with pytest.raises(ValueError, match="branching"):
+        HDCROptions(branching=1)
+    with pytest.raises(ValueError, match="^window"):
+        HDCROptions(window=0)
+    with pytest.raises(ValueError, match="at least 2 values"):
+        SurveyDesign(1, 1.0, 0.0, AtMostK(1))
+    two = DynamicConfig(
+        (QuerySet("a", "histogram", domain_size=3), QuerySet("b", "histogram", domain_size=3)), PureDP(4.0)
+    )
+    with pytest.raises(ValueError, match="exactly one histogram"):
+        design_for(two, RROptions())
+
+
+@pytest.mark.parametrize("kind", ["dcr", "hdcr"])
+def test_changelog_releases_fall_due_inside_a_gap_of_the_data(kind):
+    """With a release every tick, data at ticks 1 and 6 only: the apply at tick 6
+    returns the releases of ticks 2 to 5 (carried, noise off: exact) before tick
+    6's. Kills changelog.releases._ChangelogRelease._apply__mutmut_3 (the gap's releases
+    dropped)."""
+    from transforms.core import MECHANISMS
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS[kind].core_cls(config, stream="s", end_tick=8, every_ticks=1)
+    off = NoiseSource.disabled()
+    first = core.process_tick(1, [Update("insert", "a", (0,)), Update("insert", "b", (0,))], off)
+    later = core.process_tick(6, [Update("delete", "a")], off)
+    assert [a.tick for a in first.answers] == [1]
+    assert [(a.tick, float(a.estimate[0])) for a in later.answers] == [(2, 2.0), (3, 2.0), (4, 2.0), (5, 2.0), (6, 1.0)]
+
+
+def test_changelog_call_budget_divides_by_the_sensitivity_ratio():
+    """A node's static release of an entry's change (sensitivity ``ratio``
+    items) is drawn at the node budget divided by the ratio (eps / r; rho /
+    r^2), for every budget kind; a histogram's ratio is 2 (L1) or sqrt 2 (L2).
+    Kills accounting.budgets ZCDP.for_sensitivity and ApproxDP.for_sensitivity
+    (were changelog._call_budget__mutmut_4, rho multiplied, and _11, eps
+    multiplied under (eps, delta)): privacy breaks."""
+    from transforms.core import MECHANISMS
+
+    assert PureDP(1.0).for_sensitivity(2.0) == PureDP(0.5)
+    assert ApproxDP(1.0, 1e-6).for_sensitivity(2.0) == ApproxDP(0.5, 1e-6)
+    assert ZCDP(1.0).for_sensitivity(2.0) == ZCDP(0.25)
+    assert ZCDP(1.0).for_sensitivity(1.0) == ZCDP(1.0)
+    for budget in (ZCDP(0.5), ApproxDP(1.0, 1e-6), PureDP(1.0)):
+        config = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), budget)
+        core = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=16)
+        node, call = core.node_budget, core.call_budgets[0]
+        assert type(call) is type(node)
+        if config.gaussian:  # (eps, delta) budgets run as zCDP here (Gaussian noise)
+            assert call.rho == pytest.approx(node.rho / 2)  # rho / sqrt(2)^2
+        else:
+            assert call.epsilon == pytest.approx(node.epsilon / 2)
+
+
+def test_changelog_entry_ratio_of_small_linear_queries():
+    """The entry sensitivity ratio of a linear query set, against the pairs of
+    its columns and the absent entry: 1 when one column dominates, 2 for two
+    disjoint rows (L1), sqrt 2 in L2, also when every entry is below 1. Kills
+    changelog.folds.entry_sensitivity_ratio__mutmut_41 (the search started at 1)."""
+    from transforms.core.families.changelog import entry_sensitivity_ratio
+
+    assert entry_sensitivity_ratio(LinearQueryMechanism(((0.2, 0.1, 0.0),))) == pytest.approx(1.0)
+    two = ((0.3, 0.0), (0.0, 0.3))
+    assert entry_sensitivity_ratio(LinearQueryMechanism(two)) == pytest.approx(2.0)
+    assert entry_sensitivity_ratio(LinearQueryMechanism(two, noise="gaussian")) == pytest.approx(math.sqrt(2))
+
+
+def test_changelog_plan_choices_and_top_layer_coordinates():
+    """SWCR's automatic choices: the branching c of the derived HDCR minimises
+    (the most nodes any window needs) x (the node variance weight of its
+    folds), checked against a brute force over windows; and the direct method
+    is taken where it is no worse. HDCR over a horizon of one unit has one
+    layer. The top layer's prefix sums have their own noise coordinates. Kills
+    changelog.releases.SWCRRelease._plan__mutmut_111 (c never improved), _152 (direct
+    never chosen), _ChangelogRelease._horizon_units__mutmut_6 (a one-unit
+    horizon taken as two) and _PrefixRelease._node_coords__mutmut_5."""
+    from transforms.core import MECHANISMS
+    from transforms.core.families.changelog import HDCROptions, SWCROptions, cover, hdcr_layer_folds
+    from transforms.core.families.changelog.folds import variance_weight
+    from transforms.core.foundation.accounting import PrivacyUnit
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0), unit=PrivacyUnit.entry(4))
+    core = MECHANISMS["swcr"].core_cls(config, stream="s", end_tick=400, options=SWCROptions(window=64, period=1))
+
+    def score(c, h):
+        most = max(len(cover(max(0, r - 64), r, c, h)) for r in range(1, 64 + 2 * c**h))
+        return most * variance_weight("laplace", sum(hdcr_layer_folds(h, c, 4, None, 1)))
+
+    best = min(score(c, max(1, math.ceil(math.log(64, c) - 1e-9))) for c in range(2, 33))
+    assert not core.direct and core.c != 2 and score(core.c, core.h) == pytest.approx(best)
+    short = MECHANISMS["swcr"].core_cls(config, stream="s", end_tick=400, options=SWCROptions(window=2, period=2))
+    assert short.direct and short.h == 1
+    one = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=1, options=HDCROptions(branching=2))
+    assert (one.c, one.h) == (2, 1)
+    tree = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=64, options=HDCROptions(branching=2, height=3))
+    assert tree._node_coords(0, (2, 5), 0) == ("s", "hdcr", "n", "layer", 2, "nodes", 1, 5)
+
+
+def test_changelog_keeps_only_the_nodes_it_still_needs():
+    """A layer-i node is dropped once its parent closes: over 300 units of an
+    HDCR (c = 2, h = 4) the stored nodes stay at most c per lower layer plus the
+    top layer's. Kills changelog.releases._PrefixRelease._prune__mutmut_4 (never pruned:
+    state grows with time)."""
+    from transforms.core import MECHANISMS
+    from transforms.core.families.changelog import HDCROptions
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS["hdcr"].core_cls(config, stream="s", end_tick=300, options=HDCROptions(branching=2, height=4))
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-changelog-prune"))
+    most = 0
+    for t in range(1, 301):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+        lower = [key for key in core.nodes[0] if key[0] < core.h - 1]
+        most = max(most, len(lower))
+    assert 0 < most <= 2 * (core.h - 1)
+
+
+def test_the_changelog_ledger_charges_the_configured_guarantee_itself():
+    """The changelog releases declare ``ledger_unit = "configured"``: their
+    ledger's cap is the configured guarantee (the folds, not group privacy,
+    account for an entry), so the spend states itself (the identity unit), and
+    a release record has no update-level figure under an entry unit; under the
+    update unit the two coincide and the record says so."""
+    entry = DynamicConfig((QuerySet("n", "count"),), PureDP(2.0), unit=PrivacyUnit.entry(3))
+    for name in ("dcr", "hdcr", "swcr"):
+        spec = MECHANISMS[name]
+        assert spec.core_cls.ledger_unit == "configured"
+        assert spec.group_unit(entry) == PrivacyUnit.update() and spec.ledger_budget(entry) == PureDP(2.0)
+        assert spec.spend_fields(entry, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": None}
+        update = dataclasses.replace(entry, unit=PrivacyUnit.update())
+        assert spec.spend_fields(update, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": {"epsilon": 0.5}}
+    other = MECHANISMS["net_change"]  # group privacy: 2k - 1 = 5 updates
+    assert other.core_cls.ledger_unit == "update" and other.group_unit(entry) == PrivacyUnit.entry(3)
+    assert other.ledger_budget(entry) == PureDP(0.4)
+    assert other.spend_fields(entry, (0.4,)) == {"epsilon_spent": 2.0, "update_level_spent": {"epsilon": 0.4}}

@@ -8,11 +8,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from test_partition import CoordinateSpy
 
-from transforms.core.counters import COUNTER_NAMES, make_counter
+from transforms.core.counters import COUNTER_NAMES, InfiniteCounter, make_counter
 from transforms.core.foundation.accounting import ZCDP, BudgetExceededError, Ledger, PureDP
-from transforms.core.foundation.noise import NoiseSource
-from transforms.core.static import CountMechanism, HistogramMechanism, LinearQueryMechanism
+from transforms.core.foundation.noise import (
+    NoiseSource,
+)
+from transforms.core.static import (
+    CountMechanism,
+    HistogramMechanism,
+    LinearQueryMechanism,
+    Release,
+    StaticMechanism,
+)
 
 DOMAIN = 4
 batches = st.lists(
@@ -284,3 +293,141 @@ def test_error_bound_test_detects_a_too_small_bound(noise):
             est = c.step(np.array([1]), noise)
         exceed += abs(est[0] - T) > c.error_bound(beta) / 2
     assert stats.binomtest(exceed, runs, beta, alternative="greater").pvalue < 1e-4
+
+
+# ---------------------------------------------------------------------------
+# the counters' scopes, names, coordinates and non-additive boxes
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+KEY = bytes(range(32))
+
+
+def test_infinite_counter_charges_the_callers_scope_as_planned():
+    """Chan-Shi-Song on a caller's scope: every release is charged to *that*
+    ledger (not a private one), range i's release costs budget/2 (parallel over
+    ranges), range i's tree over horizon 2^i costs budget/2 / (i+1) per node
+    (one node per level), in scopes named after the construction.
+    Kills counters.trees.InfiniteCounter.__init__ mutants 9 (a private ledger) and
+    29 (the ranges scope's name)."""
+    ledger = Ledger(PureDP(1.0))
+    c = InfiniteCounter(CountMechanism(), PureDP(1.0), coords=("c",), scope=ledger.root.child("mine"))
+    noise = NoiseSource(KEY)
+    for _ in range(4):
+        c.step(np.array([1]), noise)
+    tree = ("mine", "infinite", "trees")
+    assert [(r.coordinates, r.cost, r.scope) for r in ledger.records] == [
+        (("c", "range", 0, "node", 0, 1), PureDP(0.5), tree + ("range0", "binary_tree", "level0")),
+        (("c", "range", 0), PureDP(0.5), ("mine", "infinite", "ranges")),
+        (("c", "range", 1, "node", 0, 1), PureDP(0.25), tree + ("range1", "binary_tree", "level0")),
+        (("c", "range", 1, "node", 1, 1), PureDP(0.25), tree + ("range1", "binary_tree", "level1")),
+        (("c", "range", 1), PureDP(0.5), ("mine", "infinite", "ranges")),
+        (("c", "range", 2, "node", 0, 1), PureDP(0.5 / 3), tree + ("range2", "binary_tree", "level0")),
+    ]
+    assert ledger.spent == PureDP(1.0)
+
+
+def test_counter_names_and_the_default_estimator():
+    """Honaker counters are named (and scoped) as such; an ``InfiniteCounter``
+    built without ``honaker`` (as the fully-dynamic mechanism's deletion
+    counters are) is the plain one: it releases exactly what ``make_counter
+    ("infinite")`` releases, and differs from the Honaker estimates.
+    Kills counters.trees.BinaryTreeCounter.__init____mutmut_18 and
+    InfiniteCounter.__init__ mutants 1 (default ``honaker=True``) and 14."""
+    mech, budget = CountMechanism(), PureDP(1.0)
+    assert make_counter("honaker", mech, budget, horizon=8).name == "honaker"
+    assert make_counter("infinite_honaker", mech, budget).name == "infinite_honaker"
+    ledger = Ledger(PureDP(1.0))
+    make_counter("honaker", mech, budget, horizon=4, scope=ledger.root).step(np.array([1]), NoiseSource(KEY))
+    assert ledger.records[0].scope == ("honaker", "level0")
+    default = InfiniteCounter(mech, budget, coords=("x",))
+    plain = make_counter("infinite", mech, budget, coords=("x",))
+    hon = make_counter("infinite_honaker", mech, budget, coords=("x",))
+    assert default.name == "infinite" and not default.honaker
+    noise = NoiseSource(KEY)
+    a, b, h = [], [], []
+    for t in range(1, 16):
+        batch = np.array([t % 3])
+        a.append(float(default.step(batch, noise)[0]))
+        b.append(float(plain.step(batch, noise)[0]))
+        h.append(float(hon.step(batch, noise)[0]))
+    assert a == b and a != h
+
+
+class OpaqueCount(StaticMechanism):
+    """A non-additive black box (reports alpha only), like PMW."""
+
+    name = "opaque"
+    additive = False
+
+    @property
+    def domain_size(self):
+        return 1
+
+    @property
+    def num_queries(self):
+        return 1
+
+    def exact(self, hist):
+        return np.array([float(np.sum(hist))])
+
+    def release(self, hist, budget, stream):
+        return Release(self.exact(hist), budget)
+
+    def alpha(self, budget, beta, k=1, n=None):
+        return 1.0 / (budget.epsilon * beta)
+
+
+def test_infinite_counter_takes_a_non_additive_black_box():
+    """The infinite counter works on any static black box: with a non-additive
+    one (no noise profile) it steps across range boundaries and its bound is
+    the union bound over the releases summed.
+    Kills counters.trees.InfiniteCounter.step__mutmut_26 (asks the tree for a noise
+    profile that a non-additive box does not have)."""
+    c = make_counter("infinite", OpaqueCount(), PureDP(1.0))
+    noise = NoiseSource(KEY)
+    for t in range(1, 8):
+        assert c.step(np.array([1]), noise)[0] == t
+    # t = 7: ranges 0, 1 closed (2 releases at eps 1/2) + range 2's tree (t = 7 - 3 = 4
+    # inside it: one node at level 2, eps 1/2 / 3); union bound over k = 3 at beta / 3
+    beta = 0.3
+    assert c.error_bound(beta) == pytest.approx(2 / (0.5 * 0.1) + 1 / (0.5 / 3 * 0.1))
+
+
+def test_binary_tree_node_coordinates_are_level_and_dyadic_index():
+    """The p-sum released at t for level i (t divisible by 2^i, t / 2^i odd or
+    the top) is drawn at (coords, "node", i, t >> i): the dyadic node's level
+    and index, as the golden state replays it.
+    Kills counters.trees.BinaryTreeCounter.step__mutmut_80 (``t << i``)."""
+    noise = CoordinateSpy()
+    c = make_counter("binary_tree", CountMechanism(), PureDP(1.0), horizon=8, coords=("q",))
+    for _ in range(8):
+        c.step(np.array([1]), noise)
+    assert noise.drawn == [
+        ("q", "node", 0, 1),
+        ("q", "node", 1, 1),
+        ("q", "node", 0, 3),
+        ("q", "node", 2, 1),
+        ("q", "node", 0, 5),
+        ("q", "node", 1, 3),
+        ("q", "node", 0, 7),
+        ("q", "node", 3, 1),
+    ]
+
+
+def test_the_counter_registry_states_which_counters_need_a_horizon():
+    """One source of the counters' facts: the registry's entries name their
+    classes, the finite ones are exactly those whose class needs a horizon, and
+    make_counter refuses a finite counter without one."""
+    from transforms.core.counters import COUNTERS, FINITE_COUNTERS, UNBOUNDED_COUNTERS
+
+    assert tuple(COUNTERS) == COUNTER_NAMES
+    assert FINITE_COUNTERS == ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
+    assert UNBOUNDED_COUNTERS == ("naive_increments", "infinite", "infinite_honaker", "blt")
+    for name, spec in COUNTERS.items():
+        c = spec.make(CountMechanism(), PureDP(1.0), horizon=8)
+        assert c.needs_horizon == spec.needs_horizon == (name in FINITE_COUNTERS)
+        if spec.needs_horizon:
+            with pytest.raises(ValueError, match="needs a horizon"):
+                make_counter(name, CountMechanism(), PureDP(1.0))

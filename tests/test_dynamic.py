@@ -1,15 +1,51 @@
 """Fully-dynamic, insertion-only and baseline releases against brute force."""
 
+import math
+from collections import Counter
+
+import apache_beam as beam
 import numpy as np
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that, equal_to
+from beam_runners import FNAPI_RUNNER
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_contract import (
+    DRAWN,
+    KEY,
+    MECHANISMS,
+    REL,
+    ROOT,
+    SpyNoise,
+    check_ledger_plan,
+    check_no_repeated_coordinates,
+    config_for,
+    grow_then_shrink,
+    options_for,
+    streaming_options,
+)
+from test_contract import QUERIES as CONTRACT_QUERIES
+from test_partition import CoordinateSpy
 
-from transforms.core import DynamicConfig, FullyDynamicRelease, InsertionOnlyRelease, QuerySet, TwoStreamBaseline
-from transforms.core.continual.fully_dynamic import fenwick_chain, lowbit, node_level
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP
-from transforms.core.foundation.entries import Update
-from transforms.core.foundation.noise import NoiseSource
+from transforms.core import (
+    ContinualCountRelease,
+    DynamicConfig,
+    FullyDynamicRelease,
+    InsertionOnlyRelease,
+    QuerySet,
+    TwoStreamBaseline,
+)
+from transforms.core.continual.fully_dynamic import FullyDynamicOptions, fenwick_chain, lowbit, node_level
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, BudgetExceededError, PrivacyUnit, PureDP
+from transforms.core.foundation.entries import EntryRegistry, TickBatch, Update
+from transforms.core.foundation.noise import (
+    NoiseSource,
+)
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import ReleaseContinually, StreamSpec
 
 D = 5
 QUERIES = (
@@ -322,3 +358,480 @@ def test_continual_count_release_noise_off(counter):
             np.testing.assert_allclose(a.estimate, exact(drv.live if a.tick == tick else before, a.query))
     res = core.process_tick(301, [Update("delete", "e0")], OFF)
     assert [r.reason for r in res.rejections] == ["deletion_not_allowed"]
+
+
+# ---------------------------------------------------------------------------
+# the contract checks (tests/test_contract.py) catch broken twins of these mechanisms
+# ---------------------------------------------------------------------------
+
+
+def test_the_restarts_workload_restarts_nodes():
+    """The contract's stress budgets for fully_dynamic are there to reach node
+    restarts: the ledger plan holds over rounds > 1."""
+    for budget in ("restarts", "restarts-tight"):
+        _, nodes = check_ledger_plan("fully_dynamic", budget)
+        rounds = {(n.node, n.round) for n in nodes if n.kind in ("n_hat", "static")}
+        assert any(r > 1 for _, r in rounds), "the workload must make nodes restart"
+
+
+def test_entry_unit_through_the_pipeline_config_spends_the_group_share(tmp_path):
+    """unit: entry with k mutations: the ledger's cap is the update-level budget
+    target / (2k - 1), so the stated entry-level guarantee is the target (the
+    review found a planted bug giving the entry unit the full budget)."""
+    import yaml
+
+    from pipelines.config import parse_config
+
+    raw = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+    raw["privacy"].update(unit="entry", max_mutations_per_entry=3, epsilon=2.5)
+    cfg = parse_config(raw).dynamic_config()
+    assert cfg.ledger_budget == PureDP(0.5) and cfg.max_mutations == 3
+    core = MECHANISMS["fully_dynamic"].core_cls(cfg)
+    assert core.ledger.budget == PureDP(0.5)
+
+
+@pytest.mark.parametrize(
+    "twin",
+    ["restart_at_round_one_share", "skipped_static_charge", "partition_charged_twice"],
+)
+def test_ledger_plan_catches_broken_allocations(twin, monkeypatch):
+    from transforms.core.config import DynamicConfig as DC
+    from transforms.core.continual.fully_dynamic_node import FullyDynamicNode
+    from transforms.core.foundation import accounting
+
+    if twin == "restart_at_round_one_share":
+        orig = FullyDynamicNode._round_budgets
+
+        def first_round(self, owner):
+            r, self.round = self.round, 1
+            try:
+                return orig(self, owner)
+            finally:
+                self.round = r
+
+        monkeypatch.setattr(FullyDynamicNode, "_round_budgets", first_round)
+    elif twin == "skipped_static_charge":
+        orig = accounting.Scope.charge
+
+        def skip_static(self, cost, coordinates=()):
+            if "static" in coordinates:
+                return None
+            return orig(self, cost, coordinates)
+
+        monkeypatch.setattr(accounting.Scope, "charge", skip_static)
+    else:
+        orig = DC.split
+
+        def twice(self):
+            eps_p, tree = orig(self)
+            return (eps_p * math.sqrt(2), tree) if self.gaussian else (2 * eps_p, tree)
+
+        monkeypatch.setattr(DC, "split", twice)
+    with pytest.raises(AssertionError):
+        budget = {"partition_charged_twice": "zcdp", "restart_at_round_one_share": "restarts"}.get(twin, "pure-paper")
+        check_ledger_plan("fully_dynamic", budget)
+
+
+def test_noise_spy_catches_coordinates_without_the_round(monkeypatch):
+    from transforms.core.continual.fully_dynamic_node import FullyDynamicNode
+
+    monkeypatch.setattr(FullyDynamicNode, "coords", property(lambda self: ("tree", "node", self.index, "round", 1)))
+    with pytest.raises(AssertionError, match="noise drawn twice"):
+        check_no_repeated_coordinates("fully_dynamic", "restarts")
+
+
+def test_noise_spy_catches_tree_coordinates_without_the_level(monkeypatch):
+    from transforms.core import counters
+
+    orig = counters.ContinualCounter._release
+
+    def no_level(self, hist, budget, scope, noise, *coord):
+        if coord and coord[0] == "node":
+            coord = (coord[0], coord[2])
+        return orig(self, hist, budget, scope, noise, *coord)
+
+    monkeypatch.setattr(counters.ContinualCounter, "_release", no_level)
+    with pytest.raises(AssertionError, match="noise drawn twice"):
+        check_no_repeated_coordinates("two_stream_baseline")
+
+
+# ---------------------------------------------------------------------------
+# a finished mechanism stops cleanly
+# ---------------------------------------------------------------------------
+
+
+def test_budget_exhaustion_finishes_cleanly():
+    """A ledger refusal mid-call finishes the mechanism (``budget_exhausted``):
+    no exception, no further wake, nothing released later."""
+    core = MECHANISMS["two_stream_baseline"].core_cls(config_for("pure-tuned"), stream="s")
+    noise = NoiseSource(KEY).for_release(REL)
+    core.process_tick(1, [Update("insert", "x", (0, 1, 2))], noise)
+    core.ledger._cap = tuple(x * 0 for x in core.ledger._cap)  # nothing left to spend
+    res = core.advance(1000, noise)
+    assert res.events and res.events[-1][1] == "budget_exhausted" and core.finished and core.next_wake is None
+    assert not core.advance(10**6, noise).answers
+    with pytest.raises(BudgetExceededError):  # the ledger itself still refuses loudly
+        core.ledger.charge(PureDP(1.0))
+
+
+def _horizon_inputs():
+    """Stream ``busy`` closes a segment at almost every tick (its sparse vector
+    fires); ``quiet`` has one update and closes only at the deadlines 2, 4, 16."""
+    busy = [UpdateRecord(t - 0.5, "insert", f"b{t}-{j}", (0,), "busy", j) for t in range(1, 12) for j in range(60)]
+    quiet = [UpdateRecord(0.5, "insert", "q", (0,), "quiet", 0)]
+    return busy + quiet
+
+
+def _horizon_transform():
+    config = DynamicConfig(CONTRACT_QUERIES[:1], PureDP(10.0))
+    spec = StreamSpec(streams=("busy", "quiet"), tick_seconds=1.0, end_time=40.0)
+    return ReleaseContinually(
+        "fully_dynamic", config, spec, NoiseKey.fixed(KEY.hex()), options={"horizon": 3}, release=REL
+    )
+
+
+def _check_horizon(releases):
+    busy = sorted(t for s, t in releases if s == "busy")
+    quiet = sorted(t for s, t in releases if s == "quiet")
+    assert len(busy) == 3 and busy[-1] <= 6, busy  # horizon reached early: no more releases
+    assert quiet == [2, 4, 16], quiet  # the other stream goes on, to its own horizon
+
+
+def test_horizon_finishes_cleanly_streaming():
+    ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in _horizon_inputs()])
+    wm = 0.0
+    while wm < 60:
+        wm += 0.25
+        ts = ts.advance_watermark_to(wm)
+    with TestPipeline(options=streaming_options()) as p:
+        out = p | ts.advance_watermark_to_infinity() | _horizon_transform()
+        got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick))
+        assert_that(got, _check_horizon)
+        assert_that(out["dead_letters"], equal_to([]), label="NoDead")
+
+
+def test_horizon_finishes_cleanly_bounded():
+    p = TestPipeline(options=PipelineOptions(runner=FNAPI_RUNNER))
+    out = (
+        p
+        | beam.Create(_horizon_inputs())
+        | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | _horizon_transform()
+    )
+    got = out["answers"] | beam.Map(lambda a: (a.stream, a.tick))
+    assert_that(got, _check_horizon)
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed for c in result.metrics().query()["counters"]}
+    assert counters["horizon_reached"] == 2  # both streams, each once
+
+
+# ---------------------------------------------------------------------------
+# the noise spy through Beam: bounded and streaming
+# ---------------------------------------------------------------------------
+
+
+def _spy_key(monkeypatch):
+    monkeypatch.setattr(NoiseKey, "load", lambda self: SpyNoise(KEY))
+
+
+@pytest.mark.parametrize(
+    "name,path", [("fully_dynamic", "bounded"), ("two_stream_baseline", "bounded"), ("fully_dynamic", "streaming")]
+)
+def test_noise_coordinates_never_repeat_through_beam(name, path, monkeypatch):
+    """Every coordinate the pipeline's workers request (in-process runners, so
+    the spy sees them all): none twice, over two streams and a whole run."""
+    _spy_key(monkeypatch)
+    DRAWN.clear()
+    config, options = config_for("restarts"), options_for(name)
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=1.0, end_time=40.0)
+    records = []
+    for stream in ("a", "b"):
+        for tick, ups in grow_then_shrink(name, ticks=30, seed=7):
+            records += [UpdateRecord(tick - 0.5, u.op, u.entry_id, u.item, stream, j) for j, u in enumerate(ups)]
+    t = ReleaseContinually(name, config, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
+    opts = streaming_options() if path == "streaming" else PipelineOptions(runner=FNAPI_RUNNER)
+    with TestPipeline(options=opts) as p:
+        if path == "streaming":
+            ts = TestStream()
+            for tick in range(1, 31):
+                ts = ts.add_elements(
+                    [
+                        beam.window.TimestampedValue(r, r.event_time)
+                        for r in records
+                        if r.event_time < tick and r.event_time >= tick - 1
+                    ]
+                )
+                ts = ts.advance_watermark_to(float(tick))
+            wm = 30.0
+            while wm < 300:
+                wm += 2.0
+                ts = ts.advance_watermark_to(wm)
+            src = p | ts.advance_watermark_to_infinity()
+        else:
+            src = p | beam.Create(records) | beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        _ = src | t
+    repeated = [c for c, n in Counter(DRAWN).items() if n > 1]
+    assert len(DRAWN) > 50 and not repeated, repeated[:3]
+    assert {c[1] for c in DRAWN} == {"a", "b"}  # both streams drew, each at its own coordinates
+
+
+# ---------------------------------------------------------------------------
+# node bounds and outputs, options, segments, baselines and the entry registry
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def _pmw_run(profile):
+    """A fully-dynamic release over a PMW query set (non-additive: its error is
+    reported by alpha), 6 inserts and 2 deletes of the oldest entries per tick;
+    Lemma 9's invariants checked after every tick, open segments included."""
+    cfg = DynamicConfig((QuerySet("p", "pmw", domain_size=4, ranges=True),), PureDP(4.0), profile=profile)
+    rel = FullyDynamicRelease(cfg)
+    noise = NoiseSource(KEY)
+    live, nid, pending_seen = [], 0, 0
+    for tick in range(1, 40 if profile == "tuned" else 80):
+        ups = []
+        for _ in range(6):
+            ups.append(Update("insert", f"e{nid}", (nid % 4,)))
+            live.append(f"e{nid}")
+            nid += 1
+        ups += [Update("delete", live.pop(0)) for _ in range(2)]
+        rel.process_tick(tick, ups, noise)
+        rel.check_invariants()
+        pending_seen += len(rel.pending_del)
+    assert pending_seen > 0  # the invariants were checked with deletions pending
+    return rel
+
+
+@pytest.mark.parametrize("profile", ["tuned", "paper"])
+def test_non_additive_node_bound_is_the_union_bound_of_its_parts(profile):
+    """A node of a non-additive black box answers static release minus
+    deletion counter, so its (1 - beta) bound is the union bound: the static
+    release's alpha at beta/4 (with the node's size bounded at beta/4 and the
+    round's n_hat noise reused) plus the deletion counter's error at beta/2:
+    tuned, a histogram counter, summed over the d cells (each range query
+    weights cells in [0, 1]); paper, a counter on the PMW box itself (its own
+    union bound, with the same size bound).
+    Kills fully_dynamic_node.FullyDynamicNode.alpha mutants 4 (counter left out), 20 (n_hat
+    noise not reused) and 54 (counter error subtracted), and
+    FullyDynamicRelease.check_invariants__mutmut_34."""
+    rel = _pmw_run(profile)
+    beta = 0.05
+    checked = 0
+    for node in rel.nodes.values():
+        c = node.q_counters[0] if node.q_counters else None
+        if node.halted or c is None or c.t == 0:
+            continue
+        mech = rel.mechanisms[0]
+        n = node.size_bound(beta / 4)
+        static = mech.alpha(
+            node.static_budgets[0], beta / 4, n=n, n_hat_noise=node.n_hat_profile, iterations=node.static_params[0][0]
+        )
+        if profile == "tuned":
+            d = c.mechanism.domain_size
+            counter = c.noise_profile().times(d).tail_bound(beta / 2 / mech.query_count)
+        else:
+            assert c.mechanism is mech
+            counter = c.error_bound(beta / 2, n=n)
+        assert counter > 0 and node.n_hat_profile is not None
+        assert node.alpha(rel, 0, beta) == pytest.approx(static + counter, rel=1e-12)
+        checked += 1
+    assert checked > 0
+
+
+def test_node_outputs_name_their_query_set_round_and_cost():
+    """The released pieces of the data structure (emit_nodes) have their
+    declared fields: a kind among the documented four, the round (>= 1), the
+    query set's name as a string ("" for the deletion counters' raw releases);
+    a static piece names the query set at the end of its noise coordinates
+    and carries the cost the ledger was charged for it.
+    Each piece names its stream, the tick and the segment it was released at.
+    Kills fully_dynamic_node.FullyDynamicNode.start_round mutants 115 (the name left out), 117
+    (the cost left out), 122 (the round left out: the fields shift),
+    FullyDynamicRelease._close mutants 112 (round None) and 124 (kind
+    renamed), FullyDynamicNode._flush_counter_logs__mutmut_9 (query None) and
+    segmented.SegmentedRelease._log mutants 3, 8, 13, 20 (tick, kind, stream,
+    query)."""
+    queries = (QuerySet("active", "count"), QuerySet("cells", "histogram", domain_size=3))
+    rel = FullyDynamicRelease(DynamicConfig(queries, PureDP(2.0)), stream="s1", emit_nodes=True)
+    rel.ledger.keep_records = True
+    noise = NoiseSource(KEY)
+    outs = []
+    for tick in range(1, 40):
+        ups = [Update("insert", f"e{tick}-{i}", (0, i % 3)) for i in range(3)]
+        if tick > 4:
+            ups.append(Update("delete", f"e{tick - 4}-0"))
+        res = rel.process_tick(tick, ups, noise)
+        new = rel.drain_node_outputs()
+        assert all((o.stream, o.tick, o.segment) == ("s1", tick, rel.closed) for o in new)
+        assert bool(new) == bool(res.closes)
+        outs += new
+    kinds = {o.kind for o in outs}
+    assert kinds == {"static", "n_hat", "deletion_counter", "node_answer"}
+    for o in outs:
+        assert isinstance(o.query, str) and isinstance(o.round, int) and o.round >= 1
+        assert o.query == "" if o.kind in ("n_hat", "deletion_counter") else o.query in ("active", "cells")
+    static = [o for o in outs if o.kind == "static"]
+    assert {o.query for o in static} == {"active", "cells"}
+    charged = {r.coordinates: r.cost for r in rel.ledger.records}
+    for o in static:
+        assert o.coordinates[-2:] == ("static", o.query)
+        assert o.cost is not None and charged[o.coordinates] == o.cost
+
+
+def test_options_are_kept_and_restore_with_the_state():
+    """The options a release was built with are its options: its state
+    restores under them (the state digest covers them) and continues alike.
+    Kills protocol.ContinualRelease.__init__ (was FullyDynamicRelease.__init____mutmut_17: options not
+    passed on: the release kept the defaults, and its state refused its own
+    options)."""
+    cfg = DynamicConfig((QuerySet("active", "count"),), PureDP(2.0))
+    opts = FullyDynamicOptions(horizon=6)
+    rel = FullyDynamicRelease(cfg, options=opts)
+    noise = NoiseSource(KEY)
+    for tick in range(1, 5):
+        rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+    assert rel.options == opts
+    back = FullyDynamicRelease.from_state(cfg, rel.to_state(), options=opts)
+    answers = {id(rel): [], id(back): []}
+    for tick in range(5, 40):
+        for r in (rel, back):
+            res = r.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+            answers[id(r)] += [(x.tick, x.estimate.tolist()) for x in res.answers]
+    assert answers[id(rel)] and answers[id(rel)] == answers[id(back)]
+    assert rel.config.max_segments == back.config.max_segments == 6  # the horizon option is in force
+
+
+def test_answers_carry_their_segment_and_the_last_close_tick():
+    """Every answer names the segment it closes (1, 2, ...), and
+    ``last_close_tick`` is 0 before the first close, then the tick of the
+    latest close (the insertion-only release uses the segmented one).
+    Kills segmented.SegmentedRelease._answer__mutmut_3 (segment None) and
+    last_close_tick__mutmut_3 (1 before the first close)."""
+    rel = InsertionOnlyRelease(DynamicConfig((QuerySet("active", "count"),), PureDP(2.0)))
+    noise = NoiseSource(KEY)
+    assert rel.last_close_tick == 0
+    closes = 0
+    for tick in range(1, 30):
+        res = rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise)
+        for t in res.closes:
+            closes += 1
+            assert [a.segment for a in res.answers if a.tick == t] == [closes]
+        assert rel.last_close_tick == (res.closes[-1] if res.closes else rel.last_close_tick)
+        if closes == 0:
+            assert rel.last_close_tick == 0
+    assert closes >= 2 and rel.last_close_tick > 0
+
+
+@pytest.mark.parametrize("cls, coord", [(InsertionOnlyRelease, "ins"), (TwoStreamBaseline, "ins")])
+def test_baselines_draw_and_charge_under_their_stream(cls, coord):
+    """A baseline release draws every noise under its own stream name and
+    charges every counter release to its own ledger (so the ledger enforces the
+    configured budget), the insertion counters at (stream, "ins", query, ...).
+    Kills baselines.InsertionOnlyRelease.__init__ (now _start) mutants 33 (counters on a
+    private ledger) and 38 (the "ins" coordinate renamed), and
+    TwoStreamBaseline.__init____mutmut_5 (now _start; stream None: two streams of one job
+    would draw the same noise)."""
+    rel = cls(DynamicConfig((QuerySet("active", "count"),), PureDP(2.0)), stream="s2")
+    rel.ledger.keep_records = True
+    noise = CoordinateSpy()
+    answers = []
+    for tick in range(1, 30):
+        answers += rel.process_tick(tick, [Update("insert", f"e{tick}", (0,))], noise).answers
+    assert answers and {a.stream for a in answers} == {"s2"}
+    assert noise.drawn and all(c[0] == "s2" for c in noise.drawn)
+    charged = {r.coordinates for r in rel.ledger.records}
+    counter_draws = [c for c in noise.drawn if c[1] == coord]
+    assert counter_draws and all(c[2] == "active" for c in counter_draws)
+    assert set(counter_draws) <= charged  # every counter release was charged to this ledger
+    assert rel.ledger.spent.epsilon <= 2.0 + 1e-9
+
+
+def test_continual_count_keyword_form_and_update_count():
+    """``ContinualCountRelease(config, horizon=...)`` (the earlier keyword form)
+    runs the default counter, infinite_honaker; ``num_updates`` counts the
+    accepted updates.
+    Kills baselines.ContinualCountRelease.__init____mutmut_14 and
+    _apply__mutmut_19."""
+    rel = ContinualCountRelease(DynamicConfig((QuerySet("active", "count"),), PureDP(1.0)), horizon=50)
+    assert rel.options.counter == "infinite_honaker"
+    for tick in range(1, 6):
+        rel.process_tick(tick, [Update("insert", f"e{tick}-{i}", (0,)) for i in range(tick)], NoiseSource(KEY))
+    assert rel.num_updates == 15
+
+
+def test_mutation_limit_counts_across_deletes_and_reinserts():
+    """Under an entry-level unit with at most k = 2 mutations per entry, the
+    third mutation of an entry is refused (``constraint_exceeded``), also after
+    a delete and a re-insert of the same id (its tombstone keeps counting), so
+    one entry accounts for at most 2k - 1 updates whatever the input.
+    Kills entries.EntryRegistry.resolve (was registry.resolve__mutmut_62) (the count restarting at 0)."""
+    reg = EntryRegistry((3,), max_mutations=2)
+    b, rej = reg.resolve_tick(1, [Update("insert", "a", (0,)), Update("upsert", "a", (1,))])
+    assert not rej and b.n_updates == 3
+    b, rej = reg.resolve_tick(2, [Update("delete", "a")])
+    assert [r.reason for r in rej] == ["constraint_exceeded"] and b.n_updates == 0
+    b, rej = reg.resolve_tick(3, [Update("insert", "b", (2,)), Update("delete", "b")])
+    assert not rej
+    b, rej = reg.resolve_tick(4, [Update("insert", "b", (2,))])
+    assert [r.reason for r in rej] == ["constraint_exceeded"] and b.n_updates == 0
+    assert reg.validate(Update("insert", "b", (1,))) == "constraint_exceeded"
+
+
+def test_fast_path_rejects_out_of_range_items():
+    """The fast path (no mutation limit) accepts exactly the well-formed
+    in-range items: an out-of-range one (one coordinate or all of them) is
+    rejected (``item_out_of_range``) and never reaches a histogram.
+    Kills entries.EntryRegistry.resolve_tick__mutmut_37."""
+    reg = EntryRegistry((3, 2))
+    b, rej = reg.resolve_tick(
+        1, [Update("insert", "a", (2, 1)), Update("insert", "b", (3, 0)), Update("insert", "c", (3, 5))]
+    )
+    assert b.inserts == [(2, 1)] and b.n_updates == 1
+    assert [(r.update.entry_id, r.reason) for r in rej] == [("b", "item_out_of_range"), ("c", "item_out_of_range")]
+    assert set(reg.entries) == {"a"}
+
+
+def test_validate_gives_the_reason_against_the_current_state():
+    """``validate`` tells, without changing anything, why an update would be
+    refused now (None if it would be accepted).
+    Kills entries.EntryRegistry.validate mutants 3, 11, 14 and 17 (no tests)."""
+    reg = EntryRegistry((3,))
+    reg.resolve_tick(1, [Update("insert", "a", (0,))])
+    assert reg.validate(Update("insert", "b", (1,))) is None
+    assert reg.validate(Update("insert", "a", (1,))) == "duplicate_insert"
+    assert reg.validate(Update("delete", "a")) is None
+    assert reg.validate(Update("delete", "z")) == "unknown_entry"
+    assert reg.validate(Update("upsert", "a", (5,))) == "item_out_of_range"
+    ins_only = EntryRegistry((3,), deletions_allowed=False)
+    ins_only.resolve_tick(1, [Update("insert", "a", (0,))])
+    assert ins_only.validate(Update("delete", "a")) == "deletion_not_allowed"
+    assert len(reg) == 1 and len(ins_only) == 1
+
+
+def test_tick_batches_merge_with_their_update_counts():
+    """Merging two batches of one tick (what the Beam combiner does)
+    concatenates them and adds the update counts the partitioning sees.
+    Kills entries.TickBatch.merge__mutmut_5 (no tests)."""
+    a = TickBatch(4, [(0,)], [((1,), 2)], 2)
+    b = TickBatch(4, [(2,), (2,)], [], 3)
+    m = a.merge(b)
+    assert (m.tick, m.inserts, m.deletes, m.n_updates) == (4, [(0,), (2,), (2,)], [((1,), 2)], 5)
+    with pytest.raises(ValueError):
+        a.merge(TickBatch(5))
+
+
+def test_check_refuses_an_entry_unit_without_a_mutation_limit():
+    """Group privacy needs k: an entry unit bounded by a mutation window alone is
+    refused for the group-privacy mechanisms, with the key and the mechanisms
+    that do account for it (the changelog releases take it)."""
+    unit = PrivacyUnit.entry(None, mutation_window=5)
+    config = DynamicConfig(CONTRACT_QUERIES[:2], PureDP(1.0), unit=unit)
+    for name in ("fully_dynamic", "net_change", "two_stream_baseline"):
+        with pytest.raises(ValueError) as e:
+            MECHANISMS[name].check(config, MECHANISMS[name].options(), end_tick=50)
+        assert str(e.value).startswith(f"privacy.max_mutations_per_entry: required with mechanism.kind {name} ")
+        assert "dcr, hdcr and swcr" in str(e.value)
+    MECHANISMS["dcr"].check(config, MECHANISMS["dcr"].options(), end_tick=50)

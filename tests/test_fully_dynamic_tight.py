@@ -120,7 +120,7 @@ def test_tight_bounds_are_below_tuned(budget):
 def test_reuse_round_weights_are_a_union_bound():
     """The per-round shares of beta of a node that reuses n_hat sum to at most
     1 (to 1 in the limit), and round 1 gets 1 - REUSE_OMEGA."""
-    from transforms.core.continual.fully_dynamic import REUSE_OMEGA, reuse_round_weight
+    from transforms.core.continual.fully_dynamic_node import REUSE_OMEGA, reuse_round_weight
 
     total = sum(reuse_round_weight(r) for r in range(1, 200_000))
     assert total <= 1.0 and total == pytest.approx(1.0, abs=1e-5)

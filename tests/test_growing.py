@@ -38,7 +38,16 @@ from beam_runners import FNAPI_RUNNER
 from scipy import stats
 from scipy.special import zeta as scipy_zeta
 
-from transforms.core import ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
+from transforms.core import (
+    ZCDP,
+    ApproxDP,
+    DynamicConfig,
+    NoiseSource,
+    PureDP,
+    QuerySet,
+    ReleaseIdentity,
+    Update,
+)
 from transforms.core.families.growing import (
     BBImproverOptions,
     BBImproverRelease,
@@ -323,7 +332,7 @@ def potential_run():
 def test_potential_check_catches_a_wrong_sign_twin(monkeypatch):
     """Twin: the update moves the histogram away from the noisy answer."""
     orig = np.sign
-    monkeypatch.setattr("transforms.core.families.growing.np.sign", lambda v: -orig(v))
+    monkeypatch.setattr("transforms.core.families.growing.pmwg.np.sign", lambda v: -orig(v))
     _, checks = potential_run()
     assert any(c[0] > -c[1] + 1e-9 for c in checks)
 
@@ -586,3 +595,135 @@ def test_cli_answers_streamed_queries(tmp_path):
         for x in f.read_text().splitlines()
     ]
     assert sorted(d["reason"] for d in dead) == ["deletion_not_supported", "missing_field"]
+
+
+# ---------------------------------------------------------------------------
+# the query driver, epochs, option ranges, PMWG's scope and bounds
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def test_growing_query_driver_answers_in_time_then_id_order_with_their_ids():
+    """``run_with_queries`` (the reference of the Beam query join) answers a
+    tick's queries in (time, id) order, each under its own id, and equals the
+    core driven by hand. Two queries share a tick and a time, their rows
+    ordered against their ids. Kills growing.pmwg.run_with_queries__mutmut_1 (no
+    query table), _9 (sorted by row instead of id) and _39 (answers without
+    their ids)."""
+    from transforms.core.families.growing import PMWGOptions, PMWGRelease, run_with_queries
+
+    config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(4.0))
+    opts = PMWGOptions(alpha=0.2, n0=5, hard_per_phase=3)
+    rows = {"qa": (1.0, 1.0, 0.0), "qb": (0.0, 0.0, 1.0), "qc": (0.0, 1.0, 0.0)}
+    queries = [(4, 3.5, "qb", rows["qb"]), (4, 3.5, "qa", rows["qa"]), (2, 1.2, "qc", rows["qc"])]
+    by_tick = {t: [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(4)] for t in (1, 3, 4)}
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-growing-queries"))
+
+    _, answered = run_with_queries(PMWGRelease(config, stream="s", options=opts, end_tick=6), by_tick, queries, noise)
+    assert [a.query_id for a in answered] == ["qc", "qa", "qb"]
+
+    core = PMWGRelease(config, stream="s", options=opts, end_tick=6)
+    want = []
+    for t in (1, 2, 3, 4):
+        if t in by_tick:
+            core.process_tick(t, by_tick[t], noise)
+        elif t > core.last_tick:
+            core.advance(t, noise)
+        for qid in {2: ["qc"], 4: ["qa", "qb"]}.get(t, []):
+            want.append(core.answer_query(t, qid, rows[qid], noise))
+    assert [(a.query_id, a.tick, a.answer, a.bound, a.hard) for a in answered] == [
+        (a.query_id, a.tick, a.answer, a.bound, a.hard) for a in want
+    ]
+
+
+def test_growing_node_outputs_carry_their_epoch():
+    """Every node output of a growing release names the epoch it belongs to
+    (``segment``: the closes so far); a size release (``n_hat``) is epoch e's
+    close, so its segment equals its node; the static re-runs after it share it.
+    Kills growing.base.GrowingRelease._log__mutmut_4 (no epoch)."""
+    from transforms.core.families.growing import BBSchedulerOptions, BBSchedulerRelease
+
+    config = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = BBSchedulerRelease(config, stream="s", emit_nodes=True, options=BBSchedulerOptions(n0=10, eta=0.5))
+    noise = NoiseSource.disabled()
+    for t in range(1, 80):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+    outs = core.drain_node_outputs()
+    sizes = [o for o in outs if o.kind == "n_hat"]
+    assert len(sizes) >= 3 and all(o.segment == o.node for o in sizes)
+    closes = 0
+    for o in outs:
+        closes += o.kind == "n_hat"
+        assert o.segment == closes, (o.kind, o.tick)
+
+
+def test_growing_options_refuse_values_outside_their_open_intervals():
+    """alpha and growth_fraction in (0, 1), eta and decay in (0, 10), each
+    refused at and beyond the ends with a message that starts with its name.
+    Kills growing.base.check_fraction__mutmut_3 (``and``: nothing refused),
+    _8 (the upper end allowed) and black_box.BBImproverOptions.__post_init____mutmut_20
+    (the message's name)."""
+    from transforms.core.families.growing import BBImproverOptions, BBSchedulerOptions, PMWGOptions
+
+    cases = [
+        (PMWGOptions, "alpha", (0.0, 1.0, 1.5, -0.2), 0.999),
+        (BBSchedulerOptions, "growth_fraction", (0.0, 1.0, 2.0), 0.5),
+        (BBSchedulerOptions, "eta", (0.0, 10.0, 11.0), 9.99),
+        (BBImproverOptions, "decay", (0.0, 10.0, 12.5), 9.99),
+    ]
+    for cls, field, bad, good in cases:
+        for v in bad:
+            with pytest.raises(ValueError, match=rf"^{field} must be a number in"):
+                cls(**{field: v})
+        assert getattr(cls(**{field: good}), field) == good
+
+
+def test_pmwg_charges_its_own_scope_and_answers_exactly_without_noise():
+    """PMWG's rounds are charged under the ledger scope ``pmwg``; with noise
+    off a streamed query is answered exactly (row . histogram), and the
+    periodic releases between closes (``every_ticks``) are the exact answers
+    at every period end. Kills growing.pmwg.PMWGRelease._start (was __init____mutmut_16, scope
+    name), answer_query__mutmut_32 (no noiseless answer), _between__mutmut_6
+    (the noiseless rows without the domain), base.GrowingRelease._apply__mutmut_11
+    and _periods__mutmut_6 (periods never or always skipped)."""
+    from transforms.core.families.growing import PMWGOptions, PMWGRelease
+
+    config = DynamicConfig((QuerySet("x", "histogram", domain_size=3),), PureDP(2.0))
+    opts = PMWGOptions(alpha=0.2, n0=6, hard_per_phase=3)
+    on = PMWGRelease(config, stream="s", options=opts, end_tick=30)
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-pmwg-scope"))
+    for t in range(1, 31):
+        on.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+    assert "pmwg" in on.ledger.root.children and on.spent.epsilon > 0
+
+    core = PMWGRelease(config, stream="s", options=opts, end_tick=30, every_ticks=5)
+    off = NoiseSource.disabled()
+    hist, hists, periodic = np.zeros(3), {}, {}
+    for t in range(1, 31):
+        ups = [Update("insert", f"e{t}-{j}", ((t + j) % 3,)) for j in range(t % 3 + 1)]
+        res = core.process_tick(t, ups, off)
+        periodic.update({a.tick: a.estimate.tolist() for a in res.answers})
+        for u in ups:
+            hist[u.item[0]] += 1
+        hists[t] = hist.tolist()
+        if t == 17:
+            q = core.answer_query(t, "q", (1.0, 0.0, 1.0), off)
+            assert (q.answer, q.bound, q.hard) == (hist[0] + hist[2], 0.0, False)
+    assert set(periodic) == {5, 10, 15, 20, 25, 30} and all(periodic[t] == hists[t] for t in periodic), periodic
+
+
+def test_black_box_bound_of_a_pmw_set_uses_the_released_size():
+    """``bb_scheduler`` over a ``pmw`` query set with noise on: its bound comes
+    from the noisy size released with the run (finite, positive). Kills
+    growing.black_box._BlackBoxRelease._bound__mutmut_13 (the size dropped)."""
+    from transforms.core.families.growing import BBSchedulerOptions, BBSchedulerRelease
+
+    config = DynamicConfig((QuerySet("r", "pmw", domain_size=4, ranges=True),), PureDP(2.0))
+    core = BBSchedulerRelease(config, stream="s", options=BBSchedulerOptions(n0=20, eta=0.5))
+    noise = NoiseSource(KEY).for_release(ReleaseIdentity("kill-bb-pmw-bound"))
+    bounds = []
+    for t in range(1, 60):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 4,)) for j in range(3)], noise)
+        bounds += [a.error_bound for a in res.answers]
+    assert bounds and all(0 < b < math.inf for b in bounds)

@@ -28,7 +28,11 @@ from beam_runners import FNAPI_RUNNER
 from scipy import stats
 
 from pipelines.config import ConfigError, load_config
-from transforms.core import DynamicConfig, PureDP, QuerySet
+from transforms.core import (
+    DynamicConfig,
+    PureDP,
+    QuerySet,
+)
 from transforms.core.families.local_dp import (
     RandomizedResponseCollector,
     RROptions,
@@ -196,13 +200,15 @@ def test_hdcr_client_reports_once_per_node_end():
 
 
 def test_client_core_needs_neither_numpy_nor_beam(tmp_path):
-    """The client file (with accounting.py, its ledger) runs where numpy and
-    Beam cannot even be imported."""
+    """The client file (with the accounting package, its ledger) runs where
+    numpy and Beam cannot even be imported."""
+    import shutil
+
     pkg = tmp_path / "rrpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    for name in ("families/rr_client.py", "foundation/accounting.py"):
-        (pkg / Path(name).name).write_text((ROOT / "transforms" / "core" / name).read_text())
+    (pkg / "rr_client.py").write_text((ROOT / "transforms" / "core" / "families" / "rr_client.py").read_text())
+    shutil.copytree(ROOT / "transforms" / "core" / "foundation" / "accounting", pkg / "accounting")
     code = (
         "import sys; sys.modules['numpy'] = None; sys.modules['apache_beam'] = None\n"
         "from rrpkg.rr_client import RRClient, SurveyDesign, AtMostK\n"
@@ -378,6 +384,45 @@ def _golden_run(state=None):
     else:
         coll = RandomizedResponseCollector.from_state(config(), decode(state), options=opts, end_tick=16)
     return state, [list(map(lambda x: list(x) if isinstance(x, tuple) else x, r)) for r in in_memory(coll, rest, 16)]
+
+
+@pytest.mark.parametrize(
+    "options,expected_fold",
+    [
+        ({"max_mutations": 3}, 6),  # Cor. 5.1: 2k
+        ({"constraint": "time_bounded", "bound_ticks": 4}, 10),  # Cor. 5.2 + 4.1: 2 (ceil(B/W) + 1)
+        ({"max_mutations": 2, "aggregation": "hdcr", "layers": 3}, 12),  # Cor. 5.3: 2hk
+        # Cor. 5.3, time-bounded, counted in nodes: 2 sum_i (ceil(5 / 2^i) + 1) = 2 (6 + 4 + 3)
+        ({"constraint": "time_bounded", "bound_ticks": 5, "aggregation": "hdcr", "layers": 3}, 26),
+    ],
+)
+def test_client_loss_matches_the_corollaries(options, expected_fold):
+    """The clients' loss, charged by the ledger report by report (twice the
+    per-report cost for each node holding a mutation, Thm 5.1), reaches the
+    corollary's bound exactly for an entry that uses its whole constraint, and
+    the next mutation is refused."""
+    config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(6.0))
+    coll = RandomizedResponseCollector(config, options=RROptions(**options))
+    design = coll.design
+    assert design.fold == expected_fold and design.epsilon == pytest.approx(6.0 / expected_fold)
+    client = RRClient(design, randbits=random.Random(0).getrandbits)  # a test: seeded
+    c = design.constraint
+    # mutations that hit as many distinct nodes per layer as the constraint allows
+    if hasattr(c, "k"):
+        step = design.branching ** (design.layers - 1)
+        times = [1 + j * step for j in range(c.k)]
+    else:
+        times = list(
+            range(design.branching ** (design.layers - 1), design.branching ** (design.layers - 1) + c.span + 1)
+        )
+    answer, t = None, 0
+    for t in range(1, max(times) + 1):
+        if t in times:
+            answer = (0 if answer is None else answer + 1) % 3
+        client.report(t, answer)
+    assert as_vector(client.spent)[0] == pytest.approx(6.0, rel=1e-9)  # the corollary's fold x eps_r
+    with pytest.raises(ConstraintExceeded):
+        client.report(t + 1, (answer + 1) % 3)
 
 
 def test_golden_collector_state_restores_and_continues_identically():
@@ -621,3 +666,75 @@ def test_pubsub_tool_publishes_reports_in_batches(tmp_path, monkeypatch):
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(demo))
     with pytest.raises(ConfigError, match="only the randomized_response collector"):
         pubsub_tool.publish(load_config(tmp_path / "demo.yaml"), str(reports), origin, 1.0, lines_per_message=4)
+
+
+# ---------------------------------------------------------------------------
+# the client ledger, the reference collector and the simulator
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+
+def test_rr_client_ledger_holds_the_fold_of_an_approximate_report():
+    """A client's ledger holds fold x (eps_r, delta_r) (Pan Cor. 5.1: 2k-fold for
+    at most k mutations), under (eps, delta) reports as under pure ones.
+    Kills rr_client.RRClient.__init____mutmut_28 (eps divided by the fold)."""
+    from transforms.core.families.rr_client import AtMostK, RRClient, SurveyDesign
+
+    for delta in (0.0, 1e-6):
+        d = SurveyDesign(3, 0.5, delta, AtMostK(2))
+        cap = RRClient(d).ledger.budget
+        assert d.fold == 4
+        assert cap == (PureDP(2.0) if delta == 0 else ApproxDP(2.0, 4e-6))
+
+
+def test_local_dp_reference_runs_to_the_end_and_node_counts_count():
+    """The in-memory collector releases every period up to the end even when the
+    reports stop early, and ``node_counts`` gives #new=r - #old=r per cell, the
+    cells each report's mutation touches and the report count.
+    Kills local_dp.in_memory__mutmut_37 and node_counts__mutmut_12."""
+    from transforms.core.families.local_dp import (
+        RandomizedResponseCollector,
+        RROptions,
+        in_memory,
+        node_counts,
+        simulate,
+    )
+    from transforms.core.families.rr_client import symbol_of
+
+    config = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(16.0))
+    coll = RandomizedResponseCollector(config, options=RROptions(max_mutations=2), end_tick=10)
+    sim = simulate(coll.design, 40, 4, seed=2)  # reports for periods 1-4 only
+    assert [r.tick for r in in_memory(coll, sim.reports, 10)] == list(range(1, 11))
+    symbols = [symbol_of(None, 0, 3), symbol_of(0, 2, 3), symbol_of(1, 1, 3), symbol_of(2, None, 3)]
+    diff, touch, n = node_counts(symbols, 3)
+    assert n == 4 and diff == [1 - 1, 0, 1 - 1] and touch == [2, 0, 2]
+
+
+def test_simulated_refused_mutation_comes_after_the_entry_starts():
+    """The simulator's one mutation too many (``violate``) falls after the
+    entry's insertion. Two periods, at most one mutation: an entry inserted in
+    period 1 tries (and is refused) a second one in period 2; one inserted in
+    period 2 has no room. So the refusals equal the entries present in period 1.
+    Kills local_dp.simulate__mutmut_72 (the extra mutation drawn from any
+    period, also before the insertion, or at a period 0 that never comes)."""
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.families.rr_client import AtMostK, SurveyDesign
+
+    design = SurveyDesign(3, 1.0, 0.0, AtMostK(1))
+    for seed in range(3):
+        sim = simulate(design, 200, 2, seed=seed, violate=1.0)
+        assert 0 < sim.refused == sum(sim.truth[0]) < 200
+
+
+def test_simulator_keeps_time_bounded_entries_inside_their_bound():
+    """Under a time bound, the simulated entries plan their mutations within the
+    bound of their insertion, so without ``violate`` no client refuses anything
+    (and with it, some do). Kills local_dp.simulate__mutmut_22 (mutations
+    planned to the last period, past the bound)."""
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.families.rr_client import SurveyDesign, TimeBounded
+
+    design = SurveyDesign(3, 1.0, 0.0, TimeBounded(2))
+    assert simulate(design, 200, 12, seed=4).refused == 0
+    assert simulate(design, 200, 12, seed=4, violate=0.5).refused > 0

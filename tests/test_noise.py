@@ -6,6 +6,7 @@ sampler (the p-value threshold). Each has a negative control showing the same
 test rejects a wrong distribution.
 """
 
+import decimal
 import math
 from fractions import Fraction
 
@@ -15,14 +16,19 @@ from scipy import stats
 
 from transforms.core.foundation.noise import (
     NoiseSource,
+    ReleaseIdentity,
     as_ratio_up,
     bernoulli_exp,
+    config_digest,
     discrete_gaussian,
     discrete_gaussian_pmf,
     discrete_laplace,
     discrete_laplace_pmf,
+    discrete_laplace_variance,
     encode_coordinates,
+    lattice_granularity,
 )
+from transforms.core.foundation.samplers import geometric_inversion
 
 P_THRESHOLD = 1e-4  # false-failure rate of each goodness-of-fit test
 
@@ -192,14 +198,14 @@ def test_platform_exp_within_the_exact_band():
     on the arguments it sees; check the platform against correctly rounded decimal."""
     import decimal
 
-    from transforms.core.foundation.noise import _BAND
+    from transforms.core.foundation.samplers import EXACT_BAND
 
     xs = np.concatenate([np.linspace(0, 1, 2001), np.linspace(1, 60, 2001), [1e-12, 1 / 3, 700.0]])
     approx = np.exp(-xs)
     with decimal.localcontext() as ctx:
         ctx.prec = 50
         worst = max(abs(decimal.Decimal(float(a)) - (-decimal.Decimal(float(x))).exp()) for a, x in zip(approx, xs))
-    assert worst < decimal.Decimal(_BAND) / 2**10
+    assert worst < decimal.Decimal(EXACT_BAND) / 2**10
 
 
 @pytest.mark.statistical
@@ -207,37 +213,37 @@ def test_platform_exp_within_the_exact_band():
 def test_bernoulli_exp_matches_reference_and_exact_path(noise, monkeypatch, num, den):
     """The fast path, the exact-resolution path (forced by a huge band) and the
     integer-only CKS loop all give Bernoulli(exp(-num/den)) (binomial tests at 1e-4)."""
-    import transforms.core.foundation.noise as nz
+    import transforms.core.foundation.samplers as nz
 
     n = 20_000
     p = math.exp(-num / den)
     fast = nz.bernoulli_exp(noise.stream("fast", num), np.full(n, num), np.full(n, den)).sum()
     assert stats.binomtest(int(fast), n, p).pvalue > P_THRESHOLD
     if num <= den:
-        ref = nz._cks_bernoulli_exp_loop(noise.stream("ref", num), np.full(n, num), np.full(n, den)).sum()
+        ref = nz.cks_bernoulli_exp_loop(noise.stream("ref", num), np.full(n, num), np.full(n, den)).sum()
         assert stats.binomtest(int(ref), n, p).pvalue > P_THRESHOLD
-    monkeypatch.setattr(nz, "_BAND", 1.0)  # every draw goes through _resolve_exactly
+    monkeypatch.setattr(nz, "EXACT_BAND", 1.0)  # every draw goes through resolve_exactly
     m = 3000
     exact = nz.bernoulli_exp(noise.stream("exact", num), np.full(m, num), np.full(m, den)).sum()
     assert stats.binomtest(int(exact), m, p).pvalue > P_THRESHOLD
 
 
 def test_exact_resolution_decides_boundary_cases(noise):
-    from transforms.core.foundation.noise import _resolve_exactly
+    from transforms.core.foundation.samplers import resolve_exactly
 
     # w far below / above exp(-1) * 2**63 is decided by the first comparison
     t = int(math.exp(-1) * 2**63)
-    assert _resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
-    assert _resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False
+    assert resolve_exactly(noise.stream("r"), t - 2**20, 1, 1) is True
+    assert resolve_exactly(noise.stream("r"), t + 2**20, 1, 1) is False
 
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("scale", [0.7, 3.0])
 def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
     """Force every geometric draw through the exact decimal path: same law."""
-    import transforms.core.foundation.noise as nz
+    import transforms.core.foundation.samplers as nz
 
-    monkeypatch.setattr(nz, "_REL_MARGIN", 10.0)
+    monkeypatch.setattr(nz, "INVERSION_MARGIN", 10.0)
     x = nz.discrete_laplace(noise.stream("fallback", str(scale)), scale, 3000)
     assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(as_ratio_up(scale)))) > P_THRESHOLD
 
@@ -245,8 +251,145 @@ def test_discrete_laplace_exact_fallback_path(noise, monkeypatch, scale):
 @pytest.mark.statistical
 def test_cks_reference_sampler_matches_pmf(noise):
     """The integer-only CKS Algorithm 2 (kept as the reference) has the same law."""
-    from transforms.core.foundation.noise import _dlap_integer_ratio
+    from transforms.core.foundation.samplers import dlap_integer_ratio
 
     r = as_ratio_up(2.5)
-    x = _dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)
+    x = dlap_integer_ratio(noise.stream("cks-ref"), r.numerator, r.denominator, 30_000)
     assert chi2_pvalue(x, lambda z: discrete_laplace_pmf(z, float(r))) > P_THRESHOLD
+
+
+# ---------------------------------------------------------------------------
+# keys, derivations, coordinate encoding and the exact samplers at their boundaries
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+KEY = bytes(range(32))
+
+
+def test_noise_key_length_and_release_digest_are_pinned():
+    """A 16-byte key is accepted (the documented minimum), 15 bytes are not; a
+    release's digest derivation is pinned by a golden value (a change would
+    give a continued release other noise than the one it started with).
+    Kills noise.NoiseSource.__init____mutmut_5 (17 bytes) and
+    ReleaseIdentity.with_digest__mutmut_11 (33 hex digits)."""
+    assert NoiseSource(bytes(range(16))).fingerprint == "827b0c8951fd"
+    with pytest.raises(ValueError):
+        NoiseSource(bytes(15))
+    d = ReleaseIdentity("r1", "abc").with_digest("x", 3)
+    assert d == ReleaseIdentity("r1", "111d7bfa0f1652ee237fd0fc39747b3a")
+
+
+class WordStream:
+    """A stream of chosen 64-bit words: the first ones, then the last one
+    repeated; refuses to give more than ``limit`` words (a mutant that never
+    decides fails instead of hanging)."""
+
+    def __init__(self, words, limit=16):
+        self.ws = list(words)
+        self.given = 0
+        self.limit = limit
+
+    def words(self, n):
+        out = []
+        for _ in range(n):
+            self.given += 1
+            if self.given > self.limit:
+                raise RuntimeError("the sampler asked for too many words")
+            out.append(self.ws.pop(0) if len(self.ws) > 1 else self.ws[0])
+        return np.array(out, dtype=np.uint64)
+
+
+def _exact_q_power(t: int, s: int, k: int) -> decimal.Decimal:
+    with decimal.localcontext() as ctx:
+        ctx.prec = 120
+        return (-decimal.Decimal(s) / decimal.Decimal(t) * k).exp()
+
+
+@pytest.mark.parametrize("t, s", [(5, 2), (3, 1)])
+@pytest.mark.parametrize("k", [1, 2, 4, 9])
+def test_geometric_inversion_exact_path_at_the_boundary(t, s, k):
+    """X = max{j: U <= q^j}, q = exp(-s/t), when U is within 2^-64 of q^k: the
+    float guess is refused (relative band 2^-30) and the exact path refines U
+    with more words. U just below q^k gives X = k, just above gives X = k - 1.
+    Kills samplers._geometric_exact__mutmut_89 (the refined U misscaled) and
+    geometric_inversion (was _geometric_inversion__mutmut_53) (the band test accepting a float guess
+    that is off by one at the boundary)."""
+    qk = _exact_q_power(t, s, k)
+    w = int(qk * 2**64)  # w / 2^64 < q^k < (w + 1) / 2^64
+    assert 0 < qk * 2**64 - w < 1
+    lo_stream, hi_stream = WordStream([w, 0]), WordStream([w, 2**64 - 1])
+    below = int(geometric_inversion(lo_stream, t, s, 1)[0])  # U = w / 2^64
+    above = int(geometric_inversion(hi_stream, t, s, 1)[0])  # U = (w + 1) / 2^64
+    assert (below, above) == (k, k - 1)
+    assert lo_stream.given > 1 and hi_stream.given > 1  # the exact path drew more words
+
+
+class TaggedStr(str):
+    """A str subclass (a coordinate from an enum-like or a library type)."""
+
+
+def test_coordinates_encode_by_value_whatever_their_int_or_str_type():
+    """numpy integers and str subclasses encode exactly like ints and strs (a
+    coordinate's type must not change the noise of a release); the encoding is
+    pinned by a golden value.
+    Kills random_stream.encode_coordinates mutants 46, 47 (numpy ints), 64, 67, 68, 72
+    (str subclasses)."""
+    golden = "730000000161690000000131620000000178"
+    assert encode_coordinates(("a", 1, b"x")).hex() == golden
+    assert encode_coordinates((TaggedStr("a"), np.int64(1), b"x")).hex() == golden
+    assert encode_coordinates((np.uint8(7), TaggedStr("node"))) == encode_coordinates((7, "node"))
+
+
+def test_release_derivations_are_pinned():
+    """The digests and sub-keys a release's noise depends on are pinned by
+    golden values; a new release id is 128 random bits.
+    Kills noise.config_digest mutants 1, 4, NoiseSource.for_release__mutmut_10
+    (the personalisation dropped), ReleaseIdentity.with_digest__mutmut_3 and
+    ReleaseIdentity.new__mutmut_6 (all no tests)."""
+    assert config_digest("a", 1, (2, 3)) == "8df64b66136f410986cdf77ffa666c83"
+    sub = NoiseSource(KEY).for_release(ReleaseIdentity("r1", "d"))
+    assert sub.fingerprint == "b95feef0b60f" and sub.release == ReleaseIdentity("r1", "d")
+    a, b = ReleaseIdentity.new("d"), ReleaseIdentity.new("d")
+    assert len(a.release_id) == 32 and int(a.release_id, 16) >= 0 and a.release_id != b.release_id
+    assert a.config_digest == "d"
+
+
+def test_noise_helpers_validate_and_compute():
+    """Input validation of the samplers (negative exponent, non-positive bound),
+    the ratio rounding (a Fraction whose terms do not fit 62 bits is rounded up
+    to a power-of-two denominator), the lattice spacing and the discrete
+    Laplace variance 2q / (1 - q)^2.
+    Kills samplers.bernoulli_exp__mutmut_43, random_stream.RandomStream.uniform_below__mutmut_20,
+    samplers._as_ratio_up__mutmut_5, lattice_granularity__mutmut_8 and
+    discrete_laplace_variance__mutmut_3 (no tests)."""
+    stream = NoiseSource(KEY).stream("v")
+    with pytest.raises(ValueError):
+        bernoulli_exp(stream, np.array([-1]), np.array([1]))
+    for bad in ([0], [-3], [5, 0]):
+        with pytest.raises(ValueError):
+            stream.uniform_below(np.array(bad))
+    x = Fraction(3, 2**62 + 1)
+    r = as_ratio_up(x)
+    assert r >= x and r.denominator & (r.denominator - 1) == 0
+    assert as_ratio_up(Fraction(3, 2**61 + 1)) == Fraction(3, 2**61 + 1)  # terms fit: exact
+    assert lattice_granularity(1.0) == 2.0**-20 and lattice_granularity(3.0, bits=4) == 0.125
+    q = math.exp(-1 / 2.0)
+    assert discrete_laplace_variance(2.0) == pytest.approx(2 * q / (1 - q) ** 2, rel=1e-12)
+
+
+def test_bernoulli_exp_decides_a_word_next_to_the_boundary_exactly():
+    """Words w (63 bits) next to exp(-1) * 2^63, inside the exact band, whose
+    float64 copy rounds to the other side of the boundary: w / 2^63 < exp(-1)
+    gives True, above gives False; the decision uses w as an integer.
+    Kills samplers.bernoulli_exp__mutmut_50 (the words as float64)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        target = decimal.Decimal(-1).exp() * 2**63  # exp(-1) * 2^63
+    edge = int(target)  # w <= edge  <=>  w / 2^63 < exp(-1)
+    # words whose float64 copy lies on the other side of the boundary
+    near = [w for w in range(edge - 600, edge + 600) if (w <= edge) != (int(float(w)) <= edge)]
+    assert near
+    for w in near[:6] + [edge - 2**30, edge + 2**30]:
+        out = bernoulli_exp(WordStream([w << 1, 0]), np.array([1]), np.array([1]))
+        assert bool(out[0]) is (w <= edge)

@@ -1,11 +1,13 @@
 """Private partitioning: the O(1) skip equals the tick-by-tick loop in law;
 Lemma 7's bounds; noise-off behaviour; accounting."""
 
+import decimal
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
+from test_noise import WordStream
 
 from transforms.core.continual.partition import (
     InfinitePartitioner,
@@ -13,9 +15,13 @@ from transforms.core.continual.partition import (
     TickByTickPartitioner,
     geometric_capped,
     halting_probability,
+    log_one_minus_p,
+    survival_decimal,
 )
 from transforms.core.foundation.accounting import Ledger, PureDP
-from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.noise import (
+    NoiseSource,
+)
 
 
 def run_skip(params, counts, noise, coords=()):
@@ -175,3 +181,92 @@ def test_lemma7_check_catches_a_wrong_threshold(factor, monkeypatch):
     runs = 30
     failures = lemma7_failures(runs)
     assert stats.binomtest(failures, runs, 0.1, alternative="greater").pvalue <= 1e-6, failures
+
+
+# ---------------------------------------------------------------------------
+# the exact decimal paths and the noise coordinates of the partitioning
+# (each test names the mutants of the mutation benchmark it kills, benchmarks/mutation_config.py;
+# the numbers are those of the last run, docs/testing.md)
+# ---------------------------------------------------------------------------
+
+KEY = bytes(range(32))
+
+
+@pytest.mark.parametrize("k0", [-3, 0, 1, 2, 5])
+@pytest.mark.parametrize("n", [0, 1, 7, 40])
+def test_survival_decimal_is_the_exact_survival(k0, n):
+    """The decimal fallback of ``geometric_capped`` (taken when the float test
+    is within 2^-42 of the boundary, so the older tests never reach it) equals
+    (1 - p)^n with p = P(DLap(scale) >= k0): closed form in floats, and the
+    precise value at n = 0 is exactly 1.
+    Kills partition.survival_decimal mutants 3, 6, 23, 25 (8, ``k0 >= 2``, is
+    equivalent: both closed forms give 1 / (1 + q) at k0 = 1)."""
+    scale = 4 / 1.5
+    exact = math.exp(n * log_one_minus_p(k0, scale))
+    got = survival_decimal(k0, scale, n, 60)
+    assert isinstance(got, decimal.Decimal)
+    assert float(got) == pytest.approx(exact, rel=1e-12)
+    if n == 0:
+        assert got == 1
+
+
+class CoordinateSpy(NoiseSource):
+    """Records the coordinates of every stream drawn."""
+
+    def __init__(self):
+        super().__init__(KEY)
+        self.drawn = []
+
+    def stream(self, *coords):
+        self.drawn.append(coords)
+        return super().stream(*coords)
+
+
+def test_partitioner_noise_coordinates_are_the_documented_ones():
+    """Segment j's threshold draw is at (stream, "svt", j, "threshold") and its
+    k-th halting draw at (stream, "svt", j, "ticks", k): a function of the key
+    and (j, k) only, so that a restored or retried release redraws the same
+    noise (golden state) and no two draws share a stream.
+    Kills partition.InfinitePartitioner._draw_from mutants renaming "svt" or
+    "ticks" (e.g. _draw_from__mutmut_25) and _start_segment's "threshold"."""
+    noise = CoordinateSpy()
+    part = InfinitePartitioner(PartitionParams(epsilon=1.0), coords=("s",))
+    assert part.observe(1, 3, noise) == []
+    assert part.observe(2, 1, noise) == [2]  # T_1 = 2: segment 1 closes at its deadline
+    assert noise.drawn == [
+        ("s", "svt", 1, "threshold"),
+        ("s", "svt", 1, "ticks", 0),  # the count is 0 from tick 1 on
+        ("s", "svt", 1, "ticks", 1),  # 3 updates at tick 1
+        ("s", "svt", 1, "ticks", 2),  # 1 more at tick 2
+        ("s", "svt", 2, "threshold"),
+        ("s", "svt", 2, "ticks", 0),
+    ]
+
+
+def _exact_survival(k0: int, scale: int, n: int) -> decimal.Decimal:
+    """(1 - p)^n, p = P(DLap(scale) >= k0) = q^k0 / (1 + q) (k0 >= 1), 120 digits."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 120
+        q = (-1 / decimal.Decimal(scale)).exp()
+        p = q**k0 / (1 + q) if k0 >= 1 else 1 - q ** (1 - k0) / (1 + q)
+        return (1 - p) ** n
+
+
+@pytest.mark.parametrize("k0", [3, -1])
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_geometric_capped_exact_path_at_the_boundary(k0, n):
+    """K = min{m: U > (1-p)^m} when U is within 2^-64 of the boundary (1-p)^n,
+    where the float comparison cannot decide and the decimal path with more
+    random words must (probability ~2^-40 per draw: the older tests never get
+    there). U just below (1-p)^n gives K = n + 1, just above gives K = n.
+    Kills partition.geometric_capped mutants 56, 57, 59 (arguments of the
+    decimal survival), 65 (its error term: never decides) and 102 (the next
+    word's index)."""
+    s = _exact_survival(k0, 4, n)
+    w = int(s * 2**64)  # floor: w / 2^64 < (1-p)^n < (w + 1) / 2^64
+    assert 0 < s * 2**64 - w < 1
+    lo_stream, hi_stream = WordStream([w, 0]), WordStream([w, 2**64 - 1])
+    below = geometric_capped(lo_stream, k0, 4.0, 1000)  # U = w / 2^64 exactly
+    above = geometric_capped(hi_stream, k0, 4.0, 1000)  # U = (w + 1) / 2^64
+    assert (below, above) == (n + 1, n)
+    assert lo_stream.given > 1 and hi_stream.given > 1  # the exact path drew more words

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 
 import pytest
+from golden.make_golden import golden_entries
 from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for, workload
 
 from transforms.core import NoiseSource
@@ -27,6 +28,9 @@ def test_golden_file_covers_every_registered_mechanism():
     assert GOLDEN["schema"] <= SCHEMA
     updates = sorted(n for n, spec in MECHANISMS.items() if spec.input_kind == "updates")
     assert sorted({key.split("@")[0] for key in GOLDEN["mechanisms"]}) == updates
+    # every golden state a registry entry asks for (ContractParams.golden) is there, at its budget
+    for key, (_, budget) in golden_entries().items():
+        assert GOLDEN["mechanisms"][key]["budget"] == budget, key
     # report collectors keep their golden state beside it (tests/test_local_dp.py)
     for name in sorted(set(MECHANISMS) - set(updates)):
         assert (Path(__file__).resolve().parent / "golden" / f"{name}_state_v1.json").is_file(), name

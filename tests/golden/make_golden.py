@@ -22,16 +22,27 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE.parent))
 
-from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for, workload  # noqa: E402
+from test_contract import KEY, MECHANISMS, REL, answers, checks, config_for, options_for, workload  # noqa: E402
 
 from transforms.core import NoiseSource  # noqa: E402
 from transforms.core.foundation.state import SCHEMA, encode  # noqa: E402
 
-BUDGET = {"continual_count": "zcdp"}  # one of each budget kind across the entries
-# further entries "name@budget" for variants whose state differs in kind
-# (the tight profile's nodes hold factorization counters)
-VARIANTS = {"fully_dynamic@zcdp-tight": ("fully_dynamic", "zcdp-tight")}
 HALF, END = 25, 120
+
+
+def golden_entries() -> dict:
+    """key -> (mechanism, budget): each registry entry's golden budgets
+    (``ContractParams.golden``): the first under its name, the others as
+    ``name@budget`` (variants whose state differs in kind). Report collectors:
+    ``tests/test_local_dp.py`` writes their golden state."""
+    out = {}
+    for name, spec in MECHANISMS.items():
+        if spec.input_kind != "updates":
+            continue
+        first, *more = checks(name).golden
+        out[name] = (name, first)
+        out.update({f"{name}@{b}": (name, b) for b in more})
+    return out
 
 
 def build(existing: dict | None = None):
@@ -39,12 +50,7 @@ def build(existing: dict | None = None):
     are kept as they are (state written by an earlier version stays the test)."""
     out = {"schema": SCHEMA, "mechanisms": dict((existing or {}).get("mechanisms", {}))}
     noise = NoiseSource(KEY).for_release(REL)
-    entries = {
-        n: (n, BUDGET.get(n, "pure-paper" if n == "two_stream_baseline" else "pure-tuned"))
-        for n, spec in MECHANISMS.items()
-        if spec.input_kind == "updates"  # report collectors: tests/test_local_dp.py writes their golden state
-    }
-    for key, (name, budget) in sorted({**entries, **VARIANTS}.items()):
+    for key, (name, budget) in sorted(golden_entries().items()):
         if key in out["mechanisms"]:
             continue
         config, options = config_for(budget), options_for(name)

@@ -10,21 +10,15 @@ setting), so a bad configuration fails before any pipeline starts.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, SeriesSplit
-from transforms.core.static.linear import (
-    CountMechanism,
-    HistogramMechanism,
-    LinearQueryMechanism,
-    StaticMechanism,
-    rho_for_approx,
-)
+from transforms.core.foundation.accounting import ZCDP, Budget, PrivacyUnit, SeriesSplit
+from transforms.core.foundation.bounds import LAPLACE
+from transforms.core.static.linear import CountMechanism, HistogramMechanism, LinearQueryMechanism, StaticMechanism
 
-__all__ = ["PROFILES", "QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig", "part", "pure_part"]
+__all__ = ["PROFILES", "QUERY_KINDS", "QuerySet", "BudgetProfile", "DynamicConfig"]
 
 # budget profiles of the segmented mechanisms (docs/fully_dynamic.md)
 PROFILES = ("paper", "tuned", "tight")
@@ -211,15 +205,15 @@ class DynamicConfig:
             raise ValueError(f"beta must be in (0, 1), got {self.beta}")
         if self.max_segments is not None and (not self.tuned_family or self.max_segments < 1):
             raise ValueError("max_segments is a tuned- or tight-profile horizon and must be >= 1")
-        if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)):
+        if not isinstance(self.budget, Budget):
             raise ValueError("budget must be PureDP, ApproxDP or ZCDP")
         if not isinstance(self.unit, PrivacyUnit):
             raise ValueError("unit must be a PrivacyUnit (PrivacyUnit.update() or PrivacyUnit.entry(k))")
-        if self.profile == "paper" and isinstance(self.budget, ZCDP):
+        if self.profile == "paper" and LAPLACE not in self.budget.noise_families:
             raise ValueError(
                 "the paper profile uses Laplace noise: give a PureDP or ApproxDP budget, or use profile tuned"
             )
-        if _primary_eps(self.budget) <= 0:
+        if self.budget.primary <= 0:
             raise ValueError("the budget must be positive")
 
     @property
@@ -239,9 +233,7 @@ class DynamicConfig:
     @property
     def gaussian(self) -> bool:
         """Gaussian noise with zCDP composition (tuned or tight, with zCDP or delta > 0)."""
-        return self.tuned_family and (
-            isinstance(self.budget, ZCDP) or (isinstance(self.budget, ApproxDP) and self.budget.delta > 0)
-        )
+        return self.tuned_family and self.budget.gaussian_calibrated
 
     @property
     def noise_kind(self) -> str:
@@ -270,34 +262,11 @@ class DynamicConfig:
         """The update-level budget in the ledger's currency."""
         b = self.update_budget
         if self.gaussian:
-            return b if isinstance(b, ZCDP) else ZCDP(rho_for_approx(b))
+            return ZCDP(b.gaussian_rho())
         return b
 
     def split(self) -> tuple[float, Budget]:
         """(partitioning epsilon, tree budget)."""
         f = self.budget_profile.partition_fraction
         b = self.ledger_budget
-        if isinstance(b, ZCDP):
-            return math.sqrt(2 * f * b.rho), ZCDP((1 - f) * b.rho)
-        if isinstance(b, ApproxDP):
-            return f * b.epsilon, ApproxDP((1 - f) * b.epsilon, b.delta)
-        return f * b.epsilon, PureDP((1 - f) * b.epsilon)
-
-
-def _primary_eps(b: Budget) -> float:
-    return b.rho if isinstance(b, ZCDP) else b.epsilon
-
-
-def part(b: Budget, w_eps: float, w_delta: float) -> Budget:
-    if isinstance(b, ZCDP):
-        return ZCDP(b.rho * w_eps)
-    if isinstance(b, ApproxDP):
-        return ApproxDP(b.epsilon * w_eps, b.delta * w_delta)
-    return PureDP(b.epsilon * w_eps)
-
-
-def pure_part(b: Budget, w: float) -> Budget:
-    """The n_hat share: pure under (eps, delta) (Laplace), zCDP under zCDP."""
-    if isinstance(b, ApproxDP):
-        return PureDP(b.epsilon * w)
-    return part(b, w, 0.0)
+        return b.pure_step(f)[0], b.part(1 - f, 1.0)

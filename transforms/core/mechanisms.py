@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from transforms.core import counters
-from transforms.core.continual import partition
 from transforms.core.continual.auto import AutoOptions, AutoRelease
 from transforms.core.continual.baselines import (
     ContinualCountOptions,
@@ -44,13 +42,7 @@ from transforms.core.families.growing import (
     PMWGRelease,
 )
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions
-from transforms.core.foundation import accounting
-from transforms.core.foundation import bounds as errors
-from transforms.core.foundation import entries as registry
-from transforms.core.foundation.state import state_class
-from transforms.core.protocol import ContinualRelease, NoOptions
-from transforms.core.static import linear as static
-from transforms.core.static import pmw
+from transforms.core.protocol import ContinualRelease, ContractParams, NoOptions
 
 __all__ = ["MechanismSpec", "MECHANISMS", "get", "names", "option_fields", "update_names"]
 
@@ -75,6 +67,9 @@ class MechanismSpec:
         registry, driven by ``transforms/local_dp.py``).
       trust: ``central`` (the mechanism sees raw data and adds the noise) or
         ``local`` (the clients randomize; the mechanism adds no noise).
+      checks: the contract tests' parameters for this entry
+        (:class:`~transforms.core.protocol.ContractParams`); an entry without
+        them fails ``tests/test_contract.py``.
     """
 
     name: str
@@ -86,6 +81,7 @@ class MechanismSpec:
     summary: str
     input_kind: str = "updates"
     trust: str = "central"
+    checks: ContractParams | None = None
 
     def __post_init__(self):
         if (self.input_kind, self.trust) not in (("updates", "central"), ("reports", "local")):
@@ -117,6 +113,49 @@ class MechanismSpec:
                 f"its options: {', '.join(allowed) or 'none'}"
             )
         return self.options_cls(**values)
+
+    # -- what the pipelines ask (they never branch on a mechanism's name) ----------
+    def check(self, config, options, *, end_tick: int | None = None, every_ticks: int = 1) -> None:
+        """Refuse settings the mechanism cannot run, before a pipeline starts
+        (``ValueError``, one line naming the configuration key): its options
+        against the configuration, an entry unit without a mutation limit where
+        group privacy needs one, a finite counter without a horizon, a horizon
+        that runs out before ``end_tick`` (periods of ``every_ticks``), and
+        query kinds it does not answer. ``end_tick``: the release's last tick
+        (``StreamSpec.end_tick``), None for an unbounded one."""
+        self.core_cls.check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        unsupported = sorted({q.kind for q in config.queries} - set(self.query_kinds))
+        if unsupported:
+            raise ValueError(
+                f"mechanism.kind: {self.name} does not answer {', '.join(unsupported)} queries "
+                f"(sum queries are linear); it answers {', '.join(self.query_kinds)}"
+            )
+
+    def plan(self, config, options, *, end_tick: int | None = None, every_ticks: int = 1) -> tuple:
+        """Which mechanism answers which query sets, with what share and why (a
+        tuple of :class:`~transforms.core.protocol.PlanEntry`; ``.text()`` is
+        the line printed and recorded)."""
+        return self.core_cls.plan(config, options, end_tick=end_tick, every_ticks=every_ticks)
+
+    def ledger_budget(self, config):
+        """The ledger's total per stream, in its currency."""
+        return self.core_cls.ledger_cap(config)
+
+    def group_unit(self, config):
+        """The unit that turns the ledger's spend into the configured guarantee."""
+        return self.core_cls.group_unit(config)
+
+    def stated_spend(self, config, spent: tuple) -> tuple[dict, dict]:
+        """``(configured, charged)`` of a ledger spend vector (``ContinualRelease.stated_spend``)."""
+        return self.core_cls.stated_spend(config, spent)
+
+    def spend_fields(self, config, spent: tuple) -> dict:
+        """A release record's spend fields (``ContinualRelease.spend_fields``)."""
+        return self.core_cls.spend_fields(config, spent)
+
+    def stated_total(self, config) -> dict:
+        """The configured budget as stated (``ContinualRelease.stated_total``)."""
+        return self.core_cls.stated_total(config)
 
 
 def option_fields(spec: MechanismSpec) -> tuple[str, ...]:
@@ -157,6 +196,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/auto.md",
             "per query set the smallest error: net_change for additive sets, fully_dynamic for PMW",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "fully_dynamic",
@@ -166,6 +206,12 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "Qiu-Yi's fully-dynamic mechanism: error in the data size n_t, not the stream length",
+            checks=ContractParams(
+                budgets=("pure-tuned", "pure-paper", "zcdp", "approx", "pure-tight", "zcdp-tight"),
+                stress_budgets=("restarts", "restarts-tight"),
+                golden=("pure-tuned", "zcdp-tight"),
+                settle_tick=70_000,
+            ),
         ),
         MechanismSpec(
             "insertion_only",
@@ -175,6 +221,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "Qiu-Yi Thm 8: partitioning feeding the infinite counter; insertions only",
+            checks=ContractParams(settle_tick=70_000),
         ),
         MechanismSpec(
             "two_stream_baseline",
@@ -184,6 +231,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/fully_dynamic.md",
             "two insertion-only counters (insertions, deletions) subtracted",
+            checks=ContractParams(golden=("pure-paper",), settle_tick=70_000),
         ),
         MechanismSpec(
             "net_change",
@@ -193,6 +241,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/net_change.md",
             "one continual counter per additive query set over the signed change of each period",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "continual_count",
@@ -202,6 +251,9 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/continual_count.md",
             "a continual counter over ticks (a release every tick); insertions only",
+            checks=ContractParams(
+                {"counter": "honaker", "horizon": 200}, budgets=("pure-tuned", "zcdp", "approx"), golden=("zcdp",)
+            ),
         ),
         MechanismSpec(
             "dcr",
@@ -211,6 +263,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's disjoint continual release: one node per window; entry-level by the enforced constraint",
+            checks=ContractParams(),
         ),
         MechanismSpec(
             "hdcr",
@@ -220,6 +273,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's hierarchical DCR: h layers of DCRs with branching c; current values from <= (c-1) nodes a layer",
+            checks=ContractParams({"branching": 3, "height": 4}),
         ),
         MechanismSpec(
             "swcr",
@@ -229,6 +283,9 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),
             "docs/changelog.md",
             "Pan's sliding-window release: the change over the last W periods every P periods (direct or via HDCR)",
+            checks=ContractParams(
+                {"window": 5, "method": "hdcr", "branching": 2}
+            ),  # the direct one: test_changelog.py,
         ),
         MechanismSpec(
             "bb_scheduler",
@@ -238,6 +295,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/growing.md",
             "Cummings et al. BBScheduler: any static black box re-run as the private size grows by 1 + eta",
+            checks=ContractParams({"n0": 40, "eta": 0.25}),  # small sizes: short workloads re-run often,
         ),
         MechanismSpec(
             "bb_improver",
@@ -247,6 +305,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear", "pmw"),
             "docs/growing.md",
             "Cummings et al. BBImprover: any static black box re-run at every growth step, shrinking budget",
+            checks=ContractParams({"n0": 40, "step": 40}),
         ),
         MechanismSpec(
             "pmwg",
@@ -256,6 +315,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             ("count", "histogram", "linear"),  # each row a query of its own (PMW is what it runs)
             "docs/growing.md",
             "Cummings et al. PMWG: online private multiplicative weights on a growing database; streamed queries",
+            checks=ContractParams({"n0": 40, "eta": 0.1}),
         ),
         MechanismSpec(
             "randomized_response",
@@ -269,6 +329,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "continual randomized response (Pan §6): the unbiased histogram from the clients' randomized mutations",
             input_kind="reports",
             trust="local",
+            checks=ContractParams(variants=({"max_mutations": 2}, {"aggregation": "hdcr", "layers": 3})),
         ),
     )
 }
@@ -288,41 +349,3 @@ def get(name: str) -> MechanismSpec:
     if spec is None:
         raise ValueError(f"unknown mechanism {name!r}; choose one of {', '.join(MECHANISMS)}")
     return spec
-
-
-# ---------------------------------------------------------------------------
-# Stable state names of the classes that appear in mechanism state (the
-# mechanisms and their nodes register themselves where they are defined).
-# A name is part of the state format: never change one without a migration.
-# ---------------------------------------------------------------------------
-for _name, _cls, *_plain in (
-    ("budget.pure", accounting.PureDP),
-    ("budget.approx", accounting.ApproxDP),
-    ("budget.zcdp", accounting.ZCDP),
-    ("ledger", accounting.Ledger),
-    ("ledger.scope", accounting.Scope),
-    ("ledger.record", accounting.Record),
-    ("noise_profile", errors.NoiseProfile, ("terms",)),
-    ("partition.params", partition.PartitionParams),
-    ("partition.infinite", partition.InfinitePartitioner),
-    ("registry.entries", registry.EntryRegistry, ("entries", "tombstones", "domain_sizes")),
-    ("registry.update", registry.Update),
-    ("static.count", static.CountMechanism),
-    ("static.histogram", static.HistogramMechanism),
-    ("static.linear", static.LinearQueryMechanism),
-    ("static.pmw", pmw.PMWMechanism),
-    ("counter.naive_prefix", counters.NaivePrefixCounter),
-    ("counter.naive_increments", counters.NaiveIncrementsCounter),
-    ("counter.binary_tree", counters.BinaryTreeCounter),
-    ("counter.infinite", counters.InfiniteCounter),
-    ("options.none", NoOptions),
-    ("options.fully_dynamic", FullyDynamicOptions),
-    ("options.continual_count", ContinualCountOptions),
-    ("options.net_change", NetChangeOptions),
-    ("options.auto", AutoOptions),
-    ("options.dcr", DCROptions),
-    ("options.hdcr", HDCROptions),
-    ("options.swcr", SWCROptions),
-    ("registry.limit", registry.MutationLimit),
-):
-    state_class(_name, *_plain)(_cls)

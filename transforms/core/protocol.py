@@ -40,18 +40,104 @@ coordinates that name the stream, the query by name and every scope.
 from __future__ import annotations
 
 import abc
+import math
+from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 from transforms.core.config import DynamicConfig
-from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger
+from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
+from transforms.core.foundation import accounting
+from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger, PrivacyUnit, stated_spend
 from transforms.core.foundation.entries import EntryRegistry, TickBatch
 from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.outputs import NodeOutput, TickResult
-from transforms.core.foundation.state import envelope, open_envelope, restore, to_plain
+from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
 
-__all__ = ["ContinualRelease", "NoOptions"]
+__all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "ContractParams", "CONTRACT_BUDGETS"]
+
+# The accounting values a mechanism's state holds, under their stable state names (the
+# accounting package itself stays free of numpy and of the state module: a client device
+# embeds it beside families/rr_client.py). A name is part of the state format.
+state_class("budget.pure")(accounting.PureDP)
+state_class("budget.approx")(accounting.ApproxDP)
+state_class("budget.zcdp")(accounting.ZCDP)
+state_class("ledger")(accounting.Ledger)
+state_class("ledger.scope")(accounting.Scope)
+state_class("ledger.record")(accounting.Record)
+
+# The budgets the contract tests (tests/test_contract.py) run mechanisms under, by name:
+# (budget, profile). A registry entry's ContractParams names the ones that apply to it.
+CONTRACT_BUDGETS = {
+    "pure-tuned": (accounting.PureDP(4.0), "tuned"),
+    "pure-paper": (accounting.PureDP(4.0), "paper"),
+    "zcdp": (accounting.ZCDP(2.0), "tuned"),
+    "approx": (accounting.ApproxDP(4.0, 1e-6), "tuned"),
+    "restarts": (accounting.PureDP(200.0), "tuned"),  # noise small enough that nodes restart (a long workload)
+    "pure-tight": (accounting.PureDP(4.0), "tight"),
+    "zcdp-tight": (accounting.ZCDP(2.0), "tight"),
+    "restarts-tight": (accounting.PureDP(200.0), "tight"),
+}
 
 
+@dataclass(frozen=True)
+class ContractParams:
+    """What the contract tests run one registry entry with (river's per-estimator
+    test parameters): the tests iterate the registry and never name a mechanism.
+
+    Attributes:
+      options: the option values of the tests (short workloads: small sizes).
+      budgets: the :data:`CONTRACT_BUDGETS` every check runs under.
+      stress_budgets: further budgets for the ledger plan and the noise
+        coordinates only (e.g. nodes that restart).
+      golden: the golden state's budgets (``tests/golden/``): the first under
+        the mechanism's name, the others as ``name@budget``.
+      settle_tick: where the plan checks advance to after the workload (a
+        segmented mechanism's public deadlines lie far out); None: 40 ticks on.
+      variants: option sets of a report collector's checks.
+    """
+
+    options: dict = field(default_factory=dict, hash=False)
+    budgets: tuple[str, ...] = ("pure-tuned", "pure-paper", "zcdp", "approx")
+    stress_budgets: tuple[str, ...] = ()
+    golden: tuple[str, ...] = ("pure-tuned",)
+    settle_tick: int | None = None
+    variants: tuple = field(default=(), hash=False)
+
+    def __post_init__(self):
+        unknown = sorted(set(self.budgets + self.stress_budgets + self.golden) - set(CONTRACT_BUDGETS))
+        if unknown:
+            raise ValueError(f"unknown contract budgets {unknown}; choose from {', '.join(CONTRACT_BUDGETS)}")
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """Which mechanism answers which query sets, with what share of the budget
+    and why (a release's plan: :meth:`ContinualRelease.plan`).
+
+    ``reason`` None: the configured mechanism itself (the whole budget);
+    ``counter`` / ``horizon``: the continual counter it runs over periods, and
+    the number of periods it is planned for (None: unbounded)."""
+
+    mechanism: str
+    queries: tuple[str, ...]
+    share: float = 1.0
+    reason: str | None = None
+    counter: str | None = None
+    horizon: int | None = None
+
+    def text(self) -> str:
+        """One line, as printed in the summary and recorded in the manifest."""
+        note = ""
+        if self.counter is not None:
+            span = f"horizon {self.horizon} periods" if self.horizon else "unbounded"
+            note = f" [counter {self.counter}, {span}]"
+        head = f"{', '.join(self.queries)} -> {self.mechanism}{note}"
+        if self.reason is None:
+            return f"{head} (the whole budget; configured)"
+        return f"{head} ({self.share:.0%} of the budget): {self.reason}"
+
+
+@state_class("options.none")
 class NoOptions:
     """Options of a mechanism that has none beyond :class:`DynamicConfig`."""
 
@@ -92,6 +178,17 @@ class ContinualRelease(abc.ABC):
     period_tick: int = 0
     deletions_allowed: ClassVar[bool] = True
     options_cls: ClassVar[type] = NoOptions
+    # what the ledger charges: "update" (the update-level budget; group privacy
+    # gives the configured unit's guarantee) or "configured" (the configured
+    # guarantee itself: the changelog releases account by the enforced constraint)
+    ledger_unit: ClassVar[str] = "update"
+    # what ``options.horizon`` counts when it is planned against the configured
+    # end: "ticks" or "periods" (of ``every_ticks``); None: it is not (the
+    # mechanism's options then have no ``counter`` / ``horizon`` to check)
+    horizon_unit: ClassVar[str | None] = None
+    # each answer is the change over this many ticks (a sliding window), or None:
+    # the current value (what the contract tests compare the answers with)
+    window_ticks: int | None = None
     _STATE_EXCLUDE = ("config", "options", "_digest")
 
     def __init__(
@@ -113,6 +210,7 @@ class ContinualRelease(abc.ABC):
         options = self.options_cls() if options is None else options
         if not isinstance(options, self.options_cls):
             raise TypeError(f"{type(self).__name__} takes options of type {self.options_cls.__name__}")
+        config = self._configure(config, options)
         self.config = config
         self.options = options
         self.stream = str(stream)
@@ -125,12 +223,114 @@ class ContinualRelease(abc.ABC):
         self.num_updates = 0
         self.finished_reason: str | None = None
         self.noiseless = False  # noise switched off: exact answers, error bounds 0
+        self._start()
+
+    def _start(self) -> None:
+        """Build the mechanism's own structure (called at the end of ``__init__``,
+        with ``config``, ``options``, ``stream``, ``ledger`` ... set; a restored
+        mechanism does not run it)."""
+        return None
 
     @classmethod
     def ledger_cap(cls, config: DynamicConfig) -> Budget:
         """The ledger's total: the update-level budget (group privacy gives the
         entry-level one); the changelog mechanisms account by constraint instead."""
         return config.ledger_budget
+
+    # -- what the mechanism states about its spend, its settings and its plan --------
+    @classmethod
+    def group_unit(cls, config: DynamicConfig) -> PrivacyUnit:
+        """The unit whose group privacy turns the ledger's spend into the
+        configured guarantee: the configured unit, or the update unit (the
+        identity) when the ledger charges the configured guarantee itself."""
+        return config.unit if cls.ledger_unit == "update" else PrivacyUnit.update()
+
+    @classmethod
+    def stated_spend(cls, config: DynamicConfig, spent: tuple[float, ...]) -> tuple[dict, dict]:
+        """``(configured, charged)``: the ledger's spend vector as the guarantee
+        for the configured unit in the configured currency, and as charged
+        (:func:`~transforms.core.foundation.accounting.stated_spend`)."""
+        return stated_spend(spent, ledger=cls.ledger_cap(config), unit=cls.group_unit(config), target=config.budget)
+
+    @classmethod
+    def spend_fields(cls, config: DynamicConfig, spent: tuple[float, ...]) -> dict:
+        """A release record's spend fields: ``epsilon_spent`` / ``delta_spent`` /
+        ``rho_spent`` for the configured unit and currency, and
+        ``update_level_spent`` (the ledger's update-level charge; None when the
+        ledger charges an entry-level guarantee itself, which has no
+        update-level figure)."""
+        configured, charged = cls.stated_spend(config, spent)
+        out = {f"{k}_spent": v for k, v in configured.items()}
+        out["update_level_spent"] = charged if cls.group_unit(config) == config.unit else None
+        return out
+
+    @classmethod
+    def stated_total(cls, config: DynamicConfig) -> dict:
+        """The configured budget's numbers, and for a zCDP ledger under an
+        (epsilon, delta) target also the rho the ledger's total states."""
+        out = asdict(config.budget)
+        stated = cls.group_unit(config).guarantee(cls.ledger_cap(config))
+        if stated.rank > config.budget.rank:
+            out["rho"] = stated.primary
+        return out
+
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Refuse settings the mechanism cannot run (``ValueError``, naming the
+        configuration key): its options against the configuration, an entry
+        unit without a mutation limit where group privacy needs one, a horizon
+        against the configured end (``end_tick``) and period (``every_ticks``)."""
+        cls._configure(config, options)
+        if config.unit.kind == "entry" and config.unit.max_mutations is None:
+            try:
+                cls.ledger_cap(config)
+            except ValueError:
+                raise ValueError(
+                    f"privacy.max_mutations_per_entry: required with mechanism.kind {cls.name} (its entry-level "
+                    "guarantee is group privacy over k mutations); privacy.mutation_window alone bounds the loss "
+                    "only for the changelog mechanisms dcr, hdcr and swcr (docs/changelog.md)"
+                ) from None
+        if cls.horizon_unit is not None:
+            cls._check_horizon(options.counter, options.horizon, end_tick, every_ticks)
+
+    @classmethod
+    def _check_horizon(cls, counter: str, horizon: int | None, end_tick: int | None, every_ticks: int) -> None:
+        if horizon is None and end_tick is None and counter in FINITE_COUNTERS:
+            raise ValueError(
+                f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
+                f"or time.end, or choose an unbounded counter ({', '.join(sorted(UNBOUNDED_COUNTERS))})"
+            )
+        if horizon is None or end_tick is None:
+            return
+        if cls.horizon_unit == "ticks":
+            need, what = end_tick, f"{end_tick} ticks"
+        else:
+            need = math.ceil(end_tick / every_ticks)
+            what = f"{need} periods of release.every_ticks = {every_ticks} ticks"
+        if horizon < need:
+            raise ValueError(
+                f"mechanism.horizon: {horizon} runs out before time.end (the release has {what}); "
+                f"set it to at least {need}, or omit it (the end gives it)"
+            )
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Which mechanism answers which query sets (a tuple of :class:`PlanEntry`)."""
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
+
+    # -- what the contract tests hold the mechanism to ----------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """The planned charge of the release at ``coordinates`` (a ledger
+        record's), in the ledger's currency: the allocation of the mechanism's
+        docs page written out as formulas, apart from the code that charges.
+        ``nodes``: the node outputs released so far (a mechanism whose plan
+        depends on when a node's round started reads it there)."""
+        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
+
+    def ledger_parts(self) -> list:
+        """The mechanisms whose ledgers hold this one's charges (itself; the
+        parts of a composite mechanism such as ``auto``)."""
+        return [self]
 
     # -- what subclasses implement ------------------------------------------------
     @property
@@ -155,6 +355,17 @@ class ContinualRelease(abc.ABC):
         """Called by subclasses after each release at ``tick``: finish at the end."""
         if self.end_tick is not None and tick >= self.end_tick:
             self._finish(tick, "ended", res)
+
+    def _period_ends(self, upto: int):
+        """The period ends in (``period_tick``, ``upto``] still due, one at a time:
+        the caller releases each and moves ``period_tick`` on before the next."""
+        if self.every_ticks is None:
+            return
+        while not self.finished:
+            t = self.next_period_end(self.period_tick)
+            if t is None or t > upto:
+                return
+            yield t
 
     def next_period_end(self, after: int) -> int | None:
         """The first period end (a multiple of ``every_ticks``, or the end tick)

@@ -32,13 +32,14 @@ from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import state_class
-from transforms.core.protocol import ContinualRelease
+from transforms.core.protocol import ContinualRelease, PlanEntry
 
 __all__ = ["AutoRelease", "AutoOptions", "plan"]
 
 ADDITIVE = ("count", "histogram", "linear")
 
 
+@state_class("options.auto")
 @dataclass(frozen=True)
 class AutoOptions:
     """Options of ``auto``.
@@ -108,27 +109,29 @@ class AutoRelease(ContinualRelease):
     name = "auto"
     deletions_allowed = True
     options_cls = AutoOptions
+    horizon_unit = "periods"
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: AutoOptions | None = None,
-    ):
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Per part of :func:`plan`: its mechanism, query sets, share and reason
+        (and the additive part's counter)."""
+        out = []
+        for p in plan(config):
+            counter = horizon = None
+            if p.mechanism == NetChangeRelease.name:
+                sub = NetChangeOptions(options.counter, options.horizon)
+                counter, horizon = NetChangeRelease.counter_choice(config, sub, end_tick, every_ticks)
+            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon))
+        return tuple(out)
+
+    def _start(self) -> None:
+        config = self.config
         names = [q.name for q in config.queries]
         self.parts = []
         self.columns = []  # per part: the item positions of its query sets
+        at = dict(stream=self.stream, emit_nodes=self.emit_nodes, end_tick=self.end_tick, every_ticks=self.every_ticks)
         for p, (cls, sub, opts) in zip(plan(config), self._sub_configs()):
-            self.parts.append(
-                cls(sub, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=opts)
-            )
+            self.parts.append(cls(sub, options=opts, **at))
             self.columns.append(tuple(names.index(n) for n in p.queries))
         self.part_names = tuple(p.mechanism for p in plan(config))
 
@@ -146,6 +149,10 @@ class AutoRelease(ContinualRelease):
             else:
                 out.append((FullyDynamicRelease, sub, FullyDynamicOptions()))
         return out
+
+    def ledger_parts(self) -> list:
+        """Every part keeps its own ledger (its share of the configured budget)."""
+        return list(self.parts)
 
     def _restore_config(self) -> None:
         for core, (cls, sub, opts) in zip(self.parts, self._sub_configs()):

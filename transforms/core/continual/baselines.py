@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig, part
+from transforms.core.config import DynamicConfig
 from transforms.core.continual.segmented import SegmentedRelease
-from transforms.core.counters import COUNTER_NAMES, InfiniteCounter, make_counter
+from transforms.core.counters import COUNTER_NAMES, COUNTERS, FINITE_COUNTERS, InfiniteCounter, make_counter
 from transforms.core.foundation.accounting import Scope
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
@@ -23,6 +23,13 @@ from transforms.core.foundation.state import state_class
 from transforms.core.protocol import ContinualRelease
 
 __all__ = ["InsertionOnlyRelease", "TwoStreamBaseline", "ContinualCountRelease", "ContinualCountOptions"]
+
+
+def _infinite_counter_cost(core: SegmentedRelease, c: tuple):
+    if c[0] not in ("ins", "del") or c[1] not in {q.name for q in core.config.queries}:
+        raise ValueError(f"no planned release at {c}")
+    share = core._tree_budget_planned().scale(1 / len(core.config.queries))
+    return COUNTERS["infinite"].planned_cost(share, c)
 
 
 @state_class("mechanism.insertion_only")
@@ -38,10 +45,11 @@ class InsertionOnlyRelease(SegmentedRelease):
     name = "insertion_only"
     deletions_allowed = False
 
-    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         k = len(self.mechanisms)
-        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        b = self.tree_budget.part(1.0 / k, 1.0 / k)
         self.counters = [
             InfiniteCounter(
                 m,
@@ -58,6 +66,10 @@ class InsertionOnlyRelease(SegmentedRelease):
         for item in batch.inserts:
             for k, v in enumerate(item):
                 self.pending[k][v] += 1
+
+    def _planned_cost(self, c, nodes):
+        """Each query set's Chan-Shi-Song counter has the tree's budget / k."""
+        return _infinite_counter_cost(self, c)
 
     def _bound(self, k: int, beta: float) -> float:
         return self.counters[k].error_bound(beta)
@@ -84,33 +96,33 @@ class TwoStreamBaseline(SegmentedRelease):
 
     name = "two_stream_baseline"
 
-    def __init__(self, config: DynamicConfig, *, stream: str = "default", emit_nodes: bool = False, **kw):
-        super().__init__(config, stream=stream, emit_nodes=emit_nodes, **kw)
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         k = len(self.mechanisms)
-        b = part(self.tree_budget, 1.0 / k, 1.0 / k)
+        b = self.tree_budget.part(1.0 / k, 1.0 / k)
         par = self.ledger.root.child("two_streams", Scope.PARALLEL)
-        honaker = config.tuned_family
-        self.ins = [
-            InfiniteCounter(
-                m,
-                b,
-                honaker=honaker and m.additive,
-                coords=(self.stream, "ins", config.queries[i].name),
-                scope=par.child(f"ins{i}"),
-            )
-            for i, m in enumerate(self.mechanisms)
-        ]
-        self.dels = [
-            InfiniteCounter(
-                m,
-                b,
-                honaker=honaker and m.additive,
-                coords=(self.stream, "del", config.queries[i].name),
-                scope=par.child(f"del{i}"),
-            )
-            for i, m in enumerate(self.mechanisms)
-        ]
+
+        def counters(side: str) -> list[InfiniteCounter]:
+            return [
+                InfiniteCounter(
+                    m,
+                    b,
+                    honaker=config.tuned_family and m.additive,
+                    coords=(self.stream, side, config.queries[i].name),
+                    scope=par.child(f"{side}{i}"),
+                )
+                for i, m in enumerate(self.mechanisms)
+            ]
+
+        self.ins = counters("ins")
+        self.dels = counters("del")
         self._reset()
+
+    def _planned_cost(self, c, nodes):
+        """Each query set's two counters have the tree's budget / k (parallel:
+        one update is in exactly one of them)."""
+        return _infinite_counter_cost(self, c)
 
     def _reset(self):
         self.p_ins = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
@@ -139,9 +151,7 @@ class TwoStreamBaseline(SegmentedRelease):
         res.closes.append(tick)
 
 
-FINITE_COUNTERS = ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
-
-
+@state_class("options.continual_count")
 @dataclass(frozen=True)
 class ContinualCountOptions:
     """Options of the plain continual counter.
@@ -180,30 +190,21 @@ class ContinualCountRelease(ContinualRelease):
     name = "continual_count"
     deletions_allowed = False
     options_cls = ContinualCountOptions
+    horizon_unit = "ticks"
     signed = False  # the batches are insertions only (NetChangeRelease: signed changes)
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-        counter: str | None = None,
-        horizon: int | None = None,
-    ):
+    def __init__(self, config: DynamicConfig, *, options=None, counter: str | None = None, horizon=None, **kw):
         if counter is not None or horizon is not None:  # the earlier keyword form
             if options is not None:
                 raise TypeError("give options= or counter=/horizon=, not both")
             options = ContinualCountOptions(counter or "infinite_honaker", horizon)
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+        super().__init__(config, options=options, **kw)
+
+    def _start(self) -> None:
+        config = self.config
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         k = len(self.mechanisms)
-        share = part(config.ledger_budget, 1.0 / k, 1.0 / k)
+        share = config.ledger_budget.part(1.0 / k, 1.0 / k)
         counter_name, horizon = self._counter_choice()
         self.counters = [
             make_counter(
@@ -225,6 +226,16 @@ class ContinualCountRelease(ContinualRelease):
     def _counter_choice(self) -> tuple[str, int | None]:
         return self.options.counter, self.options.horizon
 
+    def planned_cost(self, coordinates: tuple, nodes=()):
+        """Each query set's counter has the ledger's budget / k; its own
+        allocation is its class's (``docs/counters.md``)."""
+        c = tuple(coordinates[1:])
+        if c[0] != self._coord or c[1] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        counter, horizon = self._counter_choice()
+        share = self.config.ledger_budget.scale(1 / len(self.config.queries))
+        return COUNTERS[counter].planned_cost(share, c, horizon=horizon, noise_kind=self.config.noise_kind)
+
     @property
     def last_tick(self) -> int:
         return self.tick
@@ -240,15 +251,7 @@ class ContinualCountRelease(ContinualRelease):
         return self.tick + 1
 
     def _batch_hists(self, batch: TickBatch) -> list[np.ndarray]:
-        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        for item in batch.inserts:
-            for k, v in enumerate(item):
-                hists[k][v] += 1
-        if self.signed:
-            for item, _ in batch.deletes:
-                for k, v in enumerate(item):
-                    hists[k][v] -= 1
-        return hists
+        return batch.histograms([m.domain_size for m in self.mechanisms], signed=self.signed)
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         self._advance(batch.tick - 1, noise, res)
@@ -271,10 +274,7 @@ class ContinualCountRelease(ContinualRelease):
                     return
                 self._step(t, None, noise, res)
             return
-        while not self.finished:
-            t = self.next_period_end(self.period_tick)
-            if t is None or t > tick:
-                break
+        for t in self._period_ends(tick):
             self._step(t, self.acc, noise, res)
         if not self.finished:
             self.tick = max(self.tick, tick if self.end_tick is None else min(tick, self.end_tick))

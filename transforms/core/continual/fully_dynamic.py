@@ -31,11 +31,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig, part, pure_part
+from transforms.core.config import DynamicConfig
+from transforms.core.continual.fully_dynamic_node import (
+    FullyDynamicNode,
+    fenwick_chain,
+    lowbit,
+    node_level,
+    reuse_round_weight,
+)
 from transforms.core.continual.segmented import SegmentedRelease
-from transforms.core.counters import BinaryTreeCounter, ContinualCounter, InfiniteCounter
+from transforms.core.counters import COUNTERS, BinaryTreeCounter, ContinualCounter, InfiniteCounter
 from transforms.core.counters.factorization import KaryTreeCounter, SqrtFactorizationCounter
-from transforms.core.foundation.accounting import Budget, Scope
+from transforms.core.foundation.accounting import zeta
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
@@ -46,35 +53,7 @@ from transforms.core.static.linear import CountMechanism, HistogramMechanism
 __all__ = ["FullyDynamicRelease", "FullyDynamicOptions", "lowbit", "fenwick_chain", "node_level"]
 
 
-def lowbit(i: int) -> int:
-    return i & -i
-
-
-def node_level(i: int) -> int:
-    """Level of Fenwick node i: 1 + number of trailing zeros (leaves are level 1)."""
-    return lowbit(i).bit_length()
-
-
-# The share of beta a reusing node's current round gets in the union bound over
-# its possible rounds: 1 - OMEGA for round 1 (restarts are rare), OMEGA 6/(pi^2
-# (r-1)^2) for round r >= 2; the weights sum to 1. A public constant.
-REUSE_OMEGA = 0.05
-
-
-def reuse_round_weight(r: int) -> float:
-    """Weight of round ``r`` in the union bound of a node that reuses n_hat."""
-    return 1.0 - REUSE_OMEGA if r == 1 else REUSE_OMEGA * 6.0 / (math.pi**2 * (r - 1) ** 2)
-
-
-def fenwick_chain(j: int) -> list[int]:
-    """Nodes queried after segment j closes: j, j - lowbit(j), ... (> 0)."""
-    out = []
-    while j > 0:
-        out.append(j)
-        j -= lowbit(j)
-    return out
-
-
+@state_class("options.fully_dynamic")
 @dataclass(frozen=True)
 class FullyDynamicOptions:
     """Options of the fully-dynamic mechanism.
@@ -99,225 +78,6 @@ class FullyDynamicOptions:
         return dataclasses.replace(config, max_segments=int(self.horizon))
 
 
-@state_class("fully_dynamic.node")
-class _Node:
-    """Alg. 3 at one node of the online interval tree."""
-
-    def __init__(self, owner: FullyDynamicRelease, index: int, content: list[np.ndarray], size: int):
-        self.index = index
-        self.level = node_level(index)
-        self.tick_lo = 0  # node covers insertion ticks (tick_lo, tick_hi]
-        self.tick_hi = 0
-        self.horizon = lowbit(index) - 1  # later segments at which this node is queried
-        self.content = content  # exact live items, one histogram per query set
-        self.size = size
-        self.steps = 0
-        self.round = 0
-        self.halted = False
-        self.halt_nhat = 0.0
-        self.halt_nhat_profile: NoiseProfile | None = None
-        prof = owner.config.budget_profile
-        self.budget = part(owner.tree_budget, prof.level_split.weight(self.level), prof.level_split.weight(self.level))
-        self.scope = owner.tree_scope.child(f"level{self.level}", Scope.PARALLEL).child(f"node{index}")
-        self.static_answers: list[np.ndarray] = []
-        self.static_budgets: list[Budget] = []
-        self.static_sizes: list[tuple[float, NoiseProfile]] = []  # (n_hat, law) from PMW releases
-        self.static_params: list = []  # what a non-additive release's alpha needs (PMW: its T)
-        self.n_hat = 0.0
-        self.n_hat_profile: NoiseProfile | None = None
-        self.del_counter: ContinualCounter | None = None
-        self.q_counters: list[ContinualCounter] = []
-
-    @property
-    def coords(self) -> tuple:
-        return ("tree", "node", self.index, "round", self.round)
-
-    def _round_budgets(self, owner):
-        prof = owner.config.budget_profile
-        b_r = part(self.budget, prof.round_split.weight(self.round), prof.round_split.weight(self.round))
-        k = len(owner.mechanisms)
-        we, wd = prof.round_weights, prof.delta_weights
-        if prof.leaf_static_only and self.horizon == 0:
-            return None, part(b_r, 1.0 / k, 1.0 / k), None, None
-        # tight: the c count sets are answered from n_hat and the deletion-count
-        # counter, which take the shares those sets would have had (a static
-        # release and a query counter each); every other set keeps its share
-        c = sum(owner.reuse)
-        nhat = pure_part(b_r, we[0] + c * we[1] / k)
-        static = part(b_r, we[1] / k, wd[1] / k)
-        qins = part(b_r, we[2] / k, wd[2] / k)
-        lapins = part(b_r, we[3] + c * we[2] / k, wd[3] + c * wd[2] / k)
-        return nhat, static, qins, lapins
-
-    def reuses(self, owner, k: int) -> bool:
-        """Whether set ``k`` is answered from this round's n_hat (and deletion
-        counter) rather than a release of its own: a count set, in the tight
-        profile, at a node that releases n_hat (not a static-only leaf)."""
-        return owner.reuse[k] and self.n_hat_profile is not None
-
-    def start_round(self, owner: FullyDynamicRelease, tick: int, noise: NoiseSource, gamma_end: float | None) -> None:
-        """Lines 1-5 (round 1) or 19-26 (restart) of Alg. 3."""
-        self.round += 1
-        nhat_b, static_b, qins_b, lapins_b = self._round_budgets(owner)
-        base = (owner.stream,) + self.coords
-        if nhat_b is not None:
-            mech = owner.control_mechanism
-            self.scope.charge(nhat_b, base + ("n_hat",))
-            rel = mech.release(np.array([self.size]), nhat_b, noise.stream(*base, "n_hat"))
-            self.n_hat = float(rel.values[0])
-            self.n_hat_profile = NoiseProfile.zero() if noise.is_disabled else rel.noise
-            owner._log(tick, self.index, self.level, self.round, "n_hat", "", rel.values, nhat_b, base + ("n_hat",))
-            if gamma_end is not None and self.n_hat < 2 * gamma_end:
-                self.halted = True  # line 22-23: answer 0 from now on; content kept for merging
-                self.halt_nhat = self.n_hat
-                self.halt_nhat_profile = rel.noise
-                self.del_counter = None
-                self.q_counters = []
-                return
-        self.static_answers, self.static_budgets, self.static_sizes, self.static_params = [], [], [], []
-        for k, mech in enumerate(owner.mechanisms):
-            if self.reuses(owner, k):  # the count is this round's n_hat: nothing new is released
-                self.static_answers.append(np.array([self.n_hat]))
-                self.static_budgets.append(None)
-                self.static_params.append(None)
-                continue
-            c = base + ("static", owner.config.queries[k].name)
-            self.scope.charge(mech.cost(static_b), c)
-            if not mech.additive and self.n_hat_profile is not None:
-                # PMW reuses this round's n_hat (post-processing of a release)
-                rel = mech.release(self.content[k], static_b, noise.stream(*c), self.n_hat, self.n_hat_profile)
-            else:
-                rel = mech.release(self.content[k], static_b, noise.stream(*c))
-            ans = mech.answer(rel)
-            self.static_answers.append(ans)
-            self.static_budgets.append(static_b)
-            if rel.n_hat is not None:
-                self.static_sizes.append((rel.n_hat, rel.n_hat_noise))
-            self.static_params.append(rel.alpha_params)
-            owner._log(
-                tick, self.index, self.level, self.round, "static", owner.config.queries[k].name, ans, static_b, c
-            )
-        remaining = self.horizon - self.steps
-        if lapins_b is None or remaining <= 0:
-            self.del_counter, self.q_counters = None, []
-            return
-        self.del_counter = owner._make_counter(
-            owner.control_mechanism, lapins_b, remaining, base + ("del_count",), self.scope.child(f"r{self.round}-del")
-        )
-        self.q_counters = [
-            None
-            if self.reuses(owner, k)  # the deletion-count counter counts this set's deletions
-            else owner._make_counter(
-                owner.deletion_mechanisms[k],
-                qins_b,
-                remaining,
-                base + ("del_query", owner.config.queries[k].name),
-                self.scope.child(f"r{self.round}-q{k}"),
-            )
-            for k in range(len(owner.mechanisms))
-        ]
-        if owner.emit_nodes:
-            for c in self._counters():
-                c.release_log = []
-
-    def _counters(self) -> list[ContinualCounter]:
-        """The round's counters (the deletion-count counter first)."""
-        return [c for c in [self.del_counter] + self.q_counters if c is not None]
-
-    def _query_counter(self, k: int) -> ContinualCounter | None:
-        """The counter of set k's deletions: its own, or the deletion-count
-        counter for a set that reuses n_hat; None before any step."""
-        c = (
-            self.del_counter
-            if (self.q_counters and self.q_counters[k] is None)
-            else (self.q_counters[k] if self.q_counters else None)
-        )
-        return c if c is not None and c.t > 0 else None
-
-    def step(self, owner: FullyDynamicRelease, tick: int, del_hists, del_count: int, noise: NoiseSource) -> None:
-        """Lines 6-31 for one later segment (deletions already applied to content)."""
-        self.steps += 1
-        if self.halted or self.del_counter is None:
-            return
-        beta_r = owner.config.beta / (math.pi**2 * self.round**2)
-        est = float(self.del_counter.step(np.array([del_count]), noise)[0])
-        gamma = self.del_counter.error_bound(beta_r)
-        for k, c in enumerate(self.q_counters):
-            if c is not None:
-                c.step(del_hists[k], noise)
-        self._flush_counter_logs(owner, tick)
-        if est > self.n_hat / 2 + 2 * gamma:
-            self.start_round(owner, tick, noise, gamma_end=gamma)
-
-    def _flush_counter_logs(self, owner, tick):
-        if not owner.emit_nodes:
-            return
-        for c in self._counters():
-            for coords, cost, values in c.release_log or []:
-                owner._log(tick, self.index, self.level, self.round, "deletion_counter", "", values, cost, coords)
-            c.release_log.clear()
-
-    # -- answers -----------------------------------------------------------------
-    def answer(self, k: int) -> np.ndarray:
-        if self.halted:
-            return np.zeros_like(self.static_answers[k]) if self.static_answers else np.zeros(1)
-        a = self.static_answers[k]
-        c = self._query_counter(k)
-        if c is not None:
-            a = a - c.estimate
-        return a
-
-    def noise_profile(self, owner, k: int) -> NoiseProfile:
-        if self.static_budgets[k] is None:  # reuses n_hat
-            p = self.n_hat_profile
-        else:
-            p = owner.mechanisms[k].noise_profile(self.static_budgets[k])
-        c = self._query_counter(k)
-        if c is not None:
-            p = p + c.noise_profile()
-        return p
-
-    def alpha(self, owner, k: int, beta: float) -> float:
-        """Non-additive black boxes (PMW): union bound over the static release and
-        the deletion counter. A histogram deletion counter's error on any query
-        of the set is at most the error of a sum of d cells (weights in [0, 1])."""
-        mech = owner.mechanisms[k]
-        has_counter = bool(self.q_counters) and self.q_counters[k].t > 0
-        b = beta / 2 if has_counter else beta  # the rest goes to the counter
-        n = self.size_bound(b / 2)  # |D(v)| <= n with probability 1 - b/2
-        reused = self.n_hat_profile if self.n_hat_profile is not None and not self.halted else None
-        params = self.static_params[k] or (None,)
-        a = mech.alpha(self.static_budgets[k], b / 2, n=n, n_hat_noise=reused, iterations=params[0])
-        if has_counter:
-            c = self.q_counters[k]
-            if c.mechanism.additive:
-                d = c.mechanism.domain_size
-                a += c.noise_profile().times(d).tail_bound(b / getattr(mech, "query_count", d))
-            else:
-                a += c.error_bound(b, n=n)
-        return a
-
-    def size_bound(self, beta: float) -> float:
-        """A public (1-beta) upper bound on this node's round-start size, from
-        n_hat or from a PMW release's own noisy size."""
-        if self.n_hat_profile is not None:
-            return max(self.n_hat, 0.0) + self.n_hat_profile.tail_bound(beta)
-        if self.static_sizes:
-            n_hat, law = self.static_sizes[0]
-            return max(n_hat, 0.0) + law.tail_bound(beta)
-        return float("inf")
-
-    def halted_bound(self, beta: float) -> float:
-        """A halted node holds at most n_hat + noise bound items (content only shrinks).
-
-        The n_hat that decided the halt is the one in the bound, so the bound
-        is a union over the round r >= 2 at which a node can halt (that
-        round's noise is independent of the round having started): round r
-        gets ``beta 6 / (pi^2 (r - 1)^2)``, the shares summing to ``beta``."""
-        share = 6.0 / (math.pi**2 * (self.round - 1) ** 2) if self.round > 1 else 1.0
-        return max(self.halt_nhat, 0.0) + self.halt_nhat_profile.tail_bound(beta * share)
-
-
 @state_class("mechanism.fully_dynamic", plain=("pending_ins", "pending_del", "_chain", "_chain_his"))
 class FullyDynamicRelease(SegmentedRelease):
     """Qiu-Yi's fully-dynamic mechanism for one stream (see module docstring).
@@ -338,25 +98,9 @@ class FullyDynamicRelease(SegmentedRelease):
     options_cls = FullyDynamicOptions
     _STATE_EXCLUDE = ("_locate_cache", "_reuse")
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: FullyDynamicOptions | None = None,
-    ):
-        options = FullyDynamicOptions() if options is None else options
-        super().__init__(
-            self._configure(config, options),
-            stream=stream,
-            emit_nodes=emit_nodes,
-            end_tick=end_tick,
-            every_ticks=every_ticks,
-            options=options,
-        )
+    def _start(self) -> None:
+        super()._start()
+        config = self.config
         self.tree_scope = self.ledger.root.child("tree")
         self.control_mechanism = CountMechanism(noise=config.noise_kind)
         # the insertion-only mechanism over a node's deletions, per query set: the
@@ -367,7 +111,7 @@ class FullyDynamicRelease(SegmentedRelease):
             HistogramMechanism(m.domain_size, config.noise_kind) if (config.tuned_family and not m.additive) else m
             for m in self.mechanisms
         ]
-        self.nodes: dict[int, _Node] = {}
+        self.nodes: dict[int, FullyDynamicNode] = {}
         self._reset_pending()
         self.last_answers: list[Answer] = []
 
@@ -389,6 +133,61 @@ class FullyDynamicRelease(SegmentedRelease):
     @classmethod
     def _configure(cls, config: DynamicConfig, options: FullyDynamicOptions) -> DynamicConfig:
         return options.configure(config)
+
+    # -- the planned allocation (docs/fully_dynamic.md) ---------------------------
+    def _planned_cost(self, c: tuple, nodes):
+        """Node ``i`` (level l) of the tree gets w_level(l) of the tree's budget,
+        its round ``r`` w_round(r) of the node's; a round splits into n_hat, the
+        static release, the query counter over deletions and the deletion-count
+        counter (eps weights ``we``, delta weights ``wd``); a leaf releases its
+        static answers only (tuned, tight); the counters get the allocation of
+        their kind for the node's remaining lifetime. Tight: count sets reuse
+        n_hat and the deletion-count counter (their shares go there)."""
+        if c[:2] != ("tree", "node") or c[3] != "round":
+            raise ValueError(f"no planned release at {c}")
+        i, r, kind, rest = c[2], c[4], c[5], c[6:]
+        paper, tight = self.config.profile == "paper", self.config.profile == "tight"
+        level, horizon, k = (i & -i).bit_length(), (i & -i) - 1, len(self.config.queries)
+        if paper:
+            w_level, w_round = 6 / (math.pi**2 * level**2), 6 / (math.pi**2 * r * r)
+        else:
+            segments = self.config.max_segments
+            w_level = 1 / segments.bit_length() if segments else 1 / (zeta(1.5) * level**1.5)
+            w_round = 1 / (zeta(3.0) * r**3)
+        b_r = self._tree_budget_planned().scale(w_level).scale(w_round)
+        we = (0.25,) * 4 if paper else (0.1, 0.4, 0.4, 0.1)
+        wd = (0.0, 1 / 3, 1 / 3, 1 / 3) if paper else (0.0, 0.4, 0.4, 0.2)
+        if not paper and horizon == 0:
+            if kind != "static":
+                raise ValueError(f"a leaf releases its static answers only, not {c}")
+            return b_r.scale(1 / k)
+        counts = [q.name for q in self.config.queries if q.kind == "count"] if tight else []
+        c_k = len(counts) / k
+        if kind in ("static", "del_query") and rest[0] in counts:
+            raise ValueError(f"a count set released on its own in the tight profile: {c}")
+        if kind == "n_hat":
+            return b_r.pure_part(we[0] + c_k * we[1])
+        if kind == "static":
+            return b_r.part(we[1] / k, wd[1] / k)
+        starts = {(n.node, n.round): n.segment for n in nodes if n.kind == "n_hat"}
+        for n in nodes:  # leaves release only their static answers
+            if n.kind == "static":
+                starts.setdefault((n.node, n.round), n.segment)
+        remaining = horizon - (starts[(i, r)] - i)
+        if kind == "del_query":
+            budget, rest = b_r.part(we[2] / k, wd[2] / k), rest[1:]
+        elif kind == "del_count":
+            budget = b_r.part(we[3] + c_k * we[2], wd[3] + c_k * wd[2])
+        else:
+            raise ValueError(f"no planned release at {c}")
+        nk = self.config.noise_kind
+        if tight:  # the best counter over the node's lifetime rounded up to 2^k - 1
+            best = "sqrt_factorization" if nk == "gaussian" else "kary_tree"
+            lifetime = (1 << remaining.bit_length()) - 1
+            return COUNTERS[best].planned_cost(budget, rest, horizon=lifetime, noise_kind=nk)
+        return COUNTERS["infinite" if paper else "binary_tree"].planned_cost(
+            budget, rest, horizon=remaining, noise_kind=nk
+        )
 
     def _reset_pending(self):
         # open segment: items inserted in it (a multiset; an insert and a delete in
@@ -496,7 +295,7 @@ class FullyDynamicRelease(SegmentedRelease):
                 hists, cnt = empty, 0
             self.nodes[i].step(self, tick, hists, cnt, noise)
         # 4. build node j (Alg. 3, round 1); it covers ticks (t_{j - lowbit(j)}, t_j]
-        node = _Node(self, j, content, size)
+        node = FullyDynamicNode(self, j, content, size)
         left = j - lowbit(j)
         node.tick_lo = self.nodes[left].tick_hi if left else 0
         node.tick_hi = tick
@@ -523,7 +322,7 @@ class FullyDynamicRelease(SegmentedRelease):
     def _bound(self, k: int, beta: float) -> float:
         return self._error_bound([self.nodes[i] for i in fenwick_chain(self.closed)], k, beta)
 
-    def _error_bound(self, chain: list[_Node], k: int, beta: float | None = None) -> float:
+    def _error_bound(self, chain: list[FullyDynamicNode], k: int, beta: float | None = None) -> float:
         if self.noiseless:
             return 0.0
         beta = self.config.beta if beta is None else beta

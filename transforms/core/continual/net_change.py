@@ -38,12 +38,14 @@ from transforms.core.config import DynamicConfig
 from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.foundation.state import state_class
+from transforms.core.protocol import PlanEntry
 
 __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 
 AUTO = "auto"
 
 
+@state_class("options.net_change")
 @dataclass(frozen=True)
 class NetChangeOptions:
     """Options of the signed continual release.
@@ -85,36 +87,33 @@ class NetChangeRelease(ContinualCountRelease):
     name = "net_change"
     deletions_allowed = True
     options_cls = NetChangeOptions
+    horizon_unit = "periods"
     signed = True
     _coord = "net"
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options: NetChangeOptions | None = None,
-    ):
-        kinds = sorted({q.kind for q in config.queries} - {"count", "histogram", "linear"})
+    def _start(self) -> None:
+        kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
         if kinds:
             raise ValueError(f"net_change answers additive query sets only (count, histogram, linear), not {kinds}")
-        super().__init__(
-            config,
-            stream=stream,
-            emit_nodes=emit_nodes,
-            end_tick=end_tick,
-            every_ticks=every_ticks,
-            options=options if options is not None else NetChangeOptions(),
-        )
+        super()._start()
 
     def _counter_choice(self) -> tuple[str, int | None]:
-        horizon = self.options.horizon
-        if horizon is None and self.end_tick is not None:
-            horizon = math.ceil(self.end_tick / (self.every_ticks or 1))
-        counter = self.options.counter
+        return self.counter_choice(self.config, self.options, self.end_tick, self.every_ticks)
+
+    @classmethod
+    def counter_choice(cls, config: DynamicConfig, options, end_tick: int | None, every_ticks: int | None):
+        """(counter, horizon in periods) for the options (``counter``, ``horizon``),
+        the configured end and period: the horizon defaults to the end's number
+        of periods; ``auto`` picks :func:`choose_counter`'s."""
+        horizon = options.horizon
+        if horizon is None and end_tick is not None:
+            horizon = math.ceil(end_tick / (every_ticks or 1))
+        counter = options.counter
         if counter == AUTO:
-            counter = choose_counter(self.config.noise_kind, horizon)
+            counter = choose_counter(config.noise_kind, horizon)
         return counter, horizon
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        counter, horizon = cls.counter_choice(config, options, end_tick, every_ticks)
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries), counter=counter, horizon=horizon),)

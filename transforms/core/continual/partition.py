@@ -41,6 +41,7 @@ import numpy as np
 
 from transforms.core.foundation.accounting import Ledger, PureDP, Scope
 from transforms.core.foundation.noise import NoiseSource, RandomStream, as_ratio_up, discrete_laplace
+from transforms.core.foundation.state import state_class
 
 __all__ = [
     "PartitionParams",
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 
+@state_class("partition.params")
 @dataclass(frozen=True)
 class PartitionParams:
     """Parameters of Alg. 2 (exactly the paper's)."""
@@ -105,7 +107,7 @@ def halting_probability(k0: int, scale: float) -> float:
     return 1 - q ** (1 - k0) / (1 + q)
 
 
-def _survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decimal:
+def survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decimal:
     """(1 - p)^n with p = P(Z >= k0), as a decimal with relative error < 10^(5-prec)."""
     with decimal.localcontext() as ctx:
         ctx.prec = prec
@@ -122,7 +124,7 @@ def _survival_decimal(k0: int, scale: float, n: int, prec: int) -> decimal.Decim
 _LN2_64 = 64 * math.log(2)
 
 
-def _log_one_minus_p(k0: int, scale: float) -> float:
+def log_one_minus_p(k0: int, scale: float) -> float:
     """ln(1 - p), p = P(DLap(scale) >= k0), computed without cancellation."""
     q = _scale_ratio(scale)[2]
     lnq = math.log(q)
@@ -143,7 +145,7 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
     """
     if cap < 1:
         raise ValueError("cap must be >= 1")
-    l1p = _log_one_minus_p(k0, scale)  # < 0
+    l1p = log_one_minus_p(k0, scale)  # < 0
     w = int(stream.words(1)[0])
     bits = 64
 
@@ -166,7 +168,7 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
                 return 1
         prec = 60
         while True:
-            sd = _survival_decimal(k0, scale, n, prec)
+            sd = survival_decimal(k0, scale, n, prec)
             err = sd * decimal.Decimal(10) ** (6 - prec)
             with decimal.localcontext() as ctx:
                 ctx.prec = prec + 40
@@ -207,6 +209,7 @@ def geometric_capped(stream: RandomStream, k0: int, scale: float, cap: int) -> i
     return lo_n
 
 
+@state_class("partition.infinite")
 class InfinitePartitioner:
     """Alg. 2 with the O(1) skip over empty ticks.
 

@@ -33,8 +33,8 @@ import math
 
 import numpy as np
 
-from transforms.core.config import DynamicConfig
 from transforms.core.continual.partition import InfinitePartitioner, PartitionParams
+from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource, as_ratio_up
@@ -48,30 +48,39 @@ class SegmentedRelease(ContinualRelease):
     """Ticks -> partitioning -> per-segment work. Subclasses do the releasing
     (``_absorb`` a tick's batch, ``_close`` a segment)."""
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-    ):
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
+    def _start(self) -> None:
+        config = self.config
         eps_p, self.tree_budget = config.split()
         self.partitioner = InfinitePartitioner(
             PartitionParams(eps_p, config.beta), coords=(self.stream,), scope=self.ledger.root
         )
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
         self.closed = 0  # number of closed segments J
-        if every_ticks is not None:
+        if self.every_ticks is not None:
             # what a period's release needs between closes: the last close's answers
             # and their bounds at beta / 2; and (noise off only) the exact histograms
             self.carried: list | None = None
             self.exact_hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
+
+    # -- the planned allocation ------------------------------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """The partitioning's sparse vector gets ``f`` of the ledger's budget as a
+        pure step (``f`` = 0.5 in the paper profile, 0.1 otherwise; eps_p^2 / 2
+        in zCDP); the rest, the tree, is the subclass's (:meth:`_planned_cost`
+        with the coordinates after the stream)."""
+        c = tuple(coordinates[1:])
+        if c[0] == "svt":
+            return self.config.ledger_budget.pure_step(self._partition_share())[1]
+        return self._planned_cost(c, nodes)
+
+    def _partition_share(self) -> float:
+        return 0.5 if self.config.profile == "paper" else 0.1
+
+    def _tree_budget_planned(self) -> Budget:
+        return self.config.ledger_budget.part(1 - self._partition_share(), 1.0)
+
+    def _planned_cost(self, c: tuple, nodes) -> Budget:
+        raise NotImplementedError(f"{type(self).__name__} states no planned allocation")
 
     # -- the contract --------------------------------------------------------------
     @property
@@ -140,12 +149,7 @@ class SegmentedRelease(ContinualRelease):
 
     def _periods(self, upto: int, res: TickResult) -> None:
         """Release every period end in (period_tick, upto] from the carried answers."""
-        if self.every_ticks is None:
-            return
-        while not self.finished:
-            t = self.next_period_end(self.period_tick)
-            if t is None or t > upto:
-                return
+        for t in self._period_ends(upto):
             for k in range(len(self.mechanisms)):
                 res.answers.append(self._answer(t, k, *self._carried_answer(k)))
             self._period_done(t, res)

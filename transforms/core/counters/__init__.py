@@ -40,6 +40,8 @@ the releases summed (000, App. A.2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from transforms.core.counters.base import ContinualCounter
 from transforms.core.counters.factorization import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter
 from transforms.core.counters.trees import (
@@ -60,22 +62,59 @@ __all__ = [
     "SqrtFactorizationCounter",
     "BLTCounter",
     "KaryTreeCounter",
-    "make_counter",
+    "CounterSpec",
+    "COUNTERS",
     "COUNTER_NAMES",
+    "FINITE_COUNTERS",
+    "UNBOUNDED_COUNTERS",
+    "make_counter",
 ]
 
 
-COUNTER_NAMES = (
-    "naive_prefix",
-    "naive_increments",
-    "binary_tree",
-    "honaker",
-    "infinite",
-    "infinite_honaker",
-    "sqrt_factorization",
-    "blt",
-    "kary_tree",
-)
+@dataclass(frozen=True)
+class CounterSpec:
+    """One registered counter: its class and the arguments its name fixes.
+
+    ``needs_horizon`` (the class's declaration): the counter is planned for a
+    finite number of timestamps and needs ``horizon``; it refuses to step past
+    it. The others run on unbounded streams (``blt``'s horizon is a design
+    horizon, optional)."""
+
+    name: str
+    cls: type
+    fixed: dict = field(default_factory=dict)
+
+    @property
+    def needs_horizon(self) -> bool:
+        return self.cls.needs_horizon
+
+    def planned_cost(self, budget, coords, *, horizon=None, noise_kind="laplace"):
+        """The charge of this counter's raw release at ``coords`` (its class's plan)."""
+        return self.cls.planned_cost(budget, coords, horizon=horizon, noise_kind=noise_kind)
+
+    def make(self, mechanism, budget, *, horizon=None, coords=(), scope=None) -> ContinualCounter:
+        if self.needs_horizon and not horizon:
+            raise ValueError(f"counter {self.name!r} needs a horizon (number of timestamps)")
+        return self.cls(mechanism, budget, horizon=horizon, coords=coords, scope=scope, **self.fixed)
+
+
+COUNTERS: dict[str, CounterSpec] = {
+    spec.name: spec
+    for spec in (
+        CounterSpec("naive_prefix", NaivePrefixCounter),
+        CounterSpec("naive_increments", NaiveIncrementsCounter),
+        CounterSpec("binary_tree", BinaryTreeCounter, {"honaker": False}),
+        CounterSpec("honaker", BinaryTreeCounter, {"honaker": True}),
+        CounterSpec("infinite", InfiniteCounter, {"honaker": False}),
+        CounterSpec("infinite_honaker", InfiniteCounter, {"honaker": True}),
+        CounterSpec("sqrt_factorization", SqrtFactorizationCounter),
+        CounterSpec("blt", BLTCounter),  # horizon: the design horizon (None: the default)
+        CounterSpec("kary_tree", KaryTreeCounter),
+    )
+}
+COUNTER_NAMES = tuple(COUNTERS)
+FINITE_COUNTERS = tuple(n for n, c in COUNTERS.items() if c.needs_horizon)
+UNBOUNDED_COUNTERS = tuple(n for n, c in COUNTERS.items() if not c.needs_horizon)
 
 
 def make_counter(
@@ -88,21 +127,7 @@ def make_counter(
     scope: Scope | None = None,
 ) -> ContinualCounter:
     """Build a counter by name (see module docstring)."""
-    if name not in COUNTER_NAMES:
+    spec = COUNTERS.get(name)
+    if spec is None:
         raise ValueError(f"unknown counter {name!r}; choose one of {', '.join(COUNTER_NAMES)}")
-    if name in ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree") and not horizon:
-        raise ValueError(f"counter {name!r} needs a horizon (number of timestamps)")
-    kw = dict(coords=coords, scope=scope)
-    if name == "naive_prefix":
-        return NaivePrefixCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "naive_increments":
-        return NaiveIncrementsCounter(mechanism, budget, **kw)
-    if name in ("binary_tree", "honaker"):
-        return BinaryTreeCounter(mechanism, budget, horizon=horizon, honaker=name == "honaker", **kw)
-    if name == "sqrt_factorization":
-        return SqrtFactorizationCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "blt":  # horizon: the design horizon (None: the default)
-        return BLTCounter(mechanism, budget, horizon=horizon, **kw)
-    if name == "kary_tree":
-        return KaryTreeCounter(mechanism, budget, horizon=horizon, **kw)
-    return InfiniteCounter(mechanism, budget, honaker=name == "infinite_honaker", **kw)
+    return spec.make(mechanism, budget, horizon=horizon, coords=coords, scope=scope)

@@ -54,6 +54,13 @@ class ContinualCounter:
         # (budget, count, weight) of releases summed into the latest estimate
         self._terms: list[tuple[Budget, int, float]] = []
 
+    @classmethod
+    def planned_cost(cls, budget: Budget, coords: tuple, *, horizon: int | None, noise_kind: str) -> Budget:
+        """The charge of the raw release at ``coords`` of a counter with total
+        ``budget`` (``docs/counters.md``, written from its formulas, not from
+        the code that charges): the contract tests hold the ledger to it."""
+        raise NotImplementedError
+
     # -- helpers ---------------------------------------------------------------
     def _batch(self, batch) -> np.ndarray:
         if batch is None:

@@ -7,15 +7,21 @@ import numpy as np
 from transforms.core.counters.base import ContinualCounter, ctz
 from transforms.core.foundation.accounting import BudgetExceededError, Scope
 from transforms.core.foundation.bounds import NoiseProfile
+from transforms.core.foundation.state import state_class
 
 __all__ = ["NaivePrefixCounter", "NaiveIncrementsCounter", "BinaryTreeCounter", "InfiniteCounter"]
 
 
+@state_class("counter.naive_prefix")
 class NaivePrefixCounter(ContinualCounter):
     """002 Alg. 1: a fresh release of the whole prefix at every timestamp."""
 
     name = "naive_prefix"
     needs_horizon = True
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget.scale(1.0 / horizon)  # budget / T per prefix release
 
     def __init__(self, mechanism, budget, *, horizon: int, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
@@ -36,10 +42,15 @@ class NaivePrefixCounter(ContinualCounter):
         return self.estimate
 
 
+@state_class("counter.naive_increments")
 class NaiveIncrementsCounter(ContinualCounter):
     """002 Alg. 2: release every batch with the full budget and sum."""
 
     name = "naive_increments"
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget  # the whole budget per batch (parallel over disjoint batches)
 
     def __init__(self, mechanism, budget, *, horizon=None, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
@@ -54,6 +65,7 @@ class NaiveIncrementsCounter(ContinualCounter):
         return self.estimate
 
 
+@state_class("counter.binary_tree")
 class BinaryTreeCounter(ContinualCounter):
     """BinaryCount over a finite horizon, optionally with Honaker's estimator.
 
@@ -63,6 +75,10 @@ class BinaryTreeCounter(ContinualCounter):
 
     name = "binary_tree"
     needs_horizon = True
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        return budget.scale(1.0 / horizon.bit_length())  # budget / (floor(log2 T) + 1) per node
 
     def __init__(self, mechanism, budget, *, horizon: int, honaker: bool = False, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)
@@ -142,10 +158,18 @@ class BinaryTreeCounter(ContinualCounter):
         return NoiseProfile.sum(self._level_profiles[j] for j in bits)
 
 
+@state_class("counter.infinite")
 class InfiniteCounter(ContinualCounter):
     """Chan-Shi-Song: unbounded stream, ranges [2^i, 2^(i+1)), budget split in halves."""
 
     name = "infinite"
+
+    @classmethod
+    def planned_cost(cls, budget, coords, *, horizon, noise_kind):
+        """Chan-Shi-Song: budget/2 per finished range, budget/2 / (i + 1) per node
+        of range i's tree (T = 2^i: i + 1 levels)."""
+        r = coords[coords.index("range") + 1]
+        return budget.scale(0.5 / (r + 1) if "node" in coords else 0.5)
 
     def __init__(self, mechanism, budget, *, horizon=None, honaker: bool = False, coords=(), scope=None):
         super().__init__(mechanism, budget, coords=coords, scope=scope)

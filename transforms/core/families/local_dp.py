@@ -52,9 +52,9 @@ from transforms.core.families.rr_client import (
     num_symbols,
     symbol_of,
 )
-from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.noise import config_digest
 from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
+from transforms.core.protocol import PlanEntry
 
 __all__ = [
     "RROptions",
@@ -154,12 +154,12 @@ def design_for(config: DynamicConfig, options: RROptions) -> SurveyDesign:
             f"got {', '.join(q.kind for q in config.queries)}"
         )
     b = config.budget
-    if isinstance(b, PureDP):
-        eps, delta = b.epsilon, 0.0
-    elif isinstance(b, ApproxDP):
-        eps, delta = b.epsilon, b.delta
-    else:
-        raise ValueError("randomized_response takes privacy.epsilon (and delta), not rho: the response is (eps, delta)")
+    try:
+        eps, delta = b.to_approx().vector()
+    except ValueError:  # a zCDP budget has no (eps, delta) of its own
+        raise ValueError(
+            "randomized_response takes privacy.epsilon (and delta), not rho: the response is (eps, delta)"
+        ) from None
     if config.unit.kind != "update":
         raise ValueError(
             "randomized_response states its guarantee per entry already: its constraint goes in "
@@ -412,6 +412,16 @@ class RandomizedResponseCollector:
         if self.end_tick is not None and tick >= self.end_tick:
             self.finished_reason = "ended"
         return rel
+
+    # -- settings and plan (as ContinualRelease states them) -------------------------
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Refuse a configuration the survey cannot be designed for (``ValueError``)."""
+        design_for(config, options)
+
+    @classmethod
+    def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
 
     # -- state ----------------------------------------------------------------------
     @classmethod

@@ -1,8 +1,8 @@
 """The client side of continual randomized response (Pan §5-6): what a device embeds.
 
 Standard library only on the reporting path (no numpy, no Beam): a device or a
-service can copy this file (and ``accounting.py``, for the loss ledger, which
-is also standard library only) and run it as it is.
+service can copy this file (and the ``accounting`` package folder beside it, for
+the loss ledger, which is also standard library only) and run it as it is.
 
 The protocol (``docs/local_dp.md``):
 
@@ -315,7 +315,7 @@ class RRClient:
         self.first_mutation: int | None = None  # the period of the first mutation
         self.ledger = None
         if track_loss:
-            try:  # copied beside accounting.py, as a device embeds the two files
+            try:  # copied beside the accounting package, as a device embeds them
                 from .accounting import ApproxDP, Ledger, PureDP
             except ImportError:  # in this project
                 from transforms.core.foundation.accounting import ApproxDP, Ledger, PureDP

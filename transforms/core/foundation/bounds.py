@@ -28,6 +28,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from transforms.core.foundation.state import state_class
+
 __all__ = ["NoiseProfile", "LAPLACE", "GAUSSIAN"]
 
 LAPLACE = "laplace"
@@ -36,6 +38,7 @@ GAUSSIAN = "gaussian"
 Key = tuple[str, float, float]  # (kind, parameter, weight)
 
 
+@state_class("noise_profile", ("terms",))
 class NoiseProfile:
     """Law of the noise of one answer: independent terms ``weight * X(kind, param)``.
 

@@ -18,6 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
+
+from transforms.core.foundation.state import state_class
+
 __all__ = [
     "Update",
     "TickBatch",
@@ -98,6 +102,7 @@ class DeletionsRefused:
         return (DeletionsRefused, (self.reason,))
 
 
+@state_class("registry.update")
 @dataclass(frozen=True)
 class Update:
     """One update: ``op`` on entry ``entry_id``; ``item`` for insert / upsert."""
@@ -107,6 +112,7 @@ class Update:
     item: tuple[int, ...] | None = None
 
 
+@state_class("registry.limit")
 @dataclass(frozen=True)
 class MutationLimit:
     """The entry-level constraints the registry enforces, where a plain
@@ -246,6 +252,19 @@ class TickBatch:
             n_updates,
         )
 
+    def histograms(self, domain_sizes, signed: bool = True) -> list[np.ndarray]:
+        """Per query set (item position), the batch as a histogram over its
+        domain: +1 per insertion, and -1 per deletion when ``signed``."""
+        hists = [np.zeros(d, dtype=np.int64) for d in domain_sizes]
+        for item in self.inserts:
+            for q, v in enumerate(item):
+                hists[q][v] += 1
+        if signed:
+            for item, _ in self.deletes:
+                for q, v in enumerate(item):
+                    hists[q][v] -= 1
+        return hists
+
     def merge(self, other: TickBatch) -> TickBatch:
         if other.tick != self.tick:
             raise ValueError("only batches of the same tick merge")
@@ -254,6 +273,7 @@ class TickBatch:
         )
 
 
+@state_class("registry.entries", ("entries", "tombstones", "domain_sizes"))
 class EntryRegistry:
     """Live entries: id -> (item, insertion tick, mutations). O(live entries)
     memory, plus one integer per deleted entry id when a mutation limit is

@@ -8,7 +8,6 @@ from transforms.core.static.linear import (
     LinearQueryMechanism,
     Release,
     StaticMechanism,
-    rho_for_approx,
     union_alpha,
 )
 from transforms.core.static.pmw import PMWMechanism
@@ -21,6 +20,5 @@ __all__ = [
     "PMWMechanism",
     "Release",
     "StaticMechanism",
-    "rho_for_approx",
     "union_alpha",
 ]

@@ -29,16 +29,16 @@ Cost of one release (update-level, add/remove-one-item neighbours):
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_approx
+from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
+from transforms.core.foundation.state import state_class
 
 __all__ = [
     "StaticMechanism",
@@ -47,34 +47,10 @@ __all__ = [
     "HistogramMechanism",
     "LinearQueryMechanism",
     "union_alpha",
-    "rho_for_approx",
     "LATTICE_BITS",
 ]
 
 LATTICE_BITS = 20  # real-valued query matrices are rounded to multiples of 2**-20
-
-
-def rho_for_approx(budget: ApproxDP) -> float:
-    """The largest rho (bisection, rounded down) with rho-zCDP => ``budget``."""
-    if budget.delta <= 0:
-        raise ValueError("a Gaussian mechanism needs delta > 0 (or a zCDP budget)")
-    return _rho_for_approx(float(budget.epsilon), float(budget.delta))
-
-
-@functools.lru_cache(maxsize=4096)
-def _rho_for_approx(epsilon: float, delta: float) -> float:
-    """Cached: about 40 ms of bisection, once per (eps, delta) instead of per release."""
-    budget = ApproxDP(epsilon, delta)
-    lo, hi = 0.0, max(budget.epsilon, 1e-12)
-    while zcdp_to_approx(hi, budget.delta).epsilon < budget.epsilon:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if zcdp_to_approx(mid, budget.delta).epsilon <= budget.epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 @dataclass
@@ -144,11 +120,13 @@ class StaticMechanism:
         return prof.tail_bound(beta / self.num_queries)
 
     def check_budget(self, budget: Budget) -> None:
-        if self.noise_kind == LAPLACE and isinstance(budget, ZCDP):
+        if self.noise_kind in budget.noise_families:
+            return
+        if self.noise_kind == LAPLACE:
             raise ValueError(
                 f"{self.name} uses Laplace noise (pure DP); give it a PureDP budget or choose noise='gaussian' for zCDP"
             )
-        if self.noise_kind == GAUSSIAN and isinstance(budget, PureDP):
+        if self.noise_kind == GAUSSIAN:
             raise ValueError(
                 f"{self.name} uses Gaussian noise; give it a ZCDP or ApproxDP(delta>0) budget "
                 "or choose noise='laplace' for pure DP"
@@ -185,7 +163,7 @@ class _AdditiveMechanism(StaticMechanism):
             if eps <= 0:
                 raise ValueError("epsilon must be > 0 to release")
             return float(as_ratio_up(self.l1 / eps))
-        rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+        rho = budget.gaussian_rho()
         if rho <= 0:
             raise ValueError("rho must be > 0 to release")
         return float(as_ratio_up(self.l2**2 / (2 * rho)))
@@ -218,38 +196,8 @@ class _AdditiveMechanism(StaticMechanism):
         return Release(out, budget, self.noise_profile(budget))
 
 
-class CountMechanism(_AdditiveMechanism):
-    """The number of items: one query, sensitivity 1."""
-
-    name = "count"
-
-    def __init__(self, domain_size: int = 1, noise: str = "laplace"):
-        if isinstance(domain_size, str):  # the earlier (noise, domain_size) argument order
-            domain_size, noise = (noise if isinstance(noise, int) and not isinstance(noise, bool) else 1), domain_size
-        super().__init__(noise)
-        if domain_size < 1:
-            raise ValueError("domain_size must be >= 1")
-        self._d = int(domain_size)
-
-    @property
-    def domain_size(self) -> int:
-        return self._d
-
-    @property
-    def num_queries(self) -> int:
-        return 1
-
-    def _answers_units(self, hist):
-        return np.array([int(np.sum(hist))], dtype=np.int64)
-
-    def __reduce__(self):
-        return (CountMechanism, (self._d, self.noise_kind))
-
-
-class HistogramMechanism(_AdditiveMechanism):
-    """Every cell of a histogram over a finite domain (L1 = L2 sensitivity 1)."""
-
-    name = "histogram"
+class _CellsMechanism(_AdditiveMechanism):
+    """A mechanism over the cells of a histogram of ``domain_size`` (count, histogram)."""
 
     def __init__(self, domain_size: int, noise: str = "laplace"):
         super().__init__(noise)
@@ -261,6 +209,35 @@ class HistogramMechanism(_AdditiveMechanism):
     def domain_size(self) -> int:
         return self._d
 
+    def __reduce__(self):
+        return (type(self), (self._d, self.noise_kind))
+
+
+@state_class("static.count")
+class CountMechanism(_CellsMechanism):
+    """The number of items: one query, sensitivity 1."""
+
+    name = "count"
+
+    def __init__(self, domain_size: int = 1, noise: str = "laplace"):
+        if isinstance(domain_size, str):  # the earlier (noise, domain_size) argument order
+            domain_size, noise = (noise if isinstance(noise, int) and not isinstance(noise, bool) else 1), domain_size
+        super().__init__(domain_size, noise)
+
+    @property
+    def num_queries(self) -> int:
+        return 1
+
+    def _answers_units(self, hist):
+        return np.array([int(np.sum(hist))], dtype=np.int64)
+
+
+@state_class("static.histogram")
+class HistogramMechanism(_CellsMechanism):
+    """Every cell of a histogram over a finite domain (L1 = L2 sensitivity 1)."""
+
+    name = "histogram"
+
     @property
     def num_queries(self) -> int:
         return self._d
@@ -268,10 +245,8 @@ class HistogramMechanism(_AdditiveMechanism):
     def _answers_units(self, hist):
         return np.asarray(hist, dtype=np.int64)
 
-    def __reduce__(self):
-        return (HistogramMechanism, (self._d, self.noise_kind))
 
-
+@state_class("static.linear")
 class LinearQueryMechanism(_AdditiveMechanism):
     """A set of linear queries given as an ``m x d`` matrix with entries in [0, 1].
 

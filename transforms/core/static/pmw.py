@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget
+from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.noise import (
     RandomStream,
@@ -49,7 +49,8 @@ from transforms.core.foundation.noise import (
     discrete_gaussian,
     discrete_laplace,
 )
-from transforms.core.static.linear import LATTICE_BITS, Release, StaticMechanism, rho_for_approx
+from transforms.core.foundation.state import state_class
+from transforms.core.static.linear import LATTICE_BITS, Release, StaticMechanism
 
 __all__ = ["PMWMechanism", "range_answers"]
 
@@ -65,6 +66,7 @@ def range_answers(hist: np.ndarray) -> np.ndarray:
     return p[b_idx + 1] - p[a_idx]
 
 
+@state_class("static.pmw")
 class PMWMechanism(StaticMechanism):
     """Private multiplicative weights over a finite domain (see module docstring)."""
 
@@ -126,8 +128,8 @@ class PMWMechanism(StaticMechanism):
         self.check_budget(budget)
         t = t or self.iterations
         share = 0.0 if external_count else _COUNT_SHARE
-        if isinstance(budget, ZCDP) or (self.noise_kind == GAUSSIAN and isinstance(budget, ApproxDP)):
-            rho = budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+        if self.noise_kind == GAUSSIAN:  # (check_budget: a zCDP budget means Gaussian noise)
+            rho = budget.gaussian_rho()
             rho_it = (1 - share) * rho / t
             eps_sel = math.sqrt(8 * rho_it / 2)  # eps-EM is eps^2/8-zCDP
             count_p = 1 / (2 * share * rho) if share else None

@@ -1,381 +1,39 @@
-"""Changelog releases with entry-level guarantees (Pan, 004 §2-§4): DCR, HDCR
-and SWCR under at-most-k and time-bounded mutation constraints.
-
-The changelog model: a database is the stream of its *mutations*; a mutation
-of entry x at tick t carries x's old and new value (insert: no old value;
-delete: no new value). A linear query f over a time range (l, r] is answered by
-its *change* ``sum f(new) - f(old)`` over the mutations in the range. The
-change of ONE entry over a range telescopes to ``f(value at r) - f(value at
-l)``, however many of its mutations fall in the range, so its sensitivity is
-``b - a`` for f with values in [a, b] (an absent entry counts 0): count 1; a
-histogram ``e_y - e_x`` (L1 2, L2 sqrt 2); a linear query set the largest norm
-of a difference of two of its columns (or of one column).
-
-Mechanisms (all ``ContinualRelease``, registry names ``dcr``, ``hdcr``,
-``swcr``; time in *units* of ``window`` periods, a period being
-``every_ticks`` ticks, default 1):
-
-* **DCR** (Def. 4.3): one node per unit, the change over ``((u-1)W, uW]``;
-  the released current value at unit u is the sum of nodes 1..u.
-* **HDCR(h, c, W)** (Def. 4.6): h layers of DCRs, layer i's nodes span c^i
-  units; the current value at unit u is the sum of the nodes of u's base-c
-  decomposition (at most (c-1) per layer), any range (lW, rW] of at most
-  2(c-1)h_min nodes (Thm 4.4, :func:`cover`).
-* **SWCR(W, P)** (Def. 4.7): at every P periods the change over the last W
-  periods, either *directly* (one fresh query per window, Thms 4.5-4.6) or
-  *derived* from an HDCR over units of gcd(W, P) periods (Thm 4.7), whichever
-  has the lower variance for the same loss (Thms 4.8-4.9 give sufficient
-  conditions; we compare the exact variances).
-
-Privacy (the accounting functions below; proof sketch in ``docs/changelog.md``):
-every node is a mechanism on a disjoint time range (a DCR layer); an entry
-affects only the nodes that contain one of its mutations. With at most k
-mutations per entry it affects at most k nodes of a DCR (Thm 4.1), k per HDCR
-layer (hk in all, Thm 4.3) and k ceil(W/P) SWCR windows (Thm 4.5); with all its
-mutations within B ticks of its first insertion, at most MostSpan(t, B) nodes
-of a DCR (Thm 4.2; ceil(B/W)+1 for a fixed period, Cor. 4.1), the sum over
-layers for an HDCR, ceil((B+W)/P) windows (Thm 4.6). When both constraints are
-enforced on every entry, every entry satisfies each of them, so the smaller
-count bounds its loss (per layer); Thm 4.10 (:func:`hybrid_fold`, the worst
-count) covers a population where each entry satisfies one of them. So the
-per-query-set share of the budget is split as ``F`` equal node budgets (F the
-fold count), every node release is charged its F_layer-fold composition to a
-parallel ledger scope (the nodes of a layer are disjoint; one entry's loss is
-at most that), and layers and query sets compose sequentially: the ledger's
-total is exactly the configured entry-level guarantee. Under ``unit: update``
-(one mutation differs) the folds are those of k = 1.
-
-The registry enforces the constraints (``privacy.max_mutations_per_entry``,
-``privacy.mutation_window``; ``registry.MutationLimit``): a mutation past k or
-more than B ticks after the entry's first insertion is rejected
-(``constraint_exceeded``) and never reaches a release.
-
-Noise: each node is one release of the query set's static mechanism (exact
-discrete Laplace / Gaussian noise, integers for integer queries) at
-coordinates ``(stream, name, query, "layer", i, "node", j)`` or ``(stream,
-"swcr", query, "window", u)``; charged before it is drawn.
-"""
+"""The changelog releases DCR, HDCR and SWCR (Pan 004 §4): layers of nodes over
+release units, each node's change released once, the ledger charged by the
+enforced constraint (``docs/changelog.md``)."""
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from transforms.core.config import DynamicConfig
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PrivacyUnit, PureDP, Scope, compose_sequential
+from transforms.core.families.changelog.folds import (
+    DESIGN_HORIZON,
+    MAX_BRANCHING,
+    DCROptions,
+    HDCROptions,
+    SWCROptions,
+    ceil_log,
+    cover,
+    dcr_fold,
+    entry_sensitivity_ratio,
+    fold,
+    hdcr_layer_folds,
+    num_digits,
+    swcr_fold,
+    variance_weight,
+)
+from transforms.core.foundation.accounting import Budget, PrivacyUnit, Scope
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.outputs import Answer, NodeOutput, TickResult
 from transforms.core.foundation.state import state_class
 from transforms.core.protocol import ContinualRelease
 
-__all__ = [
-    "most_span",
-    "dcr_fold",
-    "hdcr_layer_folds",
-    "hdcr_fold",
-    "swcr_fold",
-    "hybrid_fold",
-    "fold",
-    "cover",
-    "prefix_nodes",
-    "entry_sensitivity_ratio",
-    "DCROptions",
-    "HDCROptions",
-    "SWCROptions",
-    "DCRRelease",
-    "HDCRRelease",
-    "SWCRRelease",
-    "DESIGN_HORIZON",
-]
-
-DESIGN_HORIZON = 4096  # units an HDCR is sized for when the release has no configured end
-MAX_BRANCHING = 32
-
-
-# ---------------------------------------------------------------------------
-# accounting by constraint
-# ---------------------------------------------------------------------------
-
-
-def most_span(t, b: int) -> int:
-    """MostSpan(t, B) (Def. 4.4): the largest number of consecutive ranges
-    ``(t_{i-1}, t_i]`` (``t_0 = -inf``) that a window ``[s, s + B]`` meets, for
-    an increasing sequence ``t`` of integer range ends (ticks) and B >= 0.
-
-    A window can be slid right until it starts at the end of its first range
-    without meeting fewer ranges, so the maximum is over windows starting at
-    some ``t_i``; O(n log n). (The paper's listing returns 0 when the window
-    reaches past the last end; here such windows count the ranges to the end.)
-    """
-    t = [int(x) for x in t]
-    if not t:
-        return 0
-    if any(b2 <= a2 for a2, b2 in zip(t, t[1:])):
-        raise ValueError("range ends must increase")
-    if b < 0:
-        raise ValueError(f"B must be >= 0, got {b}")
-    n = len(t)
-    best = 0
-    for i, ti in enumerate(t):
-        j = bisect.bisect_left(t, ti + b)  # the range holding tick ti + B (0-based), or n past the end
-        best = max(best, min(j, n - 1) - i + 1)
-    return best
-
-
-def _check_k(k):
-    if k is not None and (isinstance(k, bool) or int(k) < 1):
-        raise ValueError(f"k must be an integer >= 1 or None, got {k!r}")
-
-
-def _time_bounded(b: int | None, span: int) -> int | None:
-    """ceil(B / span) + 1: nodes of span ``span`` ticks met by B+1 consecutive ticks."""
-    if b is None:
-        return None
-    return -(-int(b) // int(span)) + 1
-
-
-def _min_fold(*folds) -> int:
-    given = [f for f in folds if f is not None]
-    if not given:
-        raise ValueError("an entry-level fold needs k (at most k mutations) or B (time-bounded mutations)")
-    return min(given)
-
-
-def dcr_fold(k: int | None = None, b: int | None = None, w: int = 1) -> int:
-    """How many nodes of a DCR with a fixed period of ``w`` ticks one entry can
-    affect: k (at most k mutations, Thm 4.1), ceil(B/W) + 1 (mutations within
-    B ticks of the first, Cor. 4.1), the smaller when both hold."""
-    _check_k(k)
-    return _min_fold(k, _time_bounded(b, w))
-
-
-def hdcr_layer_folds(h: int, c: int, k: int | None = None, b: int | None = None, w: int = 1) -> tuple[int, ...]:
-    """Per layer i < h (nodes of c^i W ticks): the DCR fold of that layer."""
-    _check_k(k)
-    if h < 1 or c < 2:
-        raise ValueError("an HDCR needs h >= 1 and c >= 2")
-    return tuple(_min_fold(k, _time_bounded(b, c**i * w)) for i in range(h))
-
-
-def hdcr_fold(h: int, c: int, k: int | None = None, b: int | None = None, w: int = 1) -> int:
-    """HDCR (Thm 4.3): hk (at most k), the sum over layers of ceil(B/(c^i W))+1
-    (time-bounded), per layer the smaller when both hold."""
-    return sum(hdcr_layer_folds(h, c, k, b, w))
-
-
-def swcr_fold(w: int, p: int, k: int | None = None, b: int | None = None) -> int:
-    """SWCR(W, P) (Thms 4.5, 4.6): k ceil(W/P) (at most k), ceil((B+W)/P)
-    (time-bounded), the smaller when both hold (W, P, B in ticks)."""
-    _check_k(k)
-    if w < 1 or p < 1:
-        raise ValueError("an SWCR needs W >= 1 and P >= 1")
-    at_most = None if k is None else int(k) * -(-int(w) // int(p))
-    timed = None if b is None else -(-(int(b) + int(w)) // int(p))
-    return _min_fold(at_most, timed)
-
-
-def hybrid_fold(*folds: int) -> int:
-    """Thm 4.10: a population where every entry satisfies ONE of several
-    constraints: the worst (largest) fold bounds the loss."""
-    if not folds:
-        raise ValueError("hybrid_fold needs at least one fold")
-    return max(folds)
-
-
-def fold(cost: Budget, times: int) -> Budget:
-    """The ``times``-fold sequential composition of ``cost`` (pure eps and
-    (eps, delta) add up, zCDP rho adds up)."""
-    if times < 1:
-        raise ValueError("a fold is at least 1")
-    return compose_sequential([cost] * int(times))
-
-
-# ---------------------------------------------------------------------------
-# hierarchical nodes
-# ---------------------------------------------------------------------------
-
-
-def cover(lo: int, hi: int, c: int, h: int) -> list[tuple[int, int]]:
-    """The nodes ``(layer i, index j)`` of an HDCR with branching c and height h
-    whose ranges ``((j-1) c^i, j c^i]`` (in units) partition ``(lo, hi]``: from
-    the left, the largest aligned node that fits (Thm 4.4: at most 2(c-1)h_min
-    nodes with h_min = ceil(log_c(hi - lo)), h >= h_min)."""
-    if lo < 0 or hi < lo:
-        raise ValueError(f"not a range: ({lo}, {hi}]")
-    out = []
-    pos = lo
-    spans = [c**i for i in range(h)]
-    while pos < hi:
-        for i in range(h - 1, -1, -1):
-            s = spans[i]
-            if pos % s == 0 and pos + s <= hi:
-                out.append((i, pos // s + 1))
-                pos += s
-                break
-    return out
-
-
-def prefix_nodes(u: int, c: int, h: int) -> list[tuple[int, int]]:
-    """The nodes of the prefix (0, u]: the top layer's closed nodes and, below,
-    u's base-c digits (the same nodes as ``cover(0, u, c, h)``)."""
-    return cover(0, u, c, h)
-
-
-def _digits(n: int, c: int) -> int:
-    d = 0
-    while n:
-        n //= c
-        d += 1
-    return d
-
-
-def _ceil_log(n: int, c: int) -> int:
-    """The smallest h >= 1 with c^h >= n."""
-    h = 1
-    while c**h < n:
-        h += 1
-    return h
-
-
-def entry_sensitivity_ratio(mechanism) -> float:
-    """Sensitivity of one entry's change over a range (``F y - F x``, x and y
-    two values or absent) divided by the static mechanism's (one item), in its
-    norm (L1 for Laplace, L2 for Gaussian)."""
-    gauss = mechanism.noise_kind == "gaussian"
-    name = mechanism.name
-    if name == "count":
-        return 1.0
-    if name == "histogram":
-        return math.sqrt(2.0) if gauss else 2.0
-    a = getattr(mechanism, "_aq", None)
-    if a is None:
-        raise ValueError(f"{name}: the changelog releases answer count, histogram and linear query sets")
-    cols = np.concatenate([a.astype(float), np.zeros((a.shape[0], 1))], axis=1).T  # values and absent
-    item = mechanism.l2 if gauss else mechanism.l1
-    best = 0.0
-    for x in cols:
-        diff = cols - x
-        norms = np.sqrt((diff**2).sum(axis=1)) if gauss else np.abs(diff).sum(axis=1)
-        best = max(best, float(norms.max()))
-    return best / item
-
-
-def _call_budget(node: Budget, ratio: float) -> Budget:
-    """The static mechanism's (one-item) budget whose release of an entry's
-    change (sensitivity ``ratio`` items) costs ``node``."""
-    if ratio == 1.0:
-        return node
-    if isinstance(node, ZCDP):
-        return ZCDP(node.rho / ratio**2)
-    if isinstance(node, ApproxDP):
-        return ApproxDP(node.epsilon / ratio, node.delta)
-    return PureDP(node.epsilon / ratio)
-
-
-def _variance_weight(noise_kind: str, f: int) -> float:
-    """Node variance at an F-fold split, up to the common factor: Laplace
-    scale ~ F (variance F^2), Gaussian rho / F (variance F)."""
-    return float(f) ** 2 if noise_kind == "laplace" else float(f)
-
-
-# ---------------------------------------------------------------------------
-# options
-# ---------------------------------------------------------------------------
-
-
-def _int_option(name: str, value, lo: int = 1, none_ok: bool = True):
-    if value is None and none_ok:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}{' or None' if none_ok else ''}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class DCROptions:
-    """Options of the disjoint continual release.
-
-    Attributes:
-      window: W, the periods (``every_ticks`` ticks each, default 1 tick) per
-        node; a release at every node close. Default 1.
-    """
-
-    window: int = 1
-
-    def __post_init__(self):
-        _int_option("window", self.window, none_ok=False)
-
-
-@dataclass(frozen=True)
-class HDCROptions:
-    """Options of the hierarchical disjoint continual release.
-
-    Attributes:
-      window: W, periods per bottom node (a release at every bottom node's
-        close). Default 1.
-      branching: c >= 2; None (default): the c in 2..32 with the smallest mean
-        variance of the current value over the horizon, for the configured
-        constraint (``docs/changelog.md``).
-      height: h >= 1; None (default): the number of base-c digits of the
-        horizon in units (the configured end, else 4096 units), so a current
-        value needs at most (c-1) nodes per layer.
-    """
-
-    window: int = 1
-    branching: int | None = None
-    height: int | None = None
-
-    def __post_init__(self):
-        _int_option("window", self.window, none_ok=False)
-        _int_option("branching", self.branching, lo=2)
-        if self.branching is not None and self.branching > 1024:
-            raise ValueError(f"branching must be at most 1024, got {self.branching}")
-        _int_option("height", self.height)
-        if self.height is not None and self.height > 64:
-            raise ValueError(f"height must be at most 64, got {self.height}")
-
-
-SWCR_METHODS = ("auto", "direct", "hdcr")
-
-
-@dataclass(frozen=True)
-class SWCROptions:
-    """Options of the sliding-window continual release.
-
-    Attributes:
-      window: W, the window in periods: each release is the change over the
-        last W periods. Default 7.
-      period: P, periods between releases. Default 1.
-      method: ``direct`` (one query per window, Thms 4.5-4.6), ``hdcr``
-        (aggregated from an HDCR over units of gcd(W, P) periods, Thm 4.7) or
-        ``auto`` (default: the lower variance for the same guarantee).
-      branching: c of the derived HDCR; None: the c with the smallest
-        worst-window variance.
-      height: h of the derived HDCR; None: ceil(log_c(W / gcd(W, P))) (at
-        least 1), as Thm 4.7.
-    """
-
-    window: int = 7
-    period: int = 1
-    method: str = "auto"
-    branching: int | None = None
-    height: int | None = None
-
-    def __post_init__(self):
-        _int_option("window", self.window, none_ok=False)
-        _int_option("period", self.period, none_ok=False)
-        if self.method not in SWCR_METHODS:
-            raise ValueError(f"method must be one of {', '.join(SWCR_METHODS)}, got {self.method!r}")
-        _int_option("branching", self.branching, lo=2)
-        if self.branching is not None and self.branching > 1024:
-            raise ValueError(f"branching must be at most 1024, got {self.branching}")
-        _int_option("height", self.height)
-        if self.height is not None and self.height > 64:
-            raise ValueError(f"height must be at most 64, got {self.height}")
+__all__ = ["DCRRelease", "HDCRRelease", "SWCRRelease"]
 
 
 # ---------------------------------------------------------------------------
@@ -418,29 +76,36 @@ class _ChangelogRelease(ContinualRelease):
     )
     _kind = ""
 
-    def __init__(
-        self,
-        config: DynamicConfig,
-        *,
-        stream: str = "default",
-        emit_nodes: bool = False,
-        end_tick: int | None = None,
-        every_ticks: int | None = None,
-        options=None,
-    ):
-        kinds = sorted({q.kind for q in config.queries} - {"count", "histogram", "linear"})
+    def _start(self) -> None:
+        kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
         if kinds:
             raise ValueError(f"{self.name} answers count, histogram and linear query sets, not {kinds}")
-        super().__init__(
-            config, stream=stream, emit_nodes=emit_nodes, end_tick=end_tick, every_ticks=every_ticks, options=options
-        )
         self._setup()
-        nq = len(config.queries)
+        nq = len(self.config.queries)
         self.tick = 0
         self.units_done = 0  # the last unit boundary processed
         self.closed = 0  # answers released (per query)
         self.scopes = [self.ledger.root.child(f"q{i}") for i in range(nq)]
         self._init_structure()
+
+    # -- the planned allocation (docs/changelog.md) -------------------------------
+    def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
+        """Under the update unit (one mutation: every node fold is 1): the
+        configured budget per query set is split evenly over the h layers, so
+        every node costs share / h; a direct SWCR window costs the whole share.
+        Under an entry constraint a node of layer i costs its F_i-fold
+        composition of share / F (``docs/changelog.md``)."""
+        if self.config.unit.kind != "update":
+            raise NotImplementedError("the planned allocation is stated for the update unit")
+        c = tuple(coordinates[1:])
+        if c[0] != self.name or c[1] not in {q.name for q in self.config.queries}:
+            raise ValueError(f"no planned release at {c}")
+        share = self.ledger_cap(self.config).scale(1 / len(self.config.queries))
+        if c[2] == "window" and len(c) == 4:
+            return share
+        if c[2] != "layer" or c[4] != "node" or len(c) != 6 or not 0 <= c[3] < self.h:
+            raise ValueError(f"no planned release at {c}")
+        return share.scale(1 / self.h)
 
     # -- configuration-derived values (not in state) ----------------------------
     @classmethod
@@ -459,7 +124,7 @@ class _ChangelogRelease(ContinualRelease):
         self._plan()  # unit_ticks, c, h, layer_folds, total_fold, answer_every, window_units, direct
         share = self.ledger_cap(config).scale(1.0 / len(config.queries))
         self.node_budget = share.scale(1.0 / self.total_fold)
-        self.call_budgets = [_call_budget(self.node_budget, r) for r in self.ratios]
+        self.call_budgets = [self.node_budget if r == 1.0 else self.node_budget.for_sensitivity(r) for r in self.ratios]
         self.node_profiles = [m.noise_profile(b) for m, b in zip(self.mechanisms, self.call_budgets)]
         self._spans = [self.c**i for i in range(self.h)]
 
@@ -478,9 +143,9 @@ class _ChangelogRelease(ContinualRelease):
         """(c, h) with the smallest ``nodes(c, h) * variance weight(fold)``."""
         best = None
         for c in range(2, MAX_BRANCHING + 1):
-            h = height or max(1, _digits(horizon, c))
+            h = height or max(1, num_digits(horizon, c))
             f = sum(hdcr_layer_folds(h, c, self.k, self.b, self.unit_ticks))
-            score = mean_nodes(c, h) * _variance_weight(self.config.noise_kind, f)
+            score = mean_nodes(c, h) * variance_weight(self.config.noise_kind, f)
             if best is None or score < best[0] - 1e-12:
                 best = (score, c, h)
         return best[1], best[2]
@@ -509,14 +174,7 @@ class _ChangelogRelease(ContinualRelease):
         return self._boundary_tick(self.units_done + 1)
 
     def _hists(self, batch: TickBatch) -> list[np.ndarray]:
-        hists = [np.zeros(m.domain_size, dtype=np.int64) for m in self.mechanisms]
-        for item in batch.inserts:
-            for q, v in enumerate(item):
-                hists[q][v] += 1
-        for item, _ in batch.deletes:
-            for q, v in enumerate(item):
-                hists[q][v] -= 1
-        return hists
+        return batch.histograms([m.domain_size for m in self.mechanisms])
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         self._advance(batch.tick - 1, noise, res)
@@ -735,7 +393,7 @@ class HDCRRelease(_PrefixRelease):
         horizon = self._horizon_units()
         if o.branching is not None:
             self.c = o.branching
-            self.h = o.height or max(1, _digits(horizon, self.c))
+            self.h = o.height or max(1, num_digits(horizon, self.c))
         else:
             samples = sorted({max(1, round(horizon * (i + 1) / 256)) for i in range(256)})
 
@@ -791,7 +449,7 @@ class SWCRRelease(_ChangelogRelease):
             return memo[c, h]
 
         def default_h(c):
-            return o.height or _ceil_log(wu, c)
+            return o.height or ceil_log(wu, c)
 
         if o.branching is not None:
             c = o.branching
@@ -801,7 +459,7 @@ class SWCRRelease(_ChangelogRelease):
             for c_ in range(2, max(2, min(MAX_BRANCHING, wu)) + 1):
                 h_ = default_h(c_)
                 f = sum(hdcr_layer_folds(h_, c_, self.k, self.b, self.unit_ticks))
-                score = max_nodes(c_, h_) * _variance_weight(self.config.noise_kind, f)
+                score = max_nodes(c_, h_) * variance_weight(self.config.noise_kind, f)
                 if best is None or score < best[0] - 1e-12:
                     best = (score, c_, h_)
             c, h = best[1], best[2]
@@ -809,8 +467,8 @@ class SWCRRelease(_ChangelogRelease):
         method = o.method
         if method == "auto":
             # the same guarantee: node variance ~ fold^2 (Laplace) or fold (Gaussian); derived sums max_nodes
-            v_direct = _variance_weight(self.config.noise_kind, direct_fold)
-            v_derived = max_nodes(c, h) * _variance_weight(self.config.noise_kind, sum(derived_folds))
+            v_direct = variance_weight(self.config.noise_kind, direct_fold)
+            v_derived = max_nodes(c, h) * variance_weight(self.config.noise_kind, sum(derived_folds))
             method = "direct" if v_direct <= v_derived else "hdcr"
         self.direct = method == "direct"
         if self.direct:
