@@ -1,19 +1,19 @@
 """The output records (what the sinks write: releases, node outputs, dead letters) and the budget figures they
 and the run summary state.
 
-``spend_in_units``, ``_unit_spent`` and ``mechanism_plan`` are kept here together, as they were in
-``pipelines/release.py``, for the switch to the core's accounting and registry functions.
+The budget figures (the spend for the configured unit, the plan, the configured total) come from the
+mechanism's registry entry and the accounting (``transforms.core.mechanisms.MechanismSpec``): nothing here
+branches on a budget kind or a mechanism name.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 
 from pipelines.io.files import schema
 from pipelines.parse import raw_fields, safe_json
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP
+from transforms.core.foundation.accounting import as_vector
 from transforms.records import DeadLetter, UpdateRecord
-from transforms.spec import StreamSpec
 
 __all__ = [
     "release_dict",
@@ -97,100 +97,43 @@ def dead_dict(cfg, d: DeadLetter) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=4096)
-def _zcdp_epsilon(rho: float, delta: float) -> float:
-    from transforms.core.foundation.accounting import zcdp_to_approx
-
-    return zcdp_to_approx(rho, delta).epsilon
-
-
 def spend_in_units(cfg, spent: tuple) -> tuple[dict, dict]:
-    """``(configured, update_level)``: the spend so far as a guarantee for the
-    configured privacy unit in the configured currency (epsilon, delta for a
-    configured (epsilon, delta); rho for zCDP; with Gaussian noise under an
-    (epsilon, delta) target also the ledger's rho), and the update-level
-    spend the ledger charged, in its currency."""
-    ledger = cfg.ledger_budget()
-    target = cfg.target_budget()
-    if isinstance(ledger, ZCDP):
-        update_level = {"rho": spent[0]}
-        rho = cfg.group_unit.guarantee(ZCDP(spent[0])).rho
-        configured = {"rho": rho}
-        if not isinstance(target, ZCDP):  # (epsilon, delta) configured: converted at the configured delta
-            configured = {"epsilon": _zcdp_epsilon(rho, target.delta), "delta": target.delta, "rho": rho}
-        return configured, update_level
-    b = cfg.group_unit.guarantee(ApproxDP(spent[0], spent[1]) if len(spent) == 2 else PureDP(spent[0]))
-    update_level = {"epsilon": spent[0]} if len(spent) == 1 else {"epsilon": spent[0], "delta": spent[1]}
-    configured = {"epsilon": b.epsilon}
-    if isinstance(b, ApproxDP):
-        configured["delta"] = b.delta
-    return configured, update_level
+    """``(configured, charged)``: a ledger spend vector as the guarantee for the configured privacy unit in the
+    configured currency, and the charge the ledger made in its own currency (the mechanism's registry entry
+    states both: ``MechanismSpec.stated_spend``)."""
+    return cfg.mechanism_spec.stated_spend(cfg.dynamic_config(), spent)
 
 
 def _unit_spent(cfg, spent: tuple) -> dict:
-    """The release record's spend fields: ``epsilon_spent`` / ``delta_spent`` /
-    ``rho_spent`` for the configured privacy unit and currency, and
-    ``update_level_spent`` (the ledger's update-level charge, labelled). A
-    mechanism whose ledger charges the configured guarantee itself (the
-    changelog releases, ``ledger_unit = "configured"``) has no update-level
-    charge: its ``update_level_spent`` is null, not the entry-level spend
-    under an update-level label (the summary leaves that line out too)."""
-    configured, update_level = spend_in_units(cfg, spent)
-    out = {f"{k}_spent": v for k, v in configured.items()}
-    out["update_level_spent"] = update_level if cfg.group_unit == cfg.privacy_unit else None
-    return out
+    """A release record's spend fields (``epsilon_spent`` / ``delta_spent`` / ``rho_spent`` for the configured
+    unit and currency, and ``update_level_spent``, null where the ledger charges the configured guarantee
+    itself): ``MechanismSpec.spend_fields``."""
+    return cfg.mechanism_spec.spend_fields(cfg.dynamic_config(), spent)
 
 
 def mechanism_plan(cfg) -> list[str]:
-    """Which mechanism answers which query sets, with what share of the budget
-    and why (``mechanism: auto`` decides per query set; printed and recorded)."""
-    import math
-
-    from transforms.core.continual.auto import plan
-    from transforms.core.continual.net_change import choose_counter
-
-    config = cfg.dynamic_config()
-    end_tick = StreamSpec(tick_seconds=cfg.tick_seconds, origin=cfg.origin, end_time=cfg.end).end_tick
-    opts = dict(cfg.options)
-    horizon = opts.get("horizon") or (math.ceil(end_tick / cfg.every_ticks) if end_tick else None)
-
-    def counter_note(name):
-        if name != "net_change":
-            return ""
-        counter = opts.get("counter", "auto")
-        if counter == "auto":
-            counter = choose_counter(config.noise_kind, horizon)
-        return f" [counter {counter}, {'horizon ' + str(horizon) + ' periods' if horizon else 'unbounded'}]"
-
-    if cfg.mechanism != "auto":
-        names = ", ".join(q.name for q in cfg.queries)
-        return [f"{names} -> {cfg.mechanism}{counter_note(cfg.mechanism)} (the whole budget; configured)"]
-    return [
-        f"{', '.join(p.queries)} -> {p.mechanism}{counter_note(p.mechanism)} ({p.share:.0%} of the budget): {p.reason}"
-        for p in plan(config)
-    ]
+    """Which mechanism answers which query sets, with what share of the budget and why (``mechanism: auto``
+    decides per query set; printed and recorded): the registry entry's plan."""
+    plan = cfg.mechanism_spec.plan(
+        cfg.dynamic_config(), cfg.mechanism_options(), end_tick=cfg.end_tick, every_ticks=cfg.every_ticks
+    )
+    return [p.text() for p in plan]
 
 
 def budget_dict(b) -> dict:
-    if isinstance(b, ZCDP):
-        return {"rho": b.rho}
-    if isinstance(b, ApproxDP):
-        return {"epsilon": b.epsilon, "delta": b.delta}
-    return {"epsilon": b.epsilon}
+    """A budget's parameters by name (``{"epsilon": ...}``, with ``delta``; or ``{"rho": ...}``)."""
+    return dataclasses.asdict(b)
 
 
 def target_dict(cfg) -> dict:
-    out = budget_dict(cfg.target_budget())
-    ledger = cfg.ledger_budget()
-    if isinstance(ledger, ZCDP) and "rho" not in out:  # Gaussian noise under an (epsilon, delta) target
-        out["rho"] = cfg.group_unit.guarantee(ledger).rho
-    return out
+    """The configured budget as stated (with the ledger's rho for Gaussian noise under an (epsilon, delta)
+    target): ``MechanismSpec.stated_total``."""
+    return cfg.mechanism_spec.stated_total(cfg.dynamic_config())
 
 
 def ledger_delta(cfg) -> tuple:
     """The ledger's delta (an (epsilon, delta) ledger spends its delta with its epsilon)."""
-    ledger = cfg.ledger_budget()
-    return (ledger.delta,) if isinstance(ledger, ApproxDP) else ()
+    return tuple(as_vector(cfg.ledger_budget())[1:])
 
 
 def budget_text(d: dict) -> str:

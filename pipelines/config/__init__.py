@@ -10,7 +10,7 @@ Schema is ``python -m pipelines.config --schema``. The core never reads YAML:
 from pipelines.config.kinds import MECHANISMS, PROFILES
 from pipelines.config.launch import check_environment, check_kafka_runner, check_runner
 from pipelines.config.load import Override, apply_overrides, load_config, parse_config
-from pipelines.config.mechanism import FINITE_COUNTERS, check_mechanism
+from pipelines.config.mechanism import check_mechanism
 from pipelines.config.pipeline import PipelineConfig
 from pipelines.config.queries import QUERY_TYPES, SUM_BUCKETS, QueryConfig
 from pipelines.config.sections import EPSILON_RANGE, RHO_RANGE, UNITS
@@ -36,7 +36,6 @@ __all__ = [
     "parse_config",
     "source_files",
     "EPSILON_RANGE",
-    "FINITE_COUNTERS",
     "MAX_SPAN_SECONDS",
     "MECHANISMS",
     "PROFILES",

@@ -3,7 +3,7 @@ what the pipeline derives from them (the core's ``DynamicConfig``, the privacy u
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
 from typing import Annotated, ClassVar
 
@@ -19,6 +19,7 @@ from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
 from transforms.core.foundation.noise import config_digest
+from transforms.spec import StreamSpec
 
 __all__ = ["PipelineConfig", "SECTIONS", "DEFAULT_SINKS"]
 
@@ -189,14 +190,17 @@ class PipelineConfig(Section):
         (the identity) for mechanisms whose ledger already charges the
         configured guarantee (``ledger_unit = "configured"``: the changelog
         releases, which account by the enforced constraint)."""
-        if getattr(self.mechanism_spec.core_cls, "ledger_unit", "update") == "configured":
-            return PrivacyUnit.update()
-        return self.privacy_unit
+        return self.mechanism_spec.group_unit(self.dynamic_config())
 
     def ledger_budget(self):
         """The core ledger's total, in its currency (update level, or the
         configured guarantee for the changelog releases)."""
-        return dataclasses.replace(self.dynamic_config(), unit=self.group_unit).ledger_budget
+        return self.mechanism_spec.ledger_budget(self.dynamic_config())
+
+    @property
+    def end_tick(self) -> int | None:
+        """The release's last tick (``StreamSpec.end_tick``: public, from ``time.end``), None without an end."""
+        return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin, end_time=self.end).end_tick
 
     def unit_text(self) -> str:
         """The privacy unit in words (summaries, manifests)."""
@@ -236,7 +240,12 @@ class PipelineConfig(Section):
     def dynamic_config(self) -> DynamicConfig:
         """The core configuration: the configured target budget for the configured
         privacy unit (the core spends the update-level budget whose group
-        guarantee is the target, and enforces the unit's mutation limit)."""
+        guarantee is the target, and enforces the unit's mutation limit). Built
+        once (the records' spend fields read it for every record)."""
+        return self._core_config
+
+    @functools.cached_property
+    def _core_config(self) -> DynamicConfig:
         return DynamicConfig(
             tuple(q.query_set() for q in self.queries),
             self.target_budget(),
