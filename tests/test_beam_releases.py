@@ -13,8 +13,8 @@ from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
 
-from transforms.bounded import ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
-from transforms.common import ValidateFn, apply_in_order
+from transforms.bounded import ResolveEntriesBoundedFn
+from transforms.common import ReleaseStep, apply_in_order
 from transforms.core import (
     MECHANISMS,
     DynamicConfig,
@@ -28,9 +28,11 @@ from transforms.core import (
 )
 from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.aggregates import fold
+from transforms.per_stream import CATCH_UP_TICKS, START, BoundedStreamFn, PerStreamStepFn, set_catch_up
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
-from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
+from transforms.streaming import MergeTickFn, ResolveEntriesFn
+from transforms.validate import UpdateCheck, ValidateFn
 
 KEY_HEX = bytes(range(32)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
@@ -238,13 +240,17 @@ def test_streaming_late_update_dead_lettered_under_policy():
 @pytest.mark.parametrize(
     "fn",
     [
-        ValidateFn(StreamSpec(), (1, 4)),
+        ValidateFn(UpdateCheck(StreamSpec(), (1, 4))),
         ResolveEntriesFn(StreamSpec(), (1, 4), True),
         MergeTickFn(StreamSpec()),
         ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
-        ReleaseStreamFn(StreamSpec(), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL),
-        ReleaseBoundedStreamFn(
-            StreamSpec(end_time=100.0), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL
+        PerStreamStepFn(
+            ReleaseStep(StreamSpec(), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL)
+        ),
+        BoundedStreamFn(
+            ReleaseStep(
+                StreamSpec(end_time=100.0), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL
+            )
         ),
     ],
     ids=lambda f: type(f).__name__,
@@ -290,13 +296,15 @@ def test_aggregate_merge_is_split_invariant():
         assert dele == sum((Counter(a[2]) for a in mine), Counter())
         assert n == sum(a[3] for a in mine)
 
-    fn = ReleaseBoundedStreamFn(
-        StreamSpec(tick_seconds=1.0, end_time=30.0),
-        CFG,
-        MECHANISMS["fully_dynamic"],
-        NoiseKey.fixed(KEY_HEX),
-        True,
-        release=REL,
+    fn = BoundedStreamFn(
+        ReleaseStep(
+            StreamSpec(tick_seconds=1.0, end_time=30.0),
+            CFG,
+            MECHANISMS["fully_dynamic"],
+            NoiseKey.fixed(KEY_HEX),
+            True,
+            release=REL,
+        )
     )
     fn.setup()
 
@@ -489,8 +497,6 @@ def test_merge_tick_flushes_due_ticks_and_keeps_the_rest():
 def test_catch_up_grid_is_public_and_capped_at_the_end():
     """The catch-up timer's tick is the first multiple of CATCH_UP_TICKS at or after the next wake (never
     past the configured end), at that tick's wake time: a function of public values only."""
-    from transforms.streaming import CATCH_UP_TICKS, set_catch_up
-
     assert CATCH_UP_TICKS == 1024
     spec = StreamSpec(streams=("a",), tick_seconds=2.0, allowed_lateness=4.0)
     for tick, grid in ((1, 1024), (5, 1024), (1024, 1024), (1025, 2048), (4096, 4096), (4097, 5120)):
@@ -507,7 +513,7 @@ def test_catch_up_grid_is_public_and_capped_at_the_end():
     assert t.at is None  # past the end: only the wake timer is left
 
 
-class _CountedFirings(ReleaseStreamFn):
+class _CountedFirings(PerStreamStepFn):
     """The per-stream step, writing a line per timer firing to ``self.log`` (the DirectRunner runs it in
     this process)."""
 
@@ -577,7 +583,7 @@ def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp
     )
     mech = MECHANISMS[name]
     opts = mech.options_cls(**options)
-    fn = _CountedFirings(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL)
+    fn = _CountedFirings(ReleaseStep(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL))
     assert fn.catch_up  # on by default (the transforms turn it off on the DirectRunner)
     fn.log = str(tmp_path / "firings")
     out_path = str(tmp_path / "releases.jsonl")
