@@ -12,11 +12,13 @@ Wiring (``CollectRandomizedResponses``)::
         in a fixed order kept; streaming: stateful, the first to arrive kept;
         the others are dead letters (``duplicate_report``)
   ── BundleCounts: per (stream, tick, layer) symbol counts, summed over the bundle
-  ── per stream: bounded: GroupByKey, the collector run to the configured end;
-        streaming: stateful (versioned collector state, an event-time timer per
-        tick: tick t is released when the watermark passes the end of tick
-        t + 1 + L); counts that reach a stream after their tick was released are
-        dead letters (``late``), never folded into another period.
+  ── per stream (``CollectStep`` in ``transforms.per_stream``, the step the
+        release uses too): bounded: GroupByKey, the collector run to the
+        configured end; streaming: stateful (versioned collector state, the wake
+        and catch-up timers: tick t is released when the watermark passes the end
+        of tick t + 1 + L, and carries that time whichever firing computed it);
+        counts that reach a stream after their tick was released are dead
+        letters (``late``), never folded into another period.
 
 Outputs: ``estimates`` (:class:`~transforms.core.families.local_dp.RRRelease`, one per
 declared stream per tick) and ``dead_letters`` (reason and the report as

@@ -71,6 +71,7 @@ BOUNDED_END = (
 
 
 def is_query(value) -> bool:
+    """``value`` is a query input ``(QUERY, (tick, time, id, row))``."""
     return isinstance(value, tuple) and len(value) == 2 and value[0] == QUERY
 
 

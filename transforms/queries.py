@@ -6,8 +6,9 @@ as of their arrival (``docs/growing.md``).
 query stream (:class:`QueryRecord`: an id, an arrival time, a row of weights in
 [0, 1] over the domain of the first query set, and the stream it asks about).
 It joins them in event time through state and timers, per stream: the
-per-stream step holds the ``pmwg`` mechanism (restored from its versioned
-state), buffers tick aggregates and queries, and when the watermark passes the
+per-stream step (``transforms.per_stream`` with :class:`AnswerStep`) holds the
+``pmwg`` mechanism (restored from its versioned state), buffers tick
+aggregates and queries, and when the watermark passes the
 end of tick ``t`` (plus the allowed lateness) it applies tick ``t``'s updates,
 then answers tick ``t``'s queries in (arrival time, id) order. So a query is
 answered against every update of its tick and the ticks before (the tick is
