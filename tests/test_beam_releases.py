@@ -237,28 +237,42 @@ def test_streaming_late_update_dead_lettered_under_policy():
         assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(["late"]))
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [
-        ValidateFn(UpdateCheck(StreamSpec(), (1, 4))),
-        ResolveEntriesFn(StreamSpec(), (1, 4), True),
-        MergeTickFn(StreamSpec()),
-        ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
-        PerStreamStepFn(
-            ReleaseStep(StreamSpec(), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL)
+def _dofns():
+    from transforms.core.families.local_dp import RROptions, design_for
+    from transforms.local_dp import CollectStep, ReportCheck
+    from transforms.queries import AnswerStep, QueryCheck
+
+    ended = StreamSpec(end_time=100.0)
+    release = ReleaseStep(ended, CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL)
+    answer = AnswerStep(ended, CFG, MECHANISMS["pmwg"], NoiseKey.fixed(KEY_HEX), False, release=REL)
+    rr = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(1.0))
+    collect = CollectStep(rr, RROptions(), ended)
+    return [
+        ("validate_updates", ValidateFn(UpdateCheck(StreamSpec(), (1, 4)))),
+        ("validate_queries", ValidateFn(QueryCheck(StreamSpec(), 4))),
+        ("validate_reports", ValidateFn(ReportCheck(StreamSpec(), design_for(rr, RROptions())))),
+        ("registry", ResolveEntriesFn(StreamSpec(), (1, 4), True)),
+        ("merge", MergeTickFn(StreamSpec())),
+        ("registry_bounded", ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True)),
+        *(
+            (f"stream_{n}", PerStreamStepFn(step))
+            for n, step in (("release", release), ("answer", answer), ("rr", collect))
         ),
-        BoundedStreamFn(
-            ReleaseStep(
-                StreamSpec(end_time=100.0), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL
-            )
+        *(
+            (f"bounded_{n}", BoundedStreamFn(step))
+            for n, step in (("release", release), ("answer", answer), ("rr", collect))
         ),
-    ],
-    ids=lambda f: type(f).__name__,
-)
-def test_dofns_pickle(fn):
+    ]
+
+
+@pytest.mark.parametrize("name, fn", _dofns(), ids=lambda v: v if isinstance(v, str) else "")
+def test_dofns_pickle(name, fn):
     back = pickle.loads(pickle.dumps(fn))
-    assert type(back) is type(fn) and getattr(back, "spec", None) == getattr(fn, "spec", None)
-    assert sorted(vars(back)) == sorted(vars(fn))
+    assert type(back) is type(fn) and sorted(vars(back)) == sorted(vars(fn))
+    step = getattr(fn, "step", getattr(fn, "check", None))
+    if step is not None:  # the step or check is the DoFn's parameter: it travels with it
+        copy = getattr(back, "step", getattr(back, "check", None))
+        assert type(copy) is type(step) and sorted(vars(copy)) == sorted(vars(step)) and copy.spec == step.spec
 
 
 def test_aggregate_merge_is_split_invariant():
