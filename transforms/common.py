@@ -111,6 +111,7 @@ class ReleaseStep(StreamStep):
     Emits :class:`~transforms.records.ReleaseRecord` (and node records on ``NODES``)."""
 
     output_type = ReleaseRecord
+    stream_label, bounded_label = "ReleaseStreamFn", "ReleaseBoundedStreamFn"
     NODES = NODES
     PROGRESS_EVERY = 1000
 

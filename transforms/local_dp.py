@@ -196,6 +196,7 @@ class ReportCheck:
 
     output_type = tuple[tuple[str, str, int, int], typing.Any]
     counter = None
+    label = "_ValidateFn"
 
     def __init__(self, spec: StreamSpec, design):
         self.spec = spec
@@ -344,6 +345,7 @@ class CollectStep(StreamStep):
     with its tick's time, and dead letters on ``DEAD``."""
 
     output_type = RRRelease
+    stream_label, bounded_label = "_CollectStreamFn", "_CollectBoundedFn"
     DEAD = "dead_letters"
 
     def __init__(self, config: DynamicConfig, options: RROptions, spec: StreamSpec):

@@ -91,6 +91,11 @@ class StreamStep:
     output_type: typing.Any = typing.Any
     #: whether the step answers queries (reads the ``queries`` bag)
     takes_queries = False
+    #: the names the step's DoFns take in the pipeline graph (``ParDo(<name>)``): a Flink savepoint and a
+    #: Dataflow update match state by transform name, so a step keeps the names its DoFns had before the
+    #: per-stream step was shared, never changes them, and no two steps share one
+    stream_label = "PerStreamStepFn"
+    bounded_label = "BoundedStreamFn"
 
     def __init__(self, spec: StreamSpec):
         self.spec = spec
@@ -163,6 +168,9 @@ class PerStreamStepFn(beam.DoFn):
         self.catch_up = catch_up
         # declared here: a timer's output takes the type inferred for process otherwise
         self.with_output_types(step.output_type)
+
+    def default_label(self):
+        return self.step.stream_label
 
     def setup(self):
         self.step.setup()
@@ -290,6 +298,9 @@ class BoundedStreamFn(beam.DoFn):
             raise ValueError(BOUNDED_END)
         self.step = step
         self.with_output_types(step.output_type)
+
+    def default_label(self):
+        return self.step.bounded_label
 
     def setup(self):
         self.step.setup()

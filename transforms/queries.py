@@ -96,6 +96,7 @@ class QueryCheck:
 
     output_type = tuple[str, typing.Any]
     counter = "queries_validated"
+    label = "ValidateQueryFn"
 
     def __init__(self, spec: StreamSpec, domain_size: int):
         self.spec = spec
@@ -130,6 +131,7 @@ class AnswerStep(ReleaseStep):
     ``ANSWERS``."""
 
     output_type = typing.Any
+    stream_label, bounded_label = "AnswerStreamFn", "AnswerBoundedStreamFn"
     takes_queries = True
     ANSWERS = "query_answers"
 

@@ -27,7 +27,8 @@ class ValidateFn(beam.DoFn):
     """Checks each record with ``check``; emits its output, or a dead letter on ``DEAD``.
 
     ``check.output_type`` types the main output (its coder: the key coder of the stateful step after it),
-    ``check.counter`` names the counter of the records that pass (None: not counted)."""
+    ``check.counter`` names the counter of the records that pass (None: not counted), ``check.label`` the
+    DoFn in the pipeline graph (``ParDo(<label>)``: the name a job update matches transforms by)."""
 
     DEAD = "dead_letters"
 
@@ -35,6 +36,9 @@ class ValidateFn(beam.DoFn):
         super().__init__()
         self.check = check
         self.with_output_types(check.output_type)
+
+    def default_label(self):
+        return self.check.label
 
     def start_bundle(self):
         self.n_valid = 0
@@ -77,6 +81,7 @@ class UpdateCheck:
 
     output_type = tuple[tuple[str, str], typing.Any]
     counter = "updates_validated"
+    label = "ValidateFn"
 
     def __init__(self, spec: StreamSpec, domain_sizes: tuple):
         self.spec = spec
