@@ -684,3 +684,61 @@ def test_stream_spec_owns_the_tick_arithmetic_in_integers():
     assert pickle.loads(pickle.dumps(spec)) == spec and pickle.loads(pickle.dumps(spec)).end_tick == 3
     with pytest.raises(ValueError, match="finite"):
         StreamSpec(origin=float("nan"))
+
+
+def _stateful_transforms(pipeline) -> dict:
+    """Each stateful transform of ``pipeline``'s graph: unique name -> (state names, timer names)."""
+    from apache_beam.portability.api import beam_runner_api_pb2
+
+    out = {}
+    for t in pipeline.to_runner_api().components.transforms.values():
+        if t.spec.urn == "beam:transform:pardo:v1":
+            payload = beam_runner_api_pb2.ParDoPayload.FromString(t.spec.payload)
+            if payload.state_specs or payload.timer_family_specs:
+                out[t.unique_name] = (sorted(payload.state_specs), sorted(payload.timer_family_specs))
+    return out
+
+
+def test_stateful_transforms_keep_the_names_a_savepoint_holds():
+    """A Flink savepoint (and a Dataflow update) matches state by transform name and state or timer name, and
+    the transform name holds the DoFn's label (``ParDo(<label>)``): the streaming graphs of the release, the
+    query answering and the collector keep the names of the version whose savepoints must restore
+    (``tests/test_flink.py::test_savepoint_of_the_previous_version_restores_in_the_current_one``, which
+    times out when ``ReleaseStream/ParDo(ReleaseStreamFn)`` is named after the shared DoFn class instead).
+    The per-stream steps share one declaration: ``queries`` is the query step's, the others never touch it;
+    the collector gained the catch-up timer."""
+    from transforms.core.families.local_dp import RROptions
+    from transforms.local_dp import CollectRandomizedResponses, ReportRecord
+    from transforms.queries import AnswerQueries, QueryRecord
+
+    step = (["core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
+    registry, merge = (["meta"], ["ts-tick_end"]), (["buffer", "flush_tick"], ["ts-flush"])
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
+    p = beam.Pipeline(options=streaming_options())
+    (
+        p
+        | beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])
+        | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
+    )
+    assert _stateful_transforms(p) == {
+        "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
+        "ReleaseFullyDynamic/MergePerTick": merge,
+        "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": step,
+    }
+    p = beam.Pipeline(options=streaming_options())
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=4),), PureDP(2.0))
+    u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (1,), "a", 0)])
+    q = p | "Q" >> beam.Create([QueryRecord("q", 2.0, (1.0, 0.0, 0.0, 0.0), "a")])
+    (u, q) | AnswerQueries(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL, tick_merge="stateful")
+    assert _stateful_transforms(p) == {
+        "AnswerQueries/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
+        "AnswerQueries/MergePerTick": merge,
+        "AnswerQueries/AnswerStream/ParDo(AnswerStreamFn)": step,
+    }
+    p = beam.Pipeline(options=streaming_options())
+    rr = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(8.0))
+    p | beam.Create([ReportRecord(1.0, "e", 0, 0, 1)]) | CollectRandomizedResponses(rr, spec, RROptions())
+    assert _stateful_transforms(p) == {
+        "CollectRandomizedResponses/Deduplicate/ParDo(_DedupReportFn)": (["seen"], ["ts-expire"]),
+        "CollectRandomizedResponses/Collect/ParDo(_CollectStreamFn)": step,
+    }
