@@ -133,7 +133,26 @@ class StreamStep:
         raise NotImplementedError
 
 
-class PerStreamStepFn(beam.DoFn):
+class _StepFn(beam.DoFn):
+    """A DoFn that runs a :class:`StreamStep`: the step's setup, its output type (declared: a timer's output
+    takes the type inferred for ``process`` otherwise) and its name in the graph (``LABEL``: which of the
+    step's labels)."""
+
+    LABEL = ""
+
+    def __init__(self, step: StreamStep):
+        super().__init__()
+        self.step = step
+        self.with_output_types(step.output_type)
+
+    def default_label(self):
+        return getattr(self.step, self.LABEL)
+
+    def setup(self):
+        self.step.setup()
+
+
+class PerStreamStepFn(_StepFn):
     """The stateful per-stream step (module docstring), driving ``step`` with two event-time timers.
 
     The wake timer (``schedule_wake``) is set for the end of the tick after the next tick with work (a
@@ -161,19 +180,15 @@ class PerStreamStepFn(beam.DoFn):
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
 
+    LABEL = "stream_label"
+
     def __init__(self, step: StreamStep, catch_up: bool = True):
-        super().__init__()
-        self.step = step
+        super().__init__(step)
         self.spec = step.spec
         self.catch_up = catch_up
-        # declared here: a timer's output takes the type inferred for process otherwise
-        self.with_output_types(step.output_type)
-
-    def default_label(self):
-        return self.step.stream_label
 
     def setup(self):
-        self.step.setup()
+        super().setup()
         # stream -> (the state bytes last written, the core they encode): a firing whose state cell holds
         # exactly those bytes reuses the object instead of decoding it. An entry is taken out while a
         # firing runs and put back only after its state is written, so a failed (retried) firing decodes
@@ -283,7 +298,7 @@ def _due(items: list, i: int, tick: int) -> int:
     return i
 
 
-class BoundedStreamFn(beam.DoFn):
+class BoundedStreamFn(_StepFn):
     """Bounded input in a batch pipeline: one call per declared stream with all of its input (after a
     GroupByKey), no state and no timers: the step is fed everything at once (``StreamStep.feed``) and run
     to the configured end. Records carry the time the streaming step gives them (``StreamSpec.final_at``).
@@ -292,18 +307,12 @@ class BoundedStreamFn(beam.DoFn):
     stream's name, released here only if it had no data: ``streams_seen`` (a side input, the streams
     with data) tells them apart."""
 
+    LABEL = "bounded_label"
+
     def __init__(self, step: StreamStep):
-        super().__init__()
         if step.spec.end_tick is None:
             raise ValueError(BOUNDED_END)
-        self.step = step
-        self.with_output_types(step.output_type)
-
-    def default_label(self):
-        return self.step.bounded_label
-
-    def setup(self):
-        self.step.setup()
+        super().__init__(step)
 
     def process(self, element, streams_seen=None):
         if isinstance(element, str):
