@@ -160,10 +160,10 @@ class PerStreamStepFn(_StepFn):
     tick. The catch-up timer (``set_catch_up``, ``catch_up=True``; armed by every firing for the grid
     point at or after the next wake) fires on a public grid of ``CATCH_UP_TICKS`` ticks: with the
     watermark far ahead (a backlog, a replay, a job restored after downtime) one firing walks every wake
-    up to its grid point. Either firing walks the wakes one at a
-    time (``_fire``: the same calls to the core as one firing per wake), so a record does not depend on
-    which firing computed it. Adding an input never reads the core or the bags. A finished core sets no
-    more timers; the other streams go on.
+    up to its grid point. Either firing walks the wakes one at a time (``_fire``: the same calls to the
+    core as one firing per wake), so a record does not depend on which firing computed it. Adding an
+    input never reads the core or the bags. A finished core sets no more timers; the other streams go
+    on.
 
     Args:
       step: the :class:`StreamStep`.
