@@ -13,8 +13,8 @@ from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
 
-from transforms.bounded import ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
-from transforms.common import ValidateFn, apply_in_order
+from transforms.bounded import ResolveEntriesBoundedFn
+from transforms.common import ReleaseStep, apply_in_order
 from transforms.core import (
     MECHANISMS,
     DynamicConfig,
@@ -28,9 +28,11 @@ from transforms.core import (
 )
 from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.aggregates import fold
+from transforms.per_stream import CATCH_UP_TICKS, START, BoundedStreamFn, PerStreamStepFn, set_catch_up
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, ReleaseTwoStreamBaseline, StreamSpec
-from transforms.streaming import START, MergeTickFn, ReleaseStreamFn, ResolveEntriesFn
+from transforms.streaming import MergeTickFn, ResolveEntriesFn
+from transforms.validate import UpdateCheck, ValidateFn
 
 KEY_HEX = bytes(range(32)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
@@ -235,24 +237,42 @@ def test_streaming_late_update_dead_lettered_under_policy():
         assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(["late"]))
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [
-        ValidateFn(StreamSpec(), (1, 4)),
-        ResolveEntriesFn(StreamSpec(), (1, 4), True),
-        MergeTickFn(StreamSpec()),
-        ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True),
-        ReleaseStreamFn(StreamSpec(), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL),
-        ReleaseBoundedStreamFn(
-            StreamSpec(end_time=100.0), CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL
+def _dofns():
+    from transforms.core.families.local_dp import RROptions, design_for
+    from transforms.local_dp import CollectStep, ReportCheck
+    from transforms.queries import AnswerStep, QueryCheck
+
+    ended = StreamSpec(end_time=100.0)
+    release = ReleaseStep(ended, CFG, MECHANISMS["fully_dynamic"], NoiseKey.fixed(KEY_HEX), True, release=REL)
+    answer = AnswerStep(ended, CFG, MECHANISMS["pmwg"], NoiseKey.fixed(KEY_HEX), False, release=REL)
+    rr = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(1.0))
+    collect = CollectStep(rr, RROptions(), ended)
+    return [
+        ("validate_updates", ValidateFn(UpdateCheck(StreamSpec(), (1, 4)))),
+        ("validate_queries", ValidateFn(QueryCheck(StreamSpec(), 4))),
+        ("validate_reports", ValidateFn(ReportCheck(StreamSpec(), design_for(rr, RROptions())))),
+        ("registry", ResolveEntriesFn(StreamSpec(), (1, 4), True)),
+        ("merge", MergeTickFn(StreamSpec())),
+        ("registry_bounded", ResolveEntriesBoundedFn(StreamSpec(), (1, 4), True)),
+        *(
+            (f"stream_{n}", PerStreamStepFn(step))
+            for n, step in (("release", release), ("answer", answer), ("rr", collect))
         ),
-    ],
-    ids=lambda f: type(f).__name__,
-)
-def test_dofns_pickle(fn):
+        *(
+            (f"bounded_{n}", BoundedStreamFn(step))
+            for n, step in (("release", release), ("answer", answer), ("rr", collect))
+        ),
+    ]
+
+
+@pytest.mark.parametrize("name, fn", _dofns(), ids=lambda v: v if isinstance(v, str) else "")
+def test_dofns_pickle(name, fn):
     back = pickle.loads(pickle.dumps(fn))
-    assert type(back) is type(fn) and getattr(back, "spec", None) == getattr(fn, "spec", None)
-    assert sorted(vars(back)) == sorted(vars(fn))
+    assert type(back) is type(fn) and sorted(vars(back)) == sorted(vars(fn))
+    step = getattr(fn, "step", getattr(fn, "check", None))
+    if step is not None:  # the step or check is the DoFn's parameter: it travels with it
+        copy = getattr(back, "step", getattr(back, "check", None))
+        assert type(copy) is type(step) and sorted(vars(copy)) == sorted(vars(step)) and copy.spec == step.spec
 
 
 def test_aggregate_merge_is_split_invariant():
@@ -290,13 +310,15 @@ def test_aggregate_merge_is_split_invariant():
         assert dele == sum((Counter(a[2]) for a in mine), Counter())
         assert n == sum(a[3] for a in mine)
 
-    fn = ReleaseBoundedStreamFn(
-        StreamSpec(tick_seconds=1.0, end_time=30.0),
-        CFG,
-        MECHANISMS["fully_dynamic"],
-        NoiseKey.fixed(KEY_HEX),
-        True,
-        release=REL,
+    fn = BoundedStreamFn(
+        ReleaseStep(
+            StreamSpec(tick_seconds=1.0, end_time=30.0),
+            CFG,
+            MECHANISMS["fully_dynamic"],
+            NoiseKey.fixed(KEY_HEX),
+            True,
+            release=REL,
+        )
     )
     fn.setup()
 
@@ -489,8 +511,6 @@ def test_merge_tick_flushes_due_ticks_and_keeps_the_rest():
 def test_catch_up_grid_is_public_and_capped_at_the_end():
     """The catch-up timer's tick is the first multiple of CATCH_UP_TICKS at or after the next wake (never
     past the configured end), at that tick's wake time: a function of public values only."""
-    from transforms.streaming import CATCH_UP_TICKS, set_catch_up
-
     assert CATCH_UP_TICKS == 1024
     spec = StreamSpec(streams=("a",), tick_seconds=2.0, allowed_lateness=4.0)
     for tick, grid in ((1, 1024), (5, 1024), (1024, 1024), (1025, 2048), (4096, 4096), (4097, 5120)):
@@ -507,7 +527,7 @@ def test_catch_up_grid_is_public_and_capped_at_the_end():
     assert t.at is None  # past the end: only the wake timer is left
 
 
-class _CountedFirings(ReleaseStreamFn):
+class _CountedFirings(PerStreamStepFn):
     """The per-stream step, writing a line per timer firing to ``self.log`` (the DirectRunner runs it in
     this process)."""
 
@@ -577,7 +597,7 @@ def test_per_stream_step_catches_up_a_backlog_exactly_with_public_timestamps(tmp
     )
     mech = MECHANISMS[name]
     opts = mech.options_cls(**options)
-    fn = _CountedFirings(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL)
+    fn = _CountedFirings(ReleaseStep(spec, CFG, mech, NoiseKey.fixed(KEY_HEX), False, options=opts, release=REL))
     assert fn.catch_up  # on by default (the transforms turn it off on the DirectRunner)
     fn.log = str(tmp_path / "firings")
     out_path = str(tmp_path / "releases.jsonl")
@@ -617,3 +637,108 @@ def test_tick_end_and_tick_at_agree_for_any_tick_length_and_origin():
                 end = spec.tick_end(k)
                 assert spec.tick_at(end) == k, (seconds, origin, k)
                 assert abs(float(end) - (origin + k * seconds)) <= 1.5e-6, (seconds, origin, k)
+
+
+def test_tick_of_agrees_with_the_timestamp_beam_gives_the_element():
+    """A record's tick is the first tick not over at the timestamp Beam gives it (``Timestamp.of``: whole
+    microseconds): ``tick_of(t) == tick_at(Timestamp.of(t)) + 1`` at and around every tick boundary, for
+    tick lengths that are not binary fractions and epoch origins. ``tick_of`` divided floats before: with
+    0.1 s ticks from 1700000000, ``tick_of(1700000000.3)`` was 3 (``0.29999995 / 0.1``) while the element's
+    timestamp is the end of tick 3, the start of tick 4 (19,059 disagreements over this grid)."""
+    from apache_beam.utils.timestamp import Timestamp
+
+    assert StreamSpec(tick_seconds=0.1, origin=1_700_000_000.0).tick_of(1_700_000_000.3) == 4
+    for seconds in (0.1, 0.3, 0.7, 1 / 3, 0.001, 0.5, 1.0, 10.0, 60, 86400.0):
+        for origin in (0.0, 1_700_000_000.0, 1234.5, -50.0):
+            spec = StreamSpec(tick_seconds=seconds, origin=origin)
+            for k in range(0, 3000):
+                for t in (origin + k * seconds, origin + k * seconds + 1e-6, origin + (k + 0.5) * seconds):
+                    assert spec.tick_of(t) == spec.tick_at(Timestamp.of(t)) + 1, (seconds, origin, t)
+
+
+def test_stream_spec_owns_the_tick_arithmetic_in_integers():
+    """Every tick computation of the transforms and the pipelines, exact: the end tick, a span in ticks,
+    the periods to the end, when a tick closes and when its input is final, the middle of a tick; the
+    configured numbers read as the decimals they were written as; the repr (it keys the noise) holds the
+    fields only."""
+    from apache_beam.utils.timestamp import Timestamp
+
+    spec = StreamSpec(tick_seconds=0.1, origin=0.0, end_time=0.3, allowed_lateness=0.3, every_ticks=2)
+    assert repr(spec) == (
+        "StreamSpec(streams=('default',), tick_seconds=0.1, origin=0.0, late_policy='current', end_time=0.3, "
+        "allowed_lateness=0.3, every_ticks=2)"
+    )
+    assert spec.end_tick == 3 and spec.lateness_ticks == 3  # 0.3 / 0.1 is 2.9999999999999996 in floats
+    assert spec.end_periods == 2 and StreamSpec(end_time=600.0, every_ticks=None).end_periods is None
+    assert StreamSpec(end_time=60.000001).end_tick == 2 and StreamSpec(end_time=60.0).end_tick == 1
+    assert [spec.ticks_in(s) for s in (0, 0.05, 0.1, 0.1000001, 0.7)] == [0, 1, 1, 2, 7]
+    for k in range(1, 50):
+        assert spec.closes_at(k) == spec.tick_end(k + 3) and spec.closed_tick(spec.closes_at(k)) == k
+        assert spec.final_at(k) == spec.tick_end(k + 4) and spec.final_tick(spec.final_at(k)) == k
+        assert spec.final_tick(Timestamp(micros=spec.final_at(k).micros - 1)) == k - 1
+        assert spec.tick_end(k - 1) < spec.tick_middle(k) < spec.tick_end(k)
+    third = StreamSpec(tick_seconds=1 / 3, origin=1_700_000_000.0)
+    assert [third.tick_end(k).micros - 1_700_000_000_000_000 for k in (1, 2, 3)] == [333334, 666667, 1000000]
+    assert third.as_of(3) == "2023-11-14T22:13:21Z" and third.as_of(1) == "2023-11-14T22:13:20.333333Z"
+    assert StreamSpec(tick_seconds=86400.0).as_of(10**9) == "86400000000000.000000"  # beyond the calendar
+    assert pickle.loads(pickle.dumps(spec)) == spec and pickle.loads(pickle.dumps(spec)).end_tick == 3
+    with pytest.raises(ValueError, match="finite"):
+        StreamSpec(origin=float("nan"))
+
+
+def _stateful_transforms(pipeline) -> dict:
+    """Each stateful transform of ``pipeline``'s graph: unique name -> (state names, timer names)."""
+    from apache_beam.portability.api import beam_runner_api_pb2
+
+    out = {}
+    for t in pipeline.to_runner_api().components.transforms.values():
+        if t.spec.urn == "beam:transform:pardo:v1":
+            payload = beam_runner_api_pb2.ParDoPayload.FromString(t.spec.payload)
+            if payload.state_specs or payload.timer_family_specs:
+                out[t.unique_name] = (sorted(payload.state_specs), sorted(payload.timer_family_specs))
+    return out
+
+
+def test_stateful_transforms_keep_the_names_a_savepoint_holds():
+    """A Flink savepoint (and a Dataflow update) matches state by transform name and state or timer name, and
+    the transform name holds the DoFn's label (``ParDo(<label>)``): the streaming graphs of the release, the
+    query answering and the collector keep the names of the version whose savepoints must restore
+    (``tests/test_flink.py::test_savepoint_of_the_previous_version_restores_in_the_current_one``, which
+    times out when ``ReleaseStream/ParDo(ReleaseStreamFn)`` is named after the shared DoFn class instead).
+    The per-stream steps share one declaration: ``queries`` is the query step's, the others never touch it;
+    the collector gained the catch-up timer."""
+    from transforms.core.families.local_dp import RROptions
+    from transforms.local_dp import CollectRandomizedResponses, ReportRecord
+    from transforms.queries import AnswerQueries, QueryRecord
+
+    step = (["core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
+    registry, merge = (["meta"], ["ts-tick_end"]), (["buffer", "flush_tick"], ["ts-flush"])
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
+    p = beam.Pipeline(options=streaming_options())
+    (
+        p
+        | beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])
+        | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
+    )
+    assert _stateful_transforms(p) == {
+        "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
+        "ReleaseFullyDynamic/MergePerTick": merge,
+        "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": step,
+    }
+    p = beam.Pipeline(options=streaming_options())
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=4),), PureDP(2.0))
+    u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (1,), "a", 0)])
+    q = p | "Q" >> beam.Create([QueryRecord("q", 2.0, (1.0, 0.0, 0.0, 0.0), "a")])
+    (u, q) | AnswerQueries(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL, tick_merge="stateful")
+    assert _stateful_transforms(p) == {
+        "AnswerQueries/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
+        "AnswerQueries/MergePerTick": merge,
+        "AnswerQueries/AnswerStream/ParDo(AnswerStreamFn)": step,
+    }
+    p = beam.Pipeline(options=streaming_options())
+    rr = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(8.0))
+    p | beam.Create([ReportRecord(1.0, "e", 0, 0, 1)]) | CollectRandomizedResponses(rr, spec, RROptions())
+    assert _stateful_transforms(p) == {
+        "CollectRandomizedResponses/Deduplicate/ParDo(_DedupReportFn)": (["seen"], ["ts-expire"]),
+        "CollectRandomizedResponses/Collect/ParDo(_CollectStreamFn)": step,
+    }

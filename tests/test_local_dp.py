@@ -55,7 +55,8 @@ from transforms.core.families.rr_client import (
 )
 from transforms.core.foundation.accounting import ApproxDP, as_vector
 from transforms.core.foundation.state import decode, encode
-from transforms.local_dp import CollectRandomizedResponses, ReportParser, ReportRecord
+from transforms.local_dp import CollectRandomizedResponses, CollectStep, ReportParser, ReportRecord
+from transforms.per_stream import START, PerStreamStepFn
 from transforms.spec import StreamSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -495,6 +496,70 @@ def test_beam_streaming_equals_in_memory():
         out = p | ts | CollectRandomizedResponses(config(), SPEC, opts)
         assert_that(out["estimates"], equal_to(expected), label="estimates")
         assert_that(out["dead_letters"] | beam.Map(lambda d: d.reason), equal_to(["late"]), label="dead")
+
+
+class _CountedFirings(PerStreamStepFn):
+    """The per-stream step, writing a line per timer firing to ``self.log`` (the DirectRunner runs it in this
+    process)."""
+
+    log = None
+
+    def _fire(self, *args):
+        with open(self.log, "a") as fh:
+            fh.write("fire\n")
+        yield from super()._fire(*args)
+
+
+class _WriteWithTime(beam.DoFn):
+    def __init__(self, path):
+        self.path = path
+
+    def process(self, rel, ts=beam.DoFn.TimestampParam):  # noqa: B008 (Beam idiom)
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps([list(rel), float(ts)]) + "\n")
+
+
+@pytest.mark.parametrize("start", [True, False], ids=["declared", "no_start_marker"])
+def test_collector_step_stamps_every_release_with_its_ticks_time_whichever_firing(tmp_path, start):
+    """The collector's per-stream step with 2,600 one-second ticks of counts waiting and the watermark
+    jumping past them all (a replay, a job restarted after downtime): every release equals the in-memory
+    collector's and carries its own tick's time (the end of tick + 1 + lateness), whichever firing computed
+    it, and the catch-up timer computes the backlog in a few firings instead of one per tick. Without a
+    start marker the first firing, for the first tick with counts (3), also releases ticks 1 and 2: they
+    carry their own times too, not that firing's. (The step is fed its counts directly, as the release's
+    catch-up test does: the transforms keep the catch-up timer off on the DirectRunner.)"""
+    n_ticks, lateness = 2600, 1
+    spec = StreamSpec(streams=("a",), tick_seconds=1.0, end_time=float(n_ticks), allowed_lateness=1.0)
+    opts = RROptions(max_mutations=2)
+    m = RandomizedResponseCollector(config(), options=opts).design.num_symbols
+    counts = [(t, 0, tuple((t * (s + 3)) % 5 for s in range(m))) for t in range(3, n_ticks + 1) if t % 7 != 2]
+    core = RandomizedResponseCollector(config(), stream="a", end_tick=n_ticks, options=opts)
+    expect = [rel for t, layer, c in counts for rel in core.apply(t, {layer: list(c)})] + core.run_to_end()
+    assert [r.tick for r in expect] == list(range(1, n_ticks + 1))
+    fn = _CountedFirings(CollectStep(config(), opts, spec))
+    assert fn.catch_up  # on by default (the transforms turn it off on the DirectRunner)
+    fn.log = str(tmp_path / "firings")
+    out_path = str(tmp_path / "estimates.jsonl")
+    ts = TestStream()
+    if start:
+        ts = ts.add_elements([beam.window.TimestampedValue(("a", START), spec.origin)])
+    ts = ts.add_elements([beam.window.TimestampedValue(("a", (c,)), float(spec.closes_at(c[0]))) for c in counts])
+    ts = ts.advance_watermark_to(float(n_ticks) + 10.0)  # the whole backlog is final at once
+    for wm in range(n_ticks + 11, n_ticks + 30):
+        ts = ts.advance_watermark_to(float(wm))
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    with TestPipeline(options=options) as p:
+        out = p | ts.advance_watermark_to_infinity() | beam.ParDo(fn).with_outputs(CollectStep.DEAD, main="estimates")
+        out.estimates | beam.ParDo(_WriteWithTime(out_path))
+    with open(out_path) as fh:
+        got = [json.loads(line) for line in fh]
+    assert sorted(g[0] for g in got) == sorted(json.loads(json.dumps([list(r) for r in expect])))
+    late = [(g[0][1], g[1]) for g in got if g[1] != float(spec.tick_end(g[0][1] + 1 + lateness))]
+    assert late == [], f"{len(late)} releases carry another time than their tick's, e.g. {late[:3]}"
+    with open(fn.log) as fh:
+        firings = len(fh.read().split())
+    assert firings <= 20, f"{firings} firings for {n_ticks} ticks: the catch-up timer did not batch them"
 
 
 # ---------------------------------------------------------------------------

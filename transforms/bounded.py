@@ -8,7 +8,8 @@ Wiring (``ReleaseContinually._expand_bounded``)::
         bundle (a lifted combiner's pre-aggregation, done in the registry step)
   ── GroupByStream ── ReleaseStream: one call per stream with all its
         aggregates, merged per tick, applied in one call; the mechanism then runs
-        to the configured end (``StreamSpec.end_time``, required here)
+        to the configured end (``StreamSpec.end_time``, required here):
+        ``transforms.per_stream.BoundedStreamFn`` with ``transforms.common.ReleaseStep``
   declared streams ── ReleaseIdleStreams: the same step for streams without data
 
 Same releases as the streaming path (tested against the core on FnApiRunner,
@@ -26,27 +27,20 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import ReleaseFnBase, apply_in_order, dead_letter, emit_results, resolve_updates, update_order
-from transforms.core.foundation.aggregates import fold, in_tick_order
-from transforms.records import ReleaseRecord
+from transforms.common import dead_letter, resolve_updates, update_order
+from transforms.core.foundation.aggregates import in_tick_order
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["ResolveEntriesBoundedFn", "ReleaseBoundedStreamFn", "BOUNDED_END"]
+__all__ = ["ResolveEntriesBoundedFn"]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")
-
-BOUNDED_END = (
-    "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "
-    "of a release is public configuration; deriving it from the data (its last time) would make the release "
-    "schedule depend on the data"
-)
 
 
 @beam.typehints.with_output_types(tuple[str, typing.Any])
 class ResolveEntriesBoundedFn(beam.DoFn):
     """Bounded input: all of an entry's updates are known, so the entry is
     resolved once, after a GroupByKey, in (tick, seq) order (no per-update state).
-    Same resolution as :class:`_ResolveEntriesFn`.
+    Same resolution as :class:`~transforms.streaming.ResolveEntriesFn`.
 
     The accepted updates are summed per (stream, tick) over the bundle (the
     pre-aggregation a lifted combiner does, without a call per entry) and
@@ -97,46 +91,3 @@ class ResolveEntriesBoundedFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(
                 self.STREAMS_SEEN, WindowedValue(stream, MIN_TIMESTAMP, (window.GlobalWindow(),))
             )
-
-
-@beam.typehints.with_output_types(ReleaseRecord)
-class ReleaseBoundedStreamFn(ReleaseFnBase):
-    """Bounded input in a batch pipeline: one call per declared stream with all
-    of its tick aggregates (one tuple per bundle of the registry step, merged
-    here per tick), no state and no timers. The mechanism runs to the
-    configured end (``spec.end_time``). Same releases as the streaming step
-    (each stamped with the time the streaming step would emit it: the end of
-    the tick after its tick, plus the allowed lateness)."""
-
-    def __init__(self, spec: StreamSpec, *args, **kwargs):
-        if spec.end_tick is None:
-            raise ValueError(BOUNDED_END)
-        super().__init__(spec, *args, **kwargs)
-
-    def process(self, element, streams_seen):
-        """``element``: ``(stream, parts)`` (a tuple of tick aggregates per bundle of
-        the registry step), or a declared stream's name, released here only if it
-        had no data (``streams_seen``: the streams with data). Every stream is
-        released up to the configured end tick: the mechanism's last release is
-        its first at or after the end tick (decided by the configuration and,
-        for partitioned mechanisms, the sparse vector's noisy outputs only)."""
-        if isinstance(element, str):
-            if element in set(streams_seen):
-                return
-            stream, parts = element, ()
-        else:
-            stream, parts = element
-        parts = [p for p in parts if p]
-        if len(parts) == 1:
-            aggregates = parts[0]  # one bundle: one aggregate per tick already
-        else:
-            acc: dict[int, list] = {}
-            for aggs in parts:
-                for agg in aggs:
-                    fold(acc, *agg)
-            aggregates = in_tick_order(acc)
-        core = self.new_core(stream)
-        results = apply_in_order(core, aggregates, self.noise)
-        results += core.run_to_end(self.noise)
-        lateness = self.spec.lateness_ticks
-        yield from emit_results(self, core, results, lambda tick: self.spec.tick_end(tick + 1 + lateness))

@@ -1,5 +1,7 @@
-"""Steps shared by the streaming and the bounded paths: validation, the
-release DoFns' common setup, and turning a mechanism's results into records.
+"""What the streaming and the bounded paths share: the entry registry's
+resolution of one entry's updates, and the release's per-stream step
+(:class:`ReleaseStep`, driven by ``transforms.per_stream``) with the turning of
+a mechanism's results into records.
 
 The mechanisms are driven only through the ``ContinualRelease`` contract
 (``transforms/core/protocol.py``): ``apply``, ``advance``, ``last_tick``,
@@ -9,103 +11,32 @@ The mechanisms are driven only through the ``ContinualRelease`` contract
 from __future__ import annotations
 
 import logging
-import typing
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from transforms.core.continual.consistency import Consistency, make_consistent
 from transforms.core.foundation.accounting import as_vector
-from transforms.core.foundation.aggregates import fold, resolve_entry, to_batch
-from transforms.core.foundation.entries import OPS
+from transforms.core.foundation.aggregates import fold, in_tick_order, resolve_entry, to_batch
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.core.mechanisms import MechanismSpec
+from transforms.per_stream import StreamStep, query_order
 from transforms.records import DeadLetter, NoiseKey, ReleaseRecord, UpdateRecord, node_record
-from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
+from transforms.spec import NAMESPACE, StreamSpec
 
 __all__ = [
-    "ValidateFn",
-    "ReleaseFnBase",
+    "NODES",
+    "ReleaseStep",
     "emit_results",
     "apply_in_order",
     "update_record",
     "update_order",
     "resolve_updates",
+    "dead_letter",
 ]
 
 _PROGRESS = logging.getLogger("dp_dynamic.progress")
 NODES = "nodes"  # the node outputs' tag of the release steps
-
-
-@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
-class ValidateFn(beam.DoFn):
-    """Checks what needs no state: record shape, op, declared stream, item domain."""
-
-    DEAD = "dead_letters"
-
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple):
-        self.spec = spec
-        self.domain_sizes = tuple(domain_sizes)
-        self.streams = frozenset(spec.streams)
-        self.end_tick = spec.end_tick
-        self.validated = Metrics.counter(NAMESPACE, "updates_validated")
-
-    def start_bundle(self):
-        self.n_valid = 0
-
-    def finish_bundle(self):
-        if self.n_valid:  # one metric update per bundle, not per update
-            self.validated.inc(self.n_valid)
-            self.n_valid = 0
-
-    def process(self, rec):
-        reason, tick = self._check(rec)
-        if reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            stream = getattr(rec, "stream", None)
-            yield beam.pvalue.TaggedOutput(
-                self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
-            )
-            return
-        self.n_valid += 1
-        item = tuple(rec.item) if rec.item is not None else None
-        raw = rec.raw if len(rec) > 6 else None
-        # plain tuples of primitives: Beam encodes them without pickling (raw: the
-        # input as received, for the dead letters only)
-        yield ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
-
-    def _check(self, rec) -> tuple[str | None, int]:
-        """(rejection reason or None, the update's tick)."""
-        if not isinstance(rec, UpdateRecord):
-            return "malformed", 0
-        if rec.stream not in self.streams:
-            return "undeclared_stream", 0
-        if rec.op not in OPS:
-            return "unknown_op", 0
-        if not isinstance(rec.entry_id, str) or not rec.entry_id:
-            return "malformed", 0
-        if not event_time_ok(rec.event_time):  # not finite, or a tick end Beam could not represent
-            return "bad_time", 0
-        if isinstance(rec.seq, bool) or not isinstance(rec.seq, int):  # it orders an entry's updates
-            return "malformed", 0
-        tick = self.spec.tick_of(rec.event_time)
-        if tick < 1:
-            return "before_origin", tick
-        if self.end_tick is not None and tick > self.end_tick:
-            return "after_end", tick
-        item = rec.item
-        if rec.op == "delete":  # a delete's item is not used, but it is carried to dead letters
-            if item is not None and not isinstance(item, (tuple, list)):
-                return "malformed", tick
-            return None, tick
-        if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):
-            return "malformed", tick
-        for v, d in zip(item, self.domain_sizes):
-            if isinstance(v, bool) or not isinstance(v, int):
-                return "malformed", tick
-            if not 0 <= v < d:
-                return "item_out_of_range", tick
-        return None, tick
 
 
 # ---------------------------------------------------------------------------
@@ -172,11 +103,15 @@ def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, m
     return state, batches, [(reason, updates[v[4]]) for reason, v in dead], accepted
 
 
-class ReleaseFnBase(beam.DoFn):
-    """What the per-stream release steps share: the mechanism (by its registry
-    entry), its configuration and options, the noise of this release, and the
-    counting of emitted records."""
+class ReleaseStep(StreamStep):
+    """The release's per-stream step (``transforms.per_stream``): one mechanism per stream, by its registry
+    entry, with its configuration and options, the noise of this release, and the counting of emitted
+    records. A wake applies the pending aggregates in one call and lets the mechanism release on
+    schedule; the bounded path applies all of a stream's aggregates and runs to the configured end.
+    Emits :class:`~transforms.records.ReleaseRecord` (and node records on ``NODES``)."""
 
+    output_type = ReleaseRecord
+    stream_label, bounded_label = "ReleaseStreamFn", "ReleaseBoundedStreamFn"
     NODES = NODES
     PROGRESS_EVERY = 1000
 
@@ -192,8 +127,8 @@ class ReleaseFnBase(beam.DoFn):
         consistency: Consistency | None = None,
     ):
         if not isinstance(release, ReleaseIdentity):
-            raise TypeError("the release DoFns need the ReleaseIdentity the transform fixed at construction")
-        self.spec = spec
+            raise TypeError("the release steps need the ReleaseIdentity the transform fixed at construction")
+        super().__init__(spec)
         self.config = config
         self.mechanism = mechanism
         self.options = mechanism.options_cls() if options is None else options
@@ -221,12 +156,48 @@ class ReleaseFnBase(beam.DoFn):
             options=self.options,
         )
 
+    def restore(self, stream: str, state: dict):
+        return self.mechanism.core_cls.from_state(
+            self.config, state, options=self.options, end_tick=self.spec.end_tick, every_ticks=self.spec.every_ticks
+        )
+
+    def wake(self, core, tick, aggs, queries, out):
+        if core.finished and aggs:
+            Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(aggs))
+        self.apply_inputs(core, aggs, queries, out)
+        if tick > core.last_tick:
+            out.append(core.advance(tick, self.noise))
+
+    def apply_inputs(self, core, aggs, queries, out):
+        """Apply tick aggregates (sorted by tick) in one call (``apply_in_order``); no queries here."""
+        out += apply_in_order(core, aggs, self.noise)
+
+    def discard(self, core, aggs, out):
+        Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(aggs))
+
+    def feed(self, core, parts, queries, out):
+        if len(parts) == 1:
+            aggregates = parts[0]  # one bundle of the registry step: one aggregate per tick already
+        else:
+            acc: dict[int, list] = {}
+            for aggs in parts:
+                for agg in aggs:
+                    fold(acc, *agg)
+            aggregates = in_tick_order(acc)
+        self.apply_inputs(core, aggregates, sorted(queries, key=query_order), out)
+
+    def run_to_end(self, core, out):
+        out += core.run_to_end(self.noise)
+
+    def emit(self, core, out, stamp):
+        return emit_results(self, core, out, stamp)
+
 
 def emit_results(fn, core, results, timestamp_of):
     """Answers, node outputs and events of ``results`` as timestamped records,
-    with the metrics (shared by the timer-driven and the bounded per-stream
-    steps). Events (a mechanism that reached its end, horizon or budget) are
-    counted (``<event>``) and logged without any value."""
+    with the metrics (``fn``: the :class:`ReleaseStep`). Events (a mechanism
+    that reached its end, horizon or budget) are counted (``<event>``) and
+    logged without any value."""
     for res in results:
         if res.closes:
             Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))

@@ -12,11 +12,13 @@ Wiring (``CollectRandomizedResponses``)::
         in a fixed order kept; streaming: stateful, the first to arrive kept;
         the others are dead letters (``duplicate_report``)
   ── BundleCounts: per (stream, tick, layer) symbol counts, summed over the bundle
-  ── per stream: bounded: GroupByKey, the collector run to the configured end;
-        streaming: stateful (versioned collector state, an event-time timer per
-        tick: tick t is released when the watermark passes the end of tick
-        t + 1 + L); counts that reach a stream after their tick was released are
-        dead letters (``late``), never folded into another period.
+  ── per stream (``CollectStep`` in ``transforms.per_stream``, the step the
+        release uses too): bounded: GroupByKey, the collector run to the
+        configured end; streaming: stateful (versioned collector state, the wake
+        and catch-up timers: tick t is released when the watermark passes the end
+        of tick t + 1 + L, and carries that time whichever firing computed it);
+        counts that reach a stream after their tick was released are dead
+        letters (``late``), never folded into another period.
 
 Outputs: ``estimates`` (:class:`~transforms.core.families.local_dp.RRRelease`, one per
 declared stream per tick) and ``dead_letters`` (reason and the report as
@@ -32,24 +34,32 @@ import typing
 from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.coders import BooleanCoder, BytesCoder, FastPrimitivesCoder, VarIntCoder
+from apache_beam.coders import BooleanCoder
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.config import DynamicConfig
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
 from transforms.core.families.rr_client import symbol_of
-from transforms.core.foundation.state import decode, encode
+from transforms.per_stream import START, BoundedStreamFn, PerStreamStepFn, StreamStep, holds_timer_watermarks
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
-from transforms.streaming import START, buffer_aggregates, schedule_wake
+from transforms.validate import ValidateFn, tick_in_range
 
-__all__ = ["ReportRecord", "ReportParser", "CollectRandomizedResponses", "REPORT_REASONS", "release_dict"]
+__all__ = [
+    "ReportRecord",
+    "ReportParser",
+    "ReportCheck",
+    "CollectStep",
+    "CollectRandomizedResponses",
+    "REPORT_REASONS",
+    "release_dict",
+]
 
 
 REPORT_REASONS = {
@@ -180,9 +190,13 @@ def _dead(reason: str, record, stage: str, stream=None) -> DeadLetter:
     return DeadLetter(reason, record, stage, stream if isinstance(stream, str) else None)
 
 
-@beam.typehints.with_output_types(tuple[tuple[str, str, int, int], typing.Any])
-class _ValidateFn(beam.DoFn):
-    DEAD = "dead_letters"
+class ReportCheck:
+    """A :class:`ReportRecord` (for ``transforms.validate.ValidateFn``): to ``((stream, entry, layer, tick),
+    (symbol, raw))`` (``raw``: the input as received when it is text, for the dead letters)."""
+
+    output_type = tuple[tuple[str, str, int, int], typing.Any]
+    counter = None
+    label = "_ValidateFn"
 
     def __init__(self, spec: StreamSpec, design):
         self.spec = spec
@@ -190,19 +204,15 @@ class _ValidateFn(beam.DoFn):
         self.layers = design.layers
         self.branching = design.branching
         self.streams = frozenset(spec.streams)
-        self.end_tick = spec.end_tick
 
-    def process(self, rec):
-        reason, tick = self._check(rec)
+    def __call__(self, rec):
+        reason, tick = self.reason(rec)
         if reason:
-            yield beam.pvalue.TaggedOutput(self.DEAD, _dead(reason, rec, "validate", getattr(rec, "stream", None)))
-            return
-        yield (
-            (rec.stream, rec.entry_id, rec.layer, tick),
-            (symbol_of(rec.old, rec.new, self.z), rec.raw if isinstance(rec.raw, (str, bytes)) else None),
-        )
+            return reason, None
+        raw = rec.raw if isinstance(rec.raw, (str, bytes)) else None
+        return None, ((rec.stream, rec.entry_id, rec.layer, tick), (symbol_of(rec.old, rec.new, self.z), raw))
 
-    def _check(self, rec):
+    def reason(self, rec) -> tuple[str | None, int]:
         if not isinstance(rec, ReportRecord) or not isinstance(rec.entry_id, str) or not rec.entry_id:
             return "malformed", 0
         if rec.stream not in self.streams:
@@ -212,11 +222,9 @@ class _ValidateFn(beam.DoFn):
         for v in (rec.old, rec.new):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < self.z):
                 return "not_in_domain", 0
-        tick = self.spec.tick_of(rec.event_time)
-        if tick < 1:
-            return "before_origin", tick
-        if self.end_tick is not None and tick > self.end_tick:
-            return "after_end", tick
+        reason, tick = tick_in_range(self.spec, rec.event_time)
+        if reason:
+            return reason, tick
         layer = rec.layer
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < self.layers:
             return "bad_layer", tick
@@ -271,7 +279,7 @@ class _DedupReportFn(beam.DoFn):
             )
             return
         seen.write(True)
-        expire.set(self.spec.tick_end(key[3] + 2 + self.spec.lateness_ticks))
+        expire.set(self.spec.final_at(key[3] + 1))  # a tick after its tick's release
         yield key, value[0]
 
     @on_timer(EXPIRE)
@@ -308,7 +316,7 @@ class _BundleCountsFn(beam.DoFn):
         glob = (window.GlobalWindow(),)
         for stream, parts in self.acc.items():
             aggs = tuple((t, layer, tuple(c)) for (t, layer), c in sorted(parts.items()))
-            ts = MIN_TIMESTAMP if self.bounded else self.spec.tick_end(aggs[0][0] + self.spec.lateness_ticks)
+            ts = MIN_TIMESTAMP if self.bounded else self.spec.closes_at(aggs[0][0])
             yield WindowedValue((stream, aggs), ts, glob)
         self.acc = {}
 
@@ -326,123 +334,64 @@ def _merge(parts) -> dict[int, dict[int, list[int]]]:
     return out
 
 
-class _CollectBoundedFn(beam.DoFn):
-    """Bounded: one call per declared stream with all its counts; the collector
-    runs to the configured end. Each release is stamped with the time the
-    streaming step would emit it."""
+class CollectStep(StreamStep):
+    """The collector's per-stream step (``transforms.per_stream``): one
+    :class:`~transforms.core.families.local_dp.RandomizedResponseCollector` per
+    stream; a wake applies the counts of the ticks due (tick t is released when
+    its input is final: the watermark past the end of tick t + 1 + L) and
+    releases every tick up to its own; counts that reach a stream after their
+    tick was released are dead letters (``late``), never folded into another
+    period. Emits :class:`~transforms.core.families.local_dp.RRRelease`, each
+    with its tick's time, and dead letters on ``DEAD``."""
 
-    def __init__(self, config, options, spec):
-        self.config, self.options, self.spec = config, options, spec
-
-    def process(self, element):
-        stream, parts = element
-        core = RandomizedResponseCollector(
-            self.config, stream=stream, end_tick=self.spec.end_tick, options=self.options
-        )
-        by_tick = _merge(p for p in parts if p)
-        rels = []
-        for tick in sorted(by_tick):
-            rels += core.apply(tick, by_tick[tick])
-        rels += core.run_to_end()
-        Metrics.counter(NAMESPACE, "releases_written").inc(len(rels))
-        lateness = self.spec.lateness_ticks
-        for rel in rels:
-            yield beam.window.TimestampedValue(rel, self.spec.tick_end(rel.tick + 1 + lateness))
-
-
-@beam.typehints.with_output_types(RRRelease)
-class _CollectStreamFn(beam.DoFn):
-    """Streaming: one stream's collector in versioned state; an event-time timer
-    releases tick t when the watermark passes the end of tick t + 1 + L."""
-
+    output_type = RRRelease
+    stream_label, bounded_label = "_CollectStreamFn", "_CollectBoundedFn"
     DEAD = "dead_letters"
-    CORE = ReadModifyWriteStateSpec("core", BytesCoder())
-    PENDING = BagStateSpec("pending", FastPrimitivesCoder())
-    WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
-    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
 
-    def __init__(self, config, options, spec):
-        self.config, self.options, self.spec = config, options, spec
+    def __init__(self, config: DynamicConfig, options: RROptions, spec: StreamSpec):
+        super().__init__(spec)
+        self.config, self.options = config, options
 
-    def _new(self, stream):
+    def new_core(self, stream):
         return RandomizedResponseCollector(
             self.config, stream=stream, end_tick=self.spec.end_tick, options=self.options
         )
 
-    def _load(self, stream, cell):
-        data = cell.read()
-        if data is None:
-            return self._new(stream)
+    def restore(self, stream, state):
         return RandomizedResponseCollector.from_state(
-            self.config, decode(data), options=self.options, end_tick=self.spec.end_tick
+            self.config, state, options=self.options, end_tick=self.spec.end_tick
         )
 
-    def _wake_at(self, tick, wake, wake_tick):
-        schedule_wake(self.spec, tick, wake, wake_tick)
+    def wake(self, core, tick, aggs, queries, out):
+        late = [agg for agg in aggs if agg[0] <= core.last_tick]
+        self.discard(core, late, out)
+        self.feed(core, [[agg for agg in aggs if agg[0] > core.last_tick]], (), out)
+        if tick > core.last_tick:
+            out += core.advance(tick if core.end_tick is None else min(tick, core.end_tick))
 
-    def process(
-        self,
-        element,
-        core_state=beam.DoFn.StateParam(CORE),
-        pending=beam.DoFn.StateParam(PENDING),
-        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
-        wake=beam.DoFn.TimerParam(WAKE),
-    ):
-        stream, value = element
-        if value == START:
-            if core_state.read() is None:
-                core_state.write(encode(self._new(stream).to_state()))
-            self._wake_at(1, wake, wake_tick)
-            return
-        first = buffer_aggregates(value, pending)
-        if first is not None:
-            self._wake_at(first, wake, wake_tick)
-
-    @on_timer(WAKE)
-    def on_wake(
-        self,
-        key=beam.DoFn.KeyParam,
-        ts=beam.DoFn.TimestampParam,
-        core_state=beam.DoFn.StateParam(CORE),
-        pending=beam.DoFn.StateParam(PENDING),
-        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
-        wake=beam.DoFn.TimerParam(WAKE),
-    ):
-        stream = key
-        wake_tick.clear()
-        core = self._load(stream, core_state)
-        upto = self.spec.tick_at(ts) - 1 - self.spec.lateness_ticks
-        now, later, late = [], [], []
-        for agg in pending.read():
-            if agg[0] <= core.last_tick:
-                late.append(agg)
-            else:
-                (now if agg[0] <= upto else later).append(agg)
-        pending.clear()
-        for agg in later:
-            pending.add(agg)
-        for tick, layer, counts in late:
+    def discard(self, core, aggs, out):
+        for t, layer, counts in aggs:
             n = sum(counts)
             Metrics.counter(NAMESPACE, "dead_letter_late").inc(n)
-            yield beam.pvalue.TaggedOutput(
-                self.DEAD,
-                DeadLetter("late", {"tick": tick, "layer": layer, "reports": n}, "collect", stream),
-            )
-        by_tick = _merge([now])
-        rels = []
-        for tick in sorted(by_tick):
-            rels += core.apply(tick, by_tick[tick])
-        if upto > core.last_tick:
-            rels += core.advance(upto if core.end_tick is None else min(upto, core.end_tick))
-        if rels:
-            Metrics.counter(NAMESPACE, "releases_written").inc(len(rels))
-        for rel in rels:
-            yield beam.window.TimestampedValue(rel, ts)
-        core_state.write(encode(core.to_state()))
-        nxt = core.next_wake
-        candidates = [agg[0] for agg in later] + ([] if nxt is None else [nxt])
-        if candidates:
-            self._wake_at(max(min(candidates), core.last_tick + 1), wake, wake_tick)
+            out.append(DeadLetter("late", {"tick": t, "layer": layer, "reports": n}, "collect", core.stream))
+
+    def feed(self, core, parts, queries, out):
+        by_tick = _merge(parts)
+        for t in sorted(by_tick):
+            out += core.apply(t, by_tick[t])
+
+    def run_to_end(self, core, out):
+        out += core.run_to_end()
+
+    def emit(self, core, out, stamp):
+        released = [r for r in out if isinstance(r, RRRelease)]
+        if released:
+            Metrics.counter(NAMESPACE, "releases_written").inc(len(released))
+        for r in out:
+            if isinstance(r, DeadLetter):
+                yield beam.pvalue.TaggedOutput(self.DEAD, r)
+            else:
+                yield beam.window.TimestampedValue(r, stamp(r.tick))
 
 
 class CollectRandomizedResponses(beam.PTransform):
@@ -471,8 +420,8 @@ class CollectRandomizedResponses(beam.PTransform):
         bounded = reports.is_bounded and not streaming
         if bounded and spec.end_tick is None:
             raise ValueError("bounded input needs a configured end: StreamSpec(end_time=...) (time.end)")
-        valid = reports | "ValidateReports" >> beam.ParDo(_ValidateFn(spec, self.design)).with_outputs(
-            _ValidateFn.DEAD, main="valid"
+        valid = reports | "ValidateReports" >> beam.ParDo(ValidateFn(ReportCheck(spec, self.design))).with_outputs(
+            ValidateFn.DEAD, main="valid"
         )
         if bounded:
             deduped = (
@@ -485,32 +434,19 @@ class CollectRandomizedResponses(beam.PTransform):
                 _DedupReportFn.DEAD, main="reports"
             )
         counts = deduped.reports | "BundleCounts" >> beam.ParDo(_BundleCountsFn(spec, self.design.num_symbols, bounded))
-        dead = [valid[_ValidateFn.DEAD], deduped[_FirstReportFn.DEAD]]
+        starts = reports.pipeline | "DeclaredStreams" >> beam.Create(
+            [(s, START) for s in spec.streams], reshuffle=False
+        )
+        counts = (counts, starts) | "AllCounts" >> beam.Flatten()
+        step = CollectStep(self.config, self.options, spec)
         if bounded:
-            declared = reports.pipeline | "DeclaredStreams" >> beam.Create(
-                [(s, ()) for s in spec.streams], reshuffle=False
-            )
-            estimates = (
-                (counts, declared)
-                | "AllCounts" >> beam.Flatten()
-                | "GroupByStream" >> beam.GroupByKey()
-                | "Collect" >> beam.ParDo(_CollectBoundedFn(self.config, self.options, spec))
-            )
+            counts = counts | "GroupByStream" >> beam.GroupByKey()
+            fn = BoundedStreamFn(step)
         else:
-            starts = reports.pipeline | "DeclaredStreams" >> beam.Create(
-                [(s, START) for s in spec.streams], reshuffle=False
-            )
-            collected = (
-                (counts, starts)
-                | "AllCounts" >> beam.Flatten()
-                | "Collect"
-                >> beam.ParDo(_CollectStreamFn(self.config, self.options, spec)).with_outputs(
-                    _CollectStreamFn.DEAD, main="estimates"
-                )
-            )
-            estimates = collected.estimates
-            dead.append(collected[_CollectStreamFn.DEAD])
-        return {"estimates": estimates, "dead_letters": tuple(dead) | "ReportDeadLetters" >> beam.Flatten()}
+            fn = PerStreamStepFn(step, catch_up=holds_timer_watermarks(reports.pipeline))
+        collected = counts | "Collect" >> beam.ParDo(fn).with_outputs(CollectStep.DEAD, main="estimates")
+        dead = (valid[ValidateFn.DEAD], deduped[_FirstReportFn.DEAD], collected[CollectStep.DEAD])
+        return {"estimates": collected.estimates, "dead_letters": dead | "ReportDeadLetters" >> beam.Flatten()}
 
 
 def release_dict(rel: RRRelease, domain: tuple, query: str, spec: StreamSpec) -> dict:

@@ -6,9 +6,10 @@ transforms (:class:`ReleaseFullyDynamic`, :class:`ReleaseInsertionOnly`,
 :class:`ReleaseTwoStreamBaseline`, :class:`CountContinually`) are the same
 transform with the mechanism fixed.
 
-Steps (``docs/beam.md``): a stateless validation (``common.ValidateFn``); an
-entry registry keyed by (stream, entry id); a per-tick merge; a per-stream
-release step that drives the mechanism through its contract
+Steps (``docs/beam.md``): a stateless validation (``validate.ValidateFn``
+with ``validate.UpdateCheck``); an entry registry keyed by (stream, entry id);
+a per-tick merge; a per-stream release step (``per_stream``, with
+``common.ReleaseStep``) that drives the mechanism through its contract
 (``transforms.core.ContinualRelease``). Bounded input in a batch pipeline
 takes ``bounded.py`` (GroupByKey registry, one call per stream, no state);
 unbounded input, or any input under ``--streaming``, takes ``streaming.py``
@@ -32,23 +33,17 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 
-from transforms.bounded import BOUNDED_END, ReleaseBoundedStreamFn, ResolveEntriesBoundedFn
-from transforms.common import NODES, ValidateFn
+from transforms.bounded import ResolveEntriesBoundedFn
+from transforms.common import NODES, ReleaseStep
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
 from transforms.core.foundation.noise import ReleaseIdentity, config_digest
+from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn, PerStreamStepFn, holds_timer_watermarks
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
-from transforms.streaming import (
-    START,
-    TICK_MERGES,
-    MergeTickFn,
-    ReleaseStreamFn,
-    ResolveEntriesFn,
-    holds_timer_watermarks,
-    stateful_tick_merge,
-)
+from transforms.streaming import TICK_MERGES, MergeTickFn, ResolveEntriesFn, stateful_tick_merge
+from transforms.validate import UpdateCheck, ValidateFn
 
 __all__ = [
     "ReleaseContinually",
@@ -172,9 +167,7 @@ class ReleaseContinually(beam.PTransform):
 
     def expand(self, updates):
         spec = self.spec
-        validated = updates | "Validate" >> beam.ParDo(ValidateFn(spec, self._domains)).with_outputs(
-            ValidateFn.DEAD, main="valid"
-        )
+        validated = self._validate(updates)
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
         if updates.is_bounded and not streaming:
             if spec.end_tick is None:
@@ -185,10 +178,15 @@ class ReleaseContinually(beam.PTransform):
         dead = (validated[ValidateFn.DEAD], dead) | "DeadLetters" >> beam.Flatten()
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
-    def _release_fn(self, cls, pipeline=None):
-        """The per-stream step ``cls``; given the streaming ``pipeline``, its catch-up timer is on where the
-        runner holds watermarks for timers (``transforms.streaming.holds_timer_watermarks``)."""
-        fn = cls(
+    def _validate(self, updates):
+        """The validation step: outputs ``valid`` and ``ValidateFn.DEAD``."""
+        return updates | "Validate" >> beam.ParDo(ValidateFn(UpdateCheck(self.spec, self._domains))).with_outputs(
+            ValidateFn.DEAD, main="valid"
+        )
+
+    def _step(self, cls=ReleaseStep):
+        """This release's per-stream step (a :class:`~transforms.common.ReleaseStep` class)."""
+        return cls(
             self.spec,
             self.config,
             self.mechanism,
@@ -198,9 +196,6 @@ class ReleaseContinually(beam.PTransform):
             release=self.release,
             consistency=self.consistency,
         )
-        if pipeline is not None:
-            fn.catch_up = holds_timer_watermarks(pipeline)
-        return fn
 
     def _expand_bounded(self, valid):
         """All input is known: resolve each entry once, group per stream, and
@@ -211,7 +206,7 @@ class ReleaseContinually(beam.PTransform):
         # data is released from a Create of the declared streams (the FnApiRunner gives
         # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
         seen = beam.pvalue.AsList(resolved[ResolveEntriesBoundedFn.STREAMS_SEEN])
-        fn = self._release_fn(ReleaseBoundedStreamFn)
+        fn = BoundedStreamFn(self._step())
         with_data = (
             resolved.resolved
             | "GroupByStream" >> beam.GroupByKey()
@@ -234,7 +229,7 @@ class ReleaseContinually(beam.PTransform):
             (merged, starts)
             | "Flatten" >> beam.Flatten()
             | "ReleaseStream"
-            >> beam.ParDo(self._release_fn(ReleaseStreamFn, valid.pipeline))
+            >> beam.ParDo(PerStreamStepFn(self._step(), catch_up=holds_timer_watermarks(valid.pipeline)))
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(NODES, main="answers")
         )

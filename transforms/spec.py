@@ -3,12 +3,22 @@ ticks, where the release starts and ends, and how late data is treated.
 
 Everything here is public configuration: the release schedule (ticks,
 origin, end) never depends on the data (``docs/privacy.md``).
+
+:class:`StreamSpec` owns every tick computation (event time to tick, tick to
+timestamp, the end tick, periods, a span of seconds in ticks), in integer
+microseconds: the configured numbers are read as the decimals they were
+written as (``0.1`` is a tenth), an event time as Beam reads it into a
+timestamp (whole microseconds, truncated), and everything after that is exact
+integer arithmetic, so that a record's tick, its element timestamp and the
+timers that release it always agree.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 
 from apache_beam.utils.timestamp import Timestamp
 
@@ -22,6 +32,8 @@ LATE_POLICIES = ("current", "dead_letter")
 # stays representable; a record outside this range is dead-lettered (bad_time)
 # before it reaches any step that makes a Timestamp of it.
 TIME_RANGE = (-62135596800.0, 253402300799.0)
+_MICROS = 1_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def event_time_ok(t) -> bool:
@@ -33,6 +45,27 @@ def event_time_ok(t) -> bool:
     except OverflowError:
         return False
     return math.isfinite(t) and TIME_RANGE[0] <= t <= TIME_RANGE[1]
+
+
+def micros_of(event_time) -> int:
+    """An event time (seconds) in whole microseconds, as Beam's ``Timestamp.of`` reads it (truncated), so a
+    record's tick and its element timestamp agree."""
+    return int(event_time * _MICROS)
+
+
+def _decimal(seconds) -> Fraction:
+    """A configured number of seconds as the decimal it was written as: ``0.1`` is exactly a tenth (the
+    float's shortest repr), not the binary fraction nearest to it."""
+    if isinstance(seconds, int):
+        return Fraction(seconds)
+    seconds = float(seconds)
+    if not math.isfinite(seconds):
+        raise ValueError(f"times and spans must be finite numbers of seconds, got {seconds}")
+    return Fraction(repr(seconds))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -65,6 +98,9 @@ class StreamSpec:
         query's current answer at every multiple of it (and at the end), data
         or not (public). None: each mechanism's own schedule (a partitioned
         one releases at its segment closes only).
+
+    Tick ``k`` covers the microseconds ``[origin + (k-1) s, origin + k s)`` (``s``: the tick length), each
+    bound rounded up to a whole microsecond. The fields are the whole of its ``repr``, which keys the noise.
     """
 
     streams: tuple = ("default",)
@@ -88,43 +124,97 @@ class StreamSpec:
             raise ValueError(f"every_ticks must be an integer >= 1 or None, got {self.every_ticks!r}")
         if self.end_time is not None and not self.end_time > self.origin:
             raise ValueError(f"end_time ({self.end_time}) must be after origin ({self.origin})")
+        # The grid in microseconds, over one denominator: tick k ends at (origin + k * tick) / den
+        # microseconds. Not a field (the fields are the repr, which keys the noise).
+        tick, origin = _decimal(self.tick_seconds) * _MICROS, _decimal(self.origin) * _MICROS
+        den = math.lcm(tick.denominator, origin.denominator)
+        grid = (int(origin * den), int(tick * den), den)
+        end_tick = None
+        if self.end_time is not None:
+            end = _decimal(self.end_time) * _MICROS
+            end_tick = max(1, math.ceil((end - origin) / tick))
+        object.__setattr__(self, "_grid", grid)
+        object.__setattr__(self, "_end_tick", end_tick)
+        object.__setattr__(self, "_lateness_ticks", self.ticks_in(self.allowed_lateness))
+
+    # -- spans ------------------------------------------------------------------------
+
+    def ticks_in(self, seconds) -> int:
+        """A span of ``seconds`` in whole ticks, rounded up (the allowed lateness, a mutation window)."""
+        return math.ceil(_decimal(seconds) / _decimal(self.tick_seconds))
 
     @property
     def lateness_ticks(self) -> int:
-        """Allowed lateness in whole ticks (rounded up)."""
-        return int(math.ceil(self.allowed_lateness / self.tick_seconds - 1e-9))
-
-    def tick_of(self, event_time: float) -> int:
-        return int(math.floor((event_time - self.origin) / self.tick_seconds)) + 1
+        """Allowed lateness in whole ticks (rounded up): L."""
+        return self._lateness_ticks
 
     @property
     def end_tick(self) -> int | None:
-        """The last released tick (public: from ``end_time``), or None."""
-        if self.end_time is None:
+        """The last released tick (public: from ``end_time``), or None: the last tick that starts before
+        ``end_time``."""
+        return self._end_tick
+
+    @property
+    def end_periods(self) -> int | None:
+        """Release periods of ``every_ticks`` ticks up to the end tick, the last one partial (a mechanism's
+        horizon in periods); None without an end or a period."""
+        if self._end_tick is None or self.every_ticks is None:
             return None
-        return max(1, int(math.ceil((self.end_time - self.origin) / self.tick_seconds - 1e-9)))
+        return _ceil_div(self._end_tick, int(self.every_ticks))
 
-    def as_of(self, tick: int) -> str:
-        """The event-time end of ``tick`` (what a release of that tick describes), RFC 3339 UTC."""
-        from datetime import UTC, datetime
+    # -- event time <-> ticks -----------------------------------------------------------
 
-        end = self.origin + tick * self.tick_seconds
-        try:
-            return datetime.fromtimestamp(end, UTC).isoformat().replace("+00:00", "Z")
-        except (OverflowError, OSError, ValueError):  # beyond the calendar's range
-            return f"{end:.6f}"
+    def tick_of(self, event_time) -> int:
+        """The tick an event time falls in: the first tick not over at ``event_time`` (whole microseconds,
+        as Beam stamps the element), so ``tick_of(t) == tick_at(Timestamp.of(t)) + 1``."""
+        origin, tick, den = self._grid
+        return (micros_of(event_time) * den - origin) // tick + 1
 
     def tick_end(self, tick: int) -> Timestamp:
-        """Event time at which tick ``tick`` is over (start of tick + 1), rounded *up* to Beam's whole
-        microseconds. ``Timestamp.of`` truncates, and ``origin + tick * tick_seconds`` can land a hair below
-        the boundary (``0.3 * 3 == 0.8999999999999999``; with an epoch origin every 0.1 s tick did): ``tick_at``
-        of a timer set there gave the tick before, and the step re-armed the same timer for ever. The 1e-3
-        microsecond allowance keeps float noise just above an exact boundary from adding a microsecond."""
-        return Timestamp(micros=math.ceil(self.origin * 1e6 + tick * (self.tick_seconds * 1e6) - 1e-3))
+        """The time at which tick ``tick`` is over (start of tick + 1), rounded *up* to Beam's whole
+        microseconds (``Timestamp.of`` would truncate: ``0.3 * 3 == 0.8999999999999999``, and a timer set a
+        hair early fired for the tick before)."""
+        origin, length, den = self._grid
+        return Timestamp(micros=_ceil_div(origin + tick * length, den))
 
-    def tick_at(self, ts: Timestamp) -> int:
-        """The last tick that is over at timestamp ``ts``. Counted in microseconds: ``float(ts)`` of an epoch
-        time (~1.7e9 s) keeps only ~0.2 microseconds, and ``float(ts) - origin`` then fell below a 0.1 s
-        tick's end."""
-        micros = ts.micros if isinstance(ts, Timestamp) else float(ts) * 1e6
-        return int(math.floor((micros - self.origin * 1e6) / (self.tick_seconds * 1e6) + 1e-9))
+    def tick_at(self, ts) -> int:
+        """The last tick that is over at timestamp ``ts`` (the inverse of :meth:`tick_end`)."""
+        origin, length, den = self._grid
+        return (Timestamp.of(ts).micros * den - origin) // length
+
+    def tick_middle(self, tick: int) -> Timestamp:
+        """The middle of tick ``tick``, rounded up to a whole microsecond."""
+        origin, length, den = self._grid
+        return Timestamp(micros=_ceil_div(2 * origin + (2 * tick - 1) * length, 2 * den))
+
+    # -- when the steps act ---------------------------------------------------------------
+
+    def closes_at(self, tick: int) -> Timestamp:
+        """When no more on-time input of ``tick`` can come: the end of tick + L. An entry's updates of the
+        tick are resolved then, and their tick aggregates carry this time."""
+        return self.tick_end(tick + self.lateness_ticks)
+
+    def closed_tick(self, ts) -> int:
+        """The last tick closed at ``ts`` (the inverse of :meth:`closes_at`)."""
+        return self.tick_at(ts) - self.lateness_ticks
+
+    def final_at(self, tick: int) -> Timestamp:
+        """When a per-stream step has all of ``tick``'s input (its aggregates, emitted when the tick closes,
+        have arrived): the close of the next tick, the end of tick + 1 + L. The step applies and releases
+        ``tick`` then, and every record of ``tick`` carries this time, whichever firing computed it."""
+        return self.closes_at(tick + 1)
+
+    def final_tick(self, ts) -> int:
+        """The last tick whose input is final at ``ts`` (the inverse of :meth:`final_at`)."""
+        return self.closed_tick(ts) - 1
+
+    def as_of(self, tick: int) -> str:
+        """The event-time end of ``tick`` (what a release of that tick describes), RFC 3339 UTC, to the
+        nearest microsecond."""
+        origin, length, den = self._grid
+        end = round(Fraction(origin + tick * length, den))
+        try:
+            return (_EPOCH + timedelta(microseconds=end)).isoformat().replace("+00:00", "Z")
+        except OverflowError:  # beyond the calendar's range
+            sign, end = ("-" if end < 0 else ""), abs(end)
+            return f"{sign}{end // _MICROS}.{end % _MICROS:06d}"

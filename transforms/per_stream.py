@@ -1,0 +1,408 @@
+# ruff: noqa: B008 - Beam's stateful DoFn idiom: state and timer parameters are declared as defaults
+"""The per-stream step, built once: the release, the query answering and the
+local-DP collector each hold one core per declared stream and drive it as the
+watermark passes each tick.
+
+What differs between them is a :class:`StreamStep` (how to build and restore
+its core, what a wake does with the inputs due, what it emits); the Beam side
+is written once here, as Beam writes its own stateful transforms
+(``apache_beam/transforms/util.py``, ``GroupIntoBatches``: the state specs and
+timers declared once, the behaviour a parameter):
+
+* :class:`PerStreamStepFn` (unbounded input, or any input under
+  ``--streaming``): keyed by stream. The core's versioned state in a
+  ReadModifyWrite cell (``core``: ``to_state()`` encoded by
+  ``transforms.core.foundation.state.encode``, plain data, so an updated job
+  can read it), tick aggregates in a bag (``pending``), queries in another
+  (``queries``: the query step's only; the others never read or write it), the
+  tick the wake timer is set for (``wake_tick``), the wake timer (``wake``) and
+  the catch-up timer on a public grid (``catch_up``). These names are the ones
+  stored in savepoints and checkpoints: they never change.
+* :class:`BoundedStreamFn` (bounded input in a batch pipeline): one call per
+  stream with all of its input, after a GroupByKey; no state, no timers.
+
+Inputs, keyed by stream: a start marker per declared stream (:data:`START`), a
+tuple of tick aggregates (tuples whose first field is the tick), or a query
+``(QUERY, (tick, ...))``. Every record of tick ``t`` carries the time at which
+``t``'s input is final (``StreamSpec.final_at``: the end of tick t + 1 + L), a
+public function of the tick, whichever firing (or bounded call) computed it.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import apache_beam as beam
+from apache_beam.coders import BytesCoder, FastPrimitivesCoder, VarIntCoder
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.timestamp import Timestamp
+
+from transforms.core.foundation.state import decode, encode
+from transforms.spec import StreamSpec
+
+__all__ = [
+    "START",
+    "QUERY",
+    "BOUNDED_END",
+    "CATCH_UP_TICKS",
+    "StreamStep",
+    "PerStreamStepFn",
+    "BoundedStreamFn",
+    "set_catch_up",
+    "schedule_wake",
+    "next_work",
+    "buffer_aggregates",
+    "holds_timer_watermarks",
+    "is_query",
+    "query_order",
+]
+
+START = "__start__"  # the start marker of a declared stream
+QUERY = "__query__"  # tags a query: (QUERY, (tick, time, id, row))
+_MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
+#: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
+CATCH_UP_TICKS = 1024
+BOUNDED_END = (
+    "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "
+    "of a release is public configuration; deriving it from the data (its last time) would make the release "
+    "schedule depend on the data"
+)
+
+
+def is_query(value) -> bool:
+    """``value`` is a query input ``(QUERY, (tick, time, id, row))``."""
+    return isinstance(value, tuple) and len(value) == 2 and value[0] == QUERY
+
+
+def query_order(q):
+    """The order in which queries are answered: tick, arrival time, id."""
+    return q[0], q[1], q[2]
+
+
+class StreamStep:
+    """What one kind of per-stream step does; :class:`PerStreamStepFn` and :class:`BoundedStreamFn` do the
+    rest. A *core* is a state machine with ``last_tick``, ``next_wake``, ``finished`` and ``to_state()``
+    (a ``ContinualRelease``, the randomized-response collector). Outputs of a firing (or of a bounded
+    call) are collected in a list ``out`` that only the step reads: its :meth:`emit` turns them into
+    records."""
+
+    #: the type of the main output's records (it sets the coder of that output)
+    output_type: typing.Any = typing.Any
+    #: whether the step answers queries (reads the ``queries`` bag)
+    takes_queries = False
+    #: the names the step's DoFns take in the pipeline graph (``ParDo(<name>)``): a Flink savepoint and a
+    #: Dataflow update match state by transform name, so a step keeps the names its DoFns had before the
+    #: per-stream step was shared, never changes them, and no two steps share one
+    stream_label = "PerStreamStepFn"
+    bounded_label = "BoundedStreamFn"
+
+    def __init__(self, spec: StreamSpec):
+        self.spec = spec
+
+    def setup(self) -> None:
+        """Once per worker, before any element (``DoFn.setup``)."""
+
+    def new_core(self, stream: str):
+        raise NotImplementedError
+
+    def restore(self, stream: str, state: dict):
+        """The core stored in a stream's state cell (decoded)."""
+        raise NotImplementedError
+
+    def wake(self, core, tick: int, aggs: list, queries: list, out: list) -> None:
+        """One wake for ``tick``: apply ``aggs`` (the pending tick aggregates of ticks <= ``tick``, in tick
+        order; a tick already released among them), answer ``queries`` (the same, by tick, arrival time
+        and id), advance the core to ``tick``."""
+        raise NotImplementedError
+
+    def discard(self, core, aggs: list, out: list) -> None:
+        """Tick aggregates left when the core is finished: they are never applied."""
+
+    def feed(self, core, parts: list, queries: list, out: list) -> None:
+        """Bounded: all of a stream's input at once (``parts``: tuples of tick aggregates, one per bundle
+        of the step before)."""
+        raise NotImplementedError
+
+    def run_to_end(self, core, out: list) -> None:
+        """Bounded: run the core to the configured end."""
+        raise NotImplementedError
+
+    def emit(self, core, out: list, stamp) -> typing.Iterator:
+        """The records of ``out``; ``stamp(tick)`` is the timestamp a record of ``tick`` carries."""
+        raise NotImplementedError
+
+
+class _StepFn(beam.DoFn):
+    """A DoFn that runs a :class:`StreamStep`: the step's setup, its output type (declared: a timer's output
+    takes the type inferred for ``process`` otherwise) and its name in the graph (``LABEL``: which of the
+    step's labels)."""
+
+    LABEL = ""
+
+    def __init__(self, step: StreamStep):
+        super().__init__()
+        self.step = step
+        self.with_output_types(step.output_type)
+
+    def default_label(self):
+        return getattr(self.step, self.LABEL)
+
+    def setup(self):
+        self.step.setup()
+
+
+class PerStreamStepFn(_StepFn):
+    """The stateful per-stream step (module docstring), driving ``step`` with two event-time timers.
+
+    The wake timer (``schedule_wake``) is set for the end of the tick after the next tick with work (a
+    pending aggregate or query, or the core's ``next_wake``): each firing applies what is due up to its
+    tick. The catch-up timer (``set_catch_up``, ``catch_up=True``; armed by every firing for the grid
+    point at or after the next wake) fires on a public grid of ``CATCH_UP_TICKS`` ticks: with the
+    watermark far ahead (a backlog, a replay, a job restored after downtime) one firing walks every wake
+    up to its grid point. Either firing walks the wakes one at a time (``_fire``: the same calls to the
+    core as one firing per wake), so a record does not depend on which firing computed it. Adding an
+    input never reads the core or the bags. A finished core sets no more timers; the other streams go
+    on.
+
+    Args:
+      step: the :class:`StreamStep`.
+      catch_up: set the catch-up timer. The transforms turn it off on the DirectRunner
+        (``holds_timer_watermarks``): it holds no watermark for the registry step's timers, so a
+        catch-up firing there could overtake their batches by up to a grid's worth of ticks.
+    """
+
+    CORE = ReadModifyWriteStateSpec("core", BytesCoder())  # the core's versioned state
+    PENDING = BagStateSpec("pending", FastPrimitivesCoder())  # tick aggregates
+    QUERIES = BagStateSpec("queries", FastPrimitivesCoder())  # (tick, time, id, row)
+    # the tick the wake timer is set for (kept apart so that adding an input never reads the core or a bag)
+    WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
+
+    LABEL = "stream_label"
+
+    def __init__(self, step: StreamStep, catch_up: bool = True):
+        super().__init__(step)
+        self.spec = step.spec
+        self.catch_up = catch_up
+
+    def setup(self):
+        super().setup()
+        # stream -> (the state bytes last written, the core they encode): a firing whose state cell holds
+        # exactly those bytes reuses the object instead of decoding it. An entry is taken out while a
+        # firing runs and put back only after its state is written, so a failed (retried) firing decodes
+        # afresh.
+        self._live = {}
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+    ):
+        stream, value = element
+        if value == START:
+            if core_state.read() is None:
+                core_state.write(encode(self.step.new_core(stream).to_state()))
+            schedule_wake(self.spec, 1, wake, wake_tick)  # its firing arms the catch-up timer
+            return
+        if is_query(value):
+            if not self.step.takes_queries:
+                raise TypeError(f"{type(self.step).__name__} answers no queries")
+            queries.add(value[1])
+            schedule_wake(self.spec, value[1][0], wake, wake_tick)
+            return
+        first = buffer_aggregates(value, pending)
+        if first is not None:
+            schedule_wake(self.spec, first, wake, wake_tick)
+
+    @on_timer(WAKE)
+    @on_timer(CATCH_UP)
+    def on_wake_or_catch_up(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
+    ):
+        """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
+        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
+
+    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up):
+        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts``, each
+        as its own firing would have made it. A wake timer's firing is one wake (its own tick); a catch-up
+        firing walks every tick with work up to its grid point. Same calls to the core either way, so
+        every record field is the same (an error bound or a spend stamped per call would otherwise depend
+        on how far the watermark was ahead)."""
+        step = self.step
+        first = wake_tick.read()  # the tick the wake timer was set for
+        wake_tick.clear()
+        core = self._load(stream, core_state)
+        upto = self.spec.final_tick(ts)
+        aggs = sorted(pending.read(), key=lambda agg: agg[0])
+        asks = sorted(queries.read(), key=query_order) if step.takes_queries else []
+        out, i, k = [], 0, 0
+        w = first if first is not None else next_work(core, aggs, i, asks, k)
+        while w is not None and w <= upto:
+            j, m = _due(aggs, i, w), _due(asks, k, w)
+            step.wake(core, w, aggs[i:j], asks[k:m], out)
+            i, k = j, m
+            w = next_work(core, aggs, i, asks, k)  # None once the core is finished and no query waits
+        later, asks_later = aggs[i:], asks[k:]  # queries are answered even after the end
+        if core.finished and later:  # nothing will be released after the end
+            step.discard(core, later, out)
+            later = []
+        pending.clear()
+        for agg in later:
+            pending.add(agg)
+        if step.takes_queries:
+            queries.clear()
+            for q in asks_later:
+                queries.add(q)
+        yield from step.emit(core, out, self.spec.final_at)
+        self._store(stream, core_state, core)
+        # next wake: the earliest pending input, else the core's next wake (None once it is finished)
+        nxt = next_work(core, later, 0, asks_later, 0)
+        if nxt is not None:
+            schedule_wake(self.spec, nxt, wake, wake_tick)
+            if self.catch_up:
+                set_catch_up(self.spec, nxt, catch_up)
+
+    def _load(self, stream, cell):
+        data = cell.read()
+        cached = self._live.pop(stream, None)
+        if data is None:
+            return self.step.new_core(stream)
+        if cached is not None and cached[0] == data:
+            return cached[1]
+        return self.step.restore(stream, decode(data))
+
+    def _store(self, stream, cell, core):
+        data = encode(core.to_state())
+        cell.write(data)
+        self._live[stream] = (data, core)
+
+
+def _due(items: list, i: int, tick: int) -> int:
+    """The end of the run of ``items[i:]`` (sorted, tick first) at or before ``tick``."""
+    while i < len(items) and items[i][0] <= tick:
+        i += 1
+    return i
+
+
+class BoundedStreamFn(_StepFn):
+    """Bounded input in a batch pipeline: one call per declared stream with all of its input (after a
+    GroupByKey), no state and no timers: the step is fed everything at once (``StreamStep.feed``) and run
+    to the configured end. Records carry the time the streaming step gives them (``StreamSpec.final_at``).
+
+    ``element``: ``(stream, values)`` (start markers, tuples of tick aggregates, queries), or a declared
+    stream's name, released here only if it had no data: ``streams_seen`` (a side input, the streams
+    with data) tells them apart."""
+
+    LABEL = "bounded_label"
+
+    def __init__(self, step: StreamStep):
+        if step.spec.end_tick is None:
+            raise ValueError(BOUNDED_END)
+        super().__init__(step)
+
+    def process(self, element, streams_seen=None):
+        if isinstance(element, str):
+            if streams_seen is not None and element in set(streams_seen):
+                return
+            stream, values = element, ()
+        else:
+            stream, values = element
+        parts, asks = [], []
+        for value in values:
+            if is_query(value):
+                asks.append(value[1])
+            elif value and value != START:
+                parts.append(value)
+        core = self.step.new_core(stream)
+        out = []
+        self.step.feed(core, parts, asks, out)
+        self.step.run_to_end(core, out)
+        yield from self.step.emit(core, out, self.step.spec.final_at)
+
+
+def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
+    """Set the per-stream step's second timer for the first point of the catch-up grid at or after
+    ``tick`` (the next tick the wake timer is set for).
+
+    The wake timer (``schedule_wake``) steps one tick with input or release at a time, which is what a
+    stream that follows its input in real time needs. Catching up (the watermark far ahead of the
+    releases: a backlog, a replay, a job restored after downtime), each step would cost a round trip
+    between the runner and the SDK worker and a read of the whole pending bag: 83,407 one-second ticks
+    did not finish in 26 minutes on Flink. This timer fires at a multiple of ``CATCH_UP_TICKS`` ticks;
+    when the watermark is already past it, that one firing applies every tick up to it in order, so a
+    backlog takes a round trip per 1,024 ticks (from the first grid point on: before it, the wake timer's
+    single steps, as many as 1,024). It computes what the wakes would have: the input of every tick up to
+    the grid point is final (the watermark passed it), and the firing walks the wakes the wake timer would
+    have made one firing each (``PerStreamStepFn._fire``: the same calls to the core, so every field of
+    every record is the same), each record carrying its own tick's time (``StreamSpec.final_at``), a
+    public function of the tick, whichever firing computed it. The grid is public (the origin, the tick
+    length, this constant, the configured end); which firing computes a release while catching up follows
+    the watermark and the ticks with input, as the wake timer always did, and shows in no record."""
+    if tick < 1:
+        tick = 1
+    nxt = ((tick - 1) // CATCH_UP_TICKS + 1) * CATCH_UP_TICKS
+    if spec.end_tick is not None:  # the configured end is public too
+        if tick > spec.end_tick:
+            return
+        nxt = min(nxt, spec.end_tick)
+    ts = spec.final_at(nxt)
+    if ts < _MAX_TS:
+        catch_up.set(ts)
+
+
+def schedule_wake(spec: StreamSpec, tick: int, wake, wake_tick) -> None:
+    """Make sure the per-stream step's wake timer fires for ``tick``, keeping the earliest (``wake_tick``
+    holds the tick it is set for): when tick's input is final (``StreamSpec.final_at``), a public
+    schedule, never the data."""
+    current = wake_tick.read()
+    if current is not None and current <= tick:
+        return
+    ts = spec.final_at(tick)
+    if ts >= _MAX_TS:  # deadlines square: ticks past Beam's time range are never scheduled
+        return
+    wake_tick.write(tick)
+    wake.set(ts)
+
+
+def next_work(core, aggs, i: int, queries=(), k: int = 0) -> int | None:
+    """The next tick a per-stream step must wake for: the earliest of ``aggs[i:]`` (tick aggregates sorted by
+    tick; none once the core is finished), ``queries[k:]`` (sorted, tick first; answered even after the
+    end) and the core's ``next_wake``, never at or before its last tick; None when there is none."""
+    candidates = [aggs[i][0]] if i < len(aggs) and not core.finished else []
+    if k < len(queries):
+        candidates.append(queries[k][0])
+    if core.next_wake is not None:
+        candidates.append(core.next_wake)
+    return max(min(candidates), core.last_tick + 1) if candidates else None
+
+
+def buffer_aggregates(aggs, pending) -> int | None:
+    """Add tick aggregates (tuples whose first field is the tick) to the ``pending`` bag; returns their
+    earliest tick (None if there were none)."""
+    first = None
+    for agg in aggs:
+        pending.add(agg)
+        first = agg[0] if first is None else min(first, agg[0])
+    return first
+
+
+def holds_timer_watermarks(pipeline) -> bool:
+    """Whether ``pipeline``'s runner holds a stateful stage's output watermark for its pending timers (Flink,
+    Dataflow, the portable runners), so that the per-stream step may catch up through its grid timer. The
+    DirectRunner does not (``shared/design/BEAM_NOTES.md``): there the step keeps to the wake timer."""
+    runner = getattr(pipeline, "runner", None)
+    return "DirectRunner" not in type(runner).__name__

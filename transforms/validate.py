@@ -1,0 +1,128 @@
+"""The validation step: a stateless check of each input record, the one DoFn
+for every kind of record (updates, queries, client reports), parameterised by
+a check.
+
+A check is a callable ``record -> (reason, output)``: ``reason`` None and the
+``(key, value)`` to emit, or the rejection reason (the record then goes to the
+dead letters as received, with a ``dead_letter_<reason>`` counter and the
+stage ``validate``). Checks read the record and the public configuration only
+(no state); the tick of a record is ``StreamSpec.tick_of`` of its event time.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from transforms.core.foundation.entries import OPS
+from transforms.records import DeadLetter, UpdateRecord
+from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
+
+__all__ = ["ValidateFn", "UpdateCheck", "tick_in_range"]
+
+
+class ValidateFn(beam.DoFn):
+    """Checks each record with ``check``; emits its output, or a dead letter on ``DEAD``.
+
+    ``check.output_type`` types the main output (its coder: the key coder of the stateful step after it),
+    ``check.counter`` names the counter of the records that pass (None: not counted), ``check.label`` the
+    DoFn in the pipeline graph (``ParDo(<label>)``: the name a job update matches transforms by)."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, check):
+        super().__init__()
+        self.check = check
+        self.with_output_types(check.output_type)
+
+    def default_label(self):
+        return self.check.label
+
+    def start_bundle(self):
+        self.n_valid = 0
+
+    def finish_bundle(self):
+        if self.n_valid and self.check.counter:  # one metric update per bundle, not per record
+            Metrics.counter(NAMESPACE, self.check.counter).inc(self.n_valid)
+        self.n_valid = 0
+
+    def process(self, rec):
+        reason, out = self.check(rec)
+        if reason:
+            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+            stream = getattr(rec, "stream", None)
+            yield beam.pvalue.TaggedOutput(
+                self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
+            )
+            return
+        self.n_valid += 1
+        yield out
+
+
+def tick_in_range(spec: StreamSpec, event_time) -> tuple[str | None, int]:
+    """(``bad_time`` / ``before_origin`` / ``after_end`` or None, the tick of ``event_time``)."""
+    if not event_time_ok(event_time):  # not finite, or a tick end Beam could not represent
+        return "bad_time", 0
+    tick = spec.tick_of(event_time)
+    if tick < 1:
+        return "before_origin", tick
+    end = spec.end_tick
+    if end is not None and tick > end:
+        return "after_end", tick
+    return None, tick
+
+
+class UpdateCheck:
+    """An :class:`~transforms.records.UpdateRecord`: shape, op, declared stream, event time, item domain.
+    Output: ``((stream, entry id), (tick, seq, op, item, event time, raw))``, plain tuples of primitives
+    (Beam encodes them without pickling; ``raw``, the input as received, is for the dead letters only)."""
+
+    output_type = tuple[tuple[str, str], typing.Any]
+    counter = "updates_validated"
+    label = "ValidateFn"
+
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple):
+        self.spec = spec
+        self.domain_sizes = tuple(domain_sizes)
+        self.streams = frozenset(spec.streams)
+
+    def __call__(self, rec):
+        reason, tick = self.reason(rec)
+        if reason:
+            return reason, None
+        item = tuple(rec.item) if rec.item is not None else None
+        raw = rec.raw if len(rec) > 6 else None
+        return None, ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
+
+    def reason(self, rec) -> tuple[str | None, int]:
+        """(rejection reason or None, the update's tick)."""
+        if not isinstance(rec, UpdateRecord):
+            return "malformed", 0
+        if rec.stream not in self.streams:
+            return "undeclared_stream", 0
+        if rec.op not in OPS:
+            return "unknown_op", 0
+        if not isinstance(rec.entry_id, str) or not rec.entry_id:
+            return "malformed", 0
+        if not event_time_ok(rec.event_time):
+            return "bad_time", 0
+        if isinstance(rec.seq, bool) or not isinstance(rec.seq, int):  # it orders an entry's updates
+            return "malformed", 0
+        reason, tick = tick_in_range(self.spec, rec.event_time)
+        if reason:
+            return reason, tick
+        item = rec.item
+        if rec.op == "delete":  # a delete's item is not used, but it is carried to dead letters
+            if item is not None and not isinstance(item, (tuple, list)):
+                return "malformed", tick
+            return None, tick
+        if not isinstance(item, (tuple, list)) or len(item) != len(self.domain_sizes):
+            return "malformed", tick
+        for v, d in zip(item, self.domain_sizes):
+            if isinstance(v, bool) or not isinstance(v, int):
+                return "malformed", tick
+            if not 0 <= v < d:
+                return "item_out_of_range", tick
+        return None, tick
