@@ -6,7 +6,7 @@ release, spends are reported in the configured units, tools fail clearly.
 
 The fuzz tests throw arbitrary JSON values, bytes, CSV rows, Avro values and
 Pub/Sub attributes at every parse and validation step (``RecordParser``,
-``ValidateFn``, the dead-letter formatting) and through whole batch pipelines
+``UpdateCheck``, the dead-letter formatting) and through whole batch pipelines
 (JSON lines, CSV, Avro), whose releases must equal the clean run's.
 """
 
@@ -31,10 +31,10 @@ from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.outputs import dead_dict, schema
 from pipelines.parse import PubsubElement, RecordParser
 from pipelines.release import main
-from transforms.common import ValidateFn
 from transforms.core.foundation.entries import REASONS
 from transforms.records import DeadLetter
 from transforms.spec import StreamSpec
+from transforms.validate import UpdateCheck
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
@@ -187,7 +187,7 @@ def test_fuzz_every_parse_and_validation_step(line, fmt):
     parsed = parser.parse(line)
     spec = StreamSpec(streams=("eu", "us"), tick_seconds=100, end_time=800)
     if parsed.reason is None:  # accepted by the parser: the validation step must reject it or pass it on
-        reason, _ = ValidateFn(spec, (1, 3, 101))._check(parsed.record)
+        reason, _ = UpdateCheck(spec, (1, 3, 101)).reason(parsed.record)
         assert reason is not None or fmt == "csv", (line, parsed.record)  # in CSV "True" is a fine id
         if reason is not None:
             _check_dead(cfg, reason, parsed.record.raw, "validate")

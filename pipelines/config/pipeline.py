@@ -4,7 +4,6 @@ what the pipeline derives from them (the core's ``DynamicConfig``, the privacy u
 from __future__ import annotations
 
 import functools
-import math
 from typing import Annotated, ClassVar
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -222,7 +221,7 @@ class PipelineConfig(Section):
         guarantee is computed for this enforced window)."""
         if self.mutation_window is None:
             return None
-        return math.ceil(self.mutation_window / self.tick_seconds - 1e-9)
+        return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin).ticks_in(self.mutation_window)
 
     def target_budget(self):
         if self.rho is not None:

@@ -225,9 +225,20 @@ def start_broker(jars: Jars, port: int | None = None, timeout: float = 120.0) ->
     work = Path(tempfile.mkdtemp(prefix="dp-dynamic-kafka-"))
     props = work / "server.properties"
     props.write_text(broker_properties(work, port, controller), encoding="utf-8")
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = "-"
+    while cluster_id.startswith("-"):  # a leading "-" would be read by StorageTool as an option (1 time in 64)
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     fmt = subprocess.run(
-        ["java", "-cp", str(jars.broker), "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+        [
+            "java",
+            "-cp",
+            str(jars.broker),
+            "kafka.tools.StorageTool",
+            "format",
+            f"--cluster-id={cluster_id}",
+            "-c",
+            str(props),
+        ],
         capture_output=True,
         text=True,
     )
