@@ -112,18 +112,25 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
+def private_names(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[int, str, str]]:
+    """``(line, _name, other.module)`` for every leading-underscore name ``path`` takes from another project
+    module (dunder names excepted)."""
+    out = []
+    for target, names, line in imports_of(name, path, modules):
+        for n in names:
+            if n.startswith("_") and not n.startswith("__") and target != name:
+                out.append((line, n, target))
+    return out
+
+
 def private_imports(packages=PACKAGES + ("tests",)) -> list[str]:
-    """``module:line imports _name from other.module`` for every leading-underscore name taken from another
-    project module (dunder names excepted)."""
+    """``file:line imports _name from other.module`` over the project's packages and tests."""
     modules = source_files(PACKAGES)
     out = []
     for pkg in packages:
         for path in sorted((ROOT / pkg).rglob("*.py")):
-            name = module_name(path)
-            for target, names, line in imports_of(name, path, modules):
-                for n in names:
-                    if n.startswith("_") and not n.startswith("__") and target != name:
-                        out.append(f"{path.relative_to(ROOT)}:{line} imports {n} from {target}")
+            for line, n, target in private_names(module_name(path), path, modules):
+                out.append(f"{path.relative_to(ROOT)}:{line} imports {n} from {target}")
     return out
 
 
