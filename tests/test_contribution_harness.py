@@ -29,7 +29,7 @@ from transforms.core.contribution.harness import (
     record,
 )
 from transforms.core.contribution.toeplitz import chain_bound, toeplitz_model
-from transforms.core.static.linear import rho_for_approx
+from transforms.core.foundation.accounting import rho_for_approx
 
 T = 60
 LEVELS = tuple(b / 100 for b in range(101))  # a sum over [0, upper] in 101 levels, as the pipelines
@@ -182,7 +182,7 @@ def test_recording_sees_the_noise_and_it_does_not_depend_on_the_data():
 
 def test_gaussian_profile_of_the_loss():
     from transforms.core.contribution import PrivacyLoss, gaussian_epsilon
-    from transforms.core.counters.factorization import analytic_gaussian_delta
+    from transforms.core.foundation.accounting import analytic_gaussian_delta
 
     loss = PrivacyLoss(rho=0.0280)
     eps = loss.approx_epsilon(1e-6)

@@ -30,8 +30,9 @@ from transforms.core.contribution.toeplitz import chain_bound, toeplitz_model
 from transforms.core.contribution.trees import kary_top_nodes
 from transforms.core.counters import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter
 from transforms.core.counters.factorization import kary_radices
+from transforms.core.foundation.accounting import rho_for_approx
 from transforms.core.foundation.noise import as_ratio_up
-from transforms.core.static.linear import CountMechanism, HistogramMechanism, rho_for_approx
+from transforms.core.static.linear import CountMechanism, HistogramMechanism
 
 COUNT = QuerySet("n", "count")
 HIST3 = QuerySet("h", "histogram", domain_size=3)
@@ -377,6 +378,6 @@ def test_group_noise_multiplier_is_todays_entry_calibration():
 def test_sum_query_columns_are_the_pipelines():
     from pipelines.config import SUM_BUCKETS, QueryConfig
 
-    q = QueryConfig("s", "sum", "amount", (), 0.0, 150.0).query_set()
+    q = QueryConfig(name="s", type="sum", field="amount", lower=0.0, upper=150.0).query_set()
     cols = query_columns(q)
     assert cols.shape == (1, SUM_BUCKETS) and cols.min() == 0 and cols.max() == 2**20

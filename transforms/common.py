@@ -18,6 +18,7 @@ from apache_beam.metrics import Metrics
 from transforms.core.continual.consistency import Consistency, make_consistent
 from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.aggregates import fold, in_tick_order, resolve_entry, to_batch
+from transforms.core.foundation.entries import update_order
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.core.mechanisms import MechanismSpec
 from transforms.per_stream import StreamStep, query_order
@@ -62,34 +63,6 @@ def update_record(key, value) -> UpdateRecord:
 def dead_letter(reason: str, key, value) -> DeadLetter:
     Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
     return DeadLetter(reason, update_record(key, value), "registry", key[0])
-
-
-_OP_RANK = {"insert": 0, "upsert": 1, "delete": 2}
-
-
-def _raw_key(raw):
-    if isinstance(raw, str):
-        return (0, raw, b"")
-    if isinstance(raw, bytes):
-        return (1, "", raw)
-    return (2, repr(raw), b"")
-
-
-def update_order(value):
-    """The order in which one entry's updates are resolved: tick, then event
-    time, then ``seq``, then the update itself (op in lifecycle order insert,
-    upsert, delete; the item; the record as received). A total order on the
-    updates' content, so the order of lines in a file or of messages in a
-    subscription never changes which updates are accepted, hence never a release."""
-    item = value[3]
-    return (
-        value[0],
-        value[4],
-        value[1],
-        _OP_RANK.get(value[2], 3),
-        item if isinstance(item, tuple) else (),
-        _raw_key(value[5] if len(value) > 5 else None),
-    )
 
 
 def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):

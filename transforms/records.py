@@ -25,6 +25,9 @@ class UpdateRecord(NamedTuple):
       ``raw``: the input element as received (text, bytes, or a Pub/Sub
       ``(payload, attributes)`` pair), carried to the dead letters only (so a
       rejected update can be fixed and replayed); None when built directly.
+      ``person``: the privacy id of the person the update belongs to (the
+      person unit's ``privacy.person_field``; never released, never logged);
+      None under the update and entry units.
     """
 
     event_time: float
@@ -34,6 +37,7 @@ class UpdateRecord(NamedTuple):
     stream: str = "default"
     seq: int = 0
     raw: object = None
+    person: str | None = None
 
 
 class ReleaseRecord(NamedTuple):

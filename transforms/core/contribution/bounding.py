@@ -3,7 +3,7 @@
 
 One person's updates (every stream record carries the person id; the id is never released) go
 through :func:`bound_person` in the project's total order (``update_order`` of
-``transforms/common.py``: tick, event time, seq, op rank, item, raw; then the entry id). The
+``transforms/core/foundation/entries.py``: tick, event time, seq, op rank, item, raw; then the entry id). The
 rule, a pure function of the person's own records:
 
 * an entry is *admitted* at its first insertion if the person has fewer than ``max_entries``
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.core.foundation.entries import INSERT, Update
+from transforms.core.foundation.entries import INSERT, Update, update_order
 from transforms.core.foundation.state import StateError, state_class
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
 CONTRIBUTION_BOUNDED = "contribution_bounded"
 UNKNOWN_ENTRY = "unknown_entry"
 PERSON_STATE_VERSION = 1
-_OP_RANK = {"insert": 0, "upsert": 1, "delete": 2}  # as transforms/common.py's update_order
 
 
 @dataclass(frozen=True)
@@ -87,14 +86,6 @@ def _check(state) -> tuple:
     return state
 
 
-def _raw_key(raw):
-    if isinstance(raw, str):
-        return (0, raw, b"")
-    if isinstance(raw, bytes):
-        return (1, "", raw)
-    return (2, repr(raw), b"")
-
-
 def _id_key(entry_id):
     return (0, entry_id) if isinstance(entry_id, str) else (1, repr(entry_id))
 
@@ -103,16 +94,7 @@ def order_key(entry_id, value) -> tuple:
     """The total order on one person's updates: ``update_order(value)`` (tick, event time, seq,
     op rank, item, raw) then the entry id. ``value`` is the registry's update tuple
     ``(tick, seq, op, item, event_time[, raw])``."""
-    item = value[3]
-    return (
-        value[0],
-        value[4],
-        value[1],
-        _OP_RANK.get(value[2], 3),
-        item if isinstance(item, tuple) else (),
-        _raw_key(value[5] if len(value) > 5 else None),
-        _id_key(entry_id),
-    )
+    return (*update_order(value), _id_key(entry_id))
 
 
 def bound_person(state, updates, limit: PersonLimit) -> tuple[tuple, list]:

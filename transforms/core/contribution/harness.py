@@ -153,7 +153,7 @@ def calibrated_factories(queries, budget, unit, *, end_tick: int, stream: str = 
     * ``contribution``: each query set's counter with its share scaled by its noise multiplier
       (``calibrated_budget``), one ``net_change`` core per query set: what the integration gives.
     """
-    from transforms.core.config import DynamicConfig, part
+    from transforms.core.config import DynamicConfig
     from transforms.core.continual.auto import AutoRelease
     from transforms.core.continual.net_change import NetChangeRelease, choose_counter
     from transforms.core.contribution.sensitivity import (
@@ -168,7 +168,7 @@ def calibrated_factories(queries, budget, unit, *, end_tick: int, stream: str = 
     probe = DynamicConfig(queries, budget)
     noise = probe.noise_kind
     counter = choose_counter(noise, end_tick)
-    share = part(probe.ledger_budget, 1.0 / len(queries), 1.0 / len(queries))  # as net_change splits
+    share = probe.ledger_budget.part(1.0 / len(queries), 1.0 / len(queries))  # as net_change splits
     per_query = []
     for q in queries:
         m = contribution_sensitivity(q, counter, noise, unit, horizon=end_tick, end_tick=end_tick).multiplier

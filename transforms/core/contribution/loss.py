@@ -24,9 +24,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from transforms.core.counters.factorization import analytic_gaussian_delta
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP
-from transforms.core.static.linear import rho_for_approx
+from transforms.core.foundation.accounting import (
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PureDP,
+    analytic_gaussian_delta,
+    rho_for_approx,
+)
 
 __all__ = ["Draw", "PrivacyLoss", "privacy_loss", "gaussian_epsilon", "TOLERANCE"]
 

@@ -38,8 +38,7 @@ from transforms.core.contribution.toeplitz import (
 from transforms.core.contribution.trees import change_costs, change_mass, kary_top_nodes
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters.factorization import kary_radices
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP
-from transforms.core.static.linear import rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, rho_for_approx
 
 __all__ = [
     "GAUSSIAN_COUNTERS",

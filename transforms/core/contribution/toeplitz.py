@@ -33,14 +33,13 @@ import numpy as np
 
 from transforms.core.counters.factorization import (
     BLT_TABLE,
-    DEFAULT_BLT_HORIZON,
-    DEFAULT_BLT_WINDOW,
     LATTICE_BITS,
     blt_coefficients,
     blt_omega,
     snap_coefficients,
     sqrt_coefficients,
 )
+from transforms.core.counters.factorization.lattice import DEFAULT_BLT_HORIZON, DEFAULT_BLT_WINDOW
 
 __all__ = [
     "ToeplitzModel",

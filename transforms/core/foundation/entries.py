@@ -71,8 +71,41 @@ REASONS = {
 # by the mechanism, or past the privacy unit's mutation limit (replaying those
 # would defeat the limit)
 NOT_REPLAYABLE = frozenset(
-    {"before_origin", "after_end", "deletion_not_allowed", "deletion_not_supported", "constraint_exceeded"}
+    {
+        "before_origin",
+        "after_end",
+        "deletion_not_allowed",
+        "deletion_not_supported",
+        "constraint_exceeded",
+    }
 )
+
+_OP_RANK = {INSERT: 0, UPSERT: 1, DELETE: 2}
+
+
+def _raw_key(raw):
+    if isinstance(raw, str):
+        return (0, raw, b"")
+    if isinstance(raw, bytes):
+        return (1, "", raw)
+    return (2, repr(raw), b"")
+
+
+def update_order(value) -> tuple:
+    """The order in which one entry's updates are resolved, for an update tuple ``(tick, seq, op, item,
+    event_time[, raw])``: tick, then event time, then ``seq``, then the update itself (op in lifecycle order
+    insert, upsert, delete; the item; the record as received). A total order on the updates' content, so the
+    order of lines in a file or of messages in a subscription never changes which updates are accepted, hence
+    never a release (the pipelines' registry and the person unit's contribution bounding both use it)."""
+    item = value[3]
+    return (
+        value[0],
+        value[4],
+        value[1],
+        _OP_RANK.get(value[2], 3),
+        item if isinstance(item, tuple) else (),
+        _raw_key(value[5] if len(value) > 5 else None),
+    )
 
 
 class DeletionsRefused:

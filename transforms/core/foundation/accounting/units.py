@@ -102,29 +102,54 @@ class PrivacyUnit:
     ``max_mutations`` may be None (no limit on the number). Group privacy needs
     ``max_mutations``; the changelog mechanisms (``dcr``, ``hdcr``, ``swcr``)
     account for either constraint (``docs/changelog.md``).
+
+    ``person`` (``max_entries`` = L): two streams are neighbours if they differ
+    in all updates of one person, who brings at most L entries (admitted whole,
+    in the total order of the person's own records, by the pipeline's
+    contribution bounding; ``per_window``: at most L whose first insertion
+    falls in each tumbling window of that many ticks), each mutated at most
+    ``max_mutations`` times. ``max_insertions`` (entry and person units): how
+    many times one entry id may be inserted (a deleted entry coming back is a
+    new insertion; the registry refuses one past the limit,
+    ``constraint_exceeded``); None: no limit (the mutation limit bounds it).
     """
 
     kind: str = "update"
     max_mutations: int | None = 1
     mutation_window: int | None = None
+    max_entries: int | None = None
+    max_insertions: int | None = None
+    per_window: int | None = None
 
     def __post_init__(self):
-        if self.kind not in ("update", "entry"):
-            raise ValueError(f"privacy unit must be 'update' or 'entry', got {self.kind!r}")
-        if self.mutation_window is not None:
-            w = self.mutation_window
-            if self.kind != "entry":
-                raise ValueError("mutation_window is an entry-level constraint (unit entry)")
-            if isinstance(w, bool) or not isinstance(w, int) or w < 0:
-                raise ValueError(f"mutation_window must be an integer >= 0 (ticks), got {w!r}")
+        if self.kind not in ("update", "entry", "person"):
+            raise ValueError(f"privacy unit must be 'update', 'entry' or 'person', got {self.kind!r}")
+        for name in ("mutation_window", "max_entries", "max_insertions", "per_window"):
+            v = getattr(self, name)
+            low = 0 if name == "mutation_window" else 1
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if self.kind == "update" and (self.mutation_window, self.max_insertions) != (None, None):
+            raise ValueError("mutation_window and max_insertions are entry-level constraints (unit entry or person)")
+        if (self.kind == "person") != (self.max_entries is not None):
+            raise ValueError("a person unit needs max_entries (max_entries_per_person), and only a person unit has it")
+        if self.per_window is not None and self.kind != "person":
+            raise ValueError("per_window bounds a person's entries (unit person)")
         if self.max_mutations is None:
-            if self.mutation_window is None:
-                raise ValueError("an entry unit needs max_mutations_per_entry or mutation_window")
+            if self.mutation_window is None or self.kind == "person":
+                raise ValueError(
+                    "an entry unit needs max_mutations_per_entry or mutation_window; a person unit needs "
+                    "max_mutations_per_entry"
+                )
         elif self.max_mutations < 1:
             raise ValueError(f"max_mutations_per_entry must be >= 1, got {self.max_mutations}")
 
-    def __repr__(self) -> str:  # the repr (digests) of a unit without a window is unchanged
-        tail = "" if self.mutation_window is None else f", mutation_window={self.mutation_window!r}"
+    def __repr__(self) -> str:  # the repr (digests) of today's units is unchanged: new fields show only when set
+        tail = "".join(
+            f", {name}={getattr(self, name)!r}"
+            for name in ("mutation_window", "max_entries", "max_insertions", "per_window")
+            if getattr(self, name) is not None
+        )
         return f"PrivacyUnit(kind={self.kind!r}, max_mutations={self.max_mutations!r}{tail})"
 
     @classmethod
@@ -132,12 +157,28 @@ class PrivacyUnit:
         return cls("update", 1)
 
     @classmethod
-    def entry(cls, max_mutations: int | None, mutation_window: int | None = None) -> PrivacyUnit:
-        return cls("entry", max_mutations, mutation_window)
+    def entry(
+        cls, max_mutations: int | None, mutation_window: int | None = None, *, max_insertions: int | None = None
+    ) -> PrivacyUnit:
+        return cls("entry", max_mutations, mutation_window, max_insertions=max_insertions)
+
+    @classmethod
+    def person(
+        cls,
+        max_entries: int,
+        max_mutations: int,
+        *,
+        max_insertions: int | None = 1,
+        per_window: int | None = None,
+        mutation_window: int | None = None,
+    ) -> PrivacyUnit:
+        return cls("person", max_mutations, mutation_window, max_entries, max_insertions, per_window)
 
     @property
     def group_size(self) -> int:
-        """How many updates one privacy unit can account for."""
+        """How many updates one privacy unit can account for (an entry: ``2k - 1``; a person: L entries of
+        them; with ``per_window``, group privacy is not defined without the number of windows: see
+        :meth:`group_size_until`)."""
         if self.kind == "update":
             return 1
         if self.max_mutations is None:
@@ -145,7 +186,22 @@ class PrivacyUnit:
                 "group privacy needs max_mutations_per_entry; a time-bounded unit alone (mutation_window) is "
                 "accounted only by the changelog mechanisms (dcr, hdcr, swcr)"
             )
-        return 2 * self.max_mutations - 1
+        g = 2 * self.max_mutations - 1
+        if self.kind == "person":
+            if self.per_window is not None:
+                raise ValueError("a person unit per window has no group size without the release's end tick")
+            return self.max_entries * g
+        return g
+
+    def group_size_until(self, end_tick: int | None) -> int:
+        """The group size over a release of ``end_tick`` ticks (a person per window brings L entries per
+        window: ``L * ceil(end_tick / window)`` entries in all)."""
+        if self.kind == "person" and self.per_window is not None:
+            if end_tick is None:
+                raise ValueError("a person unit per window needs a configured end (time.end) for group privacy")
+            windows = -(-int(end_tick) // self.per_window)
+            return self.max_entries * windows * (2 * self.max_mutations - 1)
+        return self.group_size
 
     def guarantee(self, update_level: Budget) -> Budget:
         """The guarantee for this unit given the update-level guarantee."""
