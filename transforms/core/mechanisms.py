@@ -67,6 +67,8 @@ class MechanismSpec:
         registry, driven by ``transforms/local_dp.py``).
       trust: ``central`` (the mechanism sees raw data and adds the noise) or
         ``local`` (the clients randomize; the mechanism adds no noise).
+      units: the privacy units (``PrivacyUnit.kind``) the mechanism states a
+        guarantee for; a configuration with another unit is refused.
       checks: the contract tests' parameters for this entry
         (:class:`~transforms.core.protocol.ContractParams`); an entry without
         them fails ``tests/test_contract.py``.
@@ -82,6 +84,7 @@ class MechanismSpec:
     input_kind: str = "updates"
     trust: str = "central"
     checks: ContractParams | None = None
+    units: tuple[str, ...] = ("update", "entry")
 
     def __post_init__(self):
         if (self.input_kind, self.trust) not in (("updates", "central"), ("reports", "local")):
