@@ -1,8 +1,10 @@
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tiers import runs_pipelines
 
 from transforms.core.foundation.noise import NoiseSource
 
@@ -30,3 +32,46 @@ def no_noise():
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+# --- the tiers (README, "Quickstart"; docs/testing.md) -----------------------------------------------------------
+# The fast tier is the core and the in-memory paths: `pytest -m "not pipeline and not slow"`. Every test that runs a
+# Beam pipeline or a subprocess carries the `pipeline` marker, given here from its source (tests/tiers.py), and the
+# reading is checked while the tests run: a test without the marker that starts a pipeline or a subprocess fails.
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None:
+            continue
+        cls = item.cls.__name__ if getattr(item, "cls", None) is not None else None
+        if runs_pipelines(item.path, fn.__name__, cls, item.fixturenames):
+            item.add_marker(pytest.mark.pipeline)
+
+
+class PipelineInFastTier(AssertionError):
+    pass
+
+
+def _refuse(what):
+    def refuse(*args, **kwargs):
+        raise PipelineInFastTier(
+            f"this test starts {what} but tests/tiers.py did not find it in its source: mark it "
+            "@pytest.mark.pipeline (or name what runs it where the reading sees it)"
+        )
+
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def _tier_check(request, monkeypatch):
+    """A test outside the pipeline tier may not start a Beam pipeline or a subprocess."""
+    if request.node.get_closest_marker("pipeline") is None:
+        import subprocess
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("a subprocess"))
+        beam_pipeline = sys.modules.get("apache_beam.pipeline")
+        if beam_pipeline is not None:
+            monkeypatch.setattr(beam_pipeline.Pipeline, "run", _refuse("a Beam pipeline"))
+    yield

@@ -23,6 +23,33 @@ def test_the_circle_check_finds_a_circle():
     assert cycles(edges) == [["a", "b", "c"]]
 
 
+LAYERS = ("transforms.core", "transforms", "pipelines", "benchmarks")  # each may import only those before it
+
+
+def layer_violations(edges) -> list[str]:
+    """Imports against the layering: ``transforms.core`` imports nothing of the project outside itself,
+    ``transforms`` nothing of ``pipelines`` or ``benchmarks``, ``pipelines`` nothing of ``benchmarks``."""
+
+    def layer(module: str) -> int:
+        for i in range(len(LAYERS)):
+            if module == LAYERS[i] or module.startswith(LAYERS[i] + "."):
+                return i
+        raise AssertionError(module)
+
+    return sorted(f"{a} -> {b}" for a, targets in edges.items() for b in targets if layer(b) > layer(a))
+
+
+def test_dependencies_point_one_way():
+    """``pipelines`` -> ``transforms`` -> ``transforms.core`` (README, "Layout")."""
+    assert layer_violations(graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    """Twin: a core module importing the Beam layer, and a transform importing a pipeline, are reported."""
+    edges = {"transforms.core.x": {"transforms.spec"}, "transforms.spec": {"pipelines.cli", "transforms.core.x"}}
+    assert layer_violations(edges) == ["transforms.core.x -> transforms.spec", "transforms.spec -> pipelines.cli"]
+
+
 def test_no_private_name_is_imported_across_modules():
     found = private_imports()
     assert found == [], "\n".join(found)
