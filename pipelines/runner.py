@@ -4,6 +4,7 @@ declare), where the runner runs, and the wait for a run (bounded: to its end; st
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
@@ -138,6 +139,12 @@ def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
         return Run(result)
     if not local:
         return Run(result, submitted=True)
+    # Ctrl-C ends a local streaming run with its summary. Beam's job server for a portable runner (Flink) installs
+    # its own SIGINT handler when the job starts, with the wrong signature (StopOnExitJobServer.stop takes no
+    # arguments: apache-beam 2.62 raises a TypeError from inside the wait, a traceback and exit 1); Python's own
+    # handler is put back for the wait. The job server still stops at exit (Beam registers that with atexit).
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if duration is None:
             result.wait_until_finish()

@@ -3,7 +3,7 @@ command-line overrides through every check, misspelt names answered with the nea
 digest (which keys the noise) pinned for every bundled file.
 
 The Pub/Sub configurations run against the emulator in ``tests/test_pubsub.py``, ``configs/kafka_local.yaml``
-against a local broker in ``tests/test_kafka_local.py``.
+against a local broker in ``tests/test_kafka.py``.
 """
 
 from __future__ import annotations

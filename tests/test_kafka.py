@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -171,10 +172,36 @@ def kafka_jars():
         )
 
 
+LOCAL = yaml.safe_load((ROOT / "configs" / "kafka_local.yaml").read_text())
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the JVM's server sockets: TIME_WAIT is free
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def kafka(kafka_jars):
-    """A broker and a KafkaIO expansion service for the module (both on free loopback ports)."""
-    with kafka_tool.running_broker(kafka_jars) as broker, kafka_tool.running_expansion_service(kafka_jars) as exp:
+    """A broker and a KafkaIO expansion service for the module, where ``configs/kafka_local.yaml`` says they
+    listen (127.0.0.1:9092, localhost:8097), so that the test runs that file itself. Ports already taken here
+    skip the test (fail it under ``.ci/run``), naming them."""
+    ports = [int(LOCAL["source"]["bootstrap_servers"].rsplit(":", 1)[1])]
+    ports.append(int(LOCAL["source"]["expansion_service"].rsplit(":", 1)[1]))
+    taken = [p for p in ports if not _port_free(p)]
+    if taken:
+        msg = f"configs/kafka_local.yaml names ports {ports}; {taken} already in use here"
+        if _required():
+            pytest.fail(msg)
+        pytest.skip(msg)
+    with (
+        kafka_tool.running_broker(kafka_jars, port=ports[0]) as broker,
+        kafka_tool.running_expansion_service(kafka_jars, port=ports[1]) as exp,
+    ):
         TIMINGS["broker_start"] = broker.startup_seconds
         TIMINGS["expansion_start"] = exp.startup_seconds
         yield broker, exp
@@ -205,52 +232,36 @@ def _demo_lines(end: int) -> list[str]:
 
 
 def _records(path: pathlib.Path, pattern: str) -> list[str]:
-    files = sorted(path.glob(pattern))
-    assert files, f"no {pattern} under {path}"
-    return sorted(line for f in files for line in f.read_text().splitlines())
+    """The records of the files matching ``pattern`` under ``path``, sorted (none: an empty output)."""
+    return sorted(line for f in sorted(path.glob(pattern)) for line in f.read_text().splitlines())
 
 
 @pytest.mark.flink
 @pytest.mark.slow
-def test_release_cli_with_kafka_source_and_sink_on_flink_equals_the_bounded_run(kafka, kafka_jars, tmp_path):
-    """The demo's first day (and 4 bad lines) published to Kafka with event-time timestamps; ``python -m
-    pipelines.release`` with ``source: {type: kafka}`` and a Kafka sink on FlinkRunner (streaming, the Java KafkaIO
-    embedded in the job server): releases, node outputs and dead letters read back from their topics equal, line
-    for line, a DirectRunner bounded run of the same lines with the same key and release id."""
+def test_kafka_local_config_on_flink_equals_the_bounded_run(kafka, kafka_jars, tmp_path):
+    """``configs/kafka_local.yaml`` itself, through the README's command: the demo's first half day (and 4 bad
+    lines) published to its topic with event-time timestamps; ``python -m pipelines.release --config
+    configs/kafka_local.yaml`` on FlinkRunner (streaming, the Java KafkaIO embedded in the job server); the
+    releases, node outputs and dead letters read back from the configuration's topics equal, line for line, a
+    DirectRunner bounded run of the same configuration with a file source and sink, the same key and release id:
+    every query of both streams at every tick to ``time.end``, each once. The test waits on the data (each topic
+    read until the bounded run's count arrived), then interrupts the CLI, which cancels the job, prints its
+    summary and exits 0."""
     broker, exp = kafka
-    end = 43200  # half a day: 432 releases (the first day took 6 min on the shared 2 cores)
+    servers, source, sink = broker.bootstrap_servers, LOCAL["source"], LOCAL["sinks"][0]
+    end = LOCAL["time"]["end"]  # half a day: 432 releases (the first day took 6 min on the shared 2 cores)
     lines = _demo_lines(end)
     data = tmp_path / "updates.jsonl"
     data.write_text("\n".join(lines) + "\n")
-    topics = {"in": "updates", "rel": "releases", "nodes": "nodes", "dead": "dead-letters"}
+    topics = {"rel": sink["topic"], "nodes": sink["nodes_topic"], "dead": sink["dead_letter_topic"]}
     t0 = time.perf_counter()
-    kafka_tool.create_topics(broker.bootstrap_servers, topics.values(), jars=kafka_jars)
-    assert kafka_tool.publish(broker.bootstrap_servers, topics["in"], str(data), jars=kafka_jars) == len(lines)
+    kafka_tool.create_topics(servers, [source["topic"], *topics.values()], jars=kafka_jars)
+    assert kafka_tool.publish(servers, source["topic"], str(data), jars=kafka_jars) == len(lines)
     TIMINGS["create_and_publish"] = time.perf_counter() - t0
 
-    demo = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
-    demo["time"]["end"] = end
-    demo["mechanism"] = {"kind": "fully_dynamic"}  # node outputs too
-    direct = json.loads(json.dumps(demo))
+    direct = json.loads(json.dumps(LOCAL))
     direct["source"] = {"type": "file", "path": str(data), "format": "jsonl"}
     direct["sinks"] = [{"type": "file", "path": str(tmp_path / "direct" / "out") + "/"}]
-    on_kafka = json.loads(json.dumps(demo))
-    on_kafka["source"] = {
-        "type": "kafka",
-        "bootstrap_servers": broker.bootstrap_servers,
-        "topic": topics["in"],
-        "expansion_service": exp.address,
-    }
-    on_kafka["sinks"] = [
-        {
-            "type": "kafka",
-            "bootstrap_servers": broker.bootstrap_servers,
-            "expansion_service": exp.address,
-            "topic": topics["rel"],
-            "nodes_topic": topics["nodes"],
-            "dead_letter_topic": topics["dead"],
-        }
-    ]
     env = dict(os.environ, DP_NOISE_KEY=KEY_HEX, MPLBACKEND="Agg")
     cmd = [sys.executable, "-m", "pipelines.release", "--release-id", "kafka-cli-test-01"]
     (tmp_path / "direct.yaml").write_text(yaml.safe_dump(direct))
@@ -270,35 +281,34 @@ def test_release_cli_with_kafka_source_and_sink_on_flink_equals_the_bounded_run(
         "nodes": _records(tmp_path / "direct" / "out", "nodes*.jsonl"),
         "dead": _records(tmp_path / "direct" / "out-confidential", "dead_letters*.jsonl"),
     }
-    assert len(expect["rel"]) == 2 * 3 * (end // 600) and expect["nodes"] and len(expect["dead"]) >= 4
+    assert len(expect["rel"]) == 2 * 3 * (end // LOCAL["time"]["tick_seconds"]) and len(expect["dead"]) >= 4
 
-    (tmp_path / "kafka.yaml").write_text(yaml.safe_dump(on_kafka))
     flink = [
         "--runner=FlinkRunner",
         "--flink_master=[local]",
         f"--flink_job_server_jar={kafka_jars.runner}",
         "--environment_type=LOOPBACK",
         "--parallelism=2",
-        "--duration=600",
+        "--duration=900",  # a ceiling only: the test interrupts the CLI once the outputs are in
     ]
     log = tmp_path / "kafka_cli.log"
     t0 = time.perf_counter()
     with open(log, "w") as out:
         run = subprocess.Popen(
-            cmd + ["--config", str(tmp_path / "kafka.yaml"), *flink], cwd=ROOT, env=env, stdout=out, stderr=out
+            cmd + ["--config", "configs/kafka_local.yaml", *flink], cwd=ROOT, env=env, stdout=out, stderr=out
         )
     try:
         got = {}
         for what in ("rel", "nodes", "dead"):
             # the topics fill while the job runs: read until as many records as the bounded run wrote arrived
             # (each read stops there, or after 10 s without a record); then the releases once more: no duplicate
-            deadline = time.monotonic() + 300
+            deadline = time.monotonic() + 420
             records = []
             while len(records) < len(expect[what]) and time.monotonic() < deadline and run.poll() is None:
-                records = kafka_tool.consume(broker.bootstrap_servers, topics[what], len(expect[what]), 10, kafka_jars)
+                records = kafka_tool.consume(servers, topics[what], len(expect[what]), 10, kafka_jars)
             got[what] = sorted(v.decode() for _, v in records)
             TIMINGS[f"kafka_{what}_seen"] = time.perf_counter() - t0
-        extra = kafka_tool.consume(broker.bootstrap_servers, topics["rel"], len(expect["rel"]) + 50, 2, kafka_jars)
+        extra = kafka_tool.consume(servers, topics["rel"], len(expect["rel"]) + 50, 2, kafka_jars)
     finally:
         if run.poll() is None:
             run.send_signal(signal.SIGINT)  # the CLI cancels the streaming job and prints its summary
@@ -310,6 +320,7 @@ def test_release_cli_with_kafka_source_and_sink_on_flink_equals_the_bounded_run(
     TIMINGS["cli_kafka_flink"] = time.perf_counter() - t0
     text = log.read_text(errors="replace")
     assert "release id: kafka-cli-test-01" in text, text[-3000:]
+    assert run.returncode == 0 and "releases written:" in text, text[-3000:]
     assert len(extra) == len(expect["rel"]), "the releases topic holds more records than the bounded run wrote"
     for what in ("rel", "nodes", "dead"):
         assert got[what] == expect[what], f"{what}: {len(got[what])} records on Kafka, {len(expect[what])} expected"
