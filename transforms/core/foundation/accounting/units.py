@@ -228,8 +228,8 @@ class PrivacyUnit:
             limits.append(f"at most {self.max_mutations} mutation{'s' if self.max_mutations != 1 else ''}")
         if self.mutation_window is not None:
             limits.append(f"all within {self.mutation_window} ticks of its first insertion")
-        if self.max_insertions is not None:
-            n = self.max_insertions
+        if self.insertion_limit is not None:
+            n = self.insertion_limit
             limits.append("inserted once (a deleted id never comes back)" if n == 1 else f"inserted at most {n} times")
         each = ", ".join(limits)
         if self.kind == "entry":
