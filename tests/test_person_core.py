@@ -272,3 +272,19 @@ def test_mechanisms_that_cannot_serve_the_person_unit_refuse_it_naming_the_key()
         MECHANISMS["net_change"].check(windowed, MECHANISMS["net_change"].options_cls(), end_tick=None)
     with pytest.raises(ValueError, match=r"^privacy\.unit: a person limit per window"):
         MECHANISMS["fully_dynamic"].check(windowed, MECHANISMS["fully_dynamic"].options_cls(), end_tick=T)
+
+
+def test_two_persons_entry_ids_never_meet():
+    """Under the person unit the registry keys entries by (person, entry id): the same id brought by
+    two persons is two entries (each person's own records decide its entries); a malformed pair (no
+    person) is refused ``malformed``."""
+    core = person_core(PureDP(1.0), 1)
+    noise = NoiseSource.disabled()
+    res = core.process_tick(
+        1, [("a", Update("insert", "x", (0, 1, 50))), ("b", Update("insert", "x", (0, 2, 50)))], noise
+    )
+    assert not res.rejections and {a.query: a.estimate[0] for a in res.answers}["n"] == pytest.approx(2)
+    res = core.process_tick(2, [("b", Update("delete", "x")), ("", Update("insert", "y", (0, 1, 1)))], noise)
+    assert [r.reason for r in res.rejections] == ["malformed"]
+    got = {a.query: list(a.estimate) for a in res.answers}
+    assert got["n"] == pytest.approx([1]) and got["h"] == pytest.approx([0, 1, 0, 0, 0])
