@@ -288,3 +288,28 @@ def test_two_persons_entry_ids_never_meet():
     assert [r.reason for r in res.rejections] == ["malformed"]
     got = {a.query: list(a.estimate) for a in res.answers}
     assert got["n"] == pytest.approx([1]) and got["h"] == pytest.approx([0, 1, 0, 0, 0])
+
+
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), PureDP(1.0)], ids=["approx", "pure"])
+def test_person_state_restores_and_continues_identically(budget):
+    """``to_state`` / ``from_state`` half-way (the person rule's states, the registry keyed by
+    person, the ledger's scopes at their sensitivity) and on: the same releases, the same
+    rejections, the same spend as a run without the restart."""
+    person = scenario("boundaries", budget, 4)
+    stream = batches(person, background())
+    config = DynamicConfig(QUERIES, budget, unit=PERSON)
+    noise = NoiseSource(b"r" * 32)
+
+    def run(restart: bool):
+        core, out = AutoRelease(config, stream="s", end_tick=T, every_ticks=4), []
+        for i, (t, pairs) in enumerate(stream):
+            if restart and i == len(stream) // 2:
+                core = AutoRelease.from_state(config, core.to_state(), end_tick=T, every_ticks=4)
+            res = core.process_tick(t, pairs, noise)
+            out.append(([(a.tick, a.query, list(a.estimate)) for a in res.answers], [r.reason for r in res.rejections]))
+        out.append([(a.tick, list(a.estimate)) for r in core.run_to_end(noise) for a in r.answers])
+        return out, core.spent.vector()
+
+    a, b = run(False), run(True)
+    assert a == b
+    assert any("contribution_bounded" in rej for _, rej in a[0][:-1])
