@@ -346,3 +346,59 @@ def test_stated_spend_is_the_group_guarantee_in_the_configured_currency():
     assert configured["epsilon"] == zcdp_to_approx(configured["rho"], 1e-6).epsilon
     configured, _ = stated_spend((0.1,), ledger=ZCDP(0.2), unit=PrivacyUnit.update(), target=ZCDP(0.2))
     assert configured == {"rho": 0.1}
+
+
+@pytest.mark.parametrize("budget", [PureDP(2.0), ApproxDP(2.0, 1e-6), ZCDP(0.5)], ids=["pure", "approx", "zcdp"])
+def test_at_sensitivity_inverts_for_sensitivity(budget):
+    """``at_sensitivity(r)``: eps * r, rho * r^2 (delta kept); the inverse of ``for_sensitivity``."""
+    r = 2.5
+    up = budget.at_sensitivity(r)
+    assert up.primary == pytest.approx(budget.primary * (r * r if isinstance(budget, ZCDP) else r))
+    assert up.for_sensitivity(r).vector() == pytest.approx(budget.vector())
+    if isinstance(budget, ApproxDP):
+        assert up.delta == budget.delta
+
+
+def test_a_scope_at_a_sensitivity_charges_the_units_cost():
+    """A scope of sensitivity m records every charge at m (children multiply): a release
+    calibrated to rho / m^2 charges rho, so the ledger's total is the unit's guarantee; the
+    budget still caps it; a scope asked again at another sensitivity is refused; a sensitivity
+    below 1 is refused; a scope at 1 keeps no attribute (stored ledgers restore unchanged)."""
+    ledger = Ledger(ZCDP(1.0))
+    q = ledger.root.child("q0", sensitivity=2.0)
+    inner = q.child("node", sensitivity=1.5)
+    assert inner.sensitivity == 3.0 and "sensitivity" not in ledger.root.child("q1").__dict__
+    q.charge(ZCDP(0.1), ("a",))
+    assert ledger.spent.rho == pytest.approx(0.4)
+    inner.charge(ZCDP(0.05), ("b",))
+    assert ledger.spent.rho == pytest.approx(0.4 + 0.45)
+    assert q.would_spend(ZCDP(0.01)).rho == pytest.approx(0.89)
+    with pytest.raises(BudgetExceededError):
+        q.charge(ZCDP(0.1), ("c",))
+    with pytest.raises(ValueError, match="sensitivity"):
+        ledger.root.child("q0", sensitivity=3.0)
+    with pytest.raises(ValueError, match=">= 1"):
+        ledger.root.child("q2", sensitivity=0.5)
+    pure = Ledger(PureDP(1.0))
+    pure.root.child("q", sensitivity=4.0).charge(PureDP(0.25), ("a",))
+    assert pure.spent.epsilon == pytest.approx(1.0)
+
+
+def test_person_unit_group_size_insertion_limit_and_describe():
+    """A person of L entries of k mutations is L (2k - 1) updates (per window: times the windows);
+    the insertion limit defaults to 1 with a mutation limit (none for a window alone, none at update
+    level); the one line names the unit, whom it protects and the person field, never a value."""
+    p = PrivacyUnit.person(4, 3)
+    assert p.group_size == 20 and p.insertion_limit == 1
+    w = PrivacyUnit.person(2, 2, per_window=100)
+    assert w.group_size_until(250) == 2 * 3 * 3
+    assert PrivacyUnit.entry(3).insertion_limit == 1 and PrivacyUnit.entry(3, max_insertions=2).insertion_limit == 2
+    assert PrivacyUnit.entry(None, 10).insertion_limit is None and PrivacyUnit.update().insertion_limit is None
+    assert repr(PrivacyUnit.entry(3)) == "PrivacyUnit(kind='entry', max_mutations=3)"
+    line = p.describe("customer_id")
+    assert line == (
+        "privacy unit person: protects every update of one person (the records sharing one value of "
+        "'customer_id'): at most 4 entries, each at most 3 mutations, inserted once (a deleted id never comes back)"
+    )
+    assert PrivacyUnit.update().describe().startswith("privacy unit update: protects one update")
+    assert PrivacyUnit.entry(2).describe().endswith("; not a person")

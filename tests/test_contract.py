@@ -198,8 +198,11 @@ def test_every_registry_entry_is_covered_by_every_contract_check(name):
     assert all(k in golden for k in keys), f"no golden state for {keys}: run tests/golden/make_golden.py"
 
 
+UNITS = {"update": PrivacyUnit.update(), "entry": PrivacyUnit.entry(2), "person": PrivacyUnit.person(3, 2)}
+
+
 @pytest.mark.parametrize("name,budget", CASES)
-@pytest.mark.parametrize("unit", ["update", "entry"])
+@pytest.mark.parametrize("unit", ["update", "entry", "person"])
 def test_spending_the_whole_ledger_states_the_configured_budget(name, budget, unit):
     """What a mechanism states about its spend (``stated_spend``: the ledger's
     spend as the guarantee for the configured unit, in the configured currency)
@@ -210,7 +213,9 @@ def test_spending_the_whole_ledger_states_the_configured_budget(name, budget, un
     under an entry unit with Gaussian noise group privacy in zCDP states less
     than the target, never more."""
     spec = MECHANISMS[name]
-    config = config_for(budget, unit=PrivacyUnit.update() if unit == "update" else PrivacyUnit.entry(2))
+    if unit not in spec.units:
+        pytest.skip(f"{name} does not serve the {unit} unit (refused: the test below)")
+    config = config_for(budget, unit=UNITS[unit])
     cap = spec.ledger_budget(config)
     assert cap == spec.core_cls(config, options=options_for(name)).ledger.budget
     configured, charged = spec.stated_spend(config, as_vector(cap))
@@ -237,6 +242,35 @@ def test_the_entry_checks_its_settings_and_plans_every_query_set_once(name):
     assert sorted(q for p in plan for q in p.queries) == sorted(q.name for q in QUERIES)
     assert math.fsum(p.share for p in plan) == pytest.approx(1.0)
     assert all(p.text().startswith(", ".join(p.queries) + " -> " + p.mechanism) for p in plan)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_entry_serves_its_units_and_refuses_the_others_naming_the_key(name):
+    """Every privacy unit an entry lists (``MechanismSpec.units``) passes its check and gets a plan
+    that states, under an entry or a person unit, how each query set's noise is calibrated for it
+    (sensitivity by contribution or group privacy, with its multiplier; none where the ledger
+    charges the unit by the mechanism's own accounting, the changelog releases); every other unit
+    is refused before the run, in one line naming ``privacy.unit``."""
+    spec = MECHANISMS[name]
+    assert set(spec.units) <= set(UNITS) and "update" in spec.units
+    for kind, unit in UNITS.items():
+        config = config_for(checks(name).budgets[0], unit=unit)
+        if kind not in spec.units:
+            with pytest.raises(ValueError, match=rf"^privacy\.unit: {kind} is not served by mechanism\.kind {name}"):
+                spec.check(config, options_for(name), end_tick=120, every_ticks=1)
+            continue
+        spec.check(config, options_for(name), end_tick=120, every_ticks=1)
+        plan = spec.plan(config, options_for(name), end_tick=120, every_ticks=1)
+        for p in plan:
+            stated = [c.query for c in p.calibrations]
+            own = MECHANISMS[p.mechanism].core_cls.ledger_unit == "configured" and p.mechanism != "net_change"
+            if kind == "update" or own:
+                assert stated == [], (kind, p)
+            else:
+                assert stated == list(p.queries), (kind, p)
+                assert all(c.method in ("contribution", "group") and c.multiplier >= 1 for c in p.calibrations)
+    net = MECHANISMS["net_change"]
+    assert "person" in net.units and "person" in MECHANISMS["auto"].units
 
 
 # ---------------------------------------------------------------------------

@@ -208,7 +208,7 @@ class DynamicConfig:
         if not isinstance(self.budget, Budget):
             raise ValueError("budget must be PureDP, ApproxDP or ZCDP")
         if not isinstance(self.unit, PrivacyUnit):
-            raise ValueError("unit must be a PrivacyUnit (PrivacyUnit.update() or PrivacyUnit.entry(k))")
+            raise ValueError("unit must be a PrivacyUnit (PrivacyUnit.update(), .entry(k) or .person(L, k))")
         if self.profile == "paper" and LAPLACE not in self.budget.noise_families:
             raise ValueError(
                 "the paper profile uses Laplace noise: give a PureDP or ApproxDP budget, or use profile tuned"
@@ -246,16 +246,18 @@ class DynamicConfig:
 
     @property
     def max_mutations(self):
-        """The per-entry mutation limit the registry enforces (entry-level unit):
+        """The per-entry limit the registry enforces (entry- and person-level units):
         the integer k, or a :class:`~transforms.core.foundation.entries.MutationLimit`
-        when the unit also bounds the time after the first insertion."""
-        if self.unit.kind != "entry":
+        when the unit also bounds the time after the first insertion or the
+        insertions of one entry id."""
+        unit = self.unit
+        if unit.kind == "update":
             return None
-        if self.unit.mutation_window is None:
-            return self.unit.max_mutations
+        if unit.mutation_window is None and unit.insertion_limit == 1:
+            return unit.max_mutations  # an int k: k mutations, one insertion (the registry's reading)
         from transforms.core.foundation.entries import MutationLimit
 
-        return MutationLimit(self.unit.max_mutations, self.unit.mutation_window)
+        return MutationLimit(unit.max_mutations, unit.mutation_window, unit.insertion_limit)
 
     @property
     def ledger_budget(self) -> Budget:

@@ -68,7 +68,13 @@ class MechanismSpec:
       trust: ``central`` (the mechanism sees raw data and adds the noise) or
         ``local`` (the clients randomize; the mechanism adds no noise).
       units: the privacy units (``PrivacyUnit.kind``) the mechanism states a
-        guarantee for; a configuration with another unit is refused.
+        guarantee for; a configuration with another unit is refused
+        (:meth:`check`). Every mechanism whose ledger charges the update level
+        serves the person unit by group privacy (``g = L (2k - 1)``, a limit
+        over the whole release); ``net_change`` and ``auto`` by sensitivity by
+        contribution; the changelog releases account per entry by their
+        constraint (update and entry only); ``randomized_response`` states its
+        guarantee per entry in its own constraint (update only).
       checks: the contract tests' parameters for this entry
         (:class:`~transforms.core.protocol.ContractParams`); an entry without
         them fails ``tests/test_contract.py``.
@@ -84,7 +90,7 @@ class MechanismSpec:
     input_kind: str = "updates"
     trust: str = "central"
     checks: ContractParams | None = None
-    units: tuple[str, ...] = ("update", "entry")
+    units: tuple[str, ...] = ("update", "entry", "person")
 
     def __post_init__(self):
         if (self.input_kind, self.trust) not in (("updates", "central"), ("reports", "local")):
@@ -121,11 +127,19 @@ class MechanismSpec:
     def check(self, config, options, *, end_tick: int | None = None, every_ticks: int = 1) -> None:
         """Refuse settings the mechanism cannot run, before a pipeline starts
         (``ValueError``, one line naming the configuration key): its options
-        against the configuration, an entry unit without a mutation limit where
+        against the configuration, a privacy unit it does not serve
+        (:attr:`units`), an entry unit without a mutation limit where
         group privacy needs one, a finite counter without a horizon, a horizon
         that runs out before ``end_tick`` (periods of ``every_ticks``), and
         query kinds it does not answer. ``end_tick``: the release's last tick
         (``StreamSpec.end_tick``), None for an unbounded one."""
+        unit = config.unit.kind
+        if unit not in self.units:
+            serving = ", ".join(n for n, spec in MECHANISMS.items() if unit in spec.units)
+            raise ValueError(
+                f"privacy.unit: {unit} is not served by mechanism.kind {self.name} (it states its guarantee for "
+                f"{' and '.join(self.units)}); mechanisms that serve it: {serving}"
+            )
         self.core_cls.check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
         unsupported = sorted({q.kind for q in config.queries} - set(self.query_kinds))
         if unsupported:
@@ -169,17 +183,25 @@ def option_fields(spec: MechanismSpec) -> tuple[str, ...]:
 
 _UPDATE = (
     "update level: neighbouring inputs differ by one update (insertion or deletion of one item; an upsert is a "
-    "deletion plus an insertion), or by one entry's <= k mutations under privacy unit entry(k) (group privacy, "
-    "the limit enforced)"
+    "deletion plus an insertion), or by one entry's <= k mutations under privacy unit entry(k), or by one "
+    "person's <= L admitted entries under privacy unit person(L, k) (group privacy, the limits enforced)"
+)
+_SIGNED = (
+    "update level: neighbouring inputs differ by one update (insertion or deletion of one item; an upsert is a "
+    "deletion plus an insertion), or by one entry's <= k mutations under privacy unit entry(k), or by one "
+    "person's <= L admitted entries under privacy unit person(L, k) (sensitivity by contribution per counter, "
+    "group privacy where the counter has none; the limits enforced)"
 )
 _INSERT = (
     "update level on insertion-only input: neighbouring inputs differ by one insertion (deletes and upserts are "
-    "dead-lettered), or by one entry's insertion under privacy unit entry(k)"
+    "dead-lettered), or by one entry's insertion under privacy unit entry(k), or by one person's <= L entries "
+    "under privacy unit person(L, k) (group privacy)"
 )
 
 _GROWING = (
     "update level on insertion-only input: neighbouring inputs differ by one insertion (deletes and upserts are "
-    "dead-lettered, deletion_not_supported), or by one entry's insertion under privacy unit entry(k)"
+    "dead-lettered, deletion_not_supported), or by one entry's insertion under privacy unit entry(k), or by one "
+    "person's <= L entries under privacy unit person(L, k) (group privacy)"
 )
 
 _CHANGELOG = (
@@ -188,6 +210,9 @@ _CHANGELOG = (
     "under privacy unit update); the loss is the fold count of nodes one entry can affect"
 )
 
+# the changelog releases account per entry by the enforced constraint (docs/changelog.md): no person unit
+_ENTRY_UNITS = ("update", "entry")
+
 MECHANISMS: dict[str, MechanismSpec] = {
     spec.name: spec
     for spec in (
@@ -195,7 +220,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "auto",
             AutoRelease,
             AutoOptions,
-            _UPDATE,
+            _SIGNED,
             ("count", "histogram", "linear", "pmw"),
             "docs/auto.md",
             "per query set the smallest error: net_change for additive sets, fully_dynamic for PMW",
@@ -240,7 +265,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "net_change",
             NetChangeRelease,
             NetChangeOptions,
-            _UPDATE,
+            _SIGNED,
             ("count", "histogram", "linear"),
             "docs/net_change.md",
             "one continual counter per additive query set over the signed change of each period",
@@ -267,6 +292,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "docs/changelog.md",
             "Pan's disjoint continual release: one node per window; entry-level by the enforced constraint",
             checks=ContractParams(),
+            units=_ENTRY_UNITS,
         ),
         MechanismSpec(
             "hdcr",
@@ -277,6 +303,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             "docs/changelog.md",
             "Pan's hierarchical DCR: h layers of DCRs with branching c; current values from <= (c-1) nodes a layer",
             checks=ContractParams({"branching": 3, "height": 4}),
+            units=_ENTRY_UNITS,
         ),
         MechanismSpec(
             "swcr",
@@ -289,6 +316,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             checks=ContractParams(
                 {"window": 5, "method": "hdcr", "branching": 2}
             ),  # the direct one: test_changelog.py,
+            units=_ENTRY_UNITS,
         ),
         MechanismSpec(
             "bb_scheduler",
@@ -333,6 +361,7 @@ MECHANISMS: dict[str, MechanismSpec] = {
             input_kind="reports",
             trust="local",
             checks=ContractParams(variants=({"max_mutations": 2}, {"aggregation": "hdcr", "layers": 3})),
+            units=("update",),
         ),
     )
 }

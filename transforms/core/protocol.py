@@ -45,15 +45,18 @@ from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 from transforms.core.config import DynamicConfig
+from transforms.core.contribution.bounding import PersonBounder, PersonLimit
+from transforms.core.contribution.sensitivity import group_noise_multiplier
 from transforms.core.counters import FINITE_COUNTERS, UNBOUNDED_COUNTERS
 from transforms.core.foundation import accounting
 from transforms.core.foundation.accounting import Budget, BudgetExceededError, Ledger, PrivacyUnit, stated_spend
-from transforms.core.foundation.entries import EntryRegistry, TickBatch
+from transforms.core.foundation.entries import EntryRegistry, Rejection, TickBatch, static_reason, valid_owner
 from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import envelope, open_envelope, restore, state_class, to_plain
+from transforms.core.plans import Calibration, PlanEntry
 
-__all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "ContractParams", "CONTRACT_BUDGETS"]
+__all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "Calibration", "ContractParams", "CONTRACT_BUDGETS"]
 
 # The accounting values a mechanism's state holds, under their stable state names (the
 # accounting package itself stays free of numpy and of the state module: a client device
@@ -107,34 +110,6 @@ class ContractParams:
         unknown = sorted(set(self.budgets + self.stress_budgets + self.golden) - set(CONTRACT_BUDGETS))
         if unknown:
             raise ValueError(f"unknown contract budgets {unknown}; choose from {', '.join(CONTRACT_BUDGETS)}")
-
-
-@dataclass(frozen=True)
-class PlanEntry:
-    """Which mechanism answers which query sets, with what share of the budget
-    and why (a release's plan: :meth:`ContinualRelease.plan`).
-
-    ``reason`` None: the configured mechanism itself (the whole budget);
-    ``counter`` / ``horizon``: the continual counter it runs over periods, and
-    the number of periods it is planned for (None: unbounded)."""
-
-    mechanism: str
-    queries: tuple[str, ...]
-    share: float = 1.0
-    reason: str | None = None
-    counter: str | None = None
-    horizon: int | None = None
-
-    def text(self) -> str:
-        """One line, as printed in the summary and recorded in the manifest."""
-        note = ""
-        if self.counter is not None:
-            span = f"horizon {self.horizon} periods" if self.horizon else "unbounded"
-            note = f" [counter {self.counter}, {span}]"
-        head = f"{', '.join(self.queries)} -> {self.mechanism}{note}"
-        if self.reason is None:
-            return f"{head} (the whole budget; configured)"
-        return f"{head} ({self.share:.0%} of the budget): {self.reason}"
 
 
 @state_class("options.none")
@@ -281,13 +256,22 @@ class ContinualRelease(abc.ABC):
         unit without a mutation limit where group privacy needs one, a horizon
         against the configured end (``end_tick``) and period (``every_ticks``)."""
         cls._configure(config, options)
+        unit = config.unit
+        if unit.kind == "person" and unit.per_window is not None and cls.ledger_unit == "update":
+            raise ValueError(
+                f"privacy.unit: a person limit per window is served by net_change and auto (additive query sets) "
+                f"only, not by mechanism.kind {cls.name} (its group privacy over a person's updates needs a limit "
+                "over the whole release)"
+            )
         if config.unit.kind == "entry" and config.unit.max_mutations is None:
             try:
                 cls.ledger_cap(config)
+                cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)
             except ValueError:
                 raise ValueError(
                     f"privacy.max_mutations_per_entry: required with mechanism.kind {cls.name} (its entry-level "
-                    "guarantee is group privacy over k mutations); privacy.mutation_window alone bounds the loss "
+                    "guarantee counts k mutations: group privacy or sensitivity by contribution); "
+                    "privacy.mutation_window alone bounds the loss "
                     "only for the changelog mechanisms dcr, hdcr and swcr (docs/changelog.md)"
                 ) from None
         if cls.horizon_unit is not None:
@@ -316,7 +300,24 @@ class ContinualRelease(abc.ABC):
     @classmethod
     def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
         """Which mechanism answers which query sets (a tuple of :class:`PlanEntry`)."""
-        return (PlanEntry(cls.name, tuple(q.name for q in config.queries)),)
+        cal = cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        return (PlanEntry(cls.name, tuple(q.name for q in config.queries), calibrations=cal),)
+
+    @classmethod
+    def calibrations(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """How each query set's noise is calibrated for the configured unit (a tuple of
+        :class:`Calibration`; empty at update level and for a ledger that charges the
+        configured guarantee by its own accounting). Here: group privacy over the
+        unit's ``g`` updates, the noise scale of the update-level budget
+        ``PrivacyUnit.update_level_budget`` gives (``g`` for Laplace noise and
+        zCDP budgets)."""
+        unit = config.unit
+        if unit.kind == "update" or cls.ledger_unit != "update":
+            return ()
+        g = unit.group_size
+        m = group_noise_multiplier(config.budget, g, config.noise_kind)
+        detail = f"group privacy over {g} updates"
+        return tuple(Calibration(q.name, "group", m, False, detail) for q in config.queries)
 
     # -- what the contract tests hold the mechanism to ----------------------------------
     def planned_cost(self, coordinates: tuple, nodes=()) -> Budget:
@@ -425,11 +426,49 @@ class ContinualRelease(abc.ABC):
 
     def process_tick(self, tick: int, updates, noise: NoiseSource) -> TickResult:
         """In-memory use: resolve ``updates`` (in the given, canonical order)
-        against this mechanism's entry registry, then :meth:`apply`."""
-        batch, rejected = self.registry.resolve_tick(tick, updates)
+        against this mechanism's entry registry, then :meth:`apply`.
+
+        Under a person unit each update carries its person: ``updates`` are
+        ``(person, Update)`` pairs (a person id is a non-empty string or an
+        integer; it is never released). The person rule
+        (:func:`~transforms.core.contribution.bounding.bound_person`: whole
+        entries, in the total order on the person's own updates) admits at most
+        ``max_entries`` of a person's entries (per window) before the registry,
+        which keys entries by (person, entry id). ``res.rejections`` then hold
+        the pairs as given, with their reason (``contribution_bounded``,
+        ``unknown_entry``, or the registry's)."""
+        if self.config.unit.kind == "person":
+            batch, rejected = self._resolve_persons(tick, updates)
+        else:
+            batch, rejected = self.registry.resolve_tick(tick, updates)
         res = self.apply(batch, noise)
         res.rejections = rejected
         return res
+
+    def _resolve_persons(self, tick: int, pairs) -> tuple[TickBatch, list[Rejection]]:
+        """The person path of :meth:`process_tick`: well-formed pairs through the person rule, the admitted
+        ones through the registry keyed by person."""
+        reg = self.registry
+        clean, rejected = [], []
+        for pair in pairs:
+            ok = type(pair) is tuple and len(pair) == 2 and valid_owner(pair[0])
+            reason = static_reason(pair[1], reg.domain_sizes, reg.deletions_allowed) if ok else "malformed"
+            if reason is None:
+                clean.append(pair)
+            else:
+                rejected.append(Rejection(pair, reason))
+        admitted, refused = self.person_bounder.bound_tick(tick, clean)
+        batch, later = reg.resolve_keyed(tick, admitted)
+        return batch, rejected + [Rejection(pair, reason) for pair, reason in refused] + later
+
+    @property
+    def person_bounder(self):
+        """The in-memory person rule (a person unit only): one versioned plain-data state per person."""
+        bounder = self.__dict__.get("_bounder")
+        if bounder is None:
+            unit = self.config.unit
+            bounder = self._bounder = PersonBounder(PersonLimit(unit.max_entries, unit.per_window))
+        return bounder
 
     def apply_batch(self, batch: TickBatch, noise: NoiseSource) -> TickResult:
         """Alias of :meth:`apply` (kept for callers of the earlier API)."""

@@ -15,8 +15,13 @@ unit. Noise: each part draws from its own sub-key (the release's key and
 the part's name), so the parts never share noise. The run summary prints the
 plan: which mechanism each query set got, its share, and why.
 
-Neighbours: those of the parts (update level, or the configured entry unit):
-``docs/net_change.md``, ``docs/fully_dynamic.md``.
+Neighbours: those of the parts (update level, or the configured entry or
+person unit): ``docs/net_change.md``, ``docs/fully_dynamic.md``. Under an
+entry or a person unit the additive part calibrates each counter to its
+sensitivity by contribution (its ledger holds the unit's guarantee), the
+``fully_dynamic`` part keeps group privacy (its ledger holds the update
+level); :attr:`AutoRelease.spent` states each part's spend for the unit (the
+latter through group privacy) and adds them up.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.fully_dynamic import FullyDynamicOptions, FullyDynamicRelease
 from transforms.core.continual.net_change import AUTO, NetChangeOptions, NetChangeRelease
-from transforms.core.foundation.accounting import Budget, compose_sequential
+from transforms.core.foundation.accounting import Budget, PrivacyUnit, compose_sequential
 from transforms.core.foundation.entries import TickBatch
 from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
 from transforms.core.foundation.outputs import NodeOutput, TickResult
@@ -110,19 +115,51 @@ class AutoRelease(ContinualRelease):
     deletions_allowed = True
     options_cls = AutoOptions
     horizon_unit = "periods"
+    ledger_unit = "configured"  # spent: each part's spend stated for the unit, added up
+
+    @classmethod
+    def ledger_cap(cls, config: DynamicConfig) -> Budget:
+        """The configured guarantee in the ledger's currency (at update level: the update-level
+        budget, as before); :attr:`spent` states each part's spend for the unit."""
+        return dataclasses.replace(config, unit=PrivacyUnit.update()).ledger_budget
+
+    @classmethod
+    def parts_of(cls, config: DynamicConfig, options) -> list:
+        """``(Part, class, configuration, options)`` of each part of :func:`plan`."""
+        out = []
+        for p in plan(config):
+            sub = dataclasses.replace(
+                config,
+                queries=tuple(q for q in config.queries if q.name in p.queries),
+                budget=_share(config.budget, p.share),
+            )
+            if p.mechanism == "net_change":
+                out.append((p, NetChangeRelease, sub, NetChangeOptions(options.counter, options.horizon)))
+            else:
+                out.append((p, FullyDynamicRelease, sub, FullyDynamicOptions()))
+        return out
 
     @classmethod
     def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
         """Per part of :func:`plan`: its mechanism, query sets, share and reason
-        (and the additive part's counter)."""
+        (and the additive part's counter; each query set's calibration for an entry or a
+        person unit)."""
         out = []
-        for p in plan(config):
+        at = dict(end_tick=end_tick, every_ticks=every_ticks)
+        for p, part_cls, sub, opts in cls.parts_of(config, options):
             counter = horizon = None
-            if p.mechanism == NetChangeRelease.name:
-                sub = NetChangeOptions(options.counter, options.horizon)
-                counter, horizon = NetChangeRelease.counter_choice(config, sub, end_tick, every_ticks)
-            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon))
+            if part_cls is NetChangeRelease:
+                counter, horizon = NetChangeRelease.counter_choice(config, opts, end_tick, every_ticks)
+            cal = part_cls.calibrations(sub, opts, **at)
+            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon, cal))
         return tuple(out)
+
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """As every mechanism's, and each part's own checks on its query sets."""
+        super().check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        for _, part_cls, sub, opts in cls.parts_of(config, options):
+            part_cls.check_settings(sub, opts, end_tick=end_tick, every_ticks=every_ticks)
 
     def _start(self) -> None:
         config = self.config
@@ -137,18 +174,7 @@ class AutoRelease(ContinualRelease):
 
     def _sub_configs(self):
         """(class, configuration, options) of each part of the plan."""
-        out = []
-        for p in plan(self.config):
-            sub = dataclasses.replace(
-                self.config,
-                queries=tuple(q for q in self.config.queries if q.name in p.queries),
-                budget=_share(self.config.budget, p.share),
-            )
-            if p.mechanism == "net_change":
-                out.append((NetChangeRelease, sub, NetChangeOptions(self.options.counter, self.options.horizon)))
-            else:
-                out.append((FullyDynamicRelease, sub, FullyDynamicOptions()))
-        return out
+        return [(part_cls, sub, opts) for _, part_cls, sub, opts in self.parts_of(self.config, self.options)]
 
     def ledger_parts(self) -> list:
         """Every part keeps its own ledger (its share of the configured budget)."""
@@ -170,7 +196,9 @@ class AutoRelease(ContinualRelease):
 
     @property
     def spent(self) -> Budget:
-        return compose_sequential(p.spent for p in self.parts)
+        """The parts' spends, each stated for the configured unit (a part whose ledger charges the
+        update level: group privacy; ``net_change``'s: its own), composed (sequential)."""
+        return compose_sequential(type(p).group_unit(p.config).guarantee(p.spent) for p in self.parts)
 
     def _noise(self, noise: NoiseSource, i: int) -> NoiseSource:
         """Part ``i``'s own sub-key: the parts never share noise."""

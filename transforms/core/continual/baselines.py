@@ -203,19 +203,17 @@ class ContinualCountRelease(ContinualRelease):
     def _start(self) -> None:
         config = self.config
         self.mechanisms = [q.mechanism(config.noise_kind) for q in config.queries]
-        k = len(self.mechanisms)
-        share = config.ledger_budget.part(1.0 / k, 1.0 / k)
         counter_name, horizon = self._counter_choice()
         self.counters = [
             make_counter(
                 counter_name,
                 m,
-                share,
+                budget,
                 horizon=horizon,
                 coords=(self.stream, self._coord, config.queries[i].name),
-                scope=self.ledger.root.child(f"q{i}"),
+                scope=self.ledger.root.child(f"q{i}", sensitivity=ratio),
             )
-            for i, m in enumerate(self.mechanisms)
+            for i, (m, (budget, ratio)) in enumerate(zip(self.mechanisms, self.counter_budgets()))
         ]
         self.tick = 0
         self.closed = 0
@@ -226,15 +224,24 @@ class ContinualCountRelease(ContinualRelease):
     def _counter_choice(self) -> tuple[str, int | None]:
         return self.options.counter, self.options.horizon
 
+    def counter_budgets(self) -> list[tuple]:
+        """Per query set: ``(budget, sensitivity ratio)`` of its counter: the budget its noise is
+        calibrated to (at one update) and the ratio its ledger scope scales the charges by (1: the
+        ledger's budget split evenly, update level; ``net_change`` calibrates for the unit)."""
+        k = len(self.config.queries)
+        return [(self.config.ledger_budget.part(1.0 / k, 1.0 / k), 1.0)] * k
+
     def planned_cost(self, coordinates: tuple, nodes=()):
-        """Each query set's counter has the ledger's budget / k; its own
+        """Each query set's counter has its :meth:`counter_budgets` budget (the
+        ledger's budget / k), charged at its sensitivity ratio; its own
         allocation is its class's (``docs/counters.md``)."""
         c = tuple(coordinates[1:])
         if c[0] != self._coord or c[1] not in {q.name for q in self.config.queries}:
             raise ValueError(f"no planned release at {c}")
         counter, horizon = self._counter_choice()
-        share = self.config.ledger_budget.scale(1 / len(self.config.queries))
-        return COUNTERS[counter].planned_cost(share, c, horizon=horizon, noise_kind=self.config.noise_kind)
+        budget, ratio = self.counter_budgets()[[q.name for q in self.config.queries].index(c[1])]
+        cost = COUNTERS[counter].planned_cost(budget, c, horizon=horizon, noise_kind=self.config.noise_kind)
+        return cost if ratio == 1.0 else self.ledger.budget.express(cost).at_sensitivity(ratio)
 
     @property
     def last_tick(self) -> int:

@@ -14,8 +14,19 @@ Neighbours and sensitivity: update level, one stream has one more insertion
 or deletion: it changes one period's ``d_p`` by one item (+1 or -1 in one
 cell), exactly the sensitivity the counters are calibrated for (count 1;
 histogram L1 = L2 = 1; a linear query set its largest column norm). Under an
-entry-level unit an entry accounts for at most ``2k - 1`` updates (group
-privacy, the limit enforced by the registry). The error does not depend on
+entry unit (every update of one entry, at most ``k`` mutations) or a person
+unit (every update of one person's at most ``L`` admitted entries) each
+counter is calibrated to *its sensitivity by contribution*: the largest
+change one entry / one person can make to its releases, ``m`` times one
+update's (``docs/contribution.md``; a count changes twice per entry,
+whatever ``k``), instead of group privacy over ``2k - 1`` (``L (2k - 1)``)
+updates; where no such bound is proven for the counter and noise (Gaussian
+noise through a tree, Laplace noise through a lattice counter, the naive
+prefix counter) the query set keeps group privacy, ``m = g``. Either way the
+counter's noise is calibrated to its share divided by ``m`` (``rho / m^2``,
+``eps / m``) and its ledger scope charges at sensitivity ``m``, so the
+ledger holds the unit's guarantee itself (:meth:`calibrations`; the plan
+states each query set's). The error does not depend on
 the stream length N_t or the data size n_t, only on the number of periods
 (through the counter). Budget: ``config.budget`` per stream, split evenly
 over the query sets (an update is in every query set's change: sequential
@@ -31,14 +42,18 @@ unbounded Chan-Shi-Song counter with Honaker trees. Proof note: ``docs/net_chang
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.baselines import ContinualCountRelease
+from transforms.core.contribution.sensitivity import UnsupportedCounter, calibrated_budget, contribution_sensitivity
+from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters import COUNTER_NAMES
+from transforms.core.foundation.accounting import Budget, PrivacyUnit
 from transforms.core.foundation.state import state_class
-from transforms.core.protocol import PlanEntry
+from transforms.core.plans import Calibration, PlanEntry
 
 __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 
@@ -88,8 +103,67 @@ class NetChangeRelease(ContinualCountRelease):
     deletions_allowed = True
     options_cls = NetChangeOptions
     horizon_unit = "periods"
+    ledger_unit = "configured"  # each counter's scope charges at its sensitivity: the ledger holds the unit's
     signed = True
     _coord = "net"
+
+    @classmethod
+    def ledger_cap(cls, config: DynamicConfig) -> Budget:
+        """The configured guarantee itself, in the ledger's currency (zCDP for Gaussian
+        noise): the counters' scopes charge at their sensitivity for the unit
+        (:meth:`calibrations`). At update level this is the update-level budget, as before."""
+        return dataclasses.replace(config, unit=PrivacyUnit.update()).ledger_budget
+
+    @classmethod
+    def calibrations(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """Per query set, its noise calibration for the configured unit (empty at update level):
+        sensitivity by contribution through the counter (``contribution_sensitivity``), or group
+        privacy over ``g`` updates where the counter and noise have no such bound
+        (``UnsupportedCounter``; ``g = L (2k - 1)``, per window ``group_size_until(end_tick)``).
+        Raises ``ValueError`` naming the key where the unit cannot be served (no mutation limit;
+        a person limit per window without an end)."""
+        unit = config.unit
+        if unit.kind == "update":
+            return ()
+        contribution = ContributionUnit.of(unit)
+        if unit.per_window is not None and end_tick is None:
+            raise ValueError(
+                "time.end: a person limit per window bounds a person's entries only over a bounded release "
+                "(configure time.end, or a limit over the whole release)"
+            )
+        counter, horizon = cls.counter_choice(config, options, end_tick, every_ticks)
+        out = []
+        for q in config.queries:
+            try:
+                s = contribution_sensitivity(
+                    q, counter, config.noise_kind, contribution, horizon=horizon, end_tick=end_tick
+                )
+            except UnsupportedCounter:
+                g = unit.group_size_until(end_tick)
+                why = (
+                    f"group privacy over {g} updates: no sensitivity by contribution through {counter} "
+                    f"with {config.noise_kind} noise"
+                )
+                out.append(Calibration(q.name, "group", float(g), False, why))
+                continue
+            out.append(Calibration(q.name, "contribution", s.multiplier, s.exact, s.method))
+        return tuple(out)
+
+    def counter_budgets(self) -> list[tuple]:
+        """Per query set: its share of the ledger's budget (the unit's guarantee) divided by its
+        multiplier (``calibrated_budget``: ``rho / m^2``, ``eps / m``; the share itself when
+        ``m = 1``), charged at sensitivity ``m``."""
+        config = self.config
+        k = len(config.queries)
+        share = self.ledger_cap(config).part(1.0 / k, 1.0 / k)
+        cal = self.calibrations(config, self.options, end_tick=self.end_tick, every_ticks=self.every_ticks or 1)
+        if not cal:
+            return [(share, 1.0)] * k
+        out = []
+        for c in cal:
+            m = float(c.multiplier)
+            out.append((share, 1.0) if m == 1.0 else (calibrated_budget(share, m, config.noise_kind), m))
+        return out
 
     def _start(self) -> None:
         kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
@@ -116,4 +190,13 @@ class NetChangeRelease(ContinualCountRelease):
     @classmethod
     def plan(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
         counter, horizon = cls.counter_choice(config, options, end_tick, every_ticks)
-        return (PlanEntry(cls.name, tuple(q.name for q in config.queries), counter=counter, horizon=horizon),)
+        cal = cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        names = tuple(q.name for q in config.queries)
+        return (PlanEntry(cls.name, names, counter=counter, horizon=horizon, calibrations=cal),)
+
+    @classmethod
+    def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
+        """As every mechanism's, and the unit's calibration (:meth:`calibrations` raises where the unit
+        cannot be served)."""
+        super().check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)

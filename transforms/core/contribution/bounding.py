@@ -145,6 +145,14 @@ class PersonBounder:
     def filter_tick(self, tick: int, updates) -> tuple[list[Update], list[tuple[str, object, Update]]]:
         """``(accepted, refused)``: the accepted updates in their given order (the registry's
         canonical order) and ``(reason, person, update)`` for the refused ones."""
+        accepted, refused = self.bound_tick(tick, updates)
+        return [u for _, u in accepted], [(reason, p, u) for (p, u), reason in refused]
+
+    def bound_tick(self, tick: int, updates) -> tuple[list[tuple], list[tuple[tuple, str]]]:
+        """``(accepted, refused)`` of one tick's ``(person, Update)`` pairs: the accepted pairs in their
+        given order, and ``((person, update), reason)`` for the refused ones (in the given order). The
+        updates must be well formed (an ``Update`` with a string entry id and a known op:
+        ``static_reason`` of the registry is None)."""
         by_person: dict = {}
         for i, (person, u) in enumerate(updates):
             # a 7th element (ignored by order_key) carries the update's position
@@ -158,9 +166,9 @@ class PersonBounder:
             for _, value, reason in decisions:
                 verdict[value[6]] = reason
         accepted, refused = [], []
-        for i, (person, u) in enumerate(updates):
+        for i, pair in enumerate(updates):
             if verdict[i] is None:
-                accepted.append(u)
+                accepted.append(pair)
             else:
-                refused.append((verdict[i], person, u))
+                refused.append((pair, verdict[i]))
         return accepted, refused

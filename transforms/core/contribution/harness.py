@@ -148,7 +148,7 @@ def calibrated_factories(queries, budget, unit, *, end_tick: int, stream: str = 
     same input, for the additive ``queries`` at ``budget``:
 
     * ``update``: today's update level (``unit: update``): the twin that under-states a person;
-    * ``entry_group``: today's ``unit: entry`` (group privacy over ``2k - 1`` updates);
+    * ``entry_group``: the entry unit before issue 28 (group privacy over ``2k - 1`` updates, by hand);
     * ``person_group``: group privacy over a person's ``L (2k - 1)`` updates, by hand;
     * ``contribution``: each query set's counter with its share scaled by its noise multiplier
       (``calibrated_budget``), one ``net_change`` core per query set: what the integration gives.
@@ -161,7 +161,6 @@ def calibrated_factories(queries, budget, unit, *, end_tick: int, stream: str = 
         contribution_sensitivity,
         group_update_budget,
     )
-    from transforms.core.foundation.accounting import PrivacyUnit
 
     queries = tuple(queries)
     kw = dict(stream=stream, end_tick=end_tick, every_ticks=1)
@@ -173,13 +172,11 @@ def calibrated_factories(queries, budget, unit, *, end_tick: int, stream: str = 
     for q in queries:
         m = contribution_sensitivity(q, counter, noise, unit, horizon=end_tick, end_tick=end_tick).multiplier
         per_query.append(DynamicConfig((q,), calibrated_budget(share, m, noise)))
-    g = unit.group_size(end_tick)
+    g, ge = unit.group_size(end_tick), 2 * unit.mutations - 1
     every = tuple(range(len(queries)))
     return {
         "update": lambda: [(AutoRelease(DynamicConfig(queries, budget), **kw), every)],
-        "entry_group": lambda: [
-            (AutoRelease(DynamicConfig(queries, budget, unit=PrivacyUnit.entry(unit.mutations)), **kw), every)
-        ],
+        "entry_group": lambda: [(AutoRelease(DynamicConfig(queries, group_update_budget(budget, ge)), **kw), every)],
         "person_group": lambda: [(AutoRelease(DynamicConfig(queries, group_update_budget(budget, g)), **kw), every)],
         "contribution": lambda: [(NetChangeRelease(c, **kw), (i,)) for i, c in enumerate(per_query)],
     }

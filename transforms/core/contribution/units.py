@@ -58,6 +58,22 @@ class ContributionUnit:
         return cls("update")
 
     @classmethod
+    def of(cls, unit) -> ContributionUnit:
+        """What a configured ``PrivacyUnit`` (accounting) contributes: its kind, ``k``, its insertion
+        limit and, for a person, ``L`` and the window (an entry's ``mutation_window`` only removes
+        patterns: the bounds hold without it)."""
+        if unit.kind == "update":
+            return cls.update()
+        if unit.max_mutations is None:
+            raise ValueError(
+                "privacy.max_mutations_per_entry: required for sensitivity by contribution (a mutation window "
+                "alone bounds an entry only for the changelog mechanisms dcr, hdcr and swcr)"
+            )
+        if unit.kind == "entry":
+            return cls.entry(unit.max_mutations, unit.insertion_limit)
+        return cls.person(unit.max_entries, unit.max_mutations, unit.insertion_limit, unit.per_window)
+
+    @classmethod
     def entry(cls, max_mutations: int, max_insertions: int | None = None) -> ContributionUnit:
         return cls("entry", max_mutations, 1, max_insertions)
 

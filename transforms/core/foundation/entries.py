@@ -26,8 +26,10 @@ __all__ = [
     "Update",
     "TickBatch",
     "resolve",
+    "static_reason",
     "Rejection",
     "EntryRegistry",
+    "valid_owner",
     "MutationLimit",
     "DeletionsRefused",
     "REASONS",
@@ -63,7 +65,10 @@ REASONS = {
     "deletion_not_supported": "a delete or upsert reached a growing-database mechanism (bb_scheduler, bb_improver, "
     "pmwg: Cummings et al.'s model has insertions only)",
     "constraint_exceeded": "the entry already made max_mutations_per_entry mutations, or the mutation comes more "
-    "than privacy.mutation_window after the entry's first insertion (entry-level privacy unit)",
+    "than privacy.mutation_window after the entry's first insertion, or it inserts a deleted entry id again past "
+    "its insertion limit (entry- and person-level privacy units)",
+    "contribution_bounded": "the person already has max_entries_per_person admitted entries (per window): every "
+    "update of this entry is refused (person-level privacy unit)",
 }
 
 # reasons whose records may be corrected and submitted again (``pipelines.replay``);
@@ -77,6 +82,7 @@ NOT_REPLAYABLE = frozenset(
         "deletion_not_allowed",
         "deletion_not_supported",
         "constraint_exceeded",
+        "contribution_bounded",
     }
 )
 
@@ -152,28 +158,49 @@ class MutationLimit:
     ``max_mutations`` integer is accepted: at most ``max_mutations`` mutations
     (None: no limit on the number) and/or every mutation at most ``window``
     ticks after the tick of the entry's first insertion (Pan's B-time-bounded
-    mutations; None: no window). With a window an entry's state carries its
-    first insertion tick as a fourth element, and a deleted entry keeps a
-    tombstone ``(mutations, first tick)``."""
+    mutations; None: no window), and at most ``max_insertions`` insertions of
+    one entry id (default 1: a deleted id never comes back, so an entry changes
+    a count at most twice, ``docs/contribution.md``; None: no limit of its
+    own; a plain integer ``k`` reads as ``MutationLimit(k)``). The insertion
+    limit goes with a mutation limit: a window alone (Pan's time-bounded
+    constraint, ``max_mutations`` None) lets an id come back within its window.
+    With a window an entry's state carries its first insertion tick as a
+    fourth element, and a deleted entry keeps a tombstone ``(mutations, first
+    tick)``. An insertion limit of 1 needs no state of its own: an id with a
+    state (live, or a tombstone) has been inserted. A limit above 1 adds the
+    insertions as a fifth element (the fourth None without a window), the
+    tombstone ``(mutations, first tick or None, insertions)``; a state without
+    it counts one insertion (states stored before the limit restore as they
+    were)."""
 
     max_mutations: int | None = None
     window: int | None = None
+    max_insertions: int | None = 1
 
     def __post_init__(self):
         if self.max_mutations is None and self.window is None:
             raise ValueError("a MutationLimit needs max_mutations or window")
-        for name in ("max_mutations", "window"):
+        for name in ("max_mutations", "window", "max_insertions"):
             v = getattr(self, name)
-            lo = 1 if name == "max_mutations" else 0
+            lo = 0 if name == "window" else 1
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
                 raise ValueError(f"{name} must be an integer >= {lo} or None, got {v!r}")
 
 
-def _limits(max_mutations) -> tuple[int | None, int | None]:
-    """(k, window) of a ``max_mutations`` argument: an int, a MutationLimit or None."""
-    if max_mutations is None or type(max_mutations) is int:
-        return max_mutations, None
-    return max_mutations.max_mutations, max_mutations.window
+def _limits(max_mutations) -> tuple[int | None, int | None, int | None]:
+    """(k, window, insertions) of a ``max_mutations`` argument: None (no limit), an int ``k`` (the same as
+    ``MutationLimit(k)``: ``k`` mutations, one insertion) or a MutationLimit."""
+    if max_mutations is None:
+        return None, None, None
+    if type(max_mutations) is int:
+        return max_mutations, None, 1
+    k = max_mutations.max_mutations
+    return k, max_mutations.window, (None if k is None else getattr(max_mutations, "max_insertions", 1))
+
+
+def valid_owner(owner) -> bool:
+    """Whether ``owner`` can own entries (a person id: a non-empty string, or an integer)."""
+    return (type(owner) is str and bool(owner)) or type(owner) is int
 
 
 class Rejection(NamedTuple):
@@ -189,6 +216,30 @@ class Rejection(NamedTuple):
 # is enforced (an entry id that is deleted and inserted again is the same entry,
 # so its mutations keep counting); without a limit a deleted entry has no state.
 EntryState = tuple
+
+
+def static_reason(u, domain_sizes: tuple[int, ...], deletions_allowed=True) -> str | None:
+    """The reason ``u`` is refused whatever its entry's state (its form, its item, a release that refuses
+    deletions), or None."""
+    if type(u) is not Update:
+        return "malformed"
+    op, eid = u.op, u.entry_id
+    if type(eid) is not str or not eid:
+        return "unknown_op" if op not in OPS else "malformed"
+    if op not in OPS:
+        return "unknown_op"
+    if op != INSERT and not deletions_allowed:
+        return getattr(deletions_allowed, "reason", "deletion_not_allowed")
+    if op != DELETE:
+        item = u.item
+        if type(item) is not tuple or len(item) != len(domain_sizes):
+            return "malformed"
+        for v, d in zip(item, domain_sizes):
+            if type(v) is not int:
+                return "malformed"
+            if not 0 <= v < d:
+                return "item_out_of_range"
+    return None
 
 
 def resolve(
@@ -215,24 +266,10 @@ def resolve(
     ``deleted`` is ``(old_item, old_insertion_tick)`` or None; ``reason`` is a
     rejection reason (then nothing else changes) or None.
     """
-    if type(u) is not Update:
-        return state, None, None, 0, "malformed"
-    op, eid = u.op, u.entry_id
-    if type(eid) is not str or not eid:
-        return state, None, None, 0, ("unknown_op" if op not in OPS else "malformed")
-    if op not in OPS:
-        return state, None, None, 0, "unknown_op"
-    if op != INSERT and not deletions_allowed:
-        return state, None, None, 0, getattr(deletions_allowed, "reason", "deletion_not_allowed")
-    if op != DELETE:
-        item = u.item
-        if type(item) is not tuple or len(item) != len(domain_sizes):
-            return state, None, None, 0, "malformed"
-        for v, d in zip(item, domain_sizes):
-            if type(v) is not int:
-                return state, None, None, 0, "malformed"
-            if not 0 <= v < d:
-                return state, None, None, 0, "item_out_of_range"
+    reason = static_reason(u, domain_sizes, deletions_allowed)
+    if reason is not None:
+        return state, None, None, 0, reason
+    op = u.op
     live = state is not None and state[0] is not None
     mutations = 0 if state is None else state[2]
     if op == INSERT:
@@ -240,15 +277,23 @@ def resolve(
             return state, None, None, 0, "duplicate_insert"
     elif not live:
         return state, None, None, 0, "unknown_entry"
-    k, window = _limits(max_mutations)
+    k, window, max_ins = _limits(max_mutations)
     if k is not None and mutations >= k:
         return state, None, None, 0, "constraint_exceeded"
     tail = ()
     if window is not None:  # the first insertion's tick (a 3-tuple state: made by the first insert)
-        first = tick if state is None else (state[3] if len(state) > 3 else (state[1] if live else tick))
+        first = state[3] if state is not None and len(state) > 3 else None
+        if first is None:
+            first = tick if state is None or not live else state[1]
         if tick - first > window:
             return state, None, None, 0, "constraint_exceeded"
         tail = (first,)
+    if max_ins is not None:  # insertions so far (a state without the count: one, if it exists)
+        used = 0 if state is None else (state[4] if len(state) > 4 else 1)
+        if op == INSERT and used >= max_ins:
+            return state, None, None, 0, "constraint_exceeded"
+        if max_ins > 1:  # the count is kept only where it is more than "the state exists"
+            tail = (tail[0] if tail else None, used + (op == INSERT))
     mutations += 1
     if op == INSERT:
         return (u.item, tick, mutations, *tail), u.item, None, 1, None
@@ -328,13 +373,52 @@ class EntryRegistry:
         return len(self.entries)
 
     def _state(self, eid) -> EntryState | None:
-        if type(eid) is not str:
+        if eid is None:
             return None
         state = self.entries.get(eid)
         if state is None and eid in self.tombstones:
             t = self.tombstones[eid]
             return (None, 0, *t) if type(t) is tuple else (None, 0, t)
         return state
+
+    def _resolve_one(self, key, u, tick: int, batch: TickBatch, rejected: list, reject_as=None) -> int:
+        """Resolve one update against the state of ``key`` (its entry id, or (person, entry id)); returns the
+        number of updates accepted (a rejection goes to ``rejected``, as ``reject_as`` if given)."""
+        new, ins, dele, n, reason = resolve(
+            self._state(key), u, tick, self.domain_sizes, self.deletions_allowed, self.max_mutations
+        )
+        if reason:
+            rejected.append(Rejection(u if reject_as is None else reject_as, reason))
+            return 0
+        if new is None or new[0] is None:
+            self.entries.pop(key, None)
+            if new is not None:
+                self.tombstones[key] = new[2] if len(new) < 4 else tuple(new[2:])
+        else:
+            self.entries[key] = new
+            self.tombstones.pop(key, None)
+        if ins is not None:
+            batch.inserts.append(ins)
+        if dele is not None:
+            batch.deletes.append(dele)
+        return n
+
+    def resolve_keyed(self, tick: int, keyed) -> tuple[TickBatch, list[Rejection]]:
+        """Apply one tick's ``(owner, Update)`` pairs in the given order, each entry keyed by
+        ``(owner, entry id)`` (the person unit: two persons' entry ids never meet). A rejection carries the
+        pair as given."""
+        batch, rejected = TickBatch(tick), []
+        n_acc = 0
+        for pair in keyed:
+            if type(pair) is not tuple or len(pair) != 2 or not valid_owner(pair[0]):
+                rejected.append(Rejection(pair, "malformed"))
+                continue
+            owner, u = pair
+            eid = getattr(u, "entry_id", None)
+            key = (owner, eid) if type(eid) is str else None
+            n_acc += self._resolve_one(key, u, tick, batch, rejected, reject_as=pair)
+        batch.n_updates = n_acc
+        return batch, rejected
 
     def resolve_tick(self, tick: int, updates) -> tuple[TickBatch, list[Rejection]]:
         """Apply one tick's updates in the given (canonical) order."""
@@ -370,27 +454,12 @@ class EntryRegistry:
                         n_acc += 1
                         continue
             eid = getattr(u, "entry_id", None)
-            state = self._state(eid)
-            new, ins, dele, n, reason = resolve(state, u, tick, sizes, allowed, limit)
-            if reason:
-                rejected.append(Rejection(u, reason))
-                continue
-            if new is None or new[0] is None:
-                entries.pop(eid, None)
-                if new is not None:
-                    self.tombstones[eid] = new[2] if len(new) < 4 else (new[2], new[3])
-            else:
-                entries[eid] = new
-                self.tombstones.pop(eid, None)
-            if ins is not None:
-                inserts.append(ins)
-            if dele is not None:
-                deletes.append(dele)
-            n_acc += n
+            n_acc += self._resolve_one(eid if type(eid) is str else None, u, tick, batch, rejected)
         batch.n_updates = n_acc
         return batch, rejected
 
     def validate(self, u: Update) -> str | None:
         """The rejection reason of ``u`` against the current state, or None."""
-        state = self._state(getattr(u, "entry_id", None))
+        eid = getattr(u, "entry_id", None)
+        state = self._state(eid if type(eid) is str else None)
         return resolve(state, u, 0, self.domain_sizes, self.deletions_allowed, self.max_mutations)[4]

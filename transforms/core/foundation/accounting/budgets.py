@@ -136,6 +136,14 @@ class Budget:
         ``ratio`` costs this budget (eps / ratio, or rho / ratio^2)."""
         raise NotImplementedError
 
+    def at_sensitivity(self, ratio: float) -> Budget:
+        """What a release calibrated to this budget at sensitivity 1 costs for a
+        change of sensitivity ``ratio`` (the inverse of :meth:`for_sensitivity`:
+        eps * ratio, or rho * ratio^2). An (eps, delta) cost keeps its delta: it
+        is the cost of a Laplace release (its delta unused); Gaussian releases
+        are charged in zCDP."""
+        raise NotImplementedError
+
     # -- group privacy ----------------------------------------------------------------
     def group(self, g: int) -> Budget:
         """The guarantee for groups of ``g`` neighbours (group privacy)."""
@@ -197,6 +205,9 @@ class PureDP(Budget):
     def for_sensitivity(self, ratio: float) -> PureDP:
         return PureDP(self.epsilon / ratio)
 
+    def at_sensitivity(self, ratio: float) -> PureDP:
+        return PureDP(self.epsilon * ratio)
+
     def group(self, g: int) -> PureDP:
         return PureDP(g * self.epsilon)
 
@@ -249,6 +260,9 @@ class ApproxDP(Budget):
 
     def for_sensitivity(self, ratio: float) -> ApproxDP:
         return ApproxDP(self.epsilon / ratio, self.delta)
+
+    def at_sensitivity(self, ratio: float) -> ApproxDP:
+        return ApproxDP(self.epsilon * ratio, self.delta)
 
     def group(self, g: int) -> ApproxDP:
         e, d = self.epsilon, self.delta
@@ -311,6 +325,9 @@ class ZCDP(Budget):
 
     def for_sensitivity(self, ratio: float) -> ZCDP:
         return ZCDP(self.rho / ratio**2)
+
+    def at_sensitivity(self, ratio: float) -> ZCDP:
+        return ZCDP(self.rho * ratio * ratio)
 
     def group(self, g: int) -> ZCDP:
         return ZCDP(g * g * self.rho)

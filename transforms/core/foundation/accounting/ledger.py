@@ -38,10 +38,19 @@ class Scope:
     again can be :meth:`close`-d: its total stays folded into its parent's and
     its bookkeeping is freed (long-running streams must not keep every node).
     Totals are kept as float vectors in the ledger's currency.
+
+    ``sensitivity`` (a ratio >= 1, default 1): the releases charged in this
+    scope and its children are calibrated to one update, but the ledger's
+    neighbours (a privacy unit: an entry, a person) can change their input by
+    up to ``sensitivity`` times as much; each charge is recorded as its cost
+    at that sensitivity (``Budget.at_sensitivity``: eps * r, rho * r^2), so the
+    ledger's totals state the unit's guarantee directly (sensitivity by
+    contribution, ``docs/contribution.md``). Set once, at the scope's creation.
     """
 
     SEQUENTIAL = "sequential"
     PARALLEL = "parallel"
+    sensitivity = 1.0  # an instance attribute only where it is not 1 (older state has none)
 
     def __init__(self, ledger: Ledger, name: str, kind: str, parent: Scope | None):
         if kind not in (self.SEQUENTIAL, self.PARALLEL):
@@ -62,17 +71,30 @@ class Scope:
     def path(self) -> tuple[str, ...]:
         return (self.parent.path if self.parent else ()) + ((self.name,) if self.parent else ())
 
-    def child(self, name: str, kind: str = "sequential") -> Scope:
-        """The child scope ``name`` (created on first use)."""
+    def child(self, name: str, kind: str = "sequential", *, sensitivity: float = 1.0) -> Scope:
+        """The child scope ``name`` (created on first use); ``sensitivity``: the
+        ratio its charges are scaled by (on top of this scope's)."""
         if self.closed:
             raise RuntimeError(f"scope {self.path} is closed")
+        if not sensitivity >= 1.0:
+            raise ValueError(f"a scope's sensitivity ratio is >= 1, got {sensitivity!r}")
+        ratio = self.sensitivity * float(sensitivity)
         c = self.children.get(name)
         if c is None:
             c = Scope(self.ledger, str(name), kind, self)
+            if ratio != 1.0:
+                c.sensitivity = ratio
             self.children[name] = c
         elif c.kind != kind:
             raise ValueError(f"scope {c.path} exists as {c.kind}, asked for {kind}")
+        elif c.sensitivity != ratio:
+            raise ValueError(f"scope {c.path} exists at sensitivity {c.sensitivity}, asked for {ratio}")
         return c
+
+    def _cost(self, cost: Budget) -> Budget:
+        """``cost`` in the ledger's currency, at this scope's sensitivity."""
+        cost = self.ledger.budget.express(cost)
+        return cost if self.sensitivity == 1.0 else cost.at_sensitivity(self.sensitivity)
 
     def _propagated(self, cost: tuple[float, ...]) -> list[tuple[Scope, tuple[float, ...]]]:
         """New totals of this scope and its ancestors after adding a member of ``cost``."""
@@ -95,7 +117,7 @@ class Scope:
 
     def would_spend(self, cost: Budget) -> Budget:
         """The ledger's total if ``cost`` were charged here as a new member."""
-        updates = self._propagated(self.ledger.budget.express(cost).vector())
+        updates = self._propagated(self._cost(cost).vector())
         root = self.ledger.root
         total = {id(s): t for s, t in updates}.get(id(root), root._total)
         return self.ledger.budget.from_vector(total)
@@ -105,7 +127,7 @@ class Scope:
         configured budget would be exceeded."""
         if self.closed:
             raise RuntimeError(f"scope {self.path} is closed")
-        cost = self.ledger.budget.express(cost)
+        cost = self._cost(cost)
         updates = self._propagated(cost.vector())
         last_scope, last_total = updates[-1]
         if last_scope is self.ledger.root:

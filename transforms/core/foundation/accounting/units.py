@@ -111,7 +111,10 @@ class PrivacyUnit:
     ``max_mutations`` times. ``max_insertions`` (entry and person units): how
     many times one entry id may be inserted (a deleted entry coming back is a
     new insertion; the registry refuses one past the limit,
-    ``constraint_exceeded``); None: no limit (the mutation limit bounds it).
+    ``constraint_exceeded``); None: the default, one (:attr:`insertion_limit`:
+    a deleted id never comes back, so an entry changes a count at most twice).
+    ``max_insertions >= ceil(k / 2)`` lifts the limit (``k`` mutations cannot
+    insert more often); it is then shown in the repr (noise keys).
     """
 
     kind: str = "update"
@@ -193,6 +196,15 @@ class PrivacyUnit:
             return self.max_entries * g
         return g
 
+    @property
+    def insertion_limit(self) -> int | None:
+        """How many times the registry lets one entry id be inserted: ``max_insertions``, by default 1
+        under the entry and person units with a mutation limit (None: no limit; at update level, and for
+        an entry unit bounded by ``mutation_window`` alone, whose id may come back within the window)."""
+        if self.kind == "update" or (self.max_mutations is None and self.max_insertions is None):
+            return None  # a window alone (Pan's constraint, the changelog releases): an id may come back
+        return 1 if self.max_insertions is None else self.max_insertions
+
     def group_size_until(self, end_tick: int | None) -> int:
         """The group size over a release of ``end_tick`` ticks (a person per window brings L entries per
         window: ``L * ceil(end_tick / window)`` entries in all)."""
@@ -202,6 +214,30 @@ class PrivacyUnit:
             windows = -(-int(end_tick) // self.per_window)
             return self.max_entries * windows * (2 * self.max_mutations - 1)
         return self.group_size
+
+    def describe(self, person_field: str | None = None) -> str:
+        """One line a reviewer can read: whom the guarantee protects (the run summary and the manifest
+        print it; ``person_field``: the record field holding the person id, named, never its values)."""
+        if self.kind == "update":
+            return (
+                "privacy unit update: protects one update (one insertion or deletion of one item; an upsert is "
+                "both), not a record's whole history nor a person"
+            )
+        limits = []
+        if self.max_mutations is not None:
+            limits.append(f"at most {self.max_mutations} mutation{'s' if self.max_mutations != 1 else ''}")
+        if self.mutation_window is not None:
+            limits.append(f"all within {self.mutation_window} ticks of its first insertion")
+        if self.insertion_limit is not None:
+            n = self.insertion_limit
+            limits.append("inserted once (a deleted id never comes back)" if n == 1 else f"inserted at most {n} times")
+        each = ", ".join(limits)
+        if self.kind == "entry":
+            return f"privacy unit entry: protects every update of one entry (record id): {each}; not a person"
+        whose = f"one person (the records sharing one value of '{person_field}')" if person_field else "one person"
+        per = f" whose first insertion falls in any one window of {self.per_window} ticks" if self.per_window else ""
+        entries = f"at most {self.max_entries} entries{per}"
+        return f"privacy unit person: protects every update of {whose}: {entries}, each {each}"
 
     def guarantee(self, update_level: Budget) -> Budget:
         """The guarantee for this unit given the update-level guarantee."""
