@@ -106,12 +106,19 @@ def travelling(r: UpdateRecord, spec: StreamSpec) -> tuple:
 
 def reference(records, spec, cfg, noise, limit=LIMIT, core_cls=FullyDynamicRelease):
     """The in-memory reference: per stream and tick, each person's updates decided by ``bound_person`` (its
-    state carried over), the admitted ones given to the core's ``process_tick`` with their entry ids keyed per
-    person (``person_entry_key``), in the registry's order; then the core run to the first close at or after
-    the end. Returns ``(answers, dead letters as (reason, entry id, person, stage))``."""
+    state carried over), the admitted ones given to the core's ``process_tick`` in the registry's order
+    (``update_order``); then the core run to the first close at or after the end. Returns ``(answers, dead
+    letters as (reason, entry id, person, stage))``.
+
+    The core's own person path (engineer i28core: ``process_tick`` takes ``(person, Update)`` pairs under a
+    person unit, its registry keyed by (person, entry id)) is used where the core has it: it re-applies the
+    rule to the admitted updates only (which admits them all: at most L entries per person and window, each
+    inserted before its other updates) and resolves them keyed by person. A core without it gets plain updates
+    with the entry ids keyed per person (``person_entry_key``)."""
     answers, dead = [], []
     for s in spec.streams:
         core = core_cls(cfg, stream=s)
+        keyed_core = hasattr(core, "person_bounder")
         by_tick: dict = {}
         for r in records:
             if r.stream == s:
@@ -129,6 +136,8 @@ def reference(records, spec, cfg, noise, limit=LIMIT, core_cls=FullyDynamicRelea
                 for eid, v, reason in decisions:
                     if reason:
                         dead.append((reason, eid, person, "person"))
+                    elif keyed_core:
+                        admitted.append((v, (person, Update(v[2], eid, v[3]))))
                     else:
                         key = person_entry_key(person, eid)
                         origin[key] = (eid, person)
@@ -136,14 +145,15 @@ def reference(records, spec, cfg, noise, limit=LIMIT, core_cls=FullyDynamicRelea
             if admitted:
                 admitted.sort(key=lambda a: update_order(a[0]))
                 res = core.process_tick(tick, [u for _, u in admitted], noise)
-                dead += [(rej.reason, *origin[rej.update.entry_id], "registry") for rej in res.rejections]
+                for rej in res.rejections:
+                    who = (rej.update[1].entry_id, rej.update[0]) if keyed_core else origin[rej.update.entry_id]
+                    assert rej.reason != "contribution_bounded", rej  # the core re-admits every admitted entry
+                    dead.append((rej.reason, *who, "registry"))
                 results.append(res)
         while not (core.closed and core.last_close_tick >= spec.end_tick):
             results.append(core.advance(core.next_close, noise))
         for res in results:
-            answers += [
-                (a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate)) for a in res.answers
-            ]
+            answers += [_answer_key(a) for a in res.answers]
     return sorted(answers), sorted(dead)
 
 
