@@ -334,6 +334,34 @@ def test_person_bounder_takes_the_same_decisions_when_a_tick_has_no_finer_order(
     assert sorted(repr(d[2:]) for d in beam_side) == sorted(repr(d[2:]) for d in memory_side)
 
 
+def _has_insertion_limit() -> bool:
+    from transforms.core.foundation.entries import MutationLimit
+
+    return "max_insertions" in {f.name for f in dataclasses.fields(MutationLimit)}
+
+
+@pytest.mark.skipif(not _has_insertion_limit(), reason="needs MutationLimit.max_insertions (engineer i28core's core)")
+@pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
+@pytest.mark.parametrize(
+    "unit", [PrivacyUnit.entry(5, max_insertions=1), PrivacyUnit.person(2, 5)], ids=["entry", "person"]
+)
+def test_the_registry_enforces_the_units_mutation_and_insertion_limits(unit, streaming):
+    """Under the entry and person units the registry receives the unit's limit (``DynamicConfig.max_mutations``,
+    k and the insertions of one entry id): a deleted entry inserted again past its insertion limit, and
+    a mutation past ``k``, are ``constraint_exceeded`` at the registry, on both paths."""
+    x = [(1.0, "insert", (0, 1)), (2.0, "upsert", (0, 2)), (11.0, "delete", None), (21.0, "insert", (0, 3))]
+    y = [(3.0, "insert", (0, 1))] + [(t, "upsert", (0, int(t) % 4)) for t in (4.0, 5.0, 12.0, 13.0, 14.0)]
+    recs = [UpdateRecord(t, op, "x", item, "a", i, person="P") for i, (t, op, item) in enumerate(x)]
+    recs += [UpdateRecord(t, op, "y", item, "a", 10 + i, person="P") for i, (t, op, item) in enumerate(y)]
+    cfg = DynamicConfig(QUERIES, PureDP(1.0), unit=unit)
+    _, p, out = run_release(recs, SPEC_SMALL, cfg, NoiseKey.disabled(), streaming)
+    dead = out["dead_letters"] | beam.Map(lambda d: (d.reason, d.stage, d.record.entry_id, d.record.seq))
+    assert_that(
+        dead, equal_to([("constraint_exceeded", "registry", "x", 3), ("constraint_exceeded", "registry", "y", 15)])
+    )
+    p.run().wait_until_finish()
+
+
 # ---------------------------------------------------------------------------
 # The step alone: windows, late data, validation
 # ---------------------------------------------------------------------------
