@@ -125,11 +125,10 @@ class ReleaseContinually(beam.PTransform):
         self.tick_merge = tick_merge
         if not isinstance(config, DynamicConfig):
             raise TypeError("config must be a transforms.core.DynamicConfig")
-        units = getattr(self.mechanism, "units", ("update", "entry"))
-        if config.unit.kind not in units:
+        if config.unit.kind not in self.mechanism.units:  # the registry entry's stated guarantees
             raise ValueError(
                 f"privacy.unit: mechanism {name!r} states no guarantee for the {config.unit.kind} unit; "
-                f"it serves {', '.join(units)}"
+                f"it serves {', '.join(self.mechanism.units)}"
             )
         # the person unit: contribution bounding in the pipeline (transforms.person), ahead of the registry
         self._person_limit = person_limit(config.unit) if config.unit.kind == "person" else None
