@@ -26,7 +26,7 @@ from transforms.core import (
     TwoStreamBaseline,
     Update,
 )
-from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.core.foundation.aggregates import fold
 from transforms.per_stream import CATCH_UP_TICKS, START, BoundedStreamFn, PerStreamStepFn, set_catch_up
 from transforms.records import NoiseKey, UpdateRecord
@@ -742,3 +742,32 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
         "CollectRandomizedResponses/Deduplicate/ParDo(_DedupReportFn)": (["seen"], ["ts-expire"]),
         "CollectRandomizedResponses/Collect/ParDo(_CollectStreamFn)": step,
     }
+
+
+def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name(monkeypatch):
+    """Under the person unit the streaming graph gains the person step (``BoundPersons``: state ``person``,
+    timer ``tick_end``), ahead of the registry, and keeps every other stateful transform's name, state and
+    timers (a savepoint of the person step matches them from now on); the batch graph gains ``GroupByPerson``
+    and a stateless ``BoundPersons``."""
+    from test_person_beam import allow_person
+
+    allow_person(monkeypatch)
+    cfg = DynamicConfig(CFG.queries, PureDP(2.0), unit=PrivacyUnit.person(2, 3))
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
+    rec = UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0, person="P")
+    p = beam.Pipeline(options=streaming_options())
+    p | beam.Create([rec]) | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
+    assert _stateful_transforms(p) == {
+        "ReleaseFullyDynamic/BoundPersons/ParDo(BoundPersonsFn)": (["person"], ["ts-tick_end"]),
+        "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": (["meta"], ["ts-tick_end"]),
+        "ReleaseFullyDynamic/MergePerTick": (["buffer", "flush_tick"], ["ts-flush"]),
+        "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": (
+            ["core", "pending", "queries", "wake_tick"],
+            ["ts-catch_up", "ts-wake"],
+        ),
+    }
+    p = beam.Pipeline(options=PipelineOptions(runner=FNAPI_RUNNER))
+    p | beam.Create([rec]) | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL)
+    names = {t.unique_name for t in p.to_runner_api().components.transforms.values()}
+    assert {"ReleaseFullyDynamic/GroupByPerson", "ReleaseFullyDynamic/BoundPersons"} <= names
+    assert not _stateful_transforms(p)

@@ -13,6 +13,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
+from test_person_beam import allow_person
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
 from transforms.core.foundation.entries import REASONS
@@ -116,10 +117,16 @@ def _late():
     return sorted(_SEEN.pop("late", []))
 
 
-def test_every_dead_letter_reason_is_produced_and_counted():
+@pytest.mark.xfail(
+    "contribution_bounded" not in REASONS,
+    reason="the person step's reason joins REASONS with engineer i28core's core (foundation/entries.py)",
+    strict=True,
+)
+def test_every_dead_letter_reason_is_produced_and_counted(monkeypatch):
     """Enumerates ``REASONS``: each is produced by a real input through the real
-    steps (the parser, the Beam validation and registries, streaming for
-    ``late``), and counted as ``dead_letter_<reason>``."""
+    steps (the parser, the Beam validation, person step and registries, streaming
+    for ``late``), and counted as ``dead_letter_<reason>``."""
+    allow_person(monkeypatch)
     produced = set()
     records = [
         UpdateRecord(1.0, "insert", "e1", (0, 1), "a", 0),
@@ -162,6 +169,13 @@ def test_every_dead_letter_reason_is_produced_and_counted():
     assert reasons == ["deletion_not_supported"]
     produced |= set(reasons)
     produced |= set(_late())
+    reasons, counters = _bounded(  # the person step: P's third entry is refused with all its updates
+        [UpdateRecord(1.0 + i, "insert", f"x{i}", (0, 1), "a", i, person="P") for i in range(3)]
+        + [UpdateRecord(5.0, "delete", "x2", None, "a", 3, person="P")],
+        config=DynamicConfig(CFG.queries, PureDP(1.0), unit=PrivacyUnit.person(2, 3)),
+    )
+    assert reasons == ["contribution_bounded"] * 2 and counters["dead_letter_contribution_bounded"] == 2
+    produced |= set(reasons)
     ok = {"time": 5, "op": "insert", "id": "a", "item": {"c": "x", "v": 3}}
     parsed = _parsed(
         [

@@ -100,11 +100,17 @@ def _key_answers(a):
     return (a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate))
 
 
-def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
+def test_streaming_state_and_timers_on_flink_equal_the_core(flink, monkeypatch):
     """A ``--streaming`` pipeline on Flink takes the stateful path (entry registry, stateful per-tick merge,
     per-stream release; Flink's keyed state and event-time timers): its answers equal the in-memory core's,
     exactly, with noise off and with a fixed key and release id (then they are the noise every runner draws).
-    Both releases run in one Flink job (one job's start-up instead of two)."""
+    A third release under the person unit adds the person step (keyed state and a timer per (stream, person),
+    ahead of the registry): its answers and dead letters equal the in-memory reference of
+    ``tests/test_person_beam.py``. All three run in one Flink job (one job's start-up instead of three)."""
+    from test_person_beam import CFG as PERSON_CFG
+    from test_person_beam import allow_person, person_workload, reference
+
+    allow_person(monkeypatch)
     recs = workload(n=200, seed=3)
     spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0, end_time=200.0)
     p = beam.Pipeline(options=_flink_options(flink, streaming=True))
@@ -122,9 +128,26 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
             equal_to([]),
             label=f"Dead_{noise}",
         )
+    people = person_workload(n=160, seed=2)
+    t = ReleaseFullyDynamic(PERSON_CFG, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity("flink-person-001"))
+    expect, dead = reference(people, spec, PERSON_CFG, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
+    assert any(d[0] == "contribution_bounded" for d in dead) and len(expect) > 10
+    out = (
+        p
+        | "People" >> beam.Create(people)
+        | "StampPeople" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | "Release_person" >> t
+    )
+    assert_that(out["answers"] | "Key_person" >> beam.Map(_key_answers), equal_to(expect), label="Check_person")
+    assert_that(
+        out["dead_letters"]
+        | "Dead_person_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
+        equal_to(dead),
+        label="Dead_person",
+    )
     t0 = time.perf_counter()
     state = p.run().wait_until_finish()
-    TIMINGS["streaming_two_releases"] = time.perf_counter() - t0
+    TIMINGS["streaming_three_releases"] = time.perf_counter() - t0
     assert state == "DONE", state
     names = {x.unique_name for x in p.to_runner_api().components.transforms.values()}
     assert any(n.endswith("/MergePerTick") for n in names)  # not the DirectRunner's bundle merge

@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
+from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.counters import COUNTER_NAMES, make_counter
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, Ledger, PrivacyUnit, PureDP, SeriesSplit
 from transforms.core.foundation.bounds import NoiseProfile
@@ -19,6 +20,8 @@ VALUES = [
     ZCDP(0.5),
     SeriesSplit("zeta", 0.3),
     PrivacyUnit.entry(3),
+    PrivacyUnit.person(2, 3, per_window=4),
+    PersonLimit(2, window=4),
     NoiseProfile.single("laplace", 2.0) + NoiseProfile.single("gaussian", 3.0, 0.5),
     NoiseSource(bytes(range(32))),
     NoiseSource.disabled(),

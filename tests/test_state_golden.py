@@ -12,16 +12,23 @@ needs a new job and a new budget (``docs/state.md``) and regenerate.
 import base64
 import json
 import math
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from apache_beam.coders import FastPrimitivesCoder
 from golden.make_golden import golden_entries
 from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for, workload
 
 from transforms.core import NoiseSource
+from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.foundation.state import SCHEMA, decode
+from transforms.person import PERSON_CELL_VERSION, BoundPersonsFn, read_person_cell
+from transforms.spec import StreamSpec
 
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "state_v1.json").read_text())
+PERSON_GOLDEN = Path(__file__).resolve().parent / "golden" / "person_step_state_v1.json"
 
 
 def test_golden_file_covers_every_registered_mechanism():
@@ -60,3 +67,125 @@ def _same(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
+
+
+# ---------------------------------------------------------------------------
+# The person step's Beam state (transforms/person.py): the stored cell restores
+# ---------------------------------------------------------------------------
+# ``person_step_state_v1.json``: the bytes Beam stored for one (stream, person) key of the streaming person
+# step (``BoundPersonsFn``, state ``person``, FastPrimitivesCoder) halfway through a workload, with updates of
+# an open tick pending, and what the uninterrupted step decided after that point. Regenerate ONLY with a new
+# ``PERSON_CELL_VERSION`` and a migration in ``read_person_cell`` (``python tests/test_state_golden.py
+# --person``; docs/state.md).
+
+PERSON_SPEC = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=200.0)
+PERSON_LIMIT = PersonLimit(2, window=4)
+PERSON_KEY = ("a", "P")
+PERSON_HALF = 6  # ticks 1..5 decided, tick 6's updates pending when the cell is taken
+
+
+class _Cell:
+    """A ReadModifyWrite state cell (Beam's ``StateParam``)."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def read(self):
+        return self.value
+
+    def write(self, value):
+        self.value = value
+
+    def clear(self):
+        self.value = None
+
+
+class _Timer:
+    """An event-time timer (Beam's ``TimerParam``): one firing time."""
+
+    def __init__(self):
+        self.at = None
+
+    def set(self, ts):
+        self.at = ts
+
+    def clear(self):
+        self.at = None
+
+
+def person_updates():
+    """One person's updates over 12 ticks, as the person step receives them (``PersonUpdateCheck``'s value):
+    insertions of new and already used ids, upserts and deletes of own entries, deletes of ids never inserted."""
+    rng = np.random.default_rng(28)
+    out, mine = [], []
+    for i in range(90):
+        t = 1.0 + i * 1.3 + float(rng.random())
+        r = rng.random()
+        if mine and r < 0.3:
+            op, eid, item = "delete", mine.pop(int(rng.integers(len(mine)))), None
+        elif mine and r < 0.55:
+            op, eid, item = "upsert", mine[int(rng.integers(len(mine)))], (0, int(rng.integers(4)))
+        elif r < 0.62:
+            op, eid, item = "delete", f"g{int(rng.integers(5))}", None
+        else:
+            op, eid, item = "insert", f"e{int(rng.integers(12))}", (0, int(rng.integers(4)))
+            mine.append(eid)
+        out.append((PERSON_SPEC.tick_of(t), i, op, item, t, None, eid, "P"))
+    return out
+
+
+def _outputs(out) -> list:
+    """The step's outputs as plain data: ``["admit", registry key, seq]`` or ``["dead", reason, seq]``."""
+    got = []
+    for o in out:
+        if hasattr(o, "tag"):
+            got.append(["dead", o.value.reason, o.value.record.seq])
+        else:
+            got.append(["admit", o[0][1], o[1][1]])
+    return got
+
+
+def _feed(fn, cell, timer, updates, ticks, fire_last=True) -> list:
+    """Feed ``updates`` of ``ticks`` tick by tick, firing the timer when the watermark passes its time (the end
+    of each tick; not after the last tick unless ``fire_last``); returns the outputs."""
+    got = []
+    for tick in ticks:
+        for u in (u for u in updates if u[0] == tick):
+            got += _outputs(fn.process((PERSON_KEY, u), cell=cell, timer=timer))
+        while (fire_last or tick != ticks[-1]) and timer.at is not None and timer.at <= PERSON_SPEC.closes_at(tick):
+            ts, timer.at = timer.at, None
+            got += _outputs(fn.on_tick_end(key=PERSON_KEY, ts=ts, cell=cell, timer=timer))
+    return got
+
+
+def person_golden() -> dict:
+    """The golden entry this version writes: the cell halfway (base64 of Beam's encoding) and the rest."""
+    updates, fn, cell, timer = person_updates(), BoundPersonsFn(PERSON_SPEC, PERSON_LIMIT), _Cell(), _Timer()
+    fn.start_bundle()
+    _feed(fn, cell, timer, updates, list(range(1, PERSON_HALF + 1)), fire_last=False)
+    stored = FastPrimitivesCoder().encode(cell.read())
+    rest = _feed(fn, cell, timer, updates, list(range(PERSON_HALF, 14)))
+    return {"version": PERSON_CELL_VERSION, "cell": base64.b64encode(stored).decode(), "continuation": rest}
+
+
+def test_person_step_golden_cell_restores_and_continues_identically():
+    """The stored cell of the person step decodes to the versioned plain data this version writes at the same
+    point, and a step restored from it (timer re-set at its recorded tick) decides the rest exactly as the
+    uninterrupted step did."""
+    golden = json.loads(PERSON_GOLDEN.read_text())
+    assert golden["version"] == PERSON_CELL_VERSION
+    cell_value = FastPrimitivesCoder().decode(base64.b64decode(golden["cell"]))
+    now = person_golden()
+    assert cell_value == FastPrimitivesCoder().decode(base64.b64decode(now["cell"]))
+    state, last, timer_tick, pending = read_person_cell(cell_value)
+    assert last == PERSON_HALF - 1 and timer_tick == PERSON_HALF and pending and state[1] and state[2]
+    fn, cell, timer = BoundPersonsFn(PERSON_SPEC, PERSON_LIMIT), _Cell(cell_value), _Timer()
+    fn.start_bundle()
+    timer.set(PERSON_SPEC.closes_at(timer_tick))  # the runner keeps the timer beside the state
+    rest = _feed(fn, cell, timer, person_updates(), list(range(PERSON_HALF, 14)))
+    assert rest == golden["continuation"] == now["continuation"]
+    assert {g[0] for g in rest} == {"admit", "dead"} and any(g[1] == "contribution_bounded" for g in rest)
+
+
+if __name__ == "__main__" and "--person" in sys.argv:
+    PERSON_GOLDEN.write_text(json.dumps(person_golden(), indent=1) + "\n")

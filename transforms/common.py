@@ -55,14 +55,20 @@ NODES = "nodes"  # the node outputs' tag of the release steps
 
 
 def update_record(key, value) -> UpdateRecord:
-    """The input record of a validated ``(key, value)`` (for dead letters)."""
+    """The input record of a validated ``(key, value)`` (for dead letters). Under the person unit the value
+    carries the entry id as received and the person (``transforms.person``: its key is the person's, then
+    the registry's per-person entry key), so the record is rebuilt as received either way."""
     (stream, entry_id), (_, seq, op, item, event_time) = key, value[:5]
-    return UpdateRecord(event_time, op, entry_id, item, stream, seq, value[5] if len(value) > 5 else None)
+    raw = value[5] if len(value) > 5 else None
+    if len(value) > 7:
+        return UpdateRecord(event_time, op, value[6], item, stream, seq, raw, value[7])
+    return UpdateRecord(event_time, op, entry_id, item, stream, seq, raw)
 
 
-def dead_letter(reason: str, key, value) -> DeadLetter:
+def dead_letter(reason: str, key, value, stage: str = "registry") -> DeadLetter:
+    """A dead letter of a keyed step (``stage``), counted as ``dead_letter_<reason>``."""
     Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-    return DeadLetter(reason, update_record(key, value), "registry", key[0])
+    return DeadLetter(reason, update_record(key, value), stage, key[0])
 
 
 def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):

@@ -184,11 +184,13 @@ class AnswerQueries(ReleaseContinually):
         )
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
         step = self._step(AnswerStep)
-        if updates.is_bounded and queries.is_bounded and not streaming:
+        bounded = updates.is_bounded and queries.is_bounded and not streaming
+        if bounded and spec.end_tick is None:
+            raise ValueError(BOUNDED_END)
+        admitted, person_dead = self._bound_persons(validated.valid, bounded)  # the person unit only
+        if bounded:
             # batch: each entry resolved once, then one call per stream with all of its aggregates and queries
-            if spec.end_tick is None:
-                raise ValueError(BOUNDED_END)
-            resolved = self._resolve_bounded(validated.valid)
+            resolved = self._resolve_bounded(admitted)
             resolve_dead = resolved[ResolveEntriesBoundedFn.DEAD]
             starts = updates.pipeline | "DeclaredStreams" >> beam.Create(
                 [(s, START) for s in spec.streams], reshuffle=False
@@ -200,13 +202,15 @@ class AnswerQueries(ReleaseContinually):
             )
             answer = beam.ParDo(BoundedStreamFn(step))
         else:
-            resolved, merged, starts = self._resolve_unbounded(validated.valid)
+            resolved, merged, starts = self._resolve_unbounded(admitted)
             resolve_dead = resolved[ResolveEntriesFn.DEAD]
             inputs = (merged, asked.valid, starts) | "Flatten" >> beam.Flatten()
             fn = PerStreamStepFn(step, catch_up=holds_timer_watermarks(updates.pipeline))
             answer = beam.ParDo(fn).with_input_types(tuple[str, typing.Any])
         out = inputs | "AnswerStream" >> answer.with_outputs(NODES, AnswerStep.ANSWERS, main="answers")
-        dead = (validated[ValidateFn.DEAD], asked[ValidateFn.DEAD], resolve_dead) | "DeadLetters" >> beam.Flatten()
+        dead = (validated[ValidateFn.DEAD], asked[ValidateFn.DEAD], *person_dead, resolve_dead) | "DeadLetters" >> (
+            beam.Flatten()
+        )
         return {
             "query_answers": out[AnswerStep.ANSWERS],
             "answers": out.answers,

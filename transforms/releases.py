@@ -40,6 +40,7 @@ from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
 from transforms.core.foundation.noise import ReleaseIdentity, config_digest
 from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn, PerStreamStepFn, holds_timer_watermarks
+from transforms.person import PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
 from transforms.streaming import TICK_MERGES, MergeTickFn, ResolveEntriesFn, stateful_tick_merge
@@ -124,6 +125,13 @@ class ReleaseContinually(beam.PTransform):
         self.tick_merge = tick_merge
         if not isinstance(config, DynamicConfig):
             raise TypeError("config must be a transforms.core.DynamicConfig")
+        if config.unit.kind not in self.mechanism.units:  # the registry entry's stated guarantees
+            raise ValueError(
+                f"privacy.unit: mechanism {name!r} states no guarantee for the {config.unit.kind} unit; "
+                f"it serves {', '.join(self.mechanism.units)}"
+            )
+        # the person unit: contribution bounding in the pipeline (transforms.person), ahead of the registry
+        self._person_limit = person_limit(config.unit) if config.unit.kind == "person" else None
         unsupported = sorted({q.kind for q in config.queries} - set(self.mechanism.query_kinds))
         if unsupported:
             raise ValueError(
@@ -169,20 +177,31 @@ class ReleaseContinually(beam.PTransform):
         spec = self.spec
         validated = self._validate(updates)
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
-        if updates.is_bounded and not streaming:
-            if spec.end_tick is None:
-                raise ValueError(BOUNDED_END)
-            answers, nodes, dead = self._expand_bounded(validated.valid)
+        bounded = updates.is_bounded and not streaming
+        if bounded and spec.end_tick is None:
+            raise ValueError(BOUNDED_END)
+        admitted, person_dead = self._bound_persons(validated.valid, bounded)
+        if bounded:
+            answers, nodes, dead = self._expand_bounded(admitted)
         else:
-            answers, nodes, dead = self._expand_unbounded(validated.valid)
-        dead = (validated[ValidateFn.DEAD], dead) | "DeadLetters" >> beam.Flatten()
+            answers, nodes, dead = self._expand_unbounded(admitted)
+        dead = (validated[ValidateFn.DEAD], *person_dead, dead) | "DeadLetters" >> beam.Flatten()
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
     def _validate(self, updates):
-        """The validation step: outputs ``valid`` and ``ValidateFn.DEAD``."""
-        return updates | "Validate" >> beam.ParDo(ValidateFn(UpdateCheck(self.spec, self._domains))).with_outputs(
-            ValidateFn.DEAD, main="valid"
-        )
+        """The validation step: outputs ``valid`` and ``ValidateFn.DEAD`` (under the person unit the check
+        also requires the person id and keys the updates by ``(stream, person)``)."""
+        check = (PersonUpdateCheck if self._person_limit else UpdateCheck)(self.spec, self._domains)
+        return updates | "Validate" >> beam.ParDo(ValidateFn(check)).with_outputs(ValidateFn.DEAD, main="valid")
+
+    def _bound_persons(self, valid, bounded: bool):
+        """Under the person unit, the person step (``transforms.person.bound_persons``): returns the updates
+        for the registry and a tuple with the step's dead letters; otherwise ``(valid, ())``, the graph
+        unchanged."""
+        if self._person_limit is None:
+            return valid, ()
+        admitted, dead = bound_persons(valid, self.spec, self._person_limit, bounded)
+        return admitted, (dead,)
 
     def _step(self, cls=ReleaseStep):
         """This release's per-stream step (a :class:`~transforms.common.ReleaseStep` class)."""

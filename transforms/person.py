@@ -1,0 +1,253 @@
+# ruff: noqa: B008 - Beam's stateful DoFn idiom: state and timer parameters are declared as defaults
+"""The person step: contribution bounding under the person unit (issue 28, item 2), ahead of the entry
+registry.
+
+Under ``PrivacyUnit.person(L, k, ...)`` neighbouring inputs differ in all updates of one person, who may
+bring at most ``L`` entries (per window of ``per_window`` ticks, if set). This step enforces the limit in
+the pipeline instead of assuming it: keyed by ``(stream, person id)``, it decides each person's updates by
+:func:`transforms.core.contribution.bounding.bound_person` (the rule the in-memory core applies too), in the
+project's total order on updates (``update_order``: tick, event time, seq, op rank, item, raw; then the entry
+id), so the order of lines never changes a decision. An entry is admitted whole at its first insertion
+while the person is under the limit, or refused for good: every update of a refused entry is a dead letter
+``contribution_bounded`` (never half an entry), and an upsert or delete of an entry the person has not
+inserted is ``unknown_entry``. Admitted updates go on to the entry registry keyed by ``(stream,
+person_entry_key(person, entry id))``, an injective key, so two persons' entries never meet.
+
+Wiring (``transforms.releases.ReleaseContinually``, under the person unit only)::
+
+  ValidateFn (PersonUpdateCheck) ── ((stream, person), update) ──►
+      streaming: BoundPersons = ParDo(BoundPersonsFn): state per (stream, person), one event-time timer
+                 at the earliest pending tick; a tick's updates are decided when it closes (the registry's
+                 schedule: the watermark past its end plus the allowed lateness)
+      bounded:   GroupByPerson, BoundPersons = ParDo(BoundPersonsBoundedFn): all of a person's updates at
+                 once, in order
+  ── ((stream, person_entry_key), update) ──► ResolveEntries (the entry registry, unchanged)
+
+**Why it keeps the guarantee** (``docs/beam.md``, "The person step"; ``docs/contribution.md`` section 6):
+a decision reads only the state and the records of its own key, one person of one stream. Removing a
+person's records therefore changes no other person's admissions, and (entries keyed by person) no other
+entry's resolution by the registry: two neighbouring inputs reach the registry differing only in that
+person's admitted entries, at most ``L`` (per window), each at most ``k`` mutations (the registry's limit),
+which is what the calibration assumes. Nothing public depends on the person step: it releases nothing,
+emits at the registry's times (public functions of the tick), and its counters are operator metrics.
+
+The update as it travels (``UpdateCheck``'s tuple plus two fields): ``(tick, seq, op, item, event_time,
+raw, entry_id, person)``; the registry's steps read the first six, and the dead letters of both steps
+rebuild the record as received from all eight (``transforms.common.update_record``).
+
+State of the streaming step (``person``, a ReadModifyWrite cell of plain data, versioned by its first
+element; the timer ``tick_end``; names that never change): ``(PERSON_CELL_VERSION, person state, last
+decided tick, the tick the timer is set for, pending updates)``, where the person state is
+``bound_person``'s own versioned tuple. A person's cell is kept for the whole release (the admitted and
+refused entries must be remembered to keep every later update's verdict): one small entry per entry id
+the person brought.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import apache_beam as beam
+from apache_beam.coders import FastPrimitivesCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+
+from transforms.common import dead_letter
+from transforms.core.contribution.bounding import PersonLimit, bound_person, new_person_state
+from transforms.core.foundation.state import StateError
+from transforms.spec import NAMESPACE, StreamSpec
+from transforms.validate import UpdateCheck
+
+__all__ = [
+    "PERSON_CELL_VERSION",
+    "PERSON_STAGE",
+    "PERSON_METRICS",
+    "person_limit",
+    "person_entry_key",
+    "PersonUpdateCheck",
+    "person_cell",
+    "read_person_cell",
+    "BoundPersonsFn",
+    "BoundPersonsBoundedFn",
+    "bound_persons",
+]
+
+PERSON_CELL_VERSION = 1
+#: the ``stage`` of the person step's dead letters
+PERSON_STAGE = "person"
+#: the step's counters (namespace ``dp_dynamic``), besides ``dead_letter_<reason>``: persons seen (a
+#: (stream, person) key's first update), entries admitted and entries refused by the limit (an entry counts
+#: once, at its first insertion; ``dead_letter_contribution_bounded`` counts the refused updates)
+PERSON_METRICS = ("persons_seen", "entries_admitted", "entries_refused")
+
+_PERSONS_SEEN = Metrics.counter(NAMESPACE, "persons_seen")
+_ENTRIES_ADMITTED = Metrics.counter(NAMESPACE, "entries_admitted")
+_ENTRIES_REFUSED = Metrics.counter(NAMESPACE, "entries_refused")
+
+
+def person_limit(unit) -> PersonLimit:
+    """The person step's limit for a person ``PrivacyUnit``: ``max_entries`` per person, per ``per_window``
+    ticks if set."""
+    if unit.kind != "person":
+        raise ValueError(f"the person step needs a person unit, got {unit.kind!r}")
+    return PersonLimit(unit.max_entries, unit.per_window)
+
+
+def person_entry_key(person: str, entry_id: str) -> str:
+    """The registry's entry key of ``entry_id`` brought by ``person``: injective in the pair (the length of
+    the person id says where it ends), so two persons' entries never meet in the registry."""
+    return f"{len(person)}:{person}:{entry_id}"
+
+
+class PersonUpdateCheck(UpdateCheck):
+    """:class:`~transforms.validate.UpdateCheck` under the person unit: the same checks, then the person id,
+    which must be present (``missing_field`` when ``UpdateRecord.person`` is None: the parse step found no
+    ``privacy.person_field``) and a non-empty string (``malformed`` otherwise). Output: ``((stream, person),
+    (tick, seq, op, item, event_time, raw, entry_id, person))``. Same label and counter as the update check
+    (a stateless step: its name holds no state)."""
+
+    def __call__(self, rec):
+        reason, out = super().__call__(rec)
+        if reason:
+            return reason, None
+        person = getattr(rec, "person", None)
+        if person is None:
+            return "missing_field", None
+        if type(person) is not str or not person:
+            return "malformed", None
+        (stream, entry_id), value = out
+        return None, ((stream, person), (*value, entry_id, person))
+
+
+def person_cell(state, last: int, timer_tick: int | None, pending: tuple) -> tuple:
+    """The streaming step's stored value (plain data, versioned)."""
+    return (PERSON_CELL_VERSION, state, last, timer_tick, pending)
+
+
+def read_person_cell(cell) -> tuple:
+    """``(person state, last decided tick, timer tick, pending)`` of a stored value (None: a new person)."""
+    if cell is None:
+        return new_person_state(), 0, None, ()
+    if type(cell) is not tuple or len(cell) != 5 or cell[0] != PERSON_CELL_VERSION:
+        raise StateError(f"not a person step cell of version {PERSON_CELL_VERSION}")  # no payload: person ids
+    return cell[1], cell[2], cell[3], tuple(cell[4])
+
+
+class _DecideFn(beam.DoFn):
+    """What both person DoFns do with a batch of one person's updates: decide them by ``bound_person``,
+    emit the admitted ones keyed for the registry and dead-letter the others; count entries once per
+    bundle (counters incremented in a timer callback are lost on the BundleBased runner)."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, spec: StreamSpec, limit: PersonLimit):
+        if not isinstance(limit, PersonLimit):
+            raise TypeError("limit must be a transforms.core.contribution.bounding.PersonLimit")
+        self.spec = spec
+        self.limit = limit
+
+    def start_bundle(self):
+        self.counts = [0, 0, 0]  # persons seen, entries admitted, entries refused
+
+    def finish_bundle(self):
+        for counter, n in zip((_PERSONS_SEEN, _ENTRIES_ADMITTED, _ENTRIES_REFUSED), self.counts):
+            if n:
+                counter.inc(n)
+        self.counts = [0, 0, 0]
+
+    def decide(self, key, state, updates):
+        """Decide ``updates`` (travelling tuples) of the person ``key = (stream, person)`` from ``state``;
+        returns ``(new state, outputs)``."""
+        stream, person = key
+        new, decisions = bound_person(state, [(u[6], u) for u in updates], self.limit)
+        self.counts[1] += len(new[1]) - len(state[1])
+        self.counts[2] += len(new[2]) - len(state[2])
+        out = []
+        for entry_id, value, reason in decisions:
+            if reason is None:
+                out.append(((stream, person_entry_key(person, entry_id)), value))
+            else:
+                out.append(beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value, PERSON_STAGE)))
+        return new, out
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
+class BoundPersonsFn(_DecideFn):
+    """The streaming person step: state per ``(stream, person)`` (module docstring), one event-time timer
+    kept at the earliest pending tick and firing when that tick closes (``StreamSpec.closes_at``, as the
+    registry's), which decides the pending updates of the ticks closed by then, in order. An update older
+    than the person's last decided tick is ``late``: dead-lettered (stage ``person``), or decided at the
+    person's next tick (``late_policy``), as the registry does for an entry."""
+
+    PERSON = ReadModifyWriteStateSpec("person", FastPrimitivesCoder())  # person_cell(...)
+    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
+
+    def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
+        key, value = element
+        stored = cell.read()
+        if stored is None:
+            self.counts[0] += 1
+        state, last, timer_tick, pending = read_person_cell(stored)
+        tick = value[0]
+        if tick <= last:
+            if self.spec.late_policy == "dead_letter":
+                yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value, PERSON_STAGE))
+                return
+            tick = last + 1  # decided at the person's current tick
+            value = (tick, *value[1:])
+        if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
+            timer_tick = tick
+            timer.set(self.spec.closes_at(tick))
+        cell.write(person_cell(state, last, timer_tick, (*pending, value)))
+
+    @on_timer(TICK_END)
+    def on_tick_end(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        cell=beam.DoFn.StateParam(PERSON),
+        timer=beam.DoFn.TimerParam(TICK_END),
+    ):
+        upto = self.spec.closed_tick(ts)
+        state, last, _, pending = read_person_cell(cell.read())
+        now = [u for u in pending if u[0] <= upto]
+        later = tuple(u for u in pending if u[0] > upto)
+        state, out = self.decide(key, state, now)
+        yield from out
+        nxt = min(u[0] for u in later) if later else None
+        cell.write(person_cell(state, max(upto, last), nxt, later))
+        if nxt is not None:
+            timer.set(self.spec.closes_at(nxt))
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
+class BoundPersonsBoundedFn(_DecideFn):
+    """The bounded person step: after a GroupByKey by ``(stream, person)``, all of a person's updates at
+    once, decided in order (no state, no timers; the same decisions as the streaming step's tick by tick,
+    since the order puts the tick first)."""
+
+    def process(self, element):
+        key, updates = element
+        self.counts[0] += 1
+        _, out = self.decide(key, new_person_state(), list(updates))
+        yield from out
+
+
+def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool):
+    """Apply the person step to ``valid`` (``PersonUpdateCheck``'s output) inside the calling transform's
+    ``expand``; returns ``(admitted, dead letters)``, ``admitted`` keyed ``(stream, person_entry_key)`` for
+    the registry. Names in the graph (stable: a savepoint matches them): ``BoundPersons`` (streaming:
+    ``BoundPersons/ParDo(BoundPersonsFn)``, state ``person``, timer ``tick_end``); bounded:
+    ``GroupByPerson`` and ``BoundPersons``."""
+    key_type = tuple[tuple[str, str], typing.Any]
+    if bounded:
+        grouped = valid | "GroupByPerson" >> beam.GroupByKey()
+        out = grouped | "BoundPersons" >> beam.ParDo(BoundPersonsBoundedFn(spec, limit)).with_outputs(
+            _DecideFn.DEAD, main="admitted"
+        )
+    else:
+        out = valid | "BoundPersons" >> beam.ParDo(BoundPersonsFn(spec, limit)).with_input_types(
+            key_type
+        ).with_output_types(key_type).with_outputs(_DecideFn.DEAD, main="admitted")
+    return out.admitted, out[_DecideFn.DEAD]
