@@ -917,7 +917,7 @@ def test_the_changelog_ledger_charges_the_configured_guarantee_itself():
         assert spec.spend_fields(entry, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": None}
         update = dataclasses.replace(entry, unit=PrivacyUnit.update())
         assert spec.spend_fields(update, (0.5,)) == {"epsilon_spent": 0.5, "update_level_spent": {"epsilon": 0.5}}
-    other = MECHANISMS["net_change"]  # group privacy: 2k - 1 = 5 updates
+    other = MECHANISMS["fully_dynamic"]  # group privacy: 2k - 1 = 5 updates (net_change calibrates by contribution)
     assert other.core_cls.ledger_unit == "update" and other.group_unit(entry) == PrivacyUnit.entry(3)
     assert other.ledger_budget(entry) == PureDP(0.4)
     assert other.spend_fields(entry, (0.4,)) == {"epsilon_spent": 2.0, "update_level_spent": {"epsilon": 0.4}}

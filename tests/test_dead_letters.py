@@ -13,7 +13,6 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 from beam_runners import FNAPI_RUNNER
-from test_person_beam import allow_person
 
 from transforms.core import DynamicConfig, PrivacyUnit, PureDP, QuerySet
 from transforms.core.foundation.entries import REASONS
@@ -117,16 +116,10 @@ def _late():
     return sorted(_SEEN.pop("late", []))
 
 
-@pytest.mark.xfail(
-    "contribution_bounded" not in REASONS,
-    reason="the person step's reason joins REASONS with engineer i28core's core (foundation/entries.py)",
-    strict=True,
-)
 def test_every_dead_letter_reason_is_produced_and_counted(monkeypatch):
     """Enumerates ``REASONS``: each is produced by a real input through the real
     steps (the parser, the Beam validation, person step and registries, streaming
     for ``late``), and counted as ``dead_letter_<reason>``."""
-    allow_person(monkeypatch)
     produced = set()
     records = [
         UpdateRecord(1.0, "insert", "e1", (0, 1), "a", 0),

@@ -50,21 +50,6 @@ CFG = DynamicConfig(QUERIES, PureDP(2.0), unit=PrivacyUnit.person(2, 3))
 REL = ReleaseIdentity("person-test-0001")
 
 
-def allow_person(monkeypatch, name="fully_dynamic"):
-    """Make sure the registry entry ``name`` lists the person unit (engineer i28core adds it to the mechanisms
-    that state a person-level guarantee; before that, a test twin of the entry that does)."""
-    spec = mechanism_registry.MECHANISMS[name]
-    if "person" not in spec.units:
-        monkeypatch.setitem(
-            mechanism_registry.MECHANISMS, name, dataclasses.replace(spec, units=(*spec.units, "person"))
-        )
-
-
-@pytest.fixture(autouse=True)
-def _person_capable(monkeypatch):
-    allow_person(monkeypatch)
-
-
 def streaming_options():
     opts = PipelineOptions(runner="BundleBasedDirectRunner")
     opts.view_as(StandardOptions).streaming = True
@@ -334,13 +319,6 @@ def test_person_bounder_takes_the_same_decisions_when_a_tick_has_no_finer_order(
     assert sorted(repr(d[2:]) for d in beam_side) == sorted(repr(d[2:]) for d in memory_side)
 
 
-def _has_insertion_limit() -> bool:
-    from transforms.core.foundation.entries import MutationLimit
-
-    return "max_insertions" in {f.name for f in dataclasses.fields(MutationLimit)}
-
-
-@pytest.mark.skipif(not _has_insertion_limit(), reason="needs MutationLimit.max_insertions (engineer i28core's core)")
 @pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
 @pytest.mark.parametrize(
     "unit", [PrivacyUnit.entry(5, max_insertions=1), PrivacyUnit.person(2, 5)], ids=["entry", "person"]
@@ -475,7 +453,6 @@ def test_answer_queries_bounds_persons_when_pmwg_serves_the_unit(monkeypatch):
     """With a registry entry that lists the person unit, the query answering takes the same person step."""
     from transforms.queries import AnswerQueries, QueryRecord
 
-    allow_person(monkeypatch, "pmwg")
     hist = DynamicConfig((QuerySet("h", "histogram", domain_size=4),), PureDP(1.0), unit=PrivacyUnit.person(1, 1))
     spec = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=50.0)
     recs = [
