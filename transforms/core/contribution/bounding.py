@@ -82,7 +82,13 @@ def _check(state) -> tuple:
     if state is None:
         return new_person_state()
     if type(state) is not tuple or len(state) != 4 or state[0] != PERSON_STATE_VERSION:
-        raise StateError(f"not a person state of version {PERSON_STATE_VERSION}: {state!r}")
+        # the state holds entry ids (record data): the message names its shape, never its contents
+        if type(state) is tuple and state:
+            what = f"a tuple of {len(state)} whose first element is a {type(state[0]).__name__}"
+            what += f" ({state[0]})" if type(state[0]) is int else ""
+        else:
+            what = f"a {type(state).__name__}"
+        raise StateError(f"not a person state of version {PERSON_STATE_VERSION}: {what}")
     return state
 
 
