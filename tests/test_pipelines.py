@@ -34,7 +34,8 @@ def test_demo_config_is_valid():
     [
         (lambda c: c["privacy"].pop("epsilon"), "privacy.epsilon: missing"),
         (lambda c: c["privacy"].update(epsilon=-1), "privacy.epsilon: must be > 0"),
-        (lambda c: c["privacy"].update(unit="person"), "privacy.unit: must be one of update, entry"),
+        (lambda c: c["privacy"].update(unit="people"), "privacy.unit: must be one of update, entry, person"),
+        (lambda c: c["privacy"].update(unit="person"), "privacy.person_field: required when privacy.unit is person"),
         (lambda c: c["privacy"].update(unit="entry"), "privacy.max_mutations_per_entry: required"),
         (lambda c: c["privacy"].update(delta=2), "privacy.delta: must be < 1"),
         (lambda c: c["privacy"].update(epsilonn=1), "privacy: unknown key(s) epsilonn"),
