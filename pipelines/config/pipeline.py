@@ -87,6 +87,12 @@ class PipelineConfig(Section):
         if self.profile == "paper" and self.rho is not None:
             raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
         self._check_person_field()
+        if self.max_entries_window is not None and self.end is None:
+            raise issue(
+                "needs time.end: a person brings max_entries_per_person entries per window, and the guarantee "
+                "counts the windows of the release",
+                "privacy.max_entries_window",
+            )
         self.source.check_config(self)
         for i, sink in enumerate(self.sinks):
             sink.check_config(self, i)
@@ -255,7 +261,10 @@ class PipelineConfig(Section):
         if self.unit == "update":
             return "update"
         if self.unit == "person":
-            return f"person, at most {self.max_entries_per_person} entries"
+            return (
+                f"person, at most {self.max_entries_per_person} entries of at most "
+                f"{self.max_mutations_per_entry} mutations"
+            )
         parts = []
         if self.max_mutations_per_entry is not None:
             parts.append(f"at most {self.max_mutations_per_entry} mutations")
