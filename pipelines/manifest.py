@@ -69,7 +69,9 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
         "streams": list(cfg.streams),
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
         "privacy_unit": cfg.unit
-        if cfg.unit in ("update", "person")
+        if cfg.unit == "update"
+        else f"person (field {cfg.person_field}, {cfg.unit_text()[len('person, ') :]})"
+        if cfg.unit == "person"
         else f"entry (max {cfg.max_mutations_per_entry} mutations)"
         if cfg.mutation_window is None
         else f"entry ({cfg.unit_text()[len('entry, ') :]})",

@@ -27,7 +27,6 @@ __all__ = [
     "target_dict",
     "ledger_delta",
     "unit_statement",
-    "unit_words",
 ]
 
 
@@ -143,36 +142,6 @@ def budget_text(d: dict) -> str:
 
 
 def unit_statement(cfg) -> str:
-    """Which privacy unit protects whom, in one line (the run summary and the manifest), e.g. ``person (field
-    customer): all updates of one person, at most 4 entries, each inserted once and mutated at most 3 times``.
-    Names the person field, never a person."""
-    head = {"update": "update", "entry": "entry (field id)"}.get(cfg.unit, f"{cfg.unit} (field {cfg.person_field})")
-    return f"{head}: {unit_words(cfg)}"
-
-
-def unit_words(cfg) -> str:
-    """Whom the configured unit protects, from its ``PrivacyUnit`` fields (the one place to switch to the core's
-    own statement of the unit once it has one); windows in the configured seconds, not ticks."""
-    unit = cfg.privacy_unit
-    if unit.kind == "update":
-        return "one update (an insertion or a deletion of one item; an upsert is both)"
-    n = unit.max_insertions
-    limits = [
-        "inserted once" if n == 1 else "inserted any number of times" if n is None else f"inserted at most {n} times"
-    ]
-    if unit.max_mutations is not None:
-        limits.append(f"mutated at most {unit.max_mutations} times")
-    limits = " and ".join(limits)
-    if cfg.mutation_window is not None:
-        limits += f", all within {_span_text(cfg.mutation_window)} of its first insertion"
-    if unit.kind == "entry":
-        return f"all updates of one entry, {limits}"
-    per = "" if cfg.max_entries_window is None else f" per {_span_text(cfg.max_entries_window)} from time.origin"
-    return f"all updates of one person, at most {unit.max_entries} entries{per}, each {limits}"
-
-
-def _span_text(seconds: float) -> str:
-    if seconds >= 86400:
-        days = seconds / 86400
-        return f"{days:g} day" + ("" if days == 1 else "s")
-    return f"{seconds:g} s"
+    """Which privacy unit protects whom, in one line (the run summary and the manifest): the core's own
+    statement of the configured unit (``PrivacyUnit.describe``), naming the person field, never a person."""
+    return cfg.privacy_unit.describe(cfg.person_field)

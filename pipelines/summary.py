@@ -38,7 +38,7 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
             f"release id:          {release.release_id}"
             + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
         )
-    lines.append(f"privacy unit:        {unit_statement(cfg)}")
+    lines.append(f"guarantee:           {unit_statement(cfg)}")  # which unit protects whom, in one line
     for line in mechanism_plan(cfg):
         lines.append(f"mechanisms:          {line}")
     released = counts.get("releases_written", 0)
