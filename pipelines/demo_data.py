@@ -14,10 +14,11 @@ undeclared region, out-of-domain carrier) show the dead-letter path.
 ``--customers N`` (the person-level demo, ``configs/demo_person.yaml``; default file
 ``data/demo_person.jsonl``): the same bookings, each made by a customer (an integer
 ``customer`` field on every update of the booking), drawn from N regular customers per
-region and, for one booking in ten, from 100 frequent ones per region, so that a customer
-has several bookings over the week and the frequent ones many more than a person-level
-limit admits. The customers come from their own random stream: without the option the
-output is byte-identical to ``data/demo.jsonl``.
+region and, for one booking in ten, from 20 frequent ones per region, so that a customer
+has several bookings and the frequent ones many more than a person-level limit admits
+(the bundled file: ``--records 11000 --customers 2000``, about two days of bookings). The
+customers come from their own random stream: without the option, and with the same
+``--records``, the output is byte-identical to ``data/demo.jsonl``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 CARRIERS = ("AA", "B6", "DL")
 MEAN_GAP = 15.0  # seconds between updates on average (over a day)
-FREQUENT = (0.1, 100)  # the share of bookings made by frequent customers, and how many there are per region
+FREQUENT = (0.1, 20)  # the share of bookings made by frequent customers, and how many there are per region
 CUSTOMER_BASE = {"eu": 100_000, "us": 500_000}  # customer numbers by region (the frequent ones from base + 300,000)
 
 
