@@ -54,6 +54,13 @@ ENTRY_KEYS = ("max_mutations_per_entry", "mutation_window", "max_insertions_per_
 PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window")
 #: names the parser reads itself: a person field by one of these names would be read as something else
 RESERVED_FIELDS = ("op", "id", "seq", "item", "stream")
+#: the JSON schema of a limit of the entry and person units (an editor refuses 0 as the loader does)
+_LIMIT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
+_WINDOW_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]}
+_PERSON_FIELD_SCHEMA = {
+    "anyOf": [{"type": "string", "minLength": 1, "not": {"enum": list(RESERVED_FIELDS)}}, {"type": "null"}],
+    "description": "the record field that identifies the person (unit person; the privacy id, never released)",
+}
 RELEASE_ID = re.compile(r"[A-Za-z0-9_.-]{8,128}")
 #: a time: epoch seconds or an ISO-8601 date-time (YAML reads an unquoted one as a date-time)
 TIME_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
@@ -134,9 +141,13 @@ class PrivacyConfig(Section):
             lambda v: in_range(number(v, nonneg=True), 0, MAX_SPAN_SECONDS, "seconds after the first insertion")
         ),
     ] = None
-    max_insertions_per_entry: Annotated[int | None, BeforeValidator(_max_insertions)] = DEFAULT_MAX_INSERTIONS
-    person_field: Annotated[str | None, BeforeValidator(_person_field)] = None
-    max_entries_per_person: Annotated[int | None, BeforeValidator(lambda v: integer(v))] = None
+    max_insertions_per_entry: Annotated[int | None, BeforeValidator(_max_insertions), WithJsonSchema(_LIMIT_SCHEMA)] = (
+        DEFAULT_MAX_INSERTIONS
+    )
+    person_field: Annotated[str | None, BeforeValidator(_person_field), WithJsonSchema(_PERSON_FIELD_SCHEMA)] = None
+    max_entries_per_person: Annotated[
+        int | None, BeforeValidator(lambda v: integer(v)), WithJsonSchema(_LIMIT_SCHEMA)
+    ] = None
     max_entries_window: Annotated[
         float | None,
         BeforeValidator(
@@ -144,6 +155,7 @@ class PrivacyConfig(Section):
                 number(v, positive=True), 0, MAX_SPAN_SECONDS, "seconds: tumbling windows from time.origin"
             )
         ),
+        WithJsonSchema(_WINDOW_SCHEMA),
     ] = None
     disable_noise: Annotated[bool, BeforeValidator(flag)] = False
     noise_key: Annotated[tuple[str, str], BeforeValidator(_noise_key), WithJsonSchema(_NOISE_KEY_SCHEMA)] = (
