@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.config import ConfigError, load_config, parse_config
+from pipelines.config import ConfigError, check_mechanism, load_config, parse_config
+from pipelines.io.files import check_source_file
 from pipelines.release import main
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+PERSON = yaml.safe_load((ROOT / "configs" / "demo_person.yaml").read_text())
 KEY_HEX = bytes(range(32)).hex()
 #: run here; the others need a service (their tests say where they run)
 FILE_CONFIGS = ("changelog.yaml", "demo.yaml", "demo_person.yaml", "growing.yaml", "local_dp.yaml")
@@ -204,3 +206,150 @@ def test_cli_flags_are_pipeline_options_and_unknown_or_abbreviated_flags_are_ref
         assert hint is None or f"(did you mean {hint}?)" in str(e.value)
     with pytest.raises(ConfigError, match="unexpected argument 'configs/demo.yaml'"):
         check_cli_args(["configs/demo.yaml"])
+
+
+# -- the person unit (issue 28): configuration errors refused before the run, one line naming the key ----------
+
+
+def _no_end(c):
+    c["privacy"]["max_entries_window"] = 86400
+    c["time"].pop("end")
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda c: c["privacy"].pop("person_field"), "privacy.person_field: required when privacy.unit is person"),
+        (lambda c: c["privacy"].pop("max_entries_per_person"), "privacy.max_entries_per_person: required when"),
+        (lambda c: c["privacy"].pop("max_mutations_per_entry"), "privacy.max_mutations_per_entry: required when"),
+        (lambda c: c["privacy"].update(max_entries_per_person=0), "privacy.max_entries_per_person: must be an integer"),
+        (
+            lambda c: c["privacy"].update(max_entries_per_person=-3),
+            "privacy.max_entries_per_person: must be an integer",
+        ),
+        (
+            lambda c: c["privacy"].update(max_entries_per_person=2.5),
+            "privacy.max_entries_per_person: must be an integer",
+        ),
+        (
+            lambda c: c["privacy"].update(max_entries_per_person=None),
+            "privacy.max_entries_per_person: must be an intege",
+        ),
+        (
+            lambda c: c["privacy"].update(max_mutations_per_entry=0),
+            "privacy.max_mutations_per_entry: must be an integer",
+        ),
+        (
+            lambda c: c["privacy"].update(max_mutations_per_entry=None),
+            "privacy.max_mutations_per_entry: must be an int",
+        ),
+        (lambda c: c["privacy"].update(max_insertions_per_entry=0), "privacy.max_insertions_per_entry: must be an int"),
+        (lambda c: c["privacy"].update(max_entries_window=0), "privacy.max_entries_window: must be > 0"),
+        (lambda c: c["privacy"].update(max_entries_window=-60), "privacy.max_entries_window: must be > 0"),
+        (_no_end, "privacy.max_entries_window: needs time.end"),
+        (lambda c: c["privacy"].update(person_field=""), "privacy.person_field: must be"),
+        (lambda c: c["privacy"].update(person_field=7), "privacy.person_field: must be"),
+        (lambda c: c["privacy"].update(person_field="id"), "privacy.person_field: must name a field of its own"),
+        (lambda c: c["privacy"].update(person_field="region"), "privacy.person_field: must differ from streams.field"),
+        (lambda c: c["privacy"].update(person_field="time"), "privacy.person_field: must differ from time.field"),
+        (lambda c: c["privacy"].update(person_field="carrier"), "privacy.person_field: queries[1] (by_carrier) reads"),
+        (lambda c: c["privacy"].update(unit="entry"), "does not apply when privacy.unit is entry (set unit: person)"),
+        (
+            lambda c: (c["privacy"].update(unit="update"), c["privacy"].pop("max_mutations_per_entry")),
+            "does not apply when privacy.unit is update (set unit: person)",
+        ),
+        (
+            lambda c: c["privacy"].update(unit="persn"),
+            "privacy.unit: must be one of update, entry, person; got 'persn'",
+        ),
+        (lambda c: c["privacy"].update(unit="persn"), "(did you mean person?)"),
+        (lambda c: c["privacy"].update(person_feild="x"), "(did you mean person_field?)"),
+        (lambda c: c["privacy"].update(max_entries_per_persn=2), "(did you mean max_entries_per_person?)"),
+        (lambda c: c["privacy"].update(max_entry_window=2), "(did you mean max_entries_window?)"),
+        # a mechanism that cannot serve the unit (MechanismSpec.units), the local-DP and growing families
+        (lambda c: c["mechanism"].update(kind="dcr"), "privacy.unit: person is not served by mechanism.kind dcr"),
+        (lambda c: c["mechanism"].update(kind="swcr", window=3), "privacy.unit: person is not served by mechanism.k"),
+        (lambda c: c["mechanism"].update(kind="bb_scheduler"), "mechanism.kind bb_scheduler (the growing family"),
+        (lambda c: c["mechanism"].update(kind="bb_improver"), "mechanism.kind bb_improver (the growing family"),
+        (lambda c: c["mechanism"].update(kind="pmwg"), "mechanism.kind pmwg (the growing family"),
+        (lambda c: c["mechanism"].update(kind="randomized_response"), "randomized_response (local DP"),
+    ],
+)
+def test_person_unit_configuration_errors_name_the_key_in_one_line(mutate, message):
+    """Every person-unit setting that cannot run is refused by the loader's checks (``load_config``: the models,
+    then ``check_mechanism``), before a pipeline is built, in one line naming the key; no message shows a value
+    of the person field (there is none to show: the configuration holds none)."""
+    raw = copy.deepcopy(PERSON)
+    mutate(raw)
+    with pytest.raises(ConfigError) as e:
+        check_mechanism(parse_config(raw))
+    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_the_mechanisms_that_serve_the_person_unit_are_the_registry_s_minus_local_and_growing():
+    """``refusal`` follows ``MechanismSpec.units`` for every registry entry, and refuses the person unit for the
+    local-DP collector and the growing family whatever their entry says; the update unit is served by all."""
+    from pipelines.config.mechanism import refusal
+    from transforms.core.families.growing.base import GrowingRelease
+    from transforms.core.mechanisms import MECHANISMS
+
+    for name, spec in MECHANISMS.items():
+        assert refusal(spec, "update") is None, name
+        if spec.trust == "local" or issubclass(spec.core_cls, GrowingRelease):
+            assert refusal(spec, "person") is not None, name
+        else:
+            assert (refusal(spec, "person") is None) == ("person" in spec.units), name
+        assert (refusal(spec, "entry") is None) == ("entry" in spec.units), name
+
+
+def test_the_schema_knows_the_person_keys_and_refuses_what_the_loader_refuses():
+    jsonschema = pytest.importorskip("jsonschema")
+    from pipelines.config.schema import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    assert not list(validator.iter_errors(_json(PERSON)))
+    for mutate in (
+        lambda c: c["privacy"].update(unit="people"),
+        lambda c: c["privacy"].update(person_feild="customer"),
+        lambda c: c["privacy"].update(max_entries_per_person=0),
+        lambda c: c["privacy"].update(max_insertions_per_entry=0),
+        lambda c: c["privacy"].update(max_entries_window=0),
+        lambda c: c["privacy"].update(person_field="id"),
+        lambda c: c["privacy"].update(person_field=""),
+    ):
+        raw = copy.deepcopy(PERSON)
+        mutate(raw)
+        assert list(validator.iter_errors(_json(raw))), raw
+
+
+def test_the_launch_check_refuses_a_csv_or_avro_source_without_the_person_field(tmp_path):
+    """``privacy.person_field`` must be a column of a CSV source's header and a field of an Avro source's schema:
+    refused at launch (before the pipeline), naming the key and the file, never showing a record."""
+    import fastavro
+
+    required = ("time", "op", "id")
+    csv_path = tmp_path / "in.csv"
+    csv_path.write_text("time,op,id,region,carrier,amount\n1.0,insert,a,eu,AA,5\n")
+    with pytest.raises(ConfigError) as e:
+        check_source_file(str(csv_path), "csv", required, person_field="customer")
+    assert str(e.value).startswith("privacy.person_field: ") and "the CSV header has no column 'customer'" in str(
+        e.value
+    )
+    assert "\n" not in str(e.value) and "AA" not in str(e.value)
+    check_source_file(str(csv_path), "csv", required)  # fine without the person unit
+    csv_path.write_text("time,op,id,region,customer,carrier\n1.0,insert,a,eu,100017,AA\n")
+    check_source_file(str(csv_path), "csv", required, person_field="customer")
+
+    base = json.loads((ROOT / "pipelines" / "schemas" / "update.avsc").read_text())
+    for fields, ok in ((base["fields"], False), (base["fields"] + [{"name": "customer", "type": "string"}], True)):
+        path = tmp_path / f"in{ok}.avro"
+        record = {"time": 1.0, "op": "insert", "id": "a", "item": None, "stream": "eu", "seq": 0, "customer": "100017"}
+        with path.open("wb") as fh:
+            fastavro.writer(fh, fastavro.parse_schema({**base, "fields": fields}), [record])
+        if ok:
+            check_source_file(str(path), "avro", required, person_field="customer")
+        else:
+            with pytest.raises(ConfigError) as e:
+                check_source_file(str(path), "avro", required, person_field="customer")
+            assert str(e.value).startswith("privacy.person_field: ") and "no field 'customer'" in str(e.value)
+            assert "100017" not in str(e.value)
