@@ -12,6 +12,7 @@ import copy
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -353,3 +354,73 @@ def test_the_launch_check_refuses_a_csv_or_avro_source_without_the_person_field(
                 check_source_file(str(path), "avro", required, person_field="customer")
             assert str(e.value).startswith("privacy.person_field: ") and "no field 'customer'" in str(e.value)
             assert "100017" not in str(e.value)
+
+
+def _customers() -> dict[str, set]:
+    """Booking ids of every customer of ``data/demo_person.jsonl`` (the clean lines), by the customer's id text."""
+    out = {}
+    for line in (ROOT / "data" / "demo_person.jsonl").read_text().splitlines():
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(d, dict) and isinstance(d.get("customer"), int) and d["customer"] >= 100_000:
+            out.setdefault(str(d["customer"]), set()).add(d["id"])
+    return out
+
+
+def _shown_values(value) -> set:
+    """Every text and integer a JSON value shows (keys included), as text."""
+    if isinstance(value, dict):
+        return set().union(set(map(str, value)), *(_shown_values(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_shown_values(v) for v in value))
+    return {str(value)} if isinstance(value, (str, int)) and not isinstance(value, bool) else set()
+
+
+@pytest.mark.slow
+def test_the_person_level_demo_runs_from_the_readme_bounds_contributions_and_never_shows_a_person(tmp_path):
+    """``python -m pipelines.release --config configs/demo_person.yaml``, as the README runs it: the summary states
+    in one line that the unit is a person, identified by the field ``customer``, with its limits; the bookings
+    of a customer beyond the limit are dead letters ``contribution_bounded``, whole (never half an entry), and
+    only customers with more bookings than the limit lose any; the summary counts them; no customer id appears in
+    the releases, nodes, manifest, summary or logs (the dead letters, confidential, hold the records as read).
+    Needs the person step (transforms/person.py) and PrivacyUnit.describe (issue 28, core and Beam)."""
+    proc = _readme_command(tmp_path, "demo_person.yaml")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    guarantee = [line for line in proc.stdout.splitlines() if line.startswith("guarantee:")]
+    assert len(guarantee) == 1, proc.stdout[-3000:]
+    assert "privacy unit person" in guarantee[0] and "'customer'" in guarantee[0], guarantee
+    assert "at most 4 entries" in guarantee[0] and "at most 3 mutations" in guarantee[0], guarantee
+
+    out, confidential = tmp_path / "output" / "person", tmp_path / "output" / "person-confidential"
+    dead = [json.loads(x) for f in confidential.glob("dead_letters*.jsonl") for x in f.read_text().splitlines()]
+    bounded = [json.loads(d["record"]) for d in dead if d["reason"] == "contribution_bounded"]
+    assert bounded, sorted({d["reason"] for d in dead})
+    assert f"'contribution_bounded': {len(bounded)}" in proc.stdout  # the summary's dead-letter counts
+    customers = _customers()
+    lines_of = {}
+    for line in (ROOT / "data" / "demo_person.jsonl").read_text().splitlines():
+        if line.startswith("{") and '"customer": ' in line:
+            d = json.loads(line)
+            lines_of[d["id"]] = lines_of.get(d["id"], 0) + 1
+    cut = {}
+    for d in bounded:
+        cut.setdefault(str(d["customer"]), set()).add(d["id"])
+    for customer, ids in cut.items():
+        assert len(customers[customer]) > 4, customer  # a customer within the limit keeps every booking
+        assert len(customers[customer] - ids) == 4, customer  # the limit, exactly: 4 bookings admitted
+        for bid in ids:  # a bounded booking loses every update, never half of them
+            assert sum(1 for d in bounded if d["id"] == bid) == lines_of[bid], bid
+    assert all(len(ids) <= 4 for c, ids in customers.items() if c not in cut)
+
+    shown = set()
+    for f in [*out.glob("releases*.jsonl"), *out.glob("nodes*.jsonl")]:
+        for x in f.read_text().splitlines():
+            shown |= _shown_values(json.loads(x))
+    manifests = list(confidential.glob("*manifest*.json"))
+    assert manifests
+    for f in manifests:
+        shown |= _shown_values(json.loads(f.read_text()))
+    shown |= set(re.findall(r"(?<![\w.])\d+(?![\w.])", proc.stdout + proc.stderr))
+    assert not shown & set(customers), sorted(shown & set(customers))[:5]
