@@ -38,6 +38,8 @@ __all__ = [
     "UNITS",
     "DEFAULT_MAX_INSERTIONS",
     "RESERVED_FIELDS",
+    "ENTRY_KEYS",
+    "PERSON_KEYS",
 ]
 
 # budgets the mechanisms are tested with (outside them the calibration under- or overflows: a math domain
