@@ -424,3 +424,21 @@ def test_the_person_level_demo_runs_from_the_readme_bounds_contributions_and_nev
         shown |= _shown_values(json.loads(f.read_text()))
     shown |= set(re.findall(r"(?<![\w.])\d+(?![\w.])", proc.stdout + proc.stderr))
     assert not shown & set(customers), sorted(shown & set(customers))[:5]
+
+
+def test_the_privacy_unit_of_every_existing_configuration_keeps_its_repr():
+    """The repr of ``PipelineConfig.privacy_unit`` keys the noise (through ``DynamicConfig``): the keys added for
+    issue 28 show in it only when set, so every entry-unit configuration written before them releases the same
+    bytes (``max_insertions_per_entry`` left out means the unit's default, not an explicit 1)."""
+    changelog = load_config(ROOT / "configs" / "changelog.yaml")
+    assert repr(changelog.privacy_unit) == "PrivacyUnit(kind='entry', max_mutations=4, mutation_window=30)"
+    entry = copy.deepcopy(DEMO)
+    entry["privacy"].update(unit="entry", max_mutations_per_entry=3)
+    assert repr(parse_config(entry).privacy_unit) == "PrivacyUnit(kind='entry', max_mutations=3)"
+    entry["privacy"]["max_insertions_per_entry"] = 2
+    assert repr(parse_config(entry).privacy_unit) == "PrivacyUnit(kind='entry', max_mutations=3, max_insertions=2)"
+    assert (
+        repr(load_config(ROOT / "configs" / "demo.yaml").privacy_unit) == "PrivacyUnit(kind='update', max_mutations=1)"
+    )
+    person = parse_config(copy.deepcopy(PERSON)).privacy_unit
+    assert (person.kind, person.max_entries, person.max_mutations, person.max_insertions) == ("person", 4, 3, 1)

@@ -11,7 +11,6 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from pipelines.config.kinds import MechanismConfig
 from pipelines.config.queries import QueryConfig
 from pipelines.config.sections import (
-    DEFAULT_MAX_INSERTIONS,
     PrivacyConfig,
     ReleaseConfig,
     StreamsConfig,
@@ -215,20 +214,24 @@ class PipelineConfig(Section):
 
     @property
     def max_insertions_per_entry(self) -> int | None:
-        """How many times one entry id may be inserted (entry and person units; None: no limit, the mutation
-        limit bounds it); None under the update unit, which has no entries."""
+        """``privacy.max_insertions_per_entry``: how many times one entry id may be inserted (entry and person
+        units); None when not configured (the unit's default, ``PrivacyUnit.insertion_limit``: once under a
+        mutation limit) and under the update unit, which has no entries."""
         return None if self.unit == "update" else self.privacy.max_insertions_per_entry
 
     @property
     def privacy_unit(self) -> PrivacyUnit:
         """The configured neighbouring relation (``PrivacyUnit``): the limits in ticks through ``StreamSpec``."""
         if self.unit == "person":
+            inserted = (
+                {} if self.max_insertions_per_entry is None else {"max_insertions": self.max_insertions_per_entry}
+            )
             return PrivacyUnit.person(
                 self.max_entries_per_person,
                 self.max_mutations_per_entry,
-                max_insertions=self.max_insertions_per_entry,
                 per_window=self.max_entries_window_ticks,
                 mutation_window=self.mutation_window_ticks,
+                **inserted,
             )
         if self.unit == "entry":
             return PrivacyUnit.entry(
@@ -348,12 +351,10 @@ class PipelineConfig(Section):
         )
 
     def _unit_digest_tail(self) -> tuple:
-        """The privacy keys added for issue 28, each only when set (away from its default), so that the digest
-        of every configuration written before them is unchanged."""
+        """The privacy keys added for issue 28, each only when set, so that the digest of every configuration
+        written before them is unchanged."""
         tail = []
-        if self.unit != "update" and self.max_insertions_per_entry != DEFAULT_MAX_INSERTIONS:
-            tail.append(("max_insertions_per_entry", self.max_insertions_per_entry))
-        for key in ("person_field", "max_entries_per_person", "max_entries_window"):
+        for key in ("max_insertions_per_entry", "person_field", "max_entries_per_person", "max_entries_window"):
             if getattr(self, key) is not None:
                 tail.append((key, getattr(self, key)))
         return tuple(tail)

@@ -36,7 +36,6 @@ __all__ = [
     "EPSILON_RANGE",
     "RHO_RANGE",
     "UNITS",
-    "DEFAULT_MAX_INSERTIONS",
     "RESERVED_FIELDS",
     "ENTRY_KEYS",
     "PERSON_KEYS",
@@ -47,10 +46,6 @@ __all__ = [
 EPSILON_RANGE = (1e-6, 100.0)
 RHO_RANGE = (1e-10, 1e4)
 UNITS = ("update", "entry", "person")
-#: ``privacy.max_insertions_per_entry`` when not given (entry and person units): a deleted entry id coming back is
-#: refused (``constraint_exceeded``); the sensitivity-by-contribution calibration counts on it
-#: (``docs/contribution.md`` section 5). It enters the release digest only when it differs from this.
-DEFAULT_MAX_INSERTIONS = 1
 #: the keys of each unit beyond ``unit`` (a key of another unit is refused, naming the unit it needs)
 ENTRY_KEYS = ("max_mutations_per_entry", "mutation_window", "max_insertions_per_entry")
 PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window")
@@ -90,8 +85,8 @@ def _person_field(v) -> str:
     return v
 
 
-def _max_insertions(v) -> int | None:
-    return None if v is None else integer(v, "an integer >= 1, or null for no limit")
+def _max_insertions(v) -> int:
+    return integer(v, "an integer >= 1 (omit it for the unit's default: once, or any number within mutation_window)")
 
 
 def _release_id(v) -> str | None:
@@ -143,8 +138,11 @@ class PrivacyConfig(Section):
             lambda v: in_range(number(v, nonneg=True), 0, MAX_SPAN_SECONDS, "seconds after the first insertion")
         ),
     ] = None
+    # None: not configured, the unit's default (``PrivacyUnit.insertion_limit``: once under a mutation limit, a
+    # deleted id never comes back (``constraint_exceeded``); any number under ``mutation_window`` alone). Left out
+    # of ``PrivacyUnit`` for the entry unit when not configured, so that its repr (the noise keys) is unchanged.
     max_insertions_per_entry: Annotated[int | None, BeforeValidator(_max_insertions), WithJsonSchema(_LIMIT_SCHEMA)] = (
-        DEFAULT_MAX_INSERTIONS
+        None
     )
     person_field: Annotated[str | None, BeforeValidator(_person_field), WithJsonSchema(_PERSON_FIELD_SCHEMA)] = None
     max_entries_per_person: Annotated[
