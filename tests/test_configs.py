@@ -245,6 +245,10 @@ def _no_end(c):
             "privacy.max_mutations_per_entry: must be an int",
         ),
         (lambda c: c["privacy"].update(max_insertions_per_entry=0), "privacy.max_insertions_per_entry: must be an int"),
+        (
+            lambda c: c["privacy"].update(max_insertions_per_entry=None),
+            "privacy.max_insertions_per_entry: must be an in",
+        ),
         (lambda c: c["privacy"].update(max_entries_window=0), "privacy.max_entries_window: must be > 0"),
         (lambda c: c["privacy"].update(max_entries_window=-60), "privacy.max_entries_window: must be > 0"),
         (_no_end, "privacy.max_entries_window: needs time.end"),
@@ -314,6 +318,7 @@ def test_the_schema_knows_the_person_keys_and_refuses_what_the_loader_refuses():
         lambda c: c["privacy"].update(person_feild="customer"),
         lambda c: c["privacy"].update(max_entries_per_person=0),
         lambda c: c["privacy"].update(max_insertions_per_entry=0),
+        lambda c: c["privacy"].update(max_insertions_per_entry=None),
         lambda c: c["privacy"].update(max_entries_window=0),
         lambda c: c["privacy"].update(person_field="id"),
         lambda c: c["privacy"].update(person_field=""),

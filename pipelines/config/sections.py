@@ -141,9 +141,9 @@ class PrivacyConfig(Section):
     # None: not configured, the unit's default (``PrivacyUnit.insertion_limit``: once under a mutation limit, a
     # deleted id never comes back (``constraint_exceeded``); any number under ``mutation_window`` alone). Left out
     # of ``PrivacyUnit`` for the entry unit when not configured, so that its repr (the noise keys) is unchanged.
-    max_insertions_per_entry: Annotated[int | None, BeforeValidator(_max_insertions), WithJsonSchema(_LIMIT_SCHEMA)] = (
-        None
-    )
+    max_insertions_per_entry: Annotated[
+        int | None, BeforeValidator(_max_insertions), WithJsonSchema({"type": "integer", "minimum": 1})
+    ] = None
     person_field: Annotated[str | None, BeforeValidator(_person_field), WithJsonSchema(_PERSON_FIELD_SCHEMA)] = None
     max_entries_per_person: Annotated[
         int | None, BeforeValidator(lambda v: integer(v)), WithJsonSchema(_LIMIT_SCHEMA)
