@@ -633,11 +633,14 @@ def test_summary_and_records_report_spend_in_the_configured_units(tmp_path, caps
     """(epsilon, delta) with an entry-level unit and Gaussian noise: the records
     carry epsilon_spent / delta_spent for the entry level (within the target),
     rho_spent, and update_level_spent labelled; the summary says the same and
-    which counts are exact."""
+    which counts are exact. A mechanism accounted by group privacy (the two-stream
+    baseline: net_change and auto calibrate to the entry's contribution instead
+    and state no update-level figure, issue 28)."""
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in CLEAN))
     raw = _raw(tmp_path, src)
     raw["privacy"] = {"epsilon": 1.0, "delta": 1e-6, "unit": "entry", "max_mutations_per_entry": 2}
+    raw["mechanism"] = {"kind": "two_stream_baseline"}
     os.environ.setdefault("DP_NOISE_KEY", bytes(range(32)).hex())
     assert _run_cli(tmp_path, raw, "--runner=DirectRunner") == 0
     out = capsys.readouterr().out
