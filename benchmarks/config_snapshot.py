@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 RELEASE_ID = "snapshot-release-0001"
 # Variants of the demo that reach the mechanisms and settings no bundled file uses (node outputs, the other
-# budget kinds, the entry unit, Avro out, the other mechanism families). Each is the demo with these keys replaced.
+# budget kinds, the entry and person units, Avro out, the other mechanism families). Each is the demo with these keys
+# replaced.
 VARIANTS = {
     "v_fully_dynamic_zcdp": {"privacy": {"rho": 0.05}, "mechanism": {"kind": "fully_dynamic", "profile": "tight"}},
     "v_fully_dynamic_paper": {"mechanism": {"kind": "fully_dynamic", "profile": "paper"}, "release": {}},
@@ -52,6 +53,22 @@ VARIANTS = {
     "v_dcr": {
         "privacy": {"epsilon": 1.0, "unit": "entry", "max_mutations_per_entry": 4},
         "mechanism": {"kind": "swcr"},
+    },
+    # the person unit (issue 28) on the person-level demo's input, where configs/demo_person.yaml does not go:
+    # Gaussian noise, net_change itself, two entries per person, hourly answers
+    "v_person_net_change_approx": {
+        "privacy": {
+            "epsilon": 1.0,
+            "delta": 1e-6,
+            "unit": "person",
+            "person_field": "customer",
+            "max_entries_per_person": 2,
+            "max_mutations_per_entry": 3,
+        },
+        "time": {"field": "time", "tick_seconds": 600, "origin": 0, "end": 259200},
+        "mechanism": {"kind": "net_change"},
+        "release": {"every_ticks": 6},
+        "source": {"type": "file", "path": "data/demo_person.jsonl", "format": "jsonl"},
     },
 }
 KINDS = ("releases", "nodes", "query_answers", "estimates", "dead_letters")

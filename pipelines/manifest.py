@@ -10,7 +10,7 @@ import os
 import sys
 
 from pipelines.model import ConfigError
-from pipelines.outputs import mechanism_plan
+from pipelines.outputs import mechanism_plan, unit_statement
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import NoiseKey
 
@@ -70,9 +70,12 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
         "privacy_unit": cfg.unit
         if cfg.unit == "update"
+        else f"person (field {cfg.person_field}, {cfg.unit_text()[len('person, ') :]})"
+        if cfg.unit == "person"
         else f"entry (max {cfg.max_mutations_per_entry} mutations)"
         if cfg.mutation_window is None
         else f"entry ({cfg.unit_text()[len('entry, ') :]})",
+        "privacy_unit_protects": unit_statement(cfg),  # one line: which unit protects whom
         "noise": "disabled (NOT private)" if cfg.disable_noise else "on",
         "note": "budgets of separate releases add up: a new release id spends a new budget",
     }

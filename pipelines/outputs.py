@@ -26,6 +26,7 @@ __all__ = [
     "budget_text",
     "target_dict",
     "ledger_delta",
+    "unit_statement",
 ]
 
 
@@ -138,3 +139,9 @@ def ledger_delta(cfg) -> tuple:
 
 def budget_text(d: dict) -> str:
     return ", ".join(f"{k} {v:.4g}" for k, v in d.items())
+
+
+def unit_statement(cfg) -> str:
+    """Which privacy unit protects whom, in one line (the run summary and the manifest): the core's own
+    statement of the configured unit (``PrivacyUnit.describe``), naming the person field, never a person."""
+    return cfg.privacy_unit.describe(cfg.person_field)

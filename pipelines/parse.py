@@ -25,7 +25,16 @@ from transforms.core.foundation.entries import OPS
 from transforms.records import UpdateRecord
 from transforms.spec import event_time_ok
 
-__all__ = ["Parsed", "RecordParser", "PubsubElement", "safe_json", "attribute_time", "raw_fields", "encode_detail"]
+__all__ = [
+    "Parsed",
+    "RecordParser",
+    "PubsubElement",
+    "safe_json",
+    "attribute_time",
+    "raw_fields",
+    "encode_detail",
+    "id_text",
+]
 
 SEQ_RANGE = (-(2**63), 2**63 - 1)  # seq orders an entry's updates; Beam encodes it as a 64-bit varint
 SUM_BUCKETS = 101  # pipelines.config.queries: a sum's values are rounded to 101 levels in [lower, upper]
@@ -68,6 +77,16 @@ def encode_detail(query, record) -> tuple[int | None, str | None, bool]:
     clamped = min(max(value, query.lower), query.upper)
     index = int(round((clamped - query.lower) / (query.upper - query.lower) * (SUM_BUCKETS - 1)))
     return index, None, clamped != value
+
+
+def id_text(value) -> str | None:
+    """An entry id or a person id as text: a non-empty string, or an integer as its decimal text (below 10^30);
+    None when it is neither (``malformed``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        return None
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**30 else None
+    return value
 
 
 def _domain_text(value) -> str:
@@ -194,7 +213,9 @@ class RecordParser:
         self.timestamp_attribute = timestamp_attribute
         self.max_future_seconds = max_future_seconds
         self.dedup_field = dedup_field if dedup_field is not None else cfg.source.dedup_field
-        self.fixed = {cfg.time_field, "op", "id", "seq", cfg.stream_field, "stream"}
+        # the person unit's privacy id (``privacy.person_field``): a field of the record, never of its item
+        self.person_field = cfg.person_field if cfg.unit == "person" else None
+        self.fixed = {cfg.time_field, "op", "id", "seq", cfg.stream_field, "stream", self.person_field} - {None}
 
     # -- decoding ------------------------------------------------------------
 
@@ -291,12 +312,17 @@ class RecordParser:
         eid = d.get("id")
         if eid is None:
             return reject("missing_field")
-        if isinstance(eid, bool) or not isinstance(eid, (str, int)) or eid == "":
+        eid = id_text(eid)
+        if eid is None:
             return reject("malformed")
-        if isinstance(eid, int):
-            if abs(eid) >= 10**30:
+        person = None
+        if self.person_field is not None:  # never in a message, a log line or a metric: only in the record
+            person = d.get(self.person_field)
+            if person is None:
+                return reject("missing_field")
+            person = id_text(person)
+            if person is None:
                 return reject("malformed")
-            eid = str(eid)
         if self.cfg.stream_field:
             if stream_value is None:
                 return reject("missing_field")
@@ -341,5 +367,5 @@ class RecordParser:
             else:
                 text = raw if isinstance(raw, str) else safe_json(d)
                 dedup_key = "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        rec = UpdateRecord(t, op, eid, item, stream, seq, raw)
+        rec = UpdateRecord(t, op, eid, item, stream, seq, raw, person)
         return Parsed(None, rec, raw, stream, tuple(clamped), dedup_key)

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from apache_beam.metrics.metric import MetricsFilter
 
-from pipelines.outputs import budget_dict, budget_text, ledger_delta, mechanism_plan, spend_in_units, target_dict
+from pipelines.outputs import (
+    budget_dict,
+    budget_text,
+    ledger_delta,
+    mechanism_plan,
+    spend_in_units,
+    target_dict,
+    unit_statement,
+)
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.spec import NAMESPACE
 
@@ -30,6 +38,7 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
             f"release id:          {release.release_id}"
             + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
         )
+    lines.append(f"guarantee:           {unit_statement(cfg)}")  # which unit protects whom, in one line
     for line in mechanism_plan(cfg):
         lines.append(f"mechanisms:          {line}")
     released = counts.get("releases_written", 0)

@@ -34,7 +34,8 @@ def test_demo_config_is_valid():
     [
         (lambda c: c["privacy"].pop("epsilon"), "privacy.epsilon: missing"),
         (lambda c: c["privacy"].update(epsilon=-1), "privacy.epsilon: must be > 0"),
-        (lambda c: c["privacy"].update(unit="person"), "privacy.unit: must be one of update, entry"),
+        (lambda c: c["privacy"].update(unit="people"), "privacy.unit: must be one of update, entry, person"),
+        (lambda c: c["privacy"].update(unit="person"), "privacy.person_field: required when privacy.unit is person"),
         (lambda c: c["privacy"].update(unit="entry"), "privacy.max_mutations_per_entry: required"),
         (lambda c: c["privacy"].update(delta=2), "privacy.delta: must be < 1"),
         (lambda c: c["privacy"].update(epsilonn=1), "privacy: unknown key(s) epsilonn"),
@@ -182,6 +183,46 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     bad.write_text("privacy: {epsilon: 1}\nqueries: []\nsource: {path: x}\n")
     assert main(["--config", str(bad)]) == 2
     assert "configuration error: queries: must be a non-empty list" in capsys.readouterr().err
+
+
+PERSON = yaml.safe_load((ROOT / "configs" / "demo_person.yaml").read_text())
+
+
+def _person_csv(tmp_path, header):
+    path = tmp_path / "in.csv"
+    path.write_text(",".join(header) + "\n10.0,insert,b1,eu,100017,AA,5\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        # a mechanism that cannot serve the unit: refused by the loader (runs before the merge of issue 28's core)
+        (lambda c, tmp: c["mechanism"].update(kind="dcr"), "privacy.unit: person is not served by mechanism.kind dcr"),
+        # the CSV header has no person column: refused at launch (needs a mechanism that serves the person unit:
+        # after the merge of issue 28's core, auto)
+        (
+            lambda c, tmp: c["source"].update(
+                format="csv", path=_person_csv(tmp, ("time", "op", "id", "region", "client", "carrier", "amount"))
+            ),
+            "privacy.person_field: ",
+        ),
+    ],
+)
+def test_cli_refuses_a_person_configuration_before_the_run(tmp_path, capsys, change, message):
+    """Exit 2, one line naming the key, nothing written, no person id shown."""
+    raw = copy.deepcopy(PERSON)
+    raw["source"]["path"] = str(ROOT / "data" / "demo_person.jsonl")
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out")}]
+    change(raw, tmp_path)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["--config", str(path), "--runner=DirectRunner"]) == 2
+    err = capsys.readouterr().err
+    line = [x for x in err.splitlines() if x.startswith("configuration error: ")]
+    assert len(line) == 1 and message in line[0], err[-2000:]
+    assert "100017" not in err
+    assert not (tmp_path / "out").exists()
 
 
 def sorted_updates(lines, tick_seconds):

@@ -633,11 +633,14 @@ def test_summary_and_records_report_spend_in_the_configured_units(tmp_path, caps
     """(epsilon, delta) with an entry-level unit and Gaussian noise: the records
     carry epsilon_spent / delta_spent for the entry level (within the target),
     rho_spent, and update_level_spent labelled; the summary says the same and
-    which counts are exact."""
+    which counts are exact. A mechanism accounted by group privacy (the two-stream
+    baseline: net_change and auto calibrate to the entry's contribution instead
+    and state no update-level figure, issue 28)."""
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in CLEAN))
     raw = _raw(tmp_path, src)
     raw["privacy"] = {"epsilon": 1.0, "delta": 1e-6, "unit": "entry", "max_mutations_per_entry": 2}
+    raw["mechanism"] = {"kind": "two_stream_baseline"}
     os.environ.setdefault("DP_NOISE_KEY", bytes(range(32)).hex())
     assert _run_cli(tmp_path, raw, "--runner=DirectRunner") == 0
     out = capsys.readouterr().out
@@ -731,3 +734,69 @@ def test_cli_passes_flink_checkpoint_options_and_finishes_bundles_before_checkpo
     sent = PipelineOptions(added).get_all_options()
     assert (sent["checkpointing_interval"], sent["finish_bundle_before_checkpointing"]) == (500, True)
     assert sent["number_of_execution_retries"] == 2 and sent["savepoint_path"] is None  # None: not sent
+
+
+# ---------------------------------------------------------------------------
+# the person unit (issue 28): the privacy id is read into the record, never into its item
+# ---------------------------------------------------------------------------
+
+PERSON = yaml.safe_load((ROOT / "configs" / "demo_person.yaml").read_text())
+PERSON_HEADER = ("time", "op", "id", "region", "customer", "carrier", "amount")
+_BOOKING = {"time": 5.0, "op": "insert", "id": "b1", "item": {"carrier": "AA", "amount": 5}, "region": "eu"}
+
+
+@pytest.mark.parametrize(
+    "person,reason,expected",
+    [
+        (100017, None, "100017"),  # an integer id as its decimal text (as entry ids are)
+        ("c-9", None, "c-9"),
+        (10**40, "malformed", None),
+        (True, "malformed", None),
+        ("", "malformed", None),
+        ([1], "malformed", None),
+        ({"a": 1}, "malformed", None),
+        (1.5, "malformed", None),
+    ],
+)
+def test_the_person_field_is_read_into_the_record_never_into_its_item(person, reason, expected):
+    cfg = parse_config(copy.deepcopy(PERSON))
+    parsed = RecordParser(cfg, None).parse(json.dumps({**_BOOKING, "customer": person}))
+    assert parsed.reason == reason
+    if reason is None:
+        assert (
+            parsed.record.person == expected
+            and parsed.record.item
+            == RecordParser(cfg, None).parse(json.dumps(_BOOKING | {"customer": "other"})).record.item
+        )  # the item is the booking's, whoever the person
+    # without the field: missing_field; the same field inside the item does not count
+    assert RecordParser(cfg, None).parse(json.dumps(_BOOKING)).reason == "missing_field"
+    nested = {**_BOOKING, "item": {**_BOOKING["item"], "customer": 100017}}
+    assert RecordParser(cfg, None).parse(json.dumps(nested)).reason == "missing_field"
+    # CSV: a column of the header, not an item field
+    csv_parser = RecordParser(cfg, PERSON_HEADER)
+    row = csv_parser.parse("5.0,insert,b1,eu,100017,AA,5")
+    assert row.reason is None and row.record.person == "100017"
+    assert row.record.item == RecordParser(cfg, None).parse(json.dumps({**_BOOKING, "customer": 1})).record.item
+
+
+@settings(max_examples=200, deadline=None)
+@given(person=json_values, fmt=st.sampled_from(["jsonl", "csv"]))
+def test_fuzz_the_person_field(person, fmt):
+    """Any value of the person field: no exception; accepted only as a non-empty text id, else a dead letter
+    ``missing_field`` / ``malformed`` (valid JSON and Avro, the line as received)."""
+    cfg = parse_config(copy.deepcopy(PERSON))
+    if fmt == "csv":
+        row = [5.0, "insert", "b1", "eu", person if isinstance(person, (str, int, float)) else json.dumps(person)]
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="").writerow(row + ["AA", 5])
+        line = buf.getvalue()
+        parser = RecordParser(cfg, PERSON_HEADER)
+    else:
+        line = _dumps({**_BOOKING, "customer": person})
+        parser = RecordParser(cfg, None)
+    parsed = parser.parse(line)
+    if parsed.reason is None:
+        assert isinstance(parsed.record.person, str) and parsed.record.person
+    else:
+        assert parsed.reason in ("missing_field", "malformed"), parsed.reason
+        _check_dead(cfg, parsed.reason, parsed.raw, "parse")

@@ -10,7 +10,12 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from pipelines.config.kinds import MechanismConfig
 from pipelines.config.queries import QueryConfig
-from pipelines.config.sections import PrivacyConfig, ReleaseConfig, StreamsConfig, TimeConfig
+from pipelines.config.sections import (
+    PrivacyConfig,
+    ReleaseConfig,
+    StreamsConfig,
+    TimeConfig,
+)
 from pipelines.io import QueriesSourceConfig, SinkConfig, SourceConfig
 from pipelines.model import Section, issue
 from transforms.core import mechanisms as registry
@@ -80,6 +85,13 @@ class PipelineConfig(Section):
     def _across_sections(self):
         if self.profile == "paper" and self.rho is not None:
             raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
+        self._check_person_field()
+        if self.max_entries_window is not None and self.end is None:
+            raise issue(
+                "needs time.end: a person brings max_entries_per_person entries per window, and the guarantee "
+                "counts the windows of the release",
+                "privacy.max_entries_window",
+            )
         self.source.check_config(self)
         for i, sink in enumerate(self.sinks):
             sink.check_config(self, i)
@@ -119,6 +131,25 @@ class PipelineConfig(Section):
                 )
         return self
 
+    def _check_person_field(self) -> None:
+        """The person field is a field of its own: never the time or stream field, never a field a query
+        reads (the privacy id is never released)."""
+        field = self.person_field
+        if field is None:
+            return
+        for other, key in ((self.time_field, "time.field"), (self.stream_field, "streams.field")):
+            if field == other:
+                raise issue(
+                    f"must differ from {key} ({other!r}): the person is a field of its own", "privacy.person_field"
+                )
+        for i, q in enumerate(self.queries):
+            if getattr(q, "field", None) == field:
+                raise issue(
+                    f"queries[{i}] ({q.name}) reads the same field {field!r}: the privacy id is never released; "
+                    "choose another query field",
+                    "privacy.person_field",
+                )
+
     # -- the sections' values, as the pipeline reads them -------------------------------------------------
 
     epsilon = property(lambda self: self.privacy.epsilon)
@@ -127,6 +158,9 @@ class PipelineConfig(Section):
     unit = property(lambda self: self.privacy.unit)
     max_mutations_per_entry = property(lambda self: self.privacy.max_mutations_per_entry)
     mutation_window = property(lambda self: self.privacy.mutation_window)  # seconds after the first insertion
+    person_field = property(lambda self: self.privacy.person_field)  # the privacy id's field (unit person)
+    max_entries_per_person = property(lambda self: self.privacy.max_entries_per_person)
+    max_entries_window = property(lambda self: self.privacy.max_entries_window)  # seconds, from time.origin
     disable_noise = property(lambda self: self.privacy.disable_noise)
     noise_key = property(lambda self: self.privacy.noise_key)  # (kind, value): env / file / secret
     release_id = property(lambda self: self.privacy.release_id)  # None: a new release at every launch
@@ -179,7 +213,30 @@ class PipelineConfig(Section):
     # -- what the pipeline derives ------------------------------------------------------------------------
 
     @property
+    def max_insertions_per_entry(self) -> int | None:
+        """``privacy.max_insertions_per_entry``: how many times one entry id may be inserted (entry and person
+        units); None when not configured (the unit's default, ``PrivacyUnit.insertion_limit``: once under a
+        mutation limit) and under the update unit, which has no entries."""
+        return None if self.unit == "update" else self.privacy.max_insertions_per_entry
+
+    @property
     def privacy_unit(self) -> PrivacyUnit:
+        """The configured neighbouring relation (``PrivacyUnit``): the limits in ticks through ``StreamSpec``."""
+        if self.unit == "person":
+            inserted = (
+                {} if self.max_insertions_per_entry is None else {"max_insertions": self.max_insertions_per_entry}
+            )
+            return PrivacyUnit.person(
+                self.max_entries_per_person,
+                self.max_mutations_per_entry,
+                per_window=self.max_entries_window_ticks,
+                mutation_window=self.mutation_window_ticks,
+                **inserted,
+            )
+        if self.unit == "entry":
+            return PrivacyUnit.entry(
+                self.max_mutations_per_entry, self.mutation_window_ticks, max_insertions=self.max_insertions_per_entry
+            )
         return PrivacyUnit(self.unit, self.max_mutations_per_entry, self.mutation_window_ticks)
 
     @property
@@ -202,9 +259,15 @@ class PipelineConfig(Section):
         return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin, end_time=self.end).end_tick
 
     def unit_text(self) -> str:
-        """The privacy unit in words (summaries, manifests)."""
+        """The privacy unit in words (the summary's budget line, manifests; ``pipelines.outputs.unit_statement``
+        says whom it protects)."""
         if self.unit == "update":
             return "update"
+        if self.unit == "person":
+            return (
+                f"person, at most {self.max_entries_per_person} entries of at most "
+                f"{self.max_mutations_per_entry} mutations"
+            )
         parts = []
         if self.max_mutations_per_entry is not None:
             parts.append(f"at most {self.max_mutations_per_entry} mutations")
@@ -222,6 +285,14 @@ class PipelineConfig(Section):
         if self.mutation_window is None:
             return None
         return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin).ticks_in(self.mutation_window)
+
+    @property
+    def max_entries_window_ticks(self) -> int | None:
+        """``privacy.max_entries_window`` in ticks, rounded up (``PrivacyUnit``'s ``per_window``): tumbling
+        windows from tick 1 (``time.origin``), at most ``max_entries_per_person`` entries admitted per window."""
+        if self.max_entries_window is None:
+            return None
+        return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin).ticks_in(self.max_entries_window)
 
     def target_budget(self):
         if self.rho is not None:
@@ -270,10 +341,20 @@ class PipelineConfig(Section):
         return config_digest(
             "pipeline-config-v1",
             (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise)
-            + (() if self.mutation_window is None else (("mutation_window", self.mutation_window),)),
+            + (() if self.mutation_window is None else (("mutation_window", self.mutation_window),))
+            + self._unit_digest_tail(),
             (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
             (self.origin, self.end, self.every_ticks),
             (self.stream_field, self.stream_keys),
             (self.mechanism, self.profile, self.options, self.beta),
             queries,
         )
+
+    def _unit_digest_tail(self) -> tuple:
+        """The privacy keys added for issue 28, each only when set, so that the digest of every configuration
+        written before them is unchanged."""
+        tail = []
+        for key in ("max_insertions_per_entry", "person_field", "max_entries_per_person", "max_entries_window"):
+            if getattr(self, key) is not None:
+                tail.append((key, getattr(self, key)))
+        return tuple(tail)

@@ -28,13 +28,36 @@ from pipelines.model import (
 from transforms.records import NoiseKey
 from transforms.spec import LATE_POLICIES
 
-__all__ = ["PrivacyConfig", "TimeConfig", "StreamsConfig", "ReleaseConfig", "EPSILON_RANGE", "RHO_RANGE", "UNITS"]
+__all__ = [
+    "PrivacyConfig",
+    "TimeConfig",
+    "StreamsConfig",
+    "ReleaseConfig",
+    "EPSILON_RANGE",
+    "RHO_RANGE",
+    "UNITS",
+    "RESERVED_FIELDS",
+    "ENTRY_KEYS",
+    "PERSON_KEYS",
+]
 
 # budgets the mechanisms are tested with (outside them the calibration under- or overflows: a math domain
 # error at epsilon 1e4, an overflow at rho 1e-12)
 EPSILON_RANGE = (1e-6, 100.0)
 RHO_RANGE = (1e-10, 1e4)
-UNITS = ("update", "entry")
+UNITS = ("update", "entry", "person")
+#: the keys of each unit beyond ``unit`` (a key of another unit is refused, naming the unit it needs)
+ENTRY_KEYS = ("max_mutations_per_entry", "mutation_window", "max_insertions_per_entry")
+PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window")
+#: names the parser reads itself: a person field by one of these names would be read as something else
+RESERVED_FIELDS = ("op", "id", "seq", "item", "stream")
+#: the JSON schema of a limit of the entry and person units (an editor refuses 0 as the loader does)
+_LIMIT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
+_WINDOW_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]}
+_PERSON_FIELD_SCHEMA = {
+    "anyOf": [{"type": "string", "minLength": 1, "not": {"enum": list(RESERVED_FIELDS)}}, {"type": "null"}],
+    "description": "the record field that identifies the person (unit person; the privacy id, never released)",
+}
 RELEASE_ID = re.compile(r"[A-Za-z0-9_.-]{8,128}")
 #: a time: epoch seconds or an ISO-8601 date-time (YAML reads an unquoted one as a date-time)
 TIME_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
@@ -53,6 +76,17 @@ def _delta(v) -> float:
     if delta >= 1:
         raise issue(f"must be < 1; got {delta}")
     return delta
+
+
+def _person_field(v) -> str:
+    text(v, "the name of the record field that identifies the person (a string)")
+    if v in RESERVED_FIELDS:
+        raise issue(f"must name a field of its own, not one of {', '.join(RESERVED_FIELDS)}; got {v!r}")
+    return v
+
+
+def _max_insertions(v) -> int:
+    return integer(v, "an integer >= 1 (omit it for the unit's default: once, or any number within mutation_window)")
 
 
 def _release_id(v) -> str | None:
@@ -96,13 +130,32 @@ class PrivacyConfig(Section):
     epsilon: Annotated[float, BeforeValidator(_epsilon)] = 0.0
     delta: Annotated[float, BeforeValidator(_delta)] = 0.0
     rho: Annotated[float | None, BeforeValidator(_rho)] = None
-    unit: Annotated[Literal["update", "entry"], BeforeValidator(lambda v: choice(v, UNITS))] = "update"
+    unit: Annotated[Literal["update", "entry", "person"], BeforeValidator(lambda v: choice(v, UNITS))] = "update"
     max_mutations_per_entry: Annotated[int | None, BeforeValidator(lambda v: v if v is None else integer(v))] = 1
     mutation_window: Annotated[
         float | None,
         BeforeValidator(
             lambda v: in_range(number(v, nonneg=True), 0, MAX_SPAN_SECONDS, "seconds after the first insertion")
         ),
+    ] = None
+    # None: not configured, the unit's default (``PrivacyUnit.insertion_limit``: once under a mutation limit, a
+    # deleted id never comes back (``constraint_exceeded``); any number under ``mutation_window`` alone). Left out
+    # of ``PrivacyUnit`` for the entry unit when not configured, so that its repr (the noise keys) is unchanged.
+    max_insertions_per_entry: Annotated[
+        int | None, BeforeValidator(_max_insertions), WithJsonSchema({"type": "integer", "minimum": 1})
+    ] = None
+    person_field: Annotated[str | None, BeforeValidator(_person_field), WithJsonSchema(_PERSON_FIELD_SCHEMA)] = None
+    max_entries_per_person: Annotated[
+        int | None, BeforeValidator(lambda v: integer(v)), WithJsonSchema(_LIMIT_SCHEMA)
+    ] = None
+    max_entries_window: Annotated[
+        float | None,
+        BeforeValidator(
+            lambda v: in_range(
+                number(v, positive=True), 0, MAX_SPAN_SECONDS, "seconds: tumbling windows from time.origin"
+            )
+        ),
+        WithJsonSchema(_WINDOW_SCHEMA),
     ] = None
     disable_noise: Annotated[bool, BeforeValidator(flag)] = False
     noise_key: Annotated[tuple[str, str], BeforeValidator(_noise_key), WithJsonSchema(_NOISE_KEY_SCHEMA)] = (
@@ -130,9 +183,18 @@ class PrivacyConfig(Section):
                 "max_mutations_per_entry",
             )
         if unit == "update":
-            not_applicable(
-                data, ("max_mutations_per_entry", "mutation_window"), "when privacy.unit is update (set unit: entry)"
-            )
+            not_applicable(data, ENTRY_KEYS, "when privacy.unit is update (set unit: entry)")
+            not_applicable(data, PERSON_KEYS, "when privacy.unit is update (set unit: person)")
+        elif unit == "entry":
+            not_applicable(data, PERSON_KEYS, "when privacy.unit is entry (set unit: person)")
+        elif unit == "person":
+            for key, what in (
+                ("person_field", "the record field that identifies the person (the privacy id; never released)"),
+                ("max_entries_per_person", "an integer >= 1: at most this many entries of one person are admitted"),
+                ("max_mutations_per_entry", "an integer >= 1: each admitted entry's mutations"),
+            ):
+                if key not in data:
+                    raise issue(f"required when privacy.unit is person: {what}", key)
         if unit == "entry" and not has_k:
             return {**data, "max_mutations_per_entry": None}  # time-bounded only: no limit on the mutations
         if has_k and data["max_mutations_per_entry"] is None:

@@ -104,7 +104,12 @@ class FileSource(Source):
 
     def check_launch(self, cfg, local: bool, required: tuple | None = None) -> None:
         for path in source_files(self.path):
-            check_source_file(path, self.format, (cfg.time_field, "op", "id") if required is None else required)
+            check_source_file(
+                path,
+                self.format,
+                (cfg.time_field, "op", "id") if required is None else required,
+                person_field=cfg.person_field,
+            )
 
     def read(self, p, cfg) -> Elements:
         if self.format == "avro":
@@ -227,9 +232,11 @@ def csv_header(pattern: str) -> tuple:
     return headers.pop()
 
 
-def check_source_file(path: str, fmt: str, required: tuple) -> None:
+def check_source_file(path: str, fmt: str, required: tuple, person_field: str | None = None) -> None:
     """A local source file is readable in its format: a CSV has a header row naming ``required``; an Avro file
-    reads to its end and has the fields ``op`` and ``id`` (when required). Never shows a record."""
+    reads to its end and has the fields ``op`` and ``id`` (when required). ``person_field`` (the person unit's
+    ``privacy.person_field``): a CSV column, an Avro field (JSON lines: a record without it is a dead letter
+    ``missing_field``). Never shows a record."""
     if "://" in path:  # remote: listed above; read by the workers
         return
     try:
@@ -248,8 +255,10 @@ def check_source_file(path: str, fmt: str, required: tuple) -> None:
                 )
             if len(set(header)) != len(header):
                 raise ConfigError(f"source.path: {path}: the header names a column twice")
+            if person_field is not None and person_field not in header:
+                raise ConfigError(_no_person_field(path, "the CSV header has no column", person_field))
         elif fmt == "avro":
-            _check_avro(path, [c for c in ("op", "id") if c in required])
+            _check_avro(path, [c for c in ("op", "id") if c in required], person_field)
         else:
             with open(path, "rb") as fh:
                 fh.read(1)
@@ -257,7 +266,14 @@ def check_source_file(path: str, fmt: str, required: tuple) -> None:
         raise ConfigError(f"source.path: cannot read {path} ({e.strerror or type(e).__name__})") from None
 
 
-def _check_avro(path: str, required: list[str]) -> None:
+def _no_person_field(path: str, what: str, field: str) -> str:
+    return (
+        f"privacy.person_field: {path}: {what} {field!r}, the field that identifies the person (unit person); "
+        "name the field the records have, or add it"
+    )
+
+
+def _check_avro(path: str, required: list[str], person_field: str | None = None) -> None:
     import fastavro
 
     with open(path, "rb") as fh:
@@ -277,6 +293,8 @@ def _check_avro(path: str, required: list[str]) -> None:
             f"source.path: {path}: the Avro records have no field {', '.join(missing)} "
             "(see pipelines/schemas/update.avsc)"
         )
+    if person_field is not None and person_field not in names:
+        raise ConfigError(_no_person_field(path, "the Avro records have no field", person_field))
 
 
 def check_writable(folder: str, key: str) -> None:
