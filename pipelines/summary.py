@@ -15,6 +15,7 @@ from pipelines.outputs import (
     target_dict,
     unit_statement,
 )
+from transforms.core.contribution.bounding import CONTRIBUTION_BOUNDED
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.spec import NAMESPACE
 
@@ -69,6 +70,12 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
     ]
     dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
+    if cfg.privacy_unit.kind == "person":  # the person step's counters (transforms/person.py)
+        lines.append(
+            f"contribution bounds:  {counts.get('persons_seen', 0)} persons, {counts.get('entries_admitted', 0)} "
+            f"entries admitted, {counts.get('entries_refused', 0)} refused (over max_entries_per_person: their "
+            "updates are dead letters contribution_bounded)"
+        )
     dups = counts.get("duplicates_dropped", 0)
     if cfg.source.DEDUPLICATES or cfg.source.dedup_field:
         lines.append(f"duplicates dropped:  {dups}")
@@ -96,11 +103,15 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
 
 def dead_letter_failure(result, cfg) -> str | None:
     """The message of a bounded run that dead-lettered everything it read, or
-    more than ``source.max_dead_letter_fraction`` of it (None: fine). Counts
-    only, with the top reasons; never a record."""
+    more than ``source.max_dead_letter_fraction`` of it (None: fine), not counting
+    the entries refused by contribution bounding. Counts only, with the top
+    reasons; never a record."""
     counts = counters(result)
     read = counts.get("records_read", 0)
     dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_") and v}
+    # contribution bounding refuses a person's entries past the limit by design (the person unit's guarantee),
+    # not because the input is wrong: those dead letters do not count towards the failure
+    dead.pop(CONTRIBUTION_BOUNDED, None)
     total = sum(dead.values())
     if not read or not total:
         return None

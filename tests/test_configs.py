@@ -413,6 +413,9 @@ def test_the_person_level_demo_runs_from_the_readme_bounds_contributions_and_nev
         for bid in ids:  # a bounded booking loses every update, never half of them
             assert sum(1 for d in bounded if d["id"] == bid) == lines_of[bid], bid
     assert all(len(ids) <= 4 for c, ids in customers.items() if c not in cut)
+    refused = sum(len(ids) for ids in cut.values())
+    bounds = [line for line in proc.stdout.splitlines() if line.startswith("contribution bounds:")]
+    assert len(bounds) == 1 and f"entries admitted, {refused} refused" in bounds[0], bounds
 
     shown = set()
     for f in [*out.glob("releases*.jsonl"), *out.glob("nodes*.jsonl")]:
@@ -442,3 +445,36 @@ def test_the_privacy_unit_of_every_existing_configuration_keeps_its_repr():
     )
     person = parse_config(copy.deepcopy(PERSON)).privacy_unit
     assert (person.kind, person.max_entries, person.max_mutations, person.max_insertions) == ("person", 4, 3, 1)
+
+
+class _Counter:
+    def __init__(self, name, value):
+        self.key = type("K", (), {"metric": type("M", (), {"name": name})()})()
+        self.committed = value
+
+
+class _Result:
+    def __init__(self, counts):
+        self.counts = counts
+
+    def metrics(self):
+        return self
+
+    def query(self, _filter):
+        return {"counters": [_Counter(k, v) for k, v in self.counts.items()]}
+
+
+def test_contribution_bounding_is_not_a_dead_letter_failure():
+    """Entries refused by contribution bounding are the person unit working, not bad input: a run whose dead
+    letters are mostly ``contribution_bounded`` passes ``source.max_dead_letter_fraction``; the same share of
+    ``unparseable`` fails it (the twin)."""
+    from pipelines.config import parse_config
+    from pipelines.summary import dead_letter_failure
+
+    raw = copy.deepcopy(PERSON)
+    raw["source"]["max_dead_letter_fraction"] = 0.1
+    cfg = parse_config(raw)
+    base = {"records_read": 100, "updates_accepted": 60, "dead_letter_unparseable": 5}
+    assert dead_letter_failure(_Result({**base, "dead_letter_contribution_bounded": 40}), cfg) is None
+    failed = dead_letter_failure(_Result({**base, "dead_letter_unparseable": 45}), cfg)
+    assert failed is not None and "45.0% of the records" in failed and "unparseable 45" in failed
