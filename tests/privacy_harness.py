@@ -372,7 +372,8 @@ class Run:
         return not (self.unexplained or self.raw or self.opaque or self.foreign)
 
 
-def _drive(setting: Setting, batches, noise, factory=None):
+def drive(setting: Setting, batches, noise, factory=None):
+    """Run ``batches`` through a fresh core (``factory`` or the setting's) and to the end: (core, results, rejected)."""
     core = (factory or setting.build)()
     results, rejected = [], 0
     for tick, ups in batches:
@@ -388,7 +389,7 @@ def _record(setting, batches, noise, factory=None):
     rec = Recorder()
     noise.recorder = rec
     with recording(rec):
-        core, results, rejected = _drive(setting, batches, noise, factory)
+        core, results, rejected = drive(setting, batches, noise, factory)
     return rec, core, results, rejected
 
 

@@ -102,7 +102,7 @@ def coverage_runs(name: str, kind: str, runs: int = RUNS) -> dict:
     out: dict = {}
     for r in range(runs):
         key = hashlib.sha256(f"bound-coverage/{name}/{kind}/{r}".encode()).digest()
-        _, results, rejected = H._drive(setting, batches, NoiseSource(key), lambda: setting.build(config))
+        _, results, rejected = H.drive(setting, batches, NoiseSource(key), lambda: setting.build(config))
         assert not rejected
         for a in results:
             for ans in a.answers:

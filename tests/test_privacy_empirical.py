@@ -135,7 +135,7 @@ def schedule_events(name: str, with_x: bool, factory_wrap=None) -> list[tuple[in
     for r in range(AUDIT_RUNS):
         key = hashlib.sha256(f"schedule-audit/{name}/{r}".encode()).digest()
         build = (lambda: s.build(config)) if factory_wrap is None else (lambda: factory_wrap(s.build(config)))
-        _, results, _ = H._drive(s, batches, NoiseSource(key), build)
+        _, results, _ = H.drive(s, batches, NoiseSource(key), build)
         firsts: dict = {}
         for res in results:
             for a in res.answers:

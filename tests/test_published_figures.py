@@ -70,7 +70,7 @@ def figure_problems(setting) -> list[str]:
         )
         if not ok:
             problems.append(f"the whole ledger spent states {k}_spent = {got}, configured {v}")
-    core, _, _ = H._drive(setting, H.merge(H.background(8, deletions=False)), NoiseSource(H.KEY))
+    core, _, _ = H.drive(setting, H.merge(H.background(8, deletions=False)), NoiseSource(H.KEY))
     fields = spec.spend_fields(config, as_vector(core.spent))
     for k, v in configured.items():
         got = fields.get(f"{k}_spent")
