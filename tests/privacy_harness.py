@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import sys
 from dataclasses import dataclass, field
@@ -832,6 +833,20 @@ def settings(names, *, unit_kinds=None) -> list[Setting]:
                     continue
                 out.append(s)
     return out
+
+
+@functools.cache
+def classification(name: str) -> str:
+    """``exact`` (every draw explained by a release at a public coordinate), ``noise-dependent`` (a
+    draw the schedule depends on: a sparse-vector threshold, a growth test, a PMW sample) or
+    ``unrecorded`` (noise outside the injected source, or a release without a pre-noise value)."""
+    s = settings([name])[0]
+    run = record_run(s, neighbour_pairs(s)[0][1])
+    if run.exact:
+        return "exact"
+    if run.foreign or run.opaque:
+        return "unrecorded"
+    return "noise-dependent"
 
 
 def setting_id(s: Setting) -> str:

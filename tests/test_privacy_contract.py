@@ -21,7 +21,6 @@ only float is the budgets' own arithmetic (e.g. eps / (2k - 1)).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import privacy_harness as H
@@ -38,20 +37,7 @@ UPDATE_ENTRIES = sorted(n for n, s in MECHANISMS.items() if s.input_kind == "upd
 REPORT_ENTRIES = sorted(n for n, s in MECHANISMS.items() if s.input_kind == "reports")
 
 
-@functools.cache
-def classification(name: str) -> str:
-    """``exact`` (every draw explained by a release at a public coordinate) or ``noise-dependent``
-    (a draw the schedule depends on: a sparse-vector threshold, a growth test, a PMW sample)."""
-    s = H.settings([name])[0]
-    run = H.record_run(s, H.neighbour_pairs(s)[0][1])
-    if run.exact:
-        return "exact"
-    if run.foreign or run.opaque:
-        return "unrecorded"  # noise outside the injected source, or a release without a pre-noise value
-    return "noise-dependent"
-
-
-EXACT = [n for n in UPDATE_ENTRIES if classification(n) == "exact"]
+EXACT = [n for n in UPDATE_ENTRIES if H.classification(n) == "exact"]
 SETTINGS = H.settings(EXACT)
 
 
@@ -60,7 +46,7 @@ def test_every_registry_entry_is_covered_by_a_privacy_contract():
     collector (the randomized-response check below); no entry draws noise the harness cannot see;
     every exact entry is run under every budget kind and unit it supports."""
     for name in UPDATE_ENTRIES:
-        assert classification(name) in ("exact", "noise-dependent"), name
+        assert H.classification(name) in ("exact", "noise-dependent"), name
     assert len(EXACT) >= 6  # counters, net_change, auto and the changelog releases at least
     for name in EXACT:
         spec = MECHANISMS[name]

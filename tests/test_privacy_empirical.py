@@ -109,17 +109,9 @@ AUDIT_ALPHA = 1e-4
 AUDIT_T = 12
 
 
-def noise_dependent_entries() -> list[str]:
-    """The update-input entries whose recorded run has draws no public release explains."""
-    out = []
-    for name in sorted(n for n, s in MECHANISMS.items() if s.input_kind == "updates"):
-        s = H.settings([name])[0]
-        if not H.record_run(s, H.neighbour_pairs(s)[0][1]).exact:
-            out.append(name)
-    return out
-
-
-NOISE_DEPENDENT = noise_dependent_entries()
+# the update-input entries whose recorded run has draws no public release explains
+UPDATE_ENTRIES = sorted(n for n, s in MECHANISMS.items() if s.input_kind == "updates")
+NOISE_DEPENDENT = [n for n in UPDATE_ENTRIES if H.classification(n) == "noise-dependent"]
 
 
 def schedule_events(name: str, with_x: bool, factory_wrap=None) -> list[tuple[int, int]]:
