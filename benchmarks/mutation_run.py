@@ -160,7 +160,7 @@ def first_failure(output: str) -> tuple[str | None, str | None]:
     return (test.group(1) if test else None), (exc.group(1) if exc else None)
 
 
-def run_mutant(work: Path, mutant, python: str) -> dict:
+def run_mutant(work: Path, mutant, python: str, select: str = "") -> dict:
     mid, kind, module, old, new = mutant
     path = work / module
     source = path.read_text()
@@ -173,7 +173,7 @@ def run_mutant(work: Path, mutant, python: str) -> dict:
         env.pop("PYTHONPATH", None)
         proc = subprocess.run(
             [python, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider"]
-            + ["-m", "not slow", "-k", "not twin", *TESTS[kind]],
+            + ["-m", "not slow", "-k", f"not twin{' and (' + select + ')' if select else ''}", *TESTS[kind]],
             cwd=work,
             capture_output=True,
             text=True,
@@ -204,6 +204,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="run the mutants whose id contains this")
     ap.add_argument("--python", default=str(ROOT / ".venv/bin/python"))
+    ap.add_argument("-k", dest="select", default="", help="a pytest -k expression the tests must also match")
     args = ap.parse_args(argv)
     chosen = [m for m in MUTANTS if args.only in m[0]]
     results = []
@@ -220,7 +221,7 @@ def main(argv=None) -> int:
         if not where.startswith(str(work)):
             raise SystemExit(f"the copy imports transforms from {where}, not from {work}")
         for m in chosen:
-            r = run_mutant(work, m, args.python)
+            r = run_mutant(work, m, args.python, args.select)
             results.append(r)
             print(f"{r['verdict']:15s} {r['id']:28s} {r.get('test') or ''} {r.get('exception') or ''}", flush=True)
     by_module: dict[str, list] = {}
