@@ -373,11 +373,18 @@ class Run:
         return not (self.unexplained or self.raw or self.opaque or self.foreign)
 
 
+PERSON = "the-person"  # the person whose entries (ids p*) two neighbouring inputs differ in; every background
+# entry (ids b*) is a person of its own
+
+
 def drive(setting: Setting, batches, noise, factory=None):
     """Run ``batches`` through a fresh core (``factory`` or the setting's) and to the end: (core, results, rejected)."""
     core = (factory or setting.build)()
     results, rejected = [], 0
+    person = setting.unit.kind == "person"
     for tick, ups in batches:
+        if person:  # the core's person path takes (person, Update): p* entries are the neighbouring person's
+            ups = [(PERSON if u.entry_id.startswith("p") else u.entry_id, u) for u in ups]
         res = core.process_tick(tick, list(ups), noise)
         rejected += len(res.rejections)
         results.append(res)

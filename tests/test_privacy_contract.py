@@ -149,10 +149,22 @@ def test_twin_pure_ratio_dropped_is_caught(monkeypatch):
 
 
 def test_twin_skipped_group_division_is_caught(monkeypatch):
-    """An entry-level release calibrated as if one entry were one update."""
+    """An entry- or person-level release calibrated as if one entry (one person) were one update: the group
+    division skipped (the mechanisms accounted by group privacy) and the calibration by contribution skipped
+    (``net_change`` and ``auto``: each counter at its update-level share, charged at sensitivity 1, so that the
+    ledger sees nothing wrong; skipping only the division is caught by the ledger itself, which then refuses
+    the charges at sensitivity ``m``)."""
+    from transforms.core.continual.net_change import NetChangeRelease
+
+    def update_level(self):  # each query set's share, noise and charge both at sensitivity 1: the ledger agrees
+        k = len(self.config.queries)
+        return [(self.ledger_cap(self.config).part(1.0 / k, 1.0 / k), 1.0)] * k
+
     monkeypatch.setattr(PureDP, "ungroup", lambda self, g: PureDP(self.epsilon))
-    cases = [s for s in SETTINGS if H.budget_kind(s.budget) == "pure" and s.unit.kind == "entry"]
-    assert any(_fails(s) for s in cases)  # auto / net_change: entry-level by group privacy
+    monkeypatch.setattr(NetChangeRelease, "counter_budgets", update_level)
+    for kind in ("entry", "person"):
+        cases = [s for s in SETTINGS if H.budget_kind(s.budget) == "pure" and s.unit.kind == kind]
+        assert cases and any(_fails(s) for s in cases), kind
 
 
 def test_twin_input_dependent_schedule_is_caught():
