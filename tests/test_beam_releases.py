@@ -744,14 +744,11 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     }
 
 
-def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name(monkeypatch):
+def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
     """Under the person unit the streaming graph gains the person step (``BoundPersons``: state ``person``,
     timer ``tick_end``), ahead of the registry, and keeps every other stateful transform's name, state and
     timers (a savepoint of the person step matches them from now on); the batch graph gains ``GroupByPerson``
     and a stateless ``BoundPersons``."""
-    from test_person_beam import allow_person
-
-    allow_person(monkeypatch)
     cfg = DynamicConfig(CFG.queries, PureDP(2.0), unit=PrivacyUnit.person(2, 3))
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
     rec = UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0, person="P")

@@ -100,7 +100,7 @@ def _key_answers(a):
     return (a.stream, a.tick, a.segment, a.query, tuple(float(x) for x in a.estimate))
 
 
-def test_streaming_state_and_timers_on_flink_equal_the_core(flink, monkeypatch):
+def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
     """A ``--streaming`` pipeline on Flink takes the stateful path (entry registry, stateful per-tick merge,
     per-stream release; Flink's keyed state and event-time timers): its answers equal the in-memory core's,
     exactly, with noise off and with a fixed key and release id (then they are the noise every runner draws).
@@ -108,9 +108,8 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink, monkeypatch):
     ahead of the registry): its answers and dead letters equal the in-memory reference of
     ``tests/test_person_beam.py``. All three run in one Flink job (one job's start-up instead of three)."""
     from test_person_beam import CFG as PERSON_CFG
-    from test_person_beam import allow_person, person_workload, reference
+    from test_person_beam import person_workload, reference
 
-    allow_person(monkeypatch)
     recs = workload(n=200, seed=3)
     spec = StreamSpec(streams=("a", "b", "idle"), tick_seconds=5.0, end_time=200.0)
     p = beam.Pipeline(options=_flink_options(flink, streaming=True))
@@ -545,6 +544,48 @@ def test_release_cli_on_flink_is_byte_identical_to_direct_runner(flink_jar, tmp_
     assert len(dead) >= 4, dead
     releases = _records(outs["direct"], "releases*.jsonl")
     assert len(releases) > 100 and len({json.loads(x)["stream"] for x in releases}) == 2
+
+
+@pytest.mark.flink
+@pytest.mark.slow
+def test_person_level_demo_on_flink_batch_equals_the_direct_runner(flink_jar, tmp_path):
+    """``configs/demo_person.yaml`` (the person unit: the person step keyed by customer ahead of the registry,
+    batch) through ``python -m pipelines.release`` on an embedded Flink and on the DirectRunner, its first day:
+    releases and dead letters (``contribution_bounded`` among them) the same lines on both runners, for the same
+    key and release id. The streaming person step on Flink:
+    ``test_streaming_state_and_timers_on_flink_equal_the_core``."""
+    end = 86400
+    text = (ROOT / "configs" / "demo_person.yaml").read_text()
+    assert "end: 259200" in text and "path: output/person/" in text
+    outs = {}
+    for runner in ("direct", "flink"):
+        cfg = tmp_path / f"{runner}.yaml"
+        out = tmp_path / runner / "out"
+        cfg.write_text(
+            text.replace("data/demo_person.jsonl", str(ROOT / "data" / "demo_person.jsonl"))
+            .replace("path: output/person/", f"path: {out}/")
+            .replace("end: 259200", f"end: {end}")
+        )
+        args = []
+        if runner == "flink":
+            args = [
+                "--runner=FlinkRunner",
+                "--flink_master=[local]",
+                f"--flink_job_server_jar={flink_jar}",
+                "--environment_type=LOOPBACK",
+                "--parallelism=2",
+            ]
+        log, TIMINGS[f"cli_person_{runner}"] = _run_cli(cfg, "flink-person-test-01", *args)
+        assert "guarantee:           privacy unit person" in log, log[-3000:]
+        outs[runner] = out
+    got = {}
+    for pattern, sub in (("releases*.jsonl", "out"), ("dead_letters*.jsonl", "conf")):
+        for runner, out in outs.items():
+            where = out if sub == "out" else out.parent / "out-confidential"
+            got[runner] = _records(where, pattern)
+        assert got["flink"] == got["direct"], pattern
+    reasons = {json.loads(x)["reason"] for x in got["direct"]}
+    assert "contribution_bounded" in reasons, reasons
 
 
 def _time_of(line):
