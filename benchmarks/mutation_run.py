@@ -4,8 +4,8 @@ Each mutant is a hand-written, realistic bug of the kind the issue lists (a cali
 factor, a split skipped, a group factor dropped, a bound that forgets a term or uses beta where beta/2
 is owed, a rounding the wrong way). For each, on a copy of the repository (nothing here changes), the
 mutant is applied and the contract tests of its kind run (privacy: ``tests/test_privacy_contract.py``
-and ``tests/test_published_figures.py``; bound: ``tests/test_bound_coverage.py``; the twins left out;
-``-x``, one process). A mutant is
+and ``tests/test_published_figures.py``; bound: ``tests/test_bound_coverage.py`` and
+``tests/test_bounds_reference.py``; the twins left out; ``-x``, one process). A mutant is
 
 * ``killed`` when a test fails on an ``AssertionError`` (the property: a loss over the guarantee, a
   coverage or figure check), recorded with the first failing test;
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # the contract tests each kind of mutant answers to (the twins, which patch the code themselves, left out)
 TESTS = {
     "privacy": ["tests/test_privacy_contract.py", "tests/test_published_figures.py"],
-    "bound": ["tests/test_bound_coverage.py"],
+    "bound": ["tests/test_bound_coverage.py", "tests/test_bounds_reference.py"],
 }
 BUDGETS = "transforms/core/foundation/accounting/budgets.py"
 UNITS = "transforms/core/foundation/accounting/units.py"
