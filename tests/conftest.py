@@ -35,7 +35,8 @@ def rng():
 
 
 # --- the tiers (README, "Quickstart"; docs/testing.md) -----------------------------------------------------------
-# The fast tier is the core and the in-memory paths: `pytest -m "not pipeline and not slow"`. Every test that runs a
+# The fast tier is the deterministic core and the in-memory paths: `pytest -m "not pipeline and not slow and not
+# statistical"`. Every test that runs a
 # Beam pipeline or a subprocess carries the `pipeline` marker, given here from its source (tests/tiers.py), and the
 # reading is checked while the tests run: a test without the marker that starts a pipeline or a subprocess fails.
 

@@ -482,6 +482,17 @@ def _demo_subset(tmp: pathlib.Path, end: int) -> pathlib.Path:
     return data
 
 
+def cli_flink_args(flink_jar) -> list[str]:
+    """The README's Flink options for the CLI: an embedded Flink started from the fetched job server jar."""
+    return [
+        "--runner=FlinkRunner",
+        "--flink_master=[local]",
+        f"--flink_job_server_jar={flink_jar}",
+        "--environment_type=LOOPBACK",
+        "--parallelism=2",
+    ]
+
+
 def _run_cli(config: pathlib.Path, release_id: str, *beam_args: str) -> tuple[str, float]:
     env = dict(os.environ, DP_NOISE_KEY=KEY_HEX, MPLBACKEND="Agg")
     t0 = time.perf_counter()
@@ -521,15 +532,7 @@ def test_release_cli_on_flink_is_byte_identical_to_direct_runner(flink_jar, tmp_
             .replace("end: 691200", f"end: {end}")
             .replace("kind: auto", "kind: fully_dynamic")  # node outputs too
         )
-        args = []
-        if runner == "flink":
-            args = [
-                "--runner=FlinkRunner",
-                "--flink_master=[local]",
-                f"--flink_job_server_jar={flink_jar}",
-                "--environment_type=LOOPBACK",
-                "--parallelism=2",
-            ]
+        args = cli_flink_args(flink_jar) if runner == "flink" else []
         log, TIMINGS[f"cli_{runner}"] = _run_cli(cfg, "flink-cli-test-01", *args)
         assert "releases written:" in log, log[-3000:]
         outs[runner] = out
@@ -566,15 +569,7 @@ def test_person_level_demo_on_flink_batch_equals_the_direct_runner(flink_jar, tm
             .replace("path: output/person/", f"path: {out}/")
             .replace("end: 259200", f"end: {end}")
         )
-        args = []
-        if runner == "flink":
-            args = [
-                "--runner=FlinkRunner",
-                "--flink_master=[local]",
-                f"--flink_job_server_jar={flink_jar}",
-                "--environment_type=LOOPBACK",
-                "--parallelism=2",
-            ]
+        args = cli_flink_args(flink_jar) if runner == "flink" else []
         log, TIMINGS[f"cli_person_{runner}"] = _run_cli(cfg, "flink-person-test-01", *args)
         assert "guarantee:           privacy unit person" in log, log[-3000:]
         outs[runner] = out
@@ -616,11 +611,7 @@ def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flin
             "flink",
             f"{{type: follow, path: {tmp_path / 'followed.jsonl'}}}",
             [
-                "--runner=FlinkRunner",
-                "--flink_master=[local]",
-                f"--flink_job_server_jar={flink_jar}",
-                "--environment_type=LOOPBACK",
-                "--parallelism=2",
+                *cli_flink_args(flink_jar),
                 *(["--checkpointing_interval=500", "--shutdown_sources_after_idle_ms=1000"] if checkpointed else []),
             ],
         ),
