@@ -11,6 +11,8 @@ This module is the CLI only (arguments, exit codes, messages); no library
 module imports it. The pipeline is wired in ``pipelines.wiring``.
 """
 
+# ruff: noqa: E402 - the third-party warning filter goes before the imports that warn
+
 from __future__ import annotations
 
 import argparse
@@ -19,6 +21,19 @@ import difflib
 import logging
 import sys
 import time
+import warnings
+
+#: the packages whose FutureWarnings and DeprecationWarnings the CLI does not show (not ours: the user can do
+#: nothing about them); warnings from pipelines/ and transforms/ are always shown
+THIRD_PARTY = r"(apache_beam|google|grpc|proto|pydantic|pyarrow|pandas|numpy|matplotlib|fastavro|dill|pkg_resources)"
+
+
+def _quiet_third_party_warnings() -> None:
+    for category in (FutureWarning, DeprecationWarning, PendingDeprecationWarning):
+        warnings.filterwarnings("ignore", category=category, module=THIRD_PARTY)
+
+
+_quiet_third_party_warnings()  # before the imports below: some of them warn when imported
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -34,9 +49,9 @@ from pipelines.config import (
 )
 from pipelines.config.load import read_raw
 from pipelines.io import SourceConfig
-from pipelines.manifest import check_and_write_manifest, noise_key_for, release_identity
+from pipelines.manifest import Publication, check_folders, noise_key_for, release_identity
 from pipelines.rr_collect import run_collector
-from pipelines.runner import failed, pipeline_options, run
+from pipelines.runner import cancelled, failed, pipeline_options, run
 from pipelines.summary import dead_letter_failure, summary
 from pipelines.wiring import PROGRESS, build_pipeline
 
@@ -76,9 +91,16 @@ class ReleaseOptions(PipelineOptions):
             help="override privacy.release_id: continue or reproduce that release (a Dataflow --update or a Flink "
             "restore of a streaming job must pass the id of the job it replaces); default: a new release",
         )
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            default=False,
+            help="replace the outputs of another release in the sinks' folders (default: such a folder is refused, "
+            "exit 2; the same release id, a replay or a continuation, is always allowed)",
+        )
 
 
-_OUR_FLAGS = ("--config", "--duration", "--origin", "--release-id")
+_OUR_FLAGS = ("--config", "--duration", "--origin", "--release-id", "--overwrite")
 
 
 @contextlib.contextmanager
@@ -171,9 +193,12 @@ def _arguments(argv) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv=None) -> int:
+    _quiet_third_party_warnings()
     args, beam_args = _arguments(argv)
     try:
         return _launch(args, beam_args)
+    except KeyboardInterrupt:  # before the run started (the run's own interruption is handled where it ends)
+        return cancelled()
     except MissingTimeError as e:
         span = input_time_range(args.config)
         hint = ""
@@ -204,7 +229,7 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
             "updated job would draw new noise for the same release"
         )
     if cfg.mechanism_spec.input_kind == "reports":  # local DP: a collector of client reports, no noise, no key
-        return run_collector(cfg, beam_args, duration=args.duration)
+        return run_collector(cfg, beam_args, duration=args.duration, overwrite=args.overwrite)
     if cfg.disable_noise:
         print(
             "WARNING: privacy.disable_noise is true: releases are EXACT and NOT differentially private. "
@@ -214,30 +239,53 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
     options, runner, local = pipeline_options(beam_args, cfg.streaming)
     check_runner(cfg, runner)
     check_environment(cfg, local=local)
+    release = release_identity(cfg)
+    check_folders(cfg, release, overwrite=args.overwrite)  # before a key is made or anything written
     key = noise_key_for(cfg, local=local)
     if not PROGRESS.handlers:
         PROGRESS.addHandler(_StderrHandler())
         PROGRESS.setLevel(logging.INFO)
         PROGRESS.propagate = False  # once, not again through a root handler the runner installed
-    release = release_identity(cfg)
-    check_and_write_manifest(cfg, release)
+    out = Publication(cfg, release, overwrite=args.overwrite)  # folders checked; a bounded run's outputs staged
     print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
-    p = beam.Pipeline(options=options)
-    written = build_pipeline(p, cfg, key, release)
-    done = run(p, streaming=cfg.streaming, local=local, duration=args.duration)
+    try:
+        p = beam.Pipeline(options=options)
+        written = build_pipeline(p, out.cfg, key, release)
+        done = run(p, streaming=cfg.streaming, local=local, duration=args.duration)
+        # done.status (pipelines.runner.STATUSES: done, failed, cancelled, stopped, submitted) is how the run ended
+        return _finish(done, out, written, runner, cfg, release, t0)
+    except KeyboardInterrupt:
+        out.discard()
+        return cancelled()
+    except BaseException:
+        out.discard()
+        raise
+
+
+def _finish(done, out, written: list[str], runner: str, cfg, release, t0: float) -> int:
+    """The end of a run: its summary and exit status; a bounded run's outputs published (``out.commit``) when it
+    completed, discarded when it failed or was cancelled (the folders are then as they were)."""
+    if done.cancelled:
+        out.discard()
+        return cancelled()
     if done.exit is not None:
+        out.discard()
         return done.exit
     if done.submitted:
         print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
         return 0
-    if done.result is None:  # interrupted before the run had a result
+    if done.result is None:  # a streaming run interrupted before it had a result
         return 0
+    written = [out.final_name(w) for w in written]
     print(summary(done.result, written, cfg, time.perf_counter() - t0, release))
     if done.stream_failed:
         return failed(None)
     if not cfg.streaming:
-        draw_picture(cfg)
+        picture = draw_picture(out.cfg)
+        out.commit()
+        if picture is not None:
+            print(f"picture:             {out.final_name(picture)}")
         failure = dead_letter_failure(done.result, cfg)
         if failure:
             print(f"error: {failure}", file=sys.stderr)
@@ -252,18 +300,19 @@ class _StderrHandler(logging.Handler):
         sys.stderr.write(f"progress: {record.getMessage()}\n")
 
 
-def draw_picture(cfg) -> None:
+def draw_picture(cfg, truth: str | None = None) -> str | None:
     """A picture of the releases of a bounded run (``pipelines.plot``), from the first sink that has them in a
-    local folder as JSON lines."""
+    local folder as JSON lines; returns its path (None: no picture)."""
     from pipelines.plot import plot_releases
 
+    # the queries whose released values are clamped at 0 (the bands are clamped the same way)
+    nonnegative = {q.name for q in cfg.queries if cfg.clamp and q.type in ("count", "histogram")}
     for folder in (sink.picture_folder for sink in cfg.sinks):
         if folder is None:
             continue
         try:
-            path = plot_releases(folder)
+            path = plot_releases(folder, truth=truth, nonnegative=nonnegative)
         except ImportError:  # matplotlib is a dependency; a stripped install may lack it
-            return
-        if path is not None:
-            print(f"picture:             {path}")
-        return
+            return None
+        return None if path is None else str(path)
+    return None

@@ -14,7 +14,16 @@ from pipelines.outputs import mechanism_plan, unit_statement
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import NoiseKey
 
-__all__ = ["MANIFEST", "noise_key_for", "release_identity", "release_manifest", "check_and_write_manifest"]
+__all__ = [
+    "MANIFEST",
+    "noise_key_for",
+    "release_identity",
+    "release_manifest",
+    "check_folders",
+    "write_manifest",
+    "check_and_write_manifest",
+    "Publication",
+]
 
 MANIFEST = "release_manifest.json"
 
@@ -81,14 +90,68 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
     }
 
 
-def check_and_write_manifest(cfg, release: ReleaseIdentity) -> list[str]:
-    """Write the release manifest into every sink's confidential folder (the file sinks have one).
+def _read_manifest(folder: str | None) -> tuple[str, dict] | None:
+    """``(path, manifest)`` of the release manifest in ``folder`` (an unreadable one is ``{}``), or None."""
+    from apache_beam.io.filesystems import FileSystems
 
-    A manifest already there with the same release id but another
-    configuration or input means a release id reused on different data or
-    settings, which would give two releases the same noise: refused with
-    :class:`ConfigError` before anything runs. The same id, configuration and
-    input is a replay (identical outputs) and is allowed. Returns the paths."""
+    if folder is None:
+        return None
+    path = FileSystems.join(folder, MANIFEST)
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as fh:
+        try:
+            old = json.loads(fh.read().decode("utf-8"))
+        except ValueError:
+            old = {}
+    return path, old if isinstance(old, dict) else {}
+
+
+def check_folders(cfg, release: ReleaseIdentity, overwrite: bool = False) -> None:
+    """Refuse (:class:`ConfigError`, before anything runs) a release into folders that hold another release.
+
+    A release manifest with the same release id but another configuration or input means a release id reused on
+    different data or settings, which would give two releases the same noise: refused whatever ``overwrite``
+    says. The same id, configuration and input is a replay or a continuation: allowed. A sink folder holding run
+    outputs (:func:`pipelines.io.staging.outputs_in`) of another release (its manifest names another id, or there
+    is none) is refused unless ``overwrite`` (``--overwrite``: the run replaces them)."""
+    from pipelines.io.staging import outputs_in
+
+    for i, sink in enumerate(cfg.sinks):
+        found = _read_manifest(sink.manifest_folder)
+        old_id = None
+        if found is not None:
+            path, old = found
+            old_id = old.get("release_id")
+            if old_id == release.release_id:
+                manifest = {"config_digest": release.config_digest, "input_fingerprint": cfg.source.fingerprint()}
+                for key, what in (("config_digest", "configuration"), ("input_fingerprint", "input")):
+                    if old.get(key) != manifest[key]:
+                        raise ConfigError(
+                            f"privacy.release_id: release {release.release_id} was already made with another {what} "
+                            f"(see {path}); reusing a release id on other data or settings would give two releases "
+                            "the same noise. Omit privacy.release_id for a new release (it spends a new budget)"
+                        )
+                continue
+        if overwrite:
+            continue
+        for key, folder in sink.output_folders.items():
+            present = outputs_in(folder)
+            if not present:
+                continue
+            whose = f"release {old_id}" if old_id else "another run (no release manifest)"
+            more = f" and {len(present) - 1} more" if len(present) > 1 else ""
+            raise ConfigError(
+                f"sinks[{i}].{key}: {folder} already holds the outputs of {whose} ({present[0]}{more}); a new "
+                "release there would mix two releases: pass --overwrite to replace them"
+                + (f", --release-id {old_id} to continue that one" if old_id else "")
+                + ", or choose an empty folder"
+            )
+
+
+def write_manifest(cfg, release: ReleaseIdentity) -> list[str]:
+    """Write the release manifest into every sink's confidential folder (the file sinks have one); returns the
+    paths."""
     from apache_beam.io.filesystems import FileSystems
 
     manifest = release_manifest(cfg, release)
@@ -97,23 +160,52 @@ def check_and_write_manifest(cfg, release: ReleaseIdentity) -> list[str]:
         if folder is None:
             continue
         path = FileSystems.join(folder, MANIFEST)
-        if FileSystems.exists(path):
-            with FileSystems.open(path) as fh:
-                try:
-                    old = json.loads(fh.read().decode("utf-8"))
-                except ValueError:
-                    old = {}
-            if old.get("release_id") == release.release_id:
-                for key, what in (("config_digest", "configuration"), ("input_fingerprint", "input")):
-                    if old.get(key) != manifest[key]:
-                        raise ConfigError(
-                            f"privacy.release_id: release {release.release_id} was already made with another {what} "
-                            f"(see {path}); reusing a release id on other data or settings would give two releases "
-                            "the same noise. Omit privacy.release_id for a new release (it spends a new budget)"
-                        )
         if not FileSystems.exists(folder):
             FileSystems.mkdirs(folder)
         with FileSystems.create(path) as fh:
             fh.write(json.dumps(manifest, indent=2).encode() + b"\n")
         paths.append(path)
     return paths
+
+
+def check_and_write_manifest(cfg, release: ReleaseIdentity, overwrite: bool = True) -> list[str]:
+    """:func:`check_folders` then :func:`write_manifest` (in place: a streaming run, or a caller that stages
+    nothing). ``overwrite`` (default, as before folders were checked): another release's outputs may be
+    replaced; a reused release id on other settings or data is refused either way. Returns the paths."""
+    check_folders(cfg, release, overwrite=overwrite)
+    return write_manifest(cfg, release)
+
+
+class Publication:
+    """Where a launch writes its outputs, and when they appear.
+
+    Checks the sinks' folders (:func:`check_folders`), then a bounded run's file sinks are replaced by hidden
+    staging folders (``pipelines.io.staging``) in :attr:`cfg`, the configuration to build the pipeline with (its
+    release digest is the same: sinks are not part of it), and the release manifest is written (into the staging
+    folder: it appears with the outputs). :meth:`commit` publishes a completed run's outputs; :meth:`discard`
+    removes a failed or cancelled run's. A streaming run writes in place (its windows are published as they
+    close)."""
+
+    def __init__(self, cfg, release: ReleaseIdentity, overwrite: bool = False):
+        from pipelines.io.staging import Staging
+
+        check_folders(cfg, release, overwrite)
+        self.cfg, self.staging = cfg, Staging([])
+        if not cfg.streaming:
+            tag = f"{release.release_id[:16]}-{os.getpid()}"
+            staged = [sink.staged(tag) for sink in cfg.sinks]
+            self.staging = Staging([pair for _, pairs in staged for pair in pairs])
+            if self.staging:
+                self.discard()  # a leftover of a killed run with the same tag
+                self.cfg = cfg.model_copy(update={"sinks": tuple(sink for sink, _ in staged)})
+        write_manifest(self.cfg, release)
+
+    def final_name(self, path) -> str:
+        """A path under a staging folder as it is named once published (others unchanged)."""
+        return self.staging.final_name(str(path))
+
+    def commit(self) -> None:
+        self.staging.commit()
+
+    def discard(self) -> None:
+        self.staging.discard()

@@ -1,11 +1,17 @@
 """Draw the releases of a run: each query's estimate over time with its bound.
 
-``python -m pipelines.plot OUTPUT_DIR [--out FILE.png]`` reads
-``OUTPUT_DIR/releases*.jsonl`` (the differentially private outputs only) and
-draws one panel per (query, stream): the estimate at every release and the
-band ``estimate +/- error_bound`` (the release's (1-beta) bound). A histogram
-panel draws every cell. Plotting is post-processing of released values: it
-costs no privacy. Written to ``OUTPUT_DIR/releases.png`` by default.
+``python -m pipelines.plot OUTPUT_DIR [--out FILE.png] [--truth FILE]`` reads ``OUTPUT_DIR/releases*.jsonl`` (the
+differentially private outputs only) and draws small multiples: one panel per (query, stream), in rows of at most
+four panels, the estimate at every release against the event time it is as of (``as_of``; the tick where the
+releases have none) and the band ``estimate +/- error_bound`` (the release's (1 - beta) bound), clamped at 0 like
+the estimates where the released values cannot be negative. A histogram panel draws at most ``max_cells`` lines:
+the largest cells, each labelled at its end, and the rest summed into one line ``other (k cells)`` (without a band:
+the sum of several cells has no bound in the records). ``--truth FILE``: the exact answers to overlay (dashed),
+for an evaluation: JSON lines with ``stream``, ``query``, ``tick`` and ``value`` or ``estimate`` (the releases of a
+run with ``privacy.disable_noise``, or a folder holding them, fit as they are).
+
+Plotting is post-processing of released values: it costs no privacy (the truth overlay is confidential: never
+publish a picture drawn with it). Written to ``OUTPUT_DIR/releases.png`` by default.
 """
 
 from __future__ import annotations
@@ -13,64 +19,173 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import math
 import sys
+from datetime import datetime
 from pathlib import Path
 
-__all__ = ["plot_releases", "main"]
+__all__ = ["plot_releases", "draw", "load_rows", "main", "MAX_CELLS", "MAX_PANELS", "PANELS_PER_ROW"]
+
+MAX_CELLS = 6  # lines per histogram panel: the MAX_CELLS - 1 largest cells and one for the rest
+MAX_PANELS = 48  # panels per picture (the first ones, in the order of the records; the title says so)
+PANELS_PER_ROW = 4
 
 
-def _load(out_dir: str) -> list[dict]:
+def load_rows(where: str) -> list[dict]:
+    """The records of ``where``: a JSON-lines file, or a folder's ``releases*.jsonl``."""
+    paths = [where] if Path(where).is_file() else sorted(glob.glob(str(Path(where) / "releases*.jsonl")))
     rows = []
-    for path in sorted(glob.glob(str(Path(out_dir) / "releases*.jsonl"))):
+    for path in paths:
         with open(path) as fh:
             rows += [json.loads(line) for line in fh if line.strip()]
     return rows
 
 
-def plot_releases(out_dir: str, out_file: str | None = None) -> Path | None:
-    """Draw the releases under ``out_dir``; returns the PNG path (None: no releases)."""
-    rows = _load(out_dir)
-    if not rows:
-        return None
+def _x(row: dict):
+    """The event time a release is as of (a datetime), or its tick."""
+    as_of = row.get("as_of")
+    if as_of:
+        try:
+            return datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    return row["tick"]
+
+
+def _cells(rows: list[dict], max_cells: int) -> tuple[list, list]:
+    """``(drawn, rest)``: the cells drawn on their own (the largest mean estimates) and those summed as one."""
+    first = rows[0]["estimate"]
+    if not isinstance(first, dict):
+        return [None], []
+    names = list(first)
+    if len(names) <= max_cells:
+        return names, []
+    mean = {c: sum(r["estimate"].get(c, 0.0) for r in rows) / len(rows) for c in names}
+    ranked = sorted(names, key=lambda c: (-mean[c], names.index(c)))
+    keep = set(ranked[: max_cells - 1])
+    return [c for c in names if c in keep], [c for c in names if c not in keep]
+
+
+def _value(row: dict, cells: list) -> float:
+    est = row.get("estimate", row.get("value"))
+    if cells == [None]:
+        return float(est)
+    return float(sum(est.get(c, 0.0) for c in cells))
+
+
+def _label_ends(ax, ends: list[tuple[float, str, str]]) -> None:
+    """Direct labels at the right end of the lines, spread so that they do not overlap."""
+    if not ends:
+        return
+    lo, hi = ax.get_ylim()
+    gap = (hi - lo) * 0.07
+    placed = []
+    for y, text, color in sorted(ends):
+        y = max(y, placed[-1] + gap) if placed else y
+        placed.append(y)
+        ax.annotate(
+            text,
+            xy=(1.0, y),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+            color=color,
+            annotation_clip=False,
+        )
+
+
+def draw(rows: list[dict], truth: list[dict] | None = None, nonnegative=None, max_cells: int = MAX_CELLS):
+    """The figure of ``rows`` (release records); ``truth``: exact answers to overlay; ``nonnegative``: the queries
+    whose released values are clamped at 0 (None: those whose estimates are all >= 0)."""
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    queries = sorted({r["query"] for r in rows}, key=[r["query"] for r in rows].index)
+    queries = list(dict.fromkeys(r["query"] for r in rows))
     streams = sorted({r["stream"] for r in rows})
+    panels = [(q, s) for q in queries for s in streams if any(r["query"] == q and r["stream"] == s for r in rows)]
+    shown = panels[:MAX_PANELS]
+    ncols = min(PANELS_PER_ROW, len(streams), len(shown)) if len(streams) > 1 else 1
+    nrows = math.ceil(len(shown) / ncols)
     fig, axes = plt.subplots(
-        len(queries), len(streams), figsize=(6 * len(streams), 2.8 * len(queries)), squeeze=False, sharex=True
+        nrows, ncols, figsize=(5.2 * ncols + 1.2, 2.5 * nrows + 0.9), squeeze=False, layout="constrained"
     )
-    for i, q in enumerate(queries):
-        for j, s in enumerate(streams):
-            ax = axes[i][j]
-            mine = sorted((r for r in rows if r["query"] == q and r["stream"] == s), key=lambda r: r["tick"])
-            if not mine:
-                continue
-            ticks = [r["tick"] for r in mine]
-            first = mine[0]["estimate"]
-            cells = list(first) if isinstance(first, dict) else [None]
-            for cell in cells:
-                est = [r["estimate"][cell] if cell is not None else r["estimate"] for r in mine]
-                bound = [r["error_bound"] or 0.0 for r in mine]
-                line = ax.plot(ticks, est, lw=0.9, label=cell if cell is not None else "estimate")[0]
+    truth_by = {}
+    for t in truth or ():
+        truth_by.setdefault((t["query"], t["stream"]), []).append(t)
+    any_dates = False
+    for k, (q, s) in enumerate(shown):
+        ax = axes[k // ncols][k % ncols]
+        mine = sorted((r for r in rows if r["query"] == q and r["stream"] == s), key=lambda r: r["tick"])
+        xs = [_x(r) for r in mine]
+        any_dates = any_dates or isinstance(xs[0], datetime)
+        drawn, rest = _cells(mine, max_cells)
+        clamp = (
+            all(_value(r, [c]) >= 0 for r in mine for c in drawn + rest) if nonnegative is None else q in nonnegative
+        )
+        ends = []
+        for cell in drawn + (["rest"] if rest else []):
+            cells = rest if cell == "rest" else [cell]
+            est = [_value(r, cells) for r in mine]
+            name = f"other ({len(rest)} cells)" if cell == "rest" else ("estimate" if cell is None else str(cell))
+            line = ax.plot(xs, est, lw=0.9, label=name)[0]
+            if cell != "rest":
+                bound = [r.get("error_bound") or 0.0 for r in mine]
+                low = [e - b for e, b in zip(est, bound)]
                 ax.fill_between(
-                    ticks,
-                    [e - b for e, b in zip(est, bound)],
+                    xs,
+                    [max(x, 0.0) for x in low] if clamp else low,
                     [e + b for e, b in zip(est, bound)],
                     color=line.get_color(),
                     alpha=0.12,
                     lw=0,
                 )
-            ax.set_title(f"{q} ({s})", fontsize=10)
-            if cells != [None]:
-                ax.legend(fontsize=7, ncol=len(cells))
-            if i == len(queries) - 1:
-                ax.set_xlabel("tick")
+            if cell is not None:
+                ends.append((est[-1], name, line.get_color()))
+            exact = sorted(truth_by.get((q, s), ()), key=lambda t: t["tick"])
+            if exact:
+                at = {r["tick"]: x for r, x in zip(mine, xs)}
+                pts = [(at[t["tick"]], _value(t, cells)) for t in exact if t["tick"] in at]
+                if pts:
+                    ax.plot(*zip(*pts), lw=0.8, ls="--", color="black" if cell is None else line.get_color())
+        if clamp:
+            ax.set_ylim(bottom=0)
+        _label_ends(ax, ends)
+        ax.set_title(f"{q} · {s}", fontsize=9, loc="left")
+        ax.tick_params(labelsize=7)
+        if isinstance(xs[0], datetime):
+            locator = mdates.AutoDateLocator(maxticks=6)
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        if k % ncols == 0:
+            ax.set_ylabel("estimate", fontsize=8)
+    for k in range(len(shown), nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
+    for k in range(max(0, len(shown) - ncols), len(shown)):
+        axes[k // ncols][k % ncols].set_xlabel("event time (as of, UTC)" if any_dates else "tick", fontsize=8)
     beta = rows[0].get("beta")
-    fig.suptitle(f"releases with their (1 - beta) bounds, beta = {beta}", fontsize=11)
-    fig.tight_layout()
+    title = f"releases with their (1 - beta) bounds, beta = {beta}"
+    if truth:
+        title += "; dashed: the exact answers (confidential)"
+    if len(shown) < len(panels):
+        title += f"; the first {len(shown)} of {len(panels)} panels"
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_releases(out_dir: str, out_file: str | None = None, truth: str | None = None, nonnegative=None) -> Path | None:
+    """Draw the releases under ``out_dir``; returns the PNG path (None: no releases). ``truth``: a file or folder
+    of exact answers to overlay (:func:`draw`)."""
+    rows = load_rows(out_dir)
+    if not rows:
+        return None
+    import matplotlib.pyplot as plt
+
+    fig = draw(rows, load_rows(truth) if truth else None, nonnegative)
     path = Path(out_file) if out_file else Path(out_dir) / "releases.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -82,8 +197,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipelines.plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("output_dir", help="a file sink's path (holding releases*.jsonl)")
     ap.add_argument("--out", default=None, help="PNG file (default OUTPUT_DIR/releases.png)")
+    ap.add_argument(
+        "--truth",
+        default=None,
+        help="exact answers to overlay, for an evaluation (JSON lines: stream, query, tick, value; or the releases "
+        "of a run with privacy.disable_noise, a file or its folder); the picture is then confidential",
+    )
     args = ap.parse_args(argv)
-    path = plot_releases(args.output_dir, args.out)
+    if args.truth and not load_rows(args.truth):
+        print(f"no records in {args.truth}", file=sys.stderr)
+        return 2
+    path = plot_releases(args.output_dir, args.out, truth=args.truth)
     if path is None:
         print(f"no releases*.jsonl under {args.output_dir}", file=sys.stderr)
         return 2

@@ -19,8 +19,9 @@ from apache_beam.metrics import Metrics
 
 from pipelines.config import PipelineConfig, check_environment, check_runner
 from pipelines.config.local_dp import check_local_dp
+from pipelines.manifest import Publication, release_identity
 from pipelines.parse import raw_fields
-from pipelines.runner import failed, pipeline_options, run
+from pipelines.runner import cancelled, failed, pipeline_options, run
 from pipelines.summary import counters
 from pipelines.wiring import write_outputs
 from transforms.core.families.local_dp import design_for
@@ -86,8 +87,9 @@ def _dead_dict(d: DeadLetter, fmt: str) -> dict:
     return {"reason": d.reason, **raw_fields(rec), "stage": d.stage or "", "stream": d.stream, "format": fmt}
 
 
-def build_collector(p: beam.Pipeline, cfg: PipelineConfig) -> list[str]:
-    """Wire source -> parse -> collector -> sinks into ``p``; returns the outputs."""
+def build_collector(p: beam.Pipeline, cfg: PipelineConfig, release_id: str | None = None) -> list[str]:
+    """Wire source -> parse -> collector -> sinks into ``p``; returns the outputs. ``release_id``: every record
+    carries it."""
     read = cfg.source.read(p, cfg)
     parsed = read.pcoll | "ParseReports" >> beam.ParDo(_ParseReportFn(cfg, read.csv_header)).with_outputs(
         _ParseReportFn.DEAD, main="reports"
@@ -107,29 +109,46 @@ def build_collector(p: beam.Pipeline, cfg: PipelineConfig) -> list[str]:
         "releases": (out["estimates"], lambda r: release_dict(r, q.domain, q.name, spec)),
         "dead_letters": (dead, lambda d: _dead_dict(d, fmt)),
     }
-    return write_outputs(cfg, outputs, avro=False)  # the estimates have no Avro schema: JSON lines
+    # the estimates have no Avro schema: JSON lines
+    return write_outputs(cfg, outputs, avro=False, release_id=release_id)
 
 
-def run_collector(cfg: PipelineConfig, beam_args: list[str], duration: float | None = None) -> int:
+def run_collector(
+    cfg: PipelineConfig, beam_args: list[str], duration: float | None = None, overwrite: bool = False
+) -> int:
     """Run the collector (the CLI's ``main`` for report mechanisms); returns the exit status (a ConfigError
-    before the run starts). A streaming run on a local runner runs until interrupted, or for ``duration``
-    seconds (``--duration``), then prints the summary; on a remote runner it is submitted and runs until
-    cancelled."""
+    before the run starts). Its outputs carry a release id and a release manifest like a release's, into folders
+    checked and (a bounded run) staged the same way (``pipelines.manifest.Publication``; ``overwrite``: the
+    CLI's ``--overwrite``). A streaming run on a local runner runs until interrupted, or for ``duration`` seconds
+    (``--duration``), then prints the summary; on a remote runner it is submitted and runs until cancelled."""
     options, runner, local = pipeline_options(beam_args, cfg.streaming)
     check_runner(cfg, runner)
     check_environment(cfg, local=local, required=(), noise_key=False)  # reports: the parse step checks them
     design = design_for(cfg.dynamic_config(), cfg.mechanism_options())
+    release = release_identity(cfg)
+    out = Publication(cfg, release, overwrite=overwrite)
+    print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
-    p = beam.Pipeline(options=options)
-    written = build_collector(p, cfg)
-    done = run(p, streaming=cfg.streaming, local=local, duration=duration)
+    try:
+        p = beam.Pipeline(options=options)
+        written = build_collector(p, out.cfg, release.release_id)
+        done = run(p, streaming=cfg.streaming, local=local, duration=duration)
+    except BaseException:
+        out.discard()
+        raise
+    if done.cancelled:
+        out.discard()
+        return cancelled()
     if done.exit is not None:
+        out.discard()
         return done.exit
     if done.submitted:
         print(f"streaming job submitted to {runner}; it runs until cancelled. Outputs: {', '.join(written)}")
         return 0
     if done.result is None:
         return 0
+    out.commit()
+    written = [out.final_name(w) for w in written]
     counts = counters(done.result)
     dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_") and v}
     eps, delta = design.entry_guarantee()

@@ -4,6 +4,7 @@ declare), where the runner runs, and the wait for a run (bounded: to its end; st
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -17,8 +18,15 @@ __all__ = [
     "pipeline_options",
     "runner_locality",
     "failed",
+    "cancelled",
     "run",
     "Run",
+    "STATUSES",
+    "DONE",
+    "FAILED",
+    "CANCELLED",
+    "STOPPED",
+    "SUBMITTED",
 ]
 
 
@@ -115,36 +123,100 @@ def failed(error: BaseException | None) -> int:
     return 1
 
 
-class Run:
-    """How a run ended: ``result`` (None: interrupted before it had one), ``exit`` (the exit status of a run
-    that failed to start or finish, else None), ``submitted`` (a streaming job left running on a remote
-    runner), ``stream_failed`` (a local streaming run that failed while it ran: its summary is still shown)."""
+#: how a run ended (``Run.status``): the values a caller records (the budget ledger marks its release with them)
+DONE, FAILED, CANCELLED, STOPPED, SUBMITTED = "done", "failed", "cancelled", "stopped", "submitted"
+STATUSES = (DONE, FAILED, CANCELLED, STOPPED, SUBMITTED)
 
-    def __init__(self, result=None, exit: int | None = None, submitted: bool = False, stream_failed: bool = False):
+
+def cancelled() -> int:
+    """A cancelled run (Ctrl-C, SIGINT, before a bounded run completed): one line and exit status 130 (128 +
+    SIGINT, as a shell reports it)."""
+    print(
+        "cancelled: the run was interrupted before it completed; nothing was published (its temporary outputs are "
+        "removed, the output folders are as they were)",
+        file=sys.stderr,
+    )
+    return 130
+
+
+class Run:
+    """How a run ended: ``status`` (one of :data:`STATUSES`), ``result`` (the runner's result; None when there was
+    none), ``exit`` (the exit status of a run that failed to start or finish, else None), ``submitted`` (a
+    streaming job left running on a remote runner), ``stream_failed`` (a local streaming run that failed while it
+    ran: its summary is still shown).
+
+    ``cancelled``: a BOUNDED run interrupted (SIGINT, Ctrl-C) before it completed: its outputs are incomplete, the
+    CLI discards them and exits 130. A local STREAMING run interrupted (or ended by ``--duration``) is ``stopped``:
+    the releases it made were published as it went, and it ends with its summary (exit 0)."""
+
+    def __init__(
+        self,
+        result=None,
+        exit: int | None = None,
+        submitted: bool = False,
+        stream_failed: bool = False,
+        status: str | None = None,
+    ):
         self.result, self.exit, self.submitted, self.stream_failed = result, exit, submitted, stream_failed
+        if status is None:
+            status = SUBMITTED if submitted else FAILED if exit is not None or stream_failed else DONE
+        assert status in STATUSES, status
+        self.status = status
+
+    @property
+    def cancelled(self) -> bool:
+        return self.status == CANCELLED
+
+
+def _python_sigint() -> None:
+    """Python's own SIGINT handler (Ctrl-C raises KeyboardInterrupt in the main thread).
+
+    Beam's job server for a portable runner (Flink) installs its own SIGINT handler when the job starts, with the
+    wrong signature (StopOnExitJobServer.stop takes no arguments: apache-beam 2.62 raises a TypeError from inside
+    the wait, a traceback and exit 1); Python's own handler is put back for the wait. The job server still stops
+    at exit (Beam registers that with atexit)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _cancel(result) -> None:
+    """Ask the runner to stop a job (in the background: the DirectRunner's Pub/Sub reader blocks in a pull for up
+    to 30 s; the caller does not wait for it more than 2 s)."""
+    if result is None:
+        return
+
+    def cancel():
+        with contextlib.suppress(Exception):  # a runner that cannot cancel: nothing more to do
+            result.cancel()
+
+    stopper = threading.Thread(target=cancel, name="cancel-pipeline", daemon=True)
+    stopper.start()
+    stopper.join(2)
 
 
 def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
-    """Run ``p``: a bounded run to its end; a streaming run on a remote runner is submitted and left running; on
-    a local runner it runs until interrupted, or for ``duration`` seconds, then is cancelled."""
+    """Run ``p``: a bounded run to its end (interrupted: ``cancelled``); a streaming run on a remote runner is
+    submitted and left running; on a local runner it runs until interrupted, or for ``duration`` seconds, then is
+    cancelled (``stopped``)."""
+    result = None
     try:
         result = p.run()
         if not streaming:
+            _python_sigint()
             result.wait_until_finish()
     except KeyboardInterrupt:
-        return Run()
+        if not streaming:
+            _cancel(result)
+            return Run(result, status=CANCELLED)
+        return Run(status=STOPPED)
     except Exception as e:  # noqa: BLE001 - any failure of the run: a clear line and a non-zero exit
         return Run(exit=failed(e))
     if not streaming:
         return Run(result)
     if not local:
         return Run(result, submitted=True)
-    # Ctrl-C ends a local streaming run with its summary. Beam's job server for a portable runner (Flink) installs
-    # its own SIGINT handler when the job starts, with the wrong signature (StopOnExitJobServer.stop takes no
-    # arguments: apache-beam 2.62 raises a TypeError from inside the wait, a traceback and exit 1); Python's own
-    # handler is put back for the wait. The job server still stops at exit (Beam registers that with atexit).
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Ctrl-C ends a local streaming run with its summary
+    _python_sigint()
     try:
         if duration is None:
             result.wait_until_finish()
@@ -154,9 +226,5 @@ def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
         pass
     if "FAILED" in str(getattr(result, "state", "") or ""):
         return Run(result, stream_failed=True)
-    # the DirectRunner's Pub/Sub reader blocks in a pull for up to 30 s; let it finish in the background instead
-    # of holding the summary back
-    stopper = threading.Thread(target=result.cancel, name="cancel-pipeline", daemon=True)
-    stopper.start()
-    stopper.join(2)
-    return Run(result)
+    _cancel(result)
+    return Run(result, status=STOPPED)

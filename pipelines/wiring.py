@@ -100,6 +100,7 @@ class _CountReleasesFn(beam.DoFn):
     def process(self, rel):
         Metrics.counter(NAMESPACE, "releases_written").inc()
         Metrics.distribution(NAMESPACE, "budget_spent_written_micro").update(int(rel.spent[0] * 1e6))
+        return ()  # outputs nothing (a None here makes Beam warn about every bundle)
 
 
 def parse_line(cfg, line):
@@ -163,19 +164,20 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
         from pipelines.submit_queries import answer_dict
 
         outputs["query_answers"] = (out["query_answers"], lambda a: answer_dict(cfg, a))
-    return write_outputs(cfg, outputs)
+    return write_outputs(cfg, outputs, release_id=release.release_id)
 
 
-def write_outputs(cfg, outputs: dict, avro: bool = True) -> list[str]:
+def write_outputs(cfg, outputs: dict, avro: bool = True, release_id: str | None = None) -> list[str]:
     """Each output (name -> (PCollection, to_dict)) to every sink that takes it; returns where they go.
     ``avro``: the outputs have their published Avro schemas (an Avro file sink writes them so; else JSON
-    lines)."""
+    lines). ``release_id``: every record carries it (its last field, ``release_id``), so that anyone can tell
+    which release a record belongs to."""
     written = []
     for i, sink in enumerate(cfg.sinks):
         for name, (pcoll, to_dict) in outputs.items():
             if not sink.takes(name):
                 continue
-            records = pcoll | f"Format{name}{i}" >> beam.Map(to_dict)
+            records = pcoll | f"Format{name}{i}" >> beam.Map(_Stamped(to_dict, release_id))
             written.append(
                 sink.write(
                     records,
@@ -186,3 +188,16 @@ def write_outputs(cfg, outputs: dict, avro: bool = True) -> list[str]:
                 )
             )
     return written
+
+
+class _Stamped:
+    """``to_dict`` with the release id added to each record (None: the record as ``to_dict`` makes it)."""
+
+    def __init__(self, to_dict, release_id: str | None):
+        self.to_dict, self.release_id = to_dict, release_id
+
+    def __call__(self, element) -> dict:
+        d = dict(self.to_dict(element))
+        if self.release_id is not None:
+            d["release_id"] = self.release_id
+        return d

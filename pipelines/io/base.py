@@ -136,6 +136,18 @@ class Sink(Section):
         """A local folder of JSON-lines releases to draw (``pipelines.plot``), if any."""
         return None
 
+    @property
+    def output_folders(self) -> dict[str, str]:
+        """The local folders this sink writes (sink key -> folder): a folder that already holds another release's
+        outputs is refused before the run (``pipelines.manifest.check_folders``)."""
+        return {}
+
+    def staged(self, tag: str) -> tuple[Sink, list[tuple[str, str]]]:
+        """This sink writing to hidden staging folders instead (a bounded run publishes its outputs when it
+        completes: ``pipelines.io.staging``), and the (staging folder, folder) pairs; a sink without local folders
+        is itself, with none."""
+        return self, []
+
     def check_config(self, cfg, index: int) -> None:
         """What depends on the rest of the configuration (messages name the full key path)."""
 

@@ -21,6 +21,7 @@ from apache_beam.utils.timestamp import Duration
 from pydantic import BeforeValidator, ValidationInfo, field_validator
 
 from pipelines.io.base import Elements, Fraction, Sink, Source
+from pipelines.io.staging import staging_folder
 from pipelines.model import ConfigError, Section, choice, issue, number, text
 from transforms.spec import event_time_ok
 
@@ -300,9 +301,10 @@ def _check_avro(path: str, required: list[str], person_field: str | None = None)
 def check_writable(folder: str, key: str) -> None:
     if "://" in folder:  # a remote file system: the workers write it
         return
-    p = Path(folder)
+    p = Path(folder).absolute()
+    while not p.exists() and p.parent != p:  # creates nothing: a run that fails leaves no new folder
+        p = p.parent
     try:
-        p.mkdir(parents=True, exist_ok=True)
         probe = p / f".dp-dynamic-write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -345,6 +347,18 @@ class FileSink(Sink):
     @property
     def picture_folder(self) -> str | None:
         return self.path if self.format == "jsonl" and "://" not in self.path else None
+
+    @property
+    def output_folders(self) -> dict[str, str]:
+        keys = {"path": self.path, "confidential_path": self.confidential_path}
+        return {k: v for k, v in keys.items() if "://" not in v}
+
+    def staged(self, tag: str) -> tuple[FileSink, list[tuple[str, str]]]:
+        folders = self.output_folders
+        if len(folders) < 2:  # a remote folder: written in place
+            return self, []
+        moved = {k: staging_folder(v, tag) for k, v in folders.items()}
+        return self.model_copy(update=moved), [(moved[k], folders[k]) for k in folders]
 
     def check_config(self, cfg, index: int) -> None:
         if Path(self.confidential_path.rstrip("/")) == Path(self.path.rstrip("/")):
