@@ -4,8 +4,10 @@ With no arguments it runs ``configs/demo.yaml``: the bundled demo input on the
 DirectRunner, releases under ``./output/``, and a summary at the end. The other
 arguments must be Beam pipeline options (``--runner``, ...). Exit status: 0
 done; 1 the pipeline failed; 2 a configuration or argument error (one line,
-before anything runs); 3 a bounded run dead-lettered every record it read, or
-more than ``source.max_dead_letter_fraction``. See ``docs/pipelines.md``.
+before anything runs: a sink folder that holds another release's outputs too,
+unless ``--overwrite``); 3 a bounded run dead-lettered every record it read, or
+more than ``source.max_dead_letter_fraction``; 130 a bounded run cancelled by
+Ctrl-C (SIGINT: nothing published). See ``docs/pipelines.md``.
 
 This module is the CLI only (arguments, exit codes, messages); no library
 module imports it. The pipeline is wired in ``pipelines.wiring``.

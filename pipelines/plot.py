@@ -161,6 +161,7 @@ def draw(rows: list[dict], truth: list[dict] | None = None, nonnegative=None, ma
             locator = mdates.AutoDateLocator(maxticks=6)
             ax.xaxis.set_major_locator(locator)
             ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+            ax.xaxis.get_offset_text().set_fontsize(7)
         if k % ncols == 0:
             ax.set_ylabel("estimate", fontsize=8)
     for k in range(len(shown), nrows * ncols):

@@ -330,6 +330,7 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
             "epsilon_spent",
             "as_of",
             "update_level_spent",
+            "release_id",
         }
         assert r["update_level_spent"] == {"epsilon": pytest.approx(r["epsilon_spent"])}  # unit update
         assert r["beta"] == 1e-6 and r["error_bound"] > 0

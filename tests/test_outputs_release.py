@@ -1,0 +1,276 @@
+"""Outputs that name their release (issue 29, item 4): every record carries ``release_id``; a folder holding
+another release's outputs is refused unless ``--overwrite``; a bounded run's file outputs appear only when it
+completes (hidden staging folders moved in at the end), so a failed or cancelled run (Ctrl-C: exit 130, one line)
+leaves the folders exactly as they were; the demo run's stderr has no warning."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import fastavro
+import pytest
+import yaml
+
+from pipelines.io.files import schema
+from pipelines.io.staging import Staging, outputs_in, staging_folder
+from pipelines.manifest import check_folders, release_identity
+from pipelines.model import ConfigError
+from pipelines.runner import STATUSES, Run
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+KEY = "11" * 32
+
+
+def _snapshot(*folders: Path) -> dict:
+    """Every file under the folders (and whether each exists), with its bytes: what 'as it was' means."""
+    out = {}
+    for folder in folders:
+        out[str(folder)] = folder.exists()
+        for f in sorted(folder.rglob("*")) if folder.exists() else ():
+            out[str(f)] = f.read_bytes() if f.is_file() else "dir"
+    return out
+
+
+def _hidden(parent: Path) -> list[str]:
+    return sorted(n for n in os.listdir(parent) if n.startswith("."))
+
+
+# --- the staging folders, without a pipeline ---------------------------------------------------------------------
+
+
+def test_staging_commit_replaces_outputs_and_keeps_other_files(tmp_path):
+    final = tmp_path / "out"
+    final.mkdir()
+    (final / "releases-00000-of-00002.jsonl").write_text("old\n")
+    (final / "releases-00001-of-00002.jsonl").write_text("old\n")
+    (final / "README.txt").write_text("the operator's own file\n")
+    staged = Path(staging_folder(str(final) + "/", "t1"))
+    assert staged.parent == tmp_path and staged.name.startswith(".out.partial-")
+    staged.mkdir()
+    (staged / "releases-00000-of-00001.jsonl").write_text("new\n")
+    Staging([(str(staged), str(final) + "/")]).commit()
+    assert sorted(os.listdir(final)) == ["README.txt", "releases-00000-of-00001.jsonl"]
+    assert (final / "releases-00000-of-00001.jsonl").read_text() == "new\n"
+    assert _hidden(tmp_path) == []
+
+
+def test_staging_commit_into_a_missing_or_empty_folder_and_discard(tmp_path):
+    for name, make in (("missing", False), ("empty", True)):
+        final = tmp_path / name
+        if make:
+            final.mkdir()
+        staged = Path(staging_folder(str(final), "t"))
+        staged.mkdir()
+        (staged / "nodes-00000-of-00001.jsonl").write_text("x\n")
+        Staging([(str(staged), str(final))]).commit()
+        assert os.listdir(final) == ["nodes-00000-of-00001.jsonl"]
+    final = tmp_path / "kept"
+    final.mkdir()
+    (final / "releases.jsonl").write_text("before\n")
+    before = _snapshot(final)
+    staged = Path(staging_folder(str(final), "t"))
+    (staged / "beam-temp-releases-1").mkdir(parents=True)
+    (staged / "releases-00000-of-00001.jsonl").write_text("partial\n")
+    st = Staging([(str(staged), str(final))])
+    assert st.final_name(str(staged / "releases*.jsonl")) == str(final / "releases*.jsonl")
+    st.discard()
+    assert _snapshot(final) == before and _hidden(tmp_path) == []
+
+
+def test_run_status_values():
+    """The statuses a caller records (the budget ledger: completed / failed / cancelled)."""
+    assert set(STATUSES) == {"done", "failed", "cancelled", "stopped", "submitted"}
+    assert Run(object()).status == "done" and not Run(object()).cancelled
+    assert Run(exit=1).status == "failed" and Run(submitted=True).status == "submitted"
+    assert Run(status="cancelled").cancelled and Run(status="stopped").status == "stopped"
+
+
+# --- the folder check --------------------------------------------------------------------------------------------
+
+
+def _cfg(tmp_path, **sink):
+    from pipelines.config import parse_config
+
+    raw = copy.deepcopy(DEMO)
+    raw["source"]["path"] = str(ROOT / "data" / "demo.jsonl")
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl", **sink}]
+    return parse_config(raw)
+
+
+def test_a_folder_of_another_release_is_refused_unless_overwrite(tmp_path):
+    cfg = _cfg(tmp_path)
+    release = release_identity(cfg)
+    check_folders(cfg, release)  # nothing there yet
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("not an output\n")
+    check_folders(cfg, release)  # other files do not count
+    (tmp_path / "out" / "releases-00000-of-00001.jsonl").write_text("{}\n")
+    with pytest.raises(ConfigError, match=r"sinks\[0\]\.path: .* another run \(no release manifest\)"):
+        check_folders(cfg, release)
+    conf = tmp_path / "out-confidential"
+    conf.mkdir()
+    (conf / "release_manifest.json").write_text(json.dumps({"release_id": "earlier-release"}))
+    with pytest.raises(ConfigError, match="release earlier-release .*--overwrite.*--release-id earlier-release"):
+        check_folders(cfg, release)
+    check_folders(cfg, release, overwrite=True)
+    assert outputs_in(str(tmp_path / "out")) == ["releases-00000-of-00001.jsonl"]  # the check removes nothing
+    # the same release (a replay or a continuation) is allowed, with the same configuration and input only
+    (conf / "release_manifest.json").write_text(
+        json.dumps(
+            {
+                "release_id": release.release_id,
+                "config_digest": release.config_digest,
+                "input_fingerprint": cfg.source.fingerprint(),
+            }
+        )
+    )
+    check_folders(cfg, release)
+    (conf / "release_manifest.json").write_text(
+        json.dumps({"release_id": release.release_id, "config_digest": "other", "input_fingerprint": "x"})
+    )
+    with pytest.raises(ConfigError, match="already made with another configuration"):
+        check_folders(cfg, release, overwrite=True)
+
+
+def test_every_output_schema_has_release_id_with_a_default():
+    """A new field with a default: files written with the earlier schemas read with the new one (release_id
+    None), and the new records validate."""
+    for name in ("release", "node", "dead_letter", "query_answer"):
+        new = schema(name)
+        field = new["fields"][-1]
+        assert field["name"] == "release_id" and field["default"] is None and field["type"] == ["null", "string"]
+        old = {**new, "fields": new["fields"][:-1]}
+        record = {f["name"]: _example(f["type"]) for f in old["fields"]}
+        import io
+
+        buf = io.BytesIO()
+        fastavro.writer(buf, fastavro.parse_schema(old), [record])
+        buf.seek(0)
+        (back,) = list(fastavro.reader(buf, reader_schema=fastavro.parse_schema(new)))
+        assert back["release_id"] is None
+        assert fastavro.validation.validate({**record, "release_id": "r1"}, fastavro.parse_schema(new))
+
+
+def _example(t):
+    if isinstance(t, list):
+        return None if "null" in t else _example(t[0])
+    if isinstance(t, dict):
+        return [] if t["type"] == "array" else {}
+    return {"string": "s", "long": 1, "double": 1.0, "boolean": True}[t]
+
+
+# --- whole runs --------------------------------------------------------------------------------------------------
+
+
+def _demo_config(tmp_path, **change) -> Path:
+    raw = copy.deepcopy(DEMO)
+    raw["source"]["path"] = str(ROOT / "data" / "demo.jsonl")
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl"}]
+    raw.update(change)
+    path = tmp_path / "demo.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def _cli(config: Path, *args: str, **kwargs) -> subprocess.Popen:
+    env = dict(os.environ, DP_NOISE_KEY=KEY)
+    cmd = [sys.executable, "-m", "pipelines.release", "--config", str(config), *args]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _records(folder: Path, prefix: str) -> list[dict]:
+    return [json.loads(x) for f in sorted(folder.glob(f"{prefix}*.jsonl")) for x in f.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """The demo, as the README runs it (a subprocess), into a fresh folder."""
+    tmp = tmp_path_factory.mktemp("demo")
+    config = _demo_config(tmp)
+    proc = _cli(config)
+    out, err = proc.communicate(timeout=600)
+    return tmp, config, proc.returncode, out, err
+
+
+def test_demo_records_name_their_release_and_stderr_has_no_warning(demo_run):
+    tmp, _, rc, out, err = demo_run
+    assert rc == 0, err
+    assert "warning" not in err.lower(), err  # no library FutureWarning, no Beam warning from our own steps
+    rid = next(line.split()[-1] for line in err.splitlines() if line.startswith("release id:"))
+    releases, dead = _records(tmp / "out", "releases"), _records(tmp / "out-confidential", "dead_letters")
+    assert releases and dead
+    assert {r["release_id"] for r in releases + dead} == {rid}
+    assert all(list(r)[-1] == "release_id" for r in releases)
+    manifest = json.loads((tmp / "out-confidential" / "release_manifest.json").read_text())
+    assert manifest["release_id"] == rid
+    assert (tmp / "out" / "releases.png").is_file() and f"picture:             {tmp / 'out'}" in out
+    assert str(tmp / "out" / "releases*.jsonl") in out  # the summary names the folders, not the staging ones
+    assert _hidden(tmp) == []
+
+
+def test_a_second_run_into_the_folder_is_refused_then_replaced_with_overwrite(demo_run):
+    tmp, config, rc, _, err = demo_run
+    assert rc == 0
+    rid = next(line.split()[-1] for line in err.splitlines() if line.startswith("release id:"))
+    before = _snapshot(tmp / "out", tmp / "out-confidential")
+    proc = _cli(config)
+    _, err2 = proc.communicate(timeout=600)
+    assert proc.returncode == 2
+    assert err2.strip().splitlines() == [err2.strip()] and "--overwrite" in err2 and rid in err2, err2
+    assert _snapshot(tmp / "out", tmp / "out-confidential") == before
+    # the same release id is a replay: allowed, and it writes the same releases
+    proc = _cli(config, "--release-id", rid)
+    _, err3 = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err3
+    assert _snapshot(tmp / "out") == before_releases(before, tmp)
+    proc = _cli(config, "--overwrite")
+    _, err4 = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err4
+    rid4 = next(line.split()[-1] for line in err4.splitlines() if line.startswith("release id:"))
+    assert rid4 != rid
+    assert {r["release_id"] for r in _records(tmp / "out", "releases")} == {rid4}
+    assert {r["release_id"] for r in _records(tmp / "out-confidential", "dead_letters")} == {rid4}
+    assert json.loads((tmp / "out-confidential" / "release_manifest.json").read_text())["release_id"] == rid4
+    assert _hidden(tmp) == []
+
+
+def before_releases(before: dict, tmp: Path) -> dict:
+    """The part of a snapshot under the releases folder, but the picture (drawn again: matplotlib's PNG bytes are
+    not promised equal)."""
+    out = {k: v for k, v in before.items() if k == str(tmp / "out") or k.startswith(str(tmp / "out") + "/")}
+    out[str(tmp / "out" / "releases.png")] = (tmp / "out" / "releases.png").read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-folder", "another-release"])
+def test_sigint_part_way_leaves_the_folders_as_they_were(tmp_path, existing):
+    """Ctrl-C (SIGINT) once the pipeline runs (its staging folder exists): exit 130, one line on stderr (no
+    traceback), no staging folder left, the folders as before: absent, or holding the earlier release."""
+    config = _demo_config(tmp_path)
+    folders = (tmp_path / "out", tmp_path / "out-confidential")
+    if existing:
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / "releases-00000-of-00001.jsonl").write_text('{"release_id": "earlier"}\n')
+        (tmp_path / "out-confidential").mkdir()
+        (tmp_path / "out-confidential" / "release_manifest.json").write_text('{"release_id": "earlier"}\n')
+    before = _snapshot(*folders)
+    proc = _cli(config, *(["--overwrite"] if existing else []))
+    t0 = time.monotonic()
+    while not any(n.startswith(".out.partial-") for n in os.listdir(tmp_path)):  # Beam has started writing
+        assert proc.poll() is None and time.monotonic() - t0 < 300, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("cancelled: the run was interrupted before it completed")
+    assert _snapshot(*folders) == before
+    assert _hidden(tmp_path) == []
