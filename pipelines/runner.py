@@ -5,6 +5,7 @@ declare), where the runner runs, and the wait for a run (bounded: to its end; st
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -194,25 +195,56 @@ def _cancel(result) -> None:
     stopper.join(2)
 
 
+def _run_bounded(p) -> Run:
+    """A bounded run to its end. SIGINT (Ctrl-C) cancels it: the interruption is noted before Python raises
+    KeyboardInterrupt, because the runner may turn it into another exception on its way out (the DirectRunner
+    raised a KeyError from its bundle bookkeeping when the signal arrived at the wrong moment): a run that fails
+    after a SIGINT is a cancelled one, not a failed one."""
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        # the runner logs the interruption as an error in the step it stopped, with a traceback: the CLI says it
+        # in one line instead (and Beam's messages can quote an element)
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if main else None
+    result = None
+    try:
+        result = p.run()
+        if main:  # a portable runner's job server installs its own handler when the job starts
+            signal.signal(signal.SIGINT, on_sigint)
+        result.wait_until_finish()
+    except KeyboardInterrupt:
+        _cancel(result)
+        return Run(result, status=CANCELLED)
+    except Exception as e:  # noqa: BLE001 - any failure of the run: a clear line and a non-zero exit
+        if interrupted:
+            _cancel(result)
+            return Run(result, status=CANCELLED)
+        return Run(exit=failed(e))
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        if interrupted:
+            logging.disable(logging.NOTSET)
+    return Run(result)
+
+
 def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
     """Run ``p``: a bounded run to its end (interrupted: ``cancelled``); a streaming run on a remote runner is
     submitted and left running; on a local runner it runs until interrupted, or for ``duration`` seconds, then is
     cancelled (``stopped``)."""
-    result = None
+    if not streaming:
+        return _run_bounded(p)
     try:
         result = p.run()
-        if not streaming:
-            _python_sigint()
-            result.wait_until_finish()
     except KeyboardInterrupt:
-        if not streaming:
-            _cancel(result)
-            return Run(result, status=CANCELLED)
         return Run(status=STOPPED)
     except Exception as e:  # noqa: BLE001 - any failure of the run: a clear line and a non-zero exit
         return Run(exit=failed(e))
-    if not streaming:
-        return Run(result)
     if not local:
         return Run(result, submitted=True)
     # Ctrl-C ends a local streaming run with its summary

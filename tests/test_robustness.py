@@ -80,7 +80,7 @@ def _run_cli(tmp_path, raw, *args, name="cfg"):
 
 def _releases(folder) -> list[str]:
     return sorted(
-        json.dumps({k: v for k, v in json.loads(x).items() if k != "segment"}, sort_keys=True)
+        json.dumps({k: v for k, v in json.loads(x).items() if k not in ("segment", "release_id")}, sort_keys=True)
         for f in Path(folder).glob("releases*.jsonl")
         for x in f.read_text().splitlines()
     )

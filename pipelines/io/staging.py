@@ -14,8 +14,11 @@ This module knows folders only: which sink has which folder is the sink's (``Sin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import threading
 from pathlib import Path
 
 __all__ = ["OUTPUT_NAMES", "Staging", "staging_folder", "outputs_in", "remove_outputs"]
@@ -60,6 +63,19 @@ def remove_outputs(folder: str) -> None:
             path.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _uninterrupted():
+    """SIGINT ignored for a moment (a second Ctrl-C must not stop a publication or a clean-up half-way)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+
 class Staging:
     """The staged folders of one bounded run: ``pairs`` of (hidden staging folder, the folder it publishes to)."""
 
@@ -80,6 +96,10 @@ class Staging:
         """Move the staged outputs into their folders: a folder that does not exist or is empty is replaced by its
         staging folder (one rename); otherwise the run outputs already there (a replay of the same release, or
         ``--overwrite``) are removed and the staged files moved in one by one (other files are left alone)."""
+        with _uninterrupted():
+            self._commit()
+
+    def _commit(self) -> None:
         for staged, final in self.pairs:
             if not os.path.isdir(staged):
                 continue
@@ -97,5 +117,6 @@ class Staging:
 
     def discard(self) -> None:
         """Remove the staged outputs (a failed or cancelled run): the folders stay as they were."""
-        for staged, _ in self.pairs:
-            shutil.rmtree(staged, ignore_errors=True)
+        with _uninterrupted():
+            for staged, _ in self.pairs:
+                shutil.rmtree(staged, ignore_errors=True)
