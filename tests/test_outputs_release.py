@@ -277,3 +277,45 @@ def test_sigint_part_way_leaves_the_folders_as_they_were(tmp_path, existing):
     assert all(line.startswith(("release id:", "progress:")) for line in lines[:-1]), err
     assert _snapshot(*folders) == before
     assert _hidden(tmp_path) == []
+
+
+BOUNDED_SCRIPT = """
+import os, signal, sys, threading, time
+from pipelines.runner import run
+
+class Result:
+    cancelled = False
+
+    def cancel(self):
+        Result.cancelled = True
+
+    def wait_until_finish(self):
+        try:
+            time.sleep(30)
+        except KeyboardInterrupt:  # as the DirectRunner may: the interruption comes out as another exception
+            raise RuntimeError("KeyboardInterrupt [while running 'Parse']") from None
+
+class Pipeline:
+    def run(self):
+        if sys.argv[1] == "in_run":  # the DirectRunner runs a bounded pipeline here
+            Result().wait_until_finish()
+        # a portable runner: its job server's broken handler (it takes no arguments), installed at job start
+        signal.signal(signal.SIGINT, lambda: None)
+        return Result()
+
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+done = run(Pipeline(), streaming=False, local=True, duration=None)
+print(done.status, done.exit, Result.cancelled, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+@pytest.mark.parametrize("where", ["in_run", "in_wait"])
+def test_sigint_cancels_a_bounded_run_whatever_the_runner_turns_it_into(where):
+    """SIGINT during a bounded run's ``p.run()`` (the DirectRunner runs there) or its wait (a portable runner,
+    after its job server replaced the handler), even when the runner turns the KeyboardInterrupt into another
+    exception: ``cancelled``, the job asked to cancel, Python's handler back afterwards, no traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-c", BOUNDED_SCRIPT, where], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["cancelled", "None", str(where == "in_wait"), "True"], proc.stdout
