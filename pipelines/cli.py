@@ -285,7 +285,15 @@ def _finish(done, out, written: list[str], runner: str, cfg, release, t0: float)
         return failed(None)
     if not cfg.streaming:
         picture = draw_picture(out.cfg)
-        out.commit()
+        try:
+            out.commit()
+        except OSError as e:
+            out.discard()
+            print(
+                f"error: the outputs could not be moved into their folders ({e.strerror or type(e).__name__})",
+                file=sys.stderr,
+            )
+            return 1
         if picture is not None:
             print(f"picture:             {out.final_name(picture)}")
         failure = dead_letter_failure(done.result, cfg)
@@ -315,6 +323,9 @@ def draw_picture(cfg, truth: str | None = None) -> str | None:
         try:
             path = plot_releases(folder, truth=truth, nonnegative=nonnegative)
         except ImportError:  # matplotlib is a dependency; a stripped install may lack it
+            return None
+        except Exception as e:  # noqa: BLE001 - a picture that cannot be drawn never stops a completed release
+            print(f"picture:             not drawn ({type(e).__name__})", file=sys.stderr)
             return None
         return None if path is None else str(path)
     return None

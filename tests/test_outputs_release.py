@@ -319,3 +319,29 @@ def test_sigint_cancels_a_bounded_run_whatever_the_runner_turns_it_into(where):
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stdout.split() == ["cancelled", "None", str(where == "in_wait"), "True"], proc.stdout
+
+
+def test_the_local_dp_collector_names_its_release_and_checks_its_folder(tmp_path, capsys):
+    """The collector of ``configs/local_dp.yaml``: its estimates and dead letters carry the release id its
+    manifest records; a second run into the folder is refused, one with ``--overwrite`` replaces it."""
+    from pipelines.release import main
+
+    raw = yaml.safe_load((ROOT / "configs" / "local_dp.yaml").read_text())
+    raw["source"]["path"] = str(ROOT / raw["source"]["path"])
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl"}]
+    config = tmp_path / "local_dp.yaml"
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    ids = []
+    for args, status in (((), 0), ((), 2), (("--overwrite",), 0)):
+        assert main(["--config", str(config), *args]) == status
+        err = capsys.readouterr().err
+        if status == 2:
+            assert "already holds the outputs of release" in err and "--overwrite" in err
+            continue
+        rid = next(line.split()[-1] for line in err.splitlines() if line.startswith("release id:"))
+        records = _records(tmp_path / "out", "releases")
+        assert records and {r["release_id"] for r in records} == {rid}
+        manifest = json.loads((tmp_path / "out-confidential" / "release_manifest.json").read_text())
+        assert manifest["release_id"] == rid and manifest["mechanism"] == "randomized_response"
+        ids.append(rid)
+    assert ids[0] != ids[1] and _hidden(tmp_path) == []
