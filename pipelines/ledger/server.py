@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server on loopback, for the ledger's tests and CI (``.ci/run``).
 
 Usage::
+
     python -m pipelines.ledger.server start   # prints DIR URL; the server runs in the background
     python -m pipelines.ledger.server stop DIR
 

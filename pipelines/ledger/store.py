@@ -190,27 +190,32 @@ class Store:
         return conn
 
     def _transaction(self, work):
-        """``work(cursor)`` in one transaction: committed if it returns, rolled back if it raises."""
+        """``work(cursor)`` in one transaction: committed if it returns, rolled back if it raises. The first
+        transaction of a store is preceded by one that creates or checks the schema (so that the schema's lock
+        is not held while ``work`` runs)."""
         conn = self._connection()
         try:
             cur = conn.cursor()
-            self.begin(cur)
-            try:
-                if not self._ready:
-                    self._schema(cur)
-                out = work(cur)
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
-            self._ready = True
-            return out
+            if not self._ready:
+                self._in_transaction(cur, self._schema)
+                self._ready = True
+            return self._in_transaction(cur, work)
         except self.errors() as e:
             raise LedgerUnavailable(
                 f"privacy.ledger: the ledger {redact(self.url)} failed: {type(e).__name__}: {_first_line(e, self.url)}"
             ) from None
         finally:
             conn.close()
+
+    def _in_transaction(self, cur, work):
+        self.begin(cur)
+        try:
+            out = work(cur)
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+        return out
 
     def _schema(self, cur) -> None:
         self.lock_schema(cur)
