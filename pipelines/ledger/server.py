@@ -65,13 +65,20 @@ def start() -> tuple[str, str]:
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(folder, entry.pw_uid, entry.pw_gid)
+    try:
+        return _start_in(folder, bindir, prefix)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _start_in(folder: str, bindir: str, prefix: list[str]) -> tuple[str, str]:
     data = os.path.join(folder, "data")
     run = {"capture_output": True, "text": True, "check": False, "cwd": folder}
     init = subprocess.run(
         [*prefix, f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], **run
     )
     if init.returncode != 0:
-        shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {init.stderr.strip()[-300:]}")
     port = _free_port()
     options = f"-h 127.0.0.1 -p {port} -k {folder} -F"
@@ -94,7 +101,6 @@ def start() -> tuple[str, str]:
     )
     if up.returncode != 0:
         log = open(f"{folder}/server.log").read()[-300:] if os.path.exists(f"{folder}/server.log") else ""
-        shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"pg_ctl start failed: {up.stderr.strip()[-300:]} {log}")
     return folder, f"postgresql://postgres@127.0.0.1:{port}/postgres"
 
