@@ -345,6 +345,28 @@ def test_list_cli(url):
     assert lines["release-lost"][1:3] == ["cancelled", "no"]
     assert lines["release-live"][1:4] == ["running", "yes", "epsilon=0.25"]
     assert out.stdout.splitlines()[-1] == "spent epsilon=1.25 of cap epsilon=2.5; left epsilon=1.25"
+    show = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "ignore",
+            "-m",
+            "pipelines.ledger",
+            "show",
+            "--url",
+            url,
+            "--dataset",
+            ds,
+            "release-lost",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert show.returncode == 0, show.stderr
+    assert "status:         cancelled" in show.stdout and "counted:        no" in show.stdout
+    assert "outputs:        atomic (published at completion)" in show.stdout
     missing = subprocess.run(
         [sys.executable, "-W", "ignore", "-m", "pipelines.ledger", "list", "--url", "sqlite:////nonexistent/l.db"],
         capture_output=True,

@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--url", help="the ledger: sqlite:///file.db or postgresql://...")
     ap.add_argument("--dataset", help="the dataset (list: its releases; default every dataset)")
     ap.add_argument("--config", help="a configuration whose privacy.ledger names the URL and dataset")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)
     try:
         url, dataset = _where(args)
         store = open_store(url)
