@@ -80,6 +80,10 @@ def test_ledger_key_is_checked_like_every_key():
     with pytest.raises(ConfigError, match=r"privacy.ledger.cap: must be \{rho\}"):
         parse_config(_with_ledger(rho=0.5))
     assert parse_config(_with_ledger({**LEDGER, "cap": {"rho": 2.0}}, rho=0.5)).privacy.ledger.cap.rho == 2.0
+    raw = copy.deepcopy(DEMO)
+    raw["privacy"]["ledgr"] = LEDGER
+    with pytest.raises(ConfigError, match=r"privacy: unknown key\(s\) ledgr; .* \(did you mean ledger\?\)"):
+        parse_config(raw)
     # the schema an editor validates with knows the key
     privacy = json_schema()["$defs"]["PrivacyConfig"]["properties"]
     assert "ledger" in privacy
