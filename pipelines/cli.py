@@ -34,6 +34,7 @@ from pipelines.config import (
 )
 from pipelines.config.load import read_raw
 from pipelines.io import SourceConfig
+from pipelines.ledger import check_no_ledger, register_release
 from pipelines.manifest import check_and_write_manifest, noise_key_for, release_identity
 from pipelines.rr_collect import run_collector
 from pipelines.runner import failed, pipeline_options, run
@@ -204,6 +205,7 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
             "updated job would draw new noise for the same release"
         )
     if cfg.mechanism_spec.input_kind == "reports":  # local DP: a collector of client reports, no noise, no key
+        check_no_ledger(cfg)  # it spends no budget: privacy.ledger is refused, not ignored
         return run_collector(cfg, beam_args, duration=args.duration)
     if cfg.disable_noise:
         print(
@@ -220,6 +222,13 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
         PROGRESS.setLevel(logging.INFO)
         PROGRESS.propagate = False  # once, not again through a root handler the runner installed
     release = release_identity(cfg)
+    # privacy.ledger: registered before the pipeline starts (over the cap: a ConfigError, exit 2), then its status
+    with register_release(cfg, release, local=local, update="--update" in beam_args) as entry:
+        return entry.finish(_run_release(args, cfg, options, runner, local, key, release))
+
+
+def _run_release(args, cfg, options, runner, local, key, release) -> int:
+    """The release's manifest, the pipeline's run and its summary: the exit status."""
     check_and_write_manifest(cfg, release)
     print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
