@@ -2,8 +2,8 @@
 (``MechanismSpec``): the privacy units it serves (``MechanismSpec.units``), its options against the rest of the
 configuration, an entry unit without a mutation limit where group privacy needs one, a finite counter without a
 horizon, a horizon that runs out before the configured end, the query kinds it answers, query weights it cannot
-honour, and every horizon or encoding limit it has (the check names ``time.end`` and the largest end allowed). A collector of client
-reports has its own checks."""
+honour, and every horizon or encoding limit it has (naming ``time.end`` and the largest end allowed). A collector
+of client reports has its own checks."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def check_limits(cfg) -> None:
     if not steps and hasattr(opts, "counter"):  # a counter over ticks named by the options (continual_count)
         steps = [(opts.counter, getattr(opts, "horizon", None))]
     explicit = getattr(opts, "horizon", None)
-    for counter, horizon in steps:
+    for counter, _ in steps:
         lim = counter_limit(counter)
         if lim is not None and explicit is not None and explicit > lim[0]:
             raise ConfigError(f"mechanism.horizon: {explicit} is more than {lim[1]} allows: at most {lim[0]}")

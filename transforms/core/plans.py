@@ -91,7 +91,8 @@ class PlanEntry:
         else:
             line = f"{head} ({self.share:.0%} of the budget): {self.reason}"
         if self.weighted:
-            shares = ", ".join(f"{q} {w:g} ({s:.0%})" for q, w, s in zip(self.queries, self.weights, self.query_shares()))
+            parts = zip(self.queries, self.weights, self.query_shares())
+            shares = ", ".join(f"{q} {w:g} ({s:.0%})" for q, w, s in parts)
             line += f"; weights: {shares} of the budget"
         if self.calibrations:
             line += "; " + "; ".join(c.text() for c in self.calibrations)
