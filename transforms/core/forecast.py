@@ -91,15 +91,17 @@ def forecast(
     end_tick: int | None = None,
     every_ticks: int | None = None,
     consistency=None,
+    noise_off: bool = False,
 ) -> list[Forecast]:
     """Each query set's :class:`Forecast` at each of ``ticks`` (release ticks: period ends), by running
     ``core_cls`` (a :class:`~transforms.core.protocol.ContinualRelease`) with ``config`` and ``options`` on a
-    stream with no data; ``consistency``: the pipeline's post-processing of each tick's answers, applied as the
-    run applies it. Only meaningful for :data:`DATA_INDEPENDENT` mechanisms (the caller's business)."""
+    stream with no data. ``consistency``: the pipeline's post-processing of each tick's answers, applied as the
+    run applies it; ``noise_off``: the run's noise is switched off (its bounds are 0). Only meaningful for
+    :data:`DATA_INDEPENDENT` mechanisms (the caller's business)."""
     from transforms.core.continual.consistency import make_consistent  # local: post-processing, rarely used
 
     core = core_cls(config, stream="plan", end_tick=end_tick, every_ticks=every_ticks, options=options)
-    noise = NoiseSource(_KEY)
+    noise = NoiseSource(_KEY, disabled=noise_off)
     out = []
     for tick in sorted(set(ticks)):
         res = core.advance(tick, noise)
