@@ -84,7 +84,8 @@ SMALL = {
     "streams": {"field": "region", "keys": ["eu", "us"]},
     "mechanism": {"kind": "auto"},
     "release": {"every_ticks": 1},
-    "queries": copy.deepcopy(DEMO["queries"]) + [{"name": "net", "type": "sum", "field": "amount", "lower": -50, "upper": 150}],
+    "queries": copy.deepcopy(DEMO["queries"])
+    + [{"name": "net", "type": "sum", "field": "amount", "lower": -50, "upper": 150}],  # a signed sum
 }
 
 
@@ -117,7 +118,12 @@ CASES = {
     "auto_entry_unit": _small(privacy={"unit": "entry", "max_mutations_per_entry": 3}),
     # the person unit
     "auto_person_unit": _small(
-        privacy={"unit": "person", "person_field": "customer", "max_entries_per_person": 4, "max_mutations_per_entry": 2}
+        privacy={
+            "unit": "person",
+            "person_field": "customer",
+            "max_entries_per_person": 4,
+            "max_mutations_per_entry": 2,
+        }
     ),
 }
 
