@@ -64,6 +64,7 @@ def plan_rows(cfg) -> list[dict]:
     ticks, _ = plan_ticks(cfg)
     entries = _entries(cfg)
     spec = cfg.mechanism_spec
+    named = getattr(cfg.mechanism_options(), "counter", None)  # a counter the options name (continual_count)
     known = {}
     if spec.name in DATA_INDEPENDENT:
         for f in forecast(
@@ -88,10 +89,11 @@ def plan_rows(cfg) -> list[dict]:
                 "type": q.type,
                 "weight": q.weight,
                 "mechanism": entry.mechanism,
-                "counter": entry.counter,
+                "counter": entry.counter or named,
                 "horizon": entry.horizon,
-                "share": share,
-                "budget": None if share is None else budget_dict(target.scale(share)),
+                "share": share,  # of the stream's budget; None: the mechanism splits its share its own way
+                "mechanism_share": entry.share,
+                "budget": budget_dict(target.scale(entry.share if share is None else share)),  # (the mechanism's)
                 "beta": cfg.beta,
             }
             for tick in ticks:
@@ -155,8 +157,8 @@ def render(report: dict) -> str:
     head = ("query", "mechanism", "counter", "share", "budget", "tick", f"bound(1-{beta:g})", "sd")
     table = [head]
     for r in rows:
-        share = "-" if r["share"] is None else f"{r['share']:.1%}"
-        budget = "-" if r["budget"] is None else budget_text(r["budget"])
+        share = f"{r['mechanism_share']:.0%}, own split" if r["share"] is None else f"{r['share']:.1%}"
+        budget = budget_text(r["budget"])
         if r["error_bound"] is None and r.get("depends_on"):
             bound, sd = "depends on data", "-"
         else:

@@ -144,7 +144,7 @@ def test_the_plan_of_continual_count_states_its_records_bounds(tmp_path, monkeyp
     raw["queries"] = raw["queries"][:3]
     rows, records = _run_and_plan(tmp_path, raw, _records(inserts_only=True))
     _assert_equal(rows, records, 3)
-    assert {r["counter"] for r in rows} == {None}  # (its counter is its option, not a plan of the mechanism)
+    assert {r["counter"] for r in rows} == {"binary_tree"}  # (its options', in ticks)
 
 
 def test_every_registered_mechanism_is_either_forecast_or_says_what_its_bound_depends_on():
