@@ -6,8 +6,9 @@ kary tree over 1,152 ten-minute periods) is run in memory on the demo's own inpu
 stream), once with equal weights and once with ``active: 3, by_carrier: 1, total_amount: 1``, over seeded noise
 (each run its own release identity under one fixed key, ``bench-weights-<arm>-<seed>``: the two arms draw
 independent noise, of the same law as the pipeline's). Measured per run: the mean over the periods of
-|released count - true count|; reported: per seed the ratio weighted / equal of that mean, and its mean and
-standard deviation over the seeds, beside the plan's ratio of the noise scales (the count's eps share goes from
+|released count - true count|; reported: per seed the ratio weighted / equal of that mean, the ratio of the
+mean errors over the seeds (with a bootstrap interval over the seeds) and the per-seed ratios' mean and
+standard deviation, beside the plan's ratio of the noise scales (the count's eps share goes from
 1/3 to 3/5: 5/9 of the equal split's).
 
 Usage: python benchmarks/bench_weights.py [--seeds 20] [--stream eu]
@@ -107,7 +108,7 @@ def main(argv=None) -> int:
     )
     batches = demo_stream(cfg, args.stream)
     t0 = time.perf_counter()
-    ratios = []
+    ratios, means = [], []
     print(f"# bench_weights: the demo ({args.stream}, {cfg.end_tick} periods), count 'active', weights 3:1:1 vs equal")
     print("| seed | mean abs error, equal | mean abs error, 3:1:1 | ratio |")
     print("|---|---|---|---|")
@@ -117,10 +118,18 @@ def main(argv=None) -> int:
             est, truth = run(cfg, config, batches, f"{arm}-{seed}")
             errs.append(float(np.mean(np.abs(est - truth))))
         ratios.append(errs[1] / errs[0])
+        means.append(errs)
         print(f"| {seed} | {errs[0]:.2f} | {errs[1]:.2f} | {ratios[-1]:.3f} |", flush=True)
-    r = np.asarray(ratios)
+    r, m = np.asarray(ratios), np.asarray(means)
+    rng = np.random.default_rng(0)  # a bootstrap over the seeds of the ratio of the mean errors
+    boot = [(lambda b: b[:, 1].mean() / b[:, 0].mean())(m[rng.integers(len(m), size=len(m))]) for _ in range(2000)]
     print(
-        f"\nratio (3:1:1 / equal) of the count's mean absolute error over {len(r)} seeds: {r.mean():.3f} "
+        f"\nratio of the mean errors over the seeds (3:1:1 / equal): {m[:, 1].mean() / m[:, 0].mean():.3f} "
+        f"(bootstrap 95% interval {np.percentile(boot, 2.5):.3f} to {np.percentile(boot, 97.5):.3f}; "
+        f"equal {m[:, 0].mean():.1f}, 3:1:1 {m[:, 1].mean():.1f})"
+    )
+    print(
+        f"per-seed ratio (3:1:1 / equal) of the count's mean absolute error over {len(r)} seeds: {r.mean():.3f} "
         f"(sd {r.std(ddof=1) if len(r) > 1 else 0.0:.3f}, min {r.min():.3f}, max {r.max():.3f}); "
         f"the noise scale's ratio: 5/9 = {5 / 9:.3f}  ({time.perf_counter() - t0:.0f} s)"
     )

@@ -191,3 +191,29 @@ def test_the_cli_prints_a_table_or_json_and_refuses_a_bad_configuration_in_one_l
     assert main(["--config", str(tmp_path / "c.yaml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("configuration error: time.end: ") and err.count("\n") == 1
+
+
+def test_the_planned_sd_is_the_counters_stated_variance_path():
+    """The sd column against the counters' closed-form variance paths (a second derivation, not the code that
+    steps): the kary tree's (``kary_variance_path``, Laplace) and the square root's (``toeplitz_variance_path``,
+    zCDP)."""
+    from transforms.core.config import DynamicConfig, QuerySet
+    from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+    from transforms.core.counters.factorization.kary import kary_radices, kary_variance_path
+    from transforms.core.counters.factorization.lattice import toeplitz_variance_path
+    from transforms.core.forecast import forecast
+    from transforms.core.foundation.accounting import ZCDP, PureDP
+    from transforms.core.static.linear import CountMechanism
+
+    queries = (QuerySet("n"), QuerySet("h", "histogram", domain_size=3), QuerySet("m"))
+    ticks, horizon = [1, 7, 576, 1000, 1152], 1152
+    fs = forecast(NetChangeRelease, DynamicConfig(queries, PureDP(1.0)), NetChangeOptions(), ticks, end_tick=horizon)
+    radices = kary_radices(horizon, 2)
+    s2 = CountMechanism(1, "laplace").noise_profile(PureDP(1.0 / 3 / (len(radices) + 1))).variance()
+    path = kary_variance_path(horizon, radices, s2)
+    got = {f.tick: f.sd for f in fs if f.query == "n"}
+    assert [got[t] ** 2 for t in ticks] == pytest.approx([path[t - 1] for t in ticks], rel=1e-9)
+    fs = forecast(NetChangeRelease, DynamicConfig(queries, ZCDP(0.6)), NetChangeOptions(), ticks, end_tick=horizon)
+    path = toeplitz_variance_path("sqrt_factorization", horizon, rho=0.2)
+    got = {f.tick: f.sd for f in fs if f.query == "n"}
+    assert [got[t] ** 2 for t in ticks] == pytest.approx([path[t - 1] for t in ticks], rel=1e-9)
