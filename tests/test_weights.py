@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from pipelines.config import ConfigError, check_mechanism, parse_config
+from pipelines.manifest import release_identity, release_manifest
 from pipelines.outputs import mechanism_plan
 from transforms.core.config import DynamicConfig, QuerySet
 from transforms.core.continual.auto import AutoOptions, AutoRelease, plan
@@ -148,7 +149,9 @@ def test_a_weight_must_be_positive_and_only_mechanisms_that_split_by_weight_take
 def test_the_plan_summary_and_manifest_line_show_the_weights():
     raw = copy.deepcopy(DEMO)
     raw["queries"][0]["weight"] = 3
-    (line,) = mechanism_plan(parse_config(raw))  # the summary's and the manifest's mechanisms line
+    cfg = parse_config(raw)
+    (line,) = mechanism_plan(cfg)  # the summary's and the manifest's mechanisms line
     assert "weights: active 3 (60%), by_carrier 1 (20%), total_amount 1 (20%) of the budget" in line
+    assert release_manifest(cfg, release_identity(cfg))["mechanism_plan"] == [line]
     (line,) = mechanism_plan(parse_config(copy.deepcopy(DEMO)))
     assert "weights" not in line  # unchanged without weights
