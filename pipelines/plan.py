@@ -98,7 +98,7 @@ def plan_rows(cfg) -> list[dict]:
             }
             for tick in ticks:
                 row = dict(base, tick=tick, as_of=_as_of(cfg, tick))
-                f = known.get((tick, q.name))
+                f = known.get((tick, q.name)) if entry.mechanism in DATA_INDEPENDENT else None  # (auto's parts)
                 if f is not None:
                     sd = None if f.sd is None else f.sd * q.scale * (math.sqrt(2.0) if q.signed else 1.0)
                     row.update(error_bound=q.bound(f.error_bound), sd=sd)
