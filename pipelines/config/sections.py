@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BeforeValidator, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, PrivateAttr, WithJsonSchema, model_validator
 
 from pipelines.model import (
     MAX_SPAN_SECONDS,
@@ -240,6 +240,23 @@ class PrivacyConfig(Section):
                     "ledger.cap",
                 )
         return self
+
+    # whether privacy.noise_key was written in the configuration (only the implicit default may fall back to a
+    # one-off key when its variable is unset: an explicit key that is missing is a configuration error)
+    _noise_key_explicit: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_noise_key(cls, data, handler):
+        model = handler(data)
+        if isinstance(data, dict) and data.get("noise_key") is not None:
+            model._noise_key_explicit = True
+        return model
+
+    @property
+    def noise_key_explicit(self) -> bool:
+        """``privacy.noise_key`` was written in the configuration (not the implicit ``{env: DP_NOISE_KEY}``)."""
+        return self._noise_key_explicit
 
     @classmethod
     def check_raw(cls, data: dict) -> dict:
