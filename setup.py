@@ -42,7 +42,11 @@ setup(
             "hypothesis>=6.100",
             "scipy>=1.11",
             "ruff==0.17.6",  # pinned: the format check must not change under us
+            # tests/test_ledger.py runs the budget ledger on a PostgreSQL server too (.ci/run starts one)
+            "psycopg[binary]>=3.1,<4",
         ],
+        # privacy.ledger on a PostgreSQL server (a team's ledger; the embedded SQLite one needs nothing)
+        "postgres": ["psycopg[binary]>=3.1,<4"],
         "bench": ["mutmut>=3.8,<4"],
     },
     classifiers=[

@@ -51,6 +51,7 @@ from pipelines.config import (
 )
 from pipelines.config.load import read_raw
 from pipelines.io import SourceConfig
+from pipelines.ledger import check_no_ledger, register_release
 from pipelines.manifest import Publication, check_folders, noise_key_for, release_identity
 from pipelines.rr_collect import run_collector
 from pipelines.runner import cancelled, failed, pipeline_options, run
@@ -231,6 +232,7 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
             "updated job would draw new noise for the same release"
         )
     if cfg.mechanism_spec.input_kind == "reports":  # local DP: a collector of client reports, no noise, no key
+        check_no_ledger(cfg)  # it spends no budget: privacy.ledger is refused, not ignored
         return run_collector(cfg, beam_args, duration=args.duration, overwrite=args.overwrite)
     if cfg.disable_noise:
         print(
@@ -248,7 +250,16 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
         PROGRESS.addHandler(_StderrHandler())
         PROGRESS.setLevel(logging.INFO)
         PROGRESS.propagate = False  # once, not again through a root handler the runner installed
-    out = Publication(cfg, release, overwrite=args.overwrite)  # folders checked; a bounded run's outputs staged
+    # privacy.ledger: registered before the pipeline starts (over the cap: a ConfigError, exit 2), then its status
+    # (from the exit status: 130 cancelled, pipelines.runner.cancelled)
+    with register_release(cfg, release, local=local, update="--update" in beam_args) as entry:
+        return entry.finish(_run_release(args, cfg, options, runner, local, key, release))
+
+
+def _run_release(args, cfg, options, runner, local, key, release) -> int:
+    """The release's outputs (folders checked, a bounded run's staged: ``Publication``), the pipeline's run and
+    its summary: the exit status."""
+    out = Publication(cfg, release, overwrite=args.overwrite)
     print(f"release id: {release.release_id}", file=sys.stderr)
     t0 = time.perf_counter()
     try:

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+from pipelines.config.launch import explicit_key_missing, missing_key_message
 from pipelines.model import ConfigError
 from pipelines.outputs import mechanism_plan, unit_statement
 from transforms.core.foundation.noise import ReleaseIdentity
@@ -43,6 +44,8 @@ def noise_key_for(cfg, local: bool = True) -> NoiseKey:
                 f"privacy.noise_key: the variable {where} is not set; remote workers need the key from "
                 "privacy.noise_key {secret: ...} or {file: ...}"
             )
+        if explicit_key_missing(cfg):  # only the implicit default may fall back to a one-off key
+            raise ConfigError(missing_key_message(where))
         # a local run without a configured key: a fresh one-off key from the OS
         # CSPRNG (releases cannot be recomputed later; set the variable to reuse one)
         os.environ[where] = os.urandom(32).hex()

@@ -1,8 +1,10 @@
 """What the CLI prints after a run: the release (its id, mechanisms, budget spent) and the operator's counts
-(confidential: exact, not differentially private), and the failure of a bounded run that dead-lettered too
-much. Counts only, never a record."""
+(confidential: exact, not differentially private), a warning when many records were dead-lettered, and the
+failure of a bounded run that dead-lettered too much. Counts only, never a record."""
 
 from __future__ import annotations
+
+import sys
 
 from apache_beam.metrics.metric import MetricsFilter
 
@@ -19,7 +21,11 @@ from transforms.core.contribution.bounding import CONTRIBUTION_BOUNDED
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.spec import NAMESPACE
 
-__all__ = ["summary", "dead_letter_failure", "counters"]
+__all__ = ["summary", "dead_letter_failure", "dead_letter_warning", "counters", "DEAD_LETTER_WARNING_SHARE"]
+
+#: a run that dead-letters this share of the records it read or more says so on stderr, with the top reasons,
+#: whatever ``source.max_dead_letter_fraction`` is (that key decides the exit status of a bounded run only)
+DEAD_LETTER_WARNING_SHARE = 0.05
 
 
 def counters(result) -> dict:
@@ -31,6 +37,11 @@ def counters(result) -> dict:
 
 
 def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | None = None) -> str:
+    """The run's summary (printed on stdout by the CLI); a high dead-letter share (:func:`dead_letter_warning`)
+    is said at once on stderr, whatever ``source.max_dead_letter_fraction`` is."""
+    warning = dead_letter_warning(result, cfg)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     counts = counters(result)
     dists = {d.key.metric.name: d.committed for d in result.metrics().query()["distributions"]}
     lines = []
@@ -101,6 +112,37 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
     return "\n".join(lines)
 
 
+def _dead_letters(counts: dict) -> dict:
+    """The dead letters by reason, without the entries refused by contribution bounding (the person unit's
+    guarantee refuses a person's entries past the limit by design, not because the input is wrong)."""
+    dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_") and v}
+    dead.pop(CONTRIBUTION_BOUNDED, None)
+    return dead
+
+
+def _top(dead: dict) -> str:
+    return ", ".join(f"{r} {n}" for r, n in sorted(dead.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+
+
+def dead_letter_warning(result, cfg) -> str | None:
+    """The warning of a run that dead-lettered :data:`DEAD_LETTER_WARNING_SHARE` or more of the records it read,
+    whatever ``source.max_dead_letter_fraction`` is (None: fewer, or the run fails on them anyway:
+    :func:`dead_letter_failure` says it). Counts and reasons only; never a record."""
+    counts = counters(result)
+    read = counts.get("records_read", 0)
+    dead = _dead_letters(counts)
+    total = sum(dead.values())
+    if not read or min(total / read, 1.0) < DEAD_LETTER_WARNING_SHARE:
+        return None
+    if not cfg.streaming and dead_letter_failure(result, cfg) is not None:
+        return None
+    return (
+        f"dead letters: {total} of the {read} records read ({min(total / read, 1.0):.1%}) were rejected; top "
+        f"reasons: {_top(dead)} (at or above {DEAD_LETTER_WARNING_SHARE:.0%}: check the input; the dead letters are "
+        "in the sink's confidential folder, docs/pipelines.md lists the reasons)"
+    )
+
+
 def dead_letter_failure(result, cfg) -> str | None:
     """The message of a bounded run that dead-lettered everything it read, or
     more than ``source.max_dead_letter_fraction`` of it (None: fine), not counting
@@ -108,10 +150,7 @@ def dead_letter_failure(result, cfg) -> str | None:
     reasons; never a record."""
     counts = counters(result)
     read = counts.get("records_read", 0)
-    dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_") and v}
-    # contribution bounding refuses a person's entries past the limit by design (the person unit's guarantee),
-    # not because the input is wrong: those dead letters do not count towards the failure
-    dead.pop(CONTRIBUTION_BOUNDED, None)
+    dead = _dead_letters(counts)  # without contribution bounding's refusals (by design, not a wrong input)
     total = sum(dead.values())
     if not read or not total:
         return None
@@ -120,7 +159,7 @@ def dead_letter_failure(result, cfg) -> str | None:
     fraction = cfg.source.max_dead_letter_fraction
     if accepted and share <= fraction:
         return None
-    top = ", ".join(f"{r} {n}" for r, n in sorted(dead.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    top = _top(dead)
     what = "every record" if not accepted else f"{share:.1%} of the records (more than "
     what += "" if not accepted else f"source.max_dead_letter_fraction = {fraction:g})"
     return (

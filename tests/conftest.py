@@ -41,6 +41,12 @@ def rng():
 # reading is checked while the tests run: a test without the marker that starts a pipeline or a subprocess fails.
 
 
+# Modules whose tests run long end to end jobs (a JVM service, a Flink job, a run stopped on its data): collected
+# first, so that the two workers start them early and the run does not end with one worker busy on a two-minute
+# test while the other is idle. Each module keeps its own order (module-scoped services are set up once per worker).
+FIRST = ("test_kafka.py", "test_pubsub.py", "test_flink.py", "test_follow_source.py", "test_ledger.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fn = getattr(item, "function", None)
@@ -49,6 +55,8 @@ def pytest_collection_modifyitems(config, items):
         cls = item.cls.__name__ if getattr(item, "cls", None) is not None else None
         if runs_pipelines(item.path, fn.__name__, cls, item.fixturenames):
             item.add_marker(pytest.mark.pipeline)
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))  # stable: every module keeps its order
 
 
 class PipelineInFastTier(AssertionError):

@@ -4,14 +4,26 @@ streaming pipeline on the (BundleBased) DirectRunner, releases read back.
 The emulator comes from the Debian package ``google-cloud-cli-pubsub-emulator``
 (Java 17). ``.ci/run`` starts it and sets ``PUBSUB_EMULATOR_HOST``; without the
 variable these tests start it themselves, and skip, naming the package, when it
-is not installed. Each test costs about 30 s of wall time: the DirectRunner's
-Pub/Sub watermark is the wall clock, so ticks are real seconds.
+is not installed. The DirectRunner's Pub/Sub watermark is the wall clock, so
+ticks are real seconds.
 
-Traffic is kept steady while releases are due: the DirectRunner does not hold a
-stage's output watermark for its pending timers, and an idle subscription makes
-the watermark jump (a pull waits up to 30 s), which can let the per-stream step
-fire before an upstream tick batch reaches it (the batch is then applied at the
-next tick, see docs/beam.md). Dataflow and Flink hold the watermark.
+How these tests avoid wall-clock luck. The DirectRunner does not hold a stage's
+output watermark for its pending timers, and its reader sets the watermark to
+the wall clock after each pull (10 messages at most; a pull on an idle
+subscription waits up to 30 s): an update is applied at a later tick when the
+pipeline reads it more than the allowed lateness plus one tick after its event
+time, and a dead letter read later than its window's end is dropped by the
+windowed file sink (docs/beam.md). So: (1) the allowed lateness is 4 ticks
+(8 s), and each update is published 6 s before its event time: the reader may
+fall 16 s behind before an update counts late; (2) the traffic is light (one
+update a second, 15 to 25 fuzzed messages), well below what the reader takes
+even with both cores busy elsewhere (docs/testing.md); (3) the updates start
+once the pipeline has read the junk published before it started (its dead
+letters are out), so a slow start leaves no backlog; (4) the publisher keeps
+the traffic, and so the watermark, moving in small steps until the test has
+seen what it waits for, and the run is then stopped with Ctrl-C (SIGINT):
+never after a guessed duration (``--duration`` is only a cap). Dataflow and
+Flink hold the watermark, so there the lag does not matter.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import copy
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +52,9 @@ from transforms.core.foundation.entries import REASONS
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
 PROJECT = "dp-dynamic-local"  # Beam checks project ids against GCP's pattern
+LATENESS = 4  # ticks of allowed lateness in the tests' configurations (the module's docstring)
+LEAD = 6.0  # seconds: updates are published this long before their event time (the module's docstring)
+EVERY = 1.0  # seconds of event time between two updates (the module's docstring)
 
 pytestmark = pytest.mark.pubsub
 
@@ -137,19 +153,20 @@ def _expected(updates, origin, tick_seconds, stream, tick):
     return live
 
 
-def _publisher(pubsub, topic, updates, *, attrs, payload=dict, extra=()):
-    """Publish each update (``payload(d)``, with ``attrs(d, uid)``) when the wall
-    clock reaches its event time, after the extra raw payloads; returns the thread."""
+def _publisher(pubsub, topic, updates, *, attrs, payload=dict, extra=(), stop=None, lead=LEAD):
+    """Publish each update (``payload(d)``, with ``attrs(d, uid)``) ``lead`` seconds before the wall clock
+    reaches its event time, after the extra raw payloads, until ``stop`` (a threading.Event) is set; returns
+    the thread."""
     pub = pubsub.PublisherClient()
+    stop = stop or threading.Event()
 
     def run():
         for data in extra:
             data, attributes = data if isinstance(data, tuple) else (data, {})
             pub.publish(topic, data, **attributes).result()
         for d, uid in updates:
-            delay = d["time"] - time.time()
-            if delay > 0:
-                time.sleep(delay)
+            if stop.wait(max(0.0, d["time"] - lead - time.time())):
+                return
             kwargs = attrs(d, uid)
             data = json.dumps(payload(d)).encode()
             pub.publish(topic, data, **kwargs).result()
@@ -161,6 +178,69 @@ def _publisher(pubsub, topic, updates, *, attrs, payload=dict, extra=()):
     return th
 
 
+@contextlib.contextmanager
+def _running(tmp_path, raw, *, cap: float = 120.0):
+    """``python -m pipelines.release --config CFG`` running as a subprocess (as a user runs it) for the body of
+    the ``with``, then stopped with Ctrl-C (SIGINT; ``cap`` seconds at most, passed as ``--duration``). Yields
+    ``(proc, output)``: ``output()`` is what the run printed so far (stdout and stderr)."""
+    command = [sys.executable, "-m", "pipelines.release", "--config", _config(tmp_path, raw)]
+    command += ["--runner=DirectRunner", "--duration", str(cap)]
+    log = tmp_path / "run.log"
+    env = dict(os.environ, MPLBACKEND="Agg", DP_NOISE_KEY=bytes(range(32)).hex())
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        try:
+            yield proc, lambda: log.read_text(errors="replace")
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job, prints its summary
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def _wait_for(proc, output, done, what: str, timeout: float) -> None:
+    """Poll ``done()`` every second until it is true; fails (with the run's output) when the run ends first or
+    ``timeout`` seconds pass: the tests wait on the data, and the timeout only bounds a broken run."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert proc.poll() is None, f"the run ended before {what}: " + output()[-3000:]
+        assert time.monotonic() < deadline, f"no {what} after {timeout:.0f} s: " + output()[-3000:]
+        time.sleep(1)
+
+
+def _pull_once(subscription: str) -> list[dict]:
+    """One pull (what is waiting now, up to 1000 messages; an empty answer after 2 s at most), acknowledged and
+    decoded: polls while a run publishes (``pubsub_tool.pull_subscription`` drains until the topic is quiet)."""
+    from google.api_core.exceptions import DeadlineExceeded
+    from google.cloud import pubsub_v1
+
+    sub = pubsub_v1.SubscriberClient()
+    try:
+        resp = sub.pull(subscription=subscription, max_messages=1000, timeout=2)
+    except DeadlineExceeded:
+        return []
+    finally:
+        sub.close()
+    if resp.received_messages:
+        sub = pubsub_v1.SubscriberClient()
+        sub.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in resp.received_messages])
+        sub.close()
+    return [json.loads(m.message.data) for m in resp.received_messages]
+
+
+def _jsonl(folder: Path, pattern: str) -> list[dict]:
+    """The records of the JSON lines files ``folder/pattern`` (a file being written may end mid-line)."""
+    out = []
+    for f in folder.glob(pattern):
+        for line in f.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                out.append(json.loads(line))
+    return out
+
+
 def _config(tmp_path, raw):
     path = tmp_path / "cfg.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -169,15 +249,13 @@ def _config(tmp_path, raw):
 
 def _pubsub_config(subscription, origin, tick_seconds, **source):
     raw = copy.deepcopy(DEMO)
-    # the DirectRunner's Pub/Sub watermark is the wall clock at its last pull (a
-    # pull blocks up to 30 s when no message comes, so the watermark stops about
-    # when the publisher does): two ticks of lateness let every release see its
-    # tick's data and still release tick 16 before the publisher stops
+    # the DirectRunner's Pub/Sub watermark is the wall clock at its last pull: LATENESS ticks of allowed
+    # lateness let the pipeline run that far behind the publisher with every release still exact (docstring)
     raw["time"] = {
         "field": "time",
         "tick_seconds": tick_seconds,
         "origin": origin,
-        "allowed_lateness": 2 * tick_seconds,
+        "allowed_lateness": LATENESS * tick_seconds,
     }
     raw["source"] = {"type": "pubsub", "subscription": subscription, **source}
     return raw
@@ -211,7 +289,7 @@ def _draw(strategy):
         return strategy.example()
 
 
-def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
+def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path):
     """Event time from an attribute, dedup by the payload's update id, file
     sinks written per window: every release equals the exact answer. Fuzzed
     messages (payloads that are not UTF-8, not objects, without op, with a bad
@@ -221,22 +299,19 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     junk = _draw(
         st.lists(
             st.tuples(_junk_payload, st.sampled_from(["absent", "bad", "good"]), st.sampled_from(_BAD_TS)),
-            min_size=30,
-            max_size=50,
+            min_size=15,
+            max_size=25,
         )
     )
     topic = _topic(emulator, "updates")
     subscription = _subscribe(emulator, topic)
     tick = 2.0
-    now = time.time()
-    origin = math.floor(now) - 12 * tick  # tick 16 (a scheduled close) ends 8 s from now
-    updates = _workload(origin, tick, now + 3, 16, 0.25)
-    for d, uid in updates:
-        d["update_id"] = uid
+    origin = math.floor(time.time()) - 12 * tick
     raw = _pubsub_config(subscription, origin, tick, timestamp_attribute="ts")
     raw["privacy"]["disable_noise"] = True
     raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out"), "format": "jsonl", "window_seconds": 5}]
     bad_item = {"op": "insert", "id": "x", "region": "eu", "item": {"carrier": "ZZ", "amount": 1}}
+    now = time.time()
     good_ts = {"ts": str(int(now * 1000))}
     fuzz = []
     for n, (payload, ts_kind, bad_ts) in enumerate(junk):
@@ -245,17 +320,46 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
         fuzz.append((data, attrs))
     far = {"op": "insert", "id": "f", "region": "eu", "item": {"carrier": "AA", "amount": 1}}
     fuzz.append((json.dumps(far).encode(), {"ts": str(int((now + 10 * 86400) * 1000))}))  # too_far_in_future
-    th = _publisher(
-        emulator,
-        topic,
-        updates,
-        attrs=lambda d, uid: {"ts": str(int(d["time"] * 1000))},
-        payload=lambda d: {k: v for k, v in d.items() if k != "time"},  # the time travels in the attribute only
-        extra=[(b"{not json", good_ts), (json.dumps(bad_item).encode(), good_ts), *fuzz],
-    )
-    assert main(["--config", _config(tmp_path, raw), "--duration", "28", "--runner=DirectRunner"]) == 0
-    th.join(5)
-    out = capsys.readouterr().out
+    junk_messages = [(b"{not json", good_ts), (json.dumps(bad_item).encode(), good_ts), *fuzz]
+    pub = emulator.PublisherClient()
+    for data, attributes in junk_messages:  # waiting for the pipeline
+        pub.publish(topic, data, **attributes).result()
+    stop = threading.Event()
+    updates: list = []
+    with _running(tmp_path, raw) as (proc, output):
+        # the updates start once the pipeline has read the junk (its dead letters are written): a run that
+        # starts slowly never finds a backlog behind its watermark
+        confidential = tmp_path / "out-confidential"
+        _wait_for(proc, output, lambda: _jsonl(confidential, "dead_letters*.jsonl"), "dead letters", 90)
+        start = time.time() + LEAD + 1
+        updates += _workload(origin, tick, start, 150, EVERY)  # until the test has its releases
+        for d, uid in updates:
+            d["update_id"] = uid
+        th = _publisher(
+            emulator,
+            topic,
+            updates,
+            attrs=lambda d, uid: {"ts": str(int(d["time"] * 1000))},
+            payload=lambda d: {k: v for k, v in d.items() if k != "time"},  # the time travels in the attribute only
+            stop=stop,
+        )
+        target = max(16, math.floor((start - origin) / tick) + 1 + 3)  # 16: a scheduled close; 3 ticks of traffic
+        try:
+            _wait_for(
+                proc,
+                output,
+                lambda: (
+                    {("eu", target), ("us", target)}
+                    <= {(r["stream"], r["tick"]) for r in _jsonl(tmp_path / "out", "releases*.jsonl")}
+                ),
+                f"releases of tick {target}",
+                90,
+            )
+        finally:
+            stop.set()
+            th.join(5)
+    out = output()
+    assert proc.returncode == 0, out[-3000:]
     releases = [json.loads(x) for f in (tmp_path / "out").glob("releases*.jsonl") for x in f.read_text().splitlines()]
     dead = [
         json.loads(x)
@@ -270,7 +374,7 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     dead = [d for d in dead if d["record"] in planted]
     assert sorted(d["reason"] for d in dead) == ["not_in_domain", "unparseable"], dead
     released = {(r["stream"], r["tick"]) for r in releases}
-    assert released >= {("eu", 16), ("us", 16)}, sorted(released)
+    assert released >= {("eu", target), ("us", target)}, sorted(released)
     # every tick released, none lost in the windowed file sink (several late
     # firings of one window used to overwrite each other's file)
     last = max(t for _, t in released)
@@ -292,7 +396,7 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path, capsys):
     assert "records read:" in out and "duplicates dropped:" in out  # the streaming summary
 
 
-def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
+def test_pubsub_round_trip_with_noise(emulator, tmp_path):
     """Event time from a field, dedup by an id attribute, releases and dead
     letters to their own topics, read back: schema, bounds, budget."""
     topic = _topic(emulator, "updates")
@@ -302,22 +406,45 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
     dead_topic = _topic(emulator, "dead")
     dead_sub = _subscribe(emulator, dead_topic)
     tick = 2.0
-    now = time.time()
-    origin = math.floor(now) - 12 * tick
-    updates = _workload(origin, tick, now + 3, 14, 0.25)
+    origin = math.floor(time.time()) - 12 * tick
     raw = _pubsub_config(subscription, origin, tick, id_attribute="update_id")
     raw["mechanism"]["beta"] = 1e-6
     raw["sinks"] = [{"type": "pubsub", "topic": out_topic, "dead_letter_topic": dead_topic}]
-    th = _publisher(emulator, topic, updates, attrs=lambda d, uid: {"update_id": uid}, extra=[b"\xff\xfe"])
-    assert main(["--config", _config(tmp_path, raw), "--duration", "26", "--runner=DirectRunner"]) == 0
-    th.join(5)
+    emulator.PublisherClient().publish(topic, b"\xff\xfe").result()  # waiting for the pipeline
+    stop = threading.Event()
+    releases: list[dict] = []
+    dead: list[dict] = []
+    updates: list = []
+    with _running(tmp_path, raw) as (proc, output):
+        # the updates start once the pipeline has read the junk (its dead letter is on the topic)
+        _wait_for(proc, output, lambda: dead.extend(_pull_once(dead_sub)) or dead, "dead letter", 90)
+        start = time.time() + LEAD + 1
+        updates += _workload(origin, tick, start, 150, EVERY)  # until the test has its releases
+        th = _publisher(emulator, topic, updates, attrs=lambda d, uid: {"update_id": uid}, stop=stop)
+        target = max(16, math.floor((start - origin) / tick) + 1 + 3)
+        try:
+            _wait_for(
+                proc,
+                output,
+                lambda: (
+                    releases.extend(_pull_once(out_sub))
+                    or {("eu", target), ("us", target)} <= {(r["stream"], r["tick"]) for r in releases}
+                ),
+                f"releases of tick {target}",
+                90,
+            )
+        finally:
+            stop.set()
+            th.join(5)
+    out = output()
+    assert proc.returncode == 0, out[-3000:]
     from pipelines.tools.pubsub_tool import pull_subscription
 
-    releases = pull_subscription(out_sub)
-    dead = pull_subscription(dead_sub)
+    releases += pull_subscription(out_sub)
+    dead += pull_subscription(dead_sub)
     assert [d["reason"] for d in dead] == ["unparseable"], dead  # duplicates were dropped, not dead-lettered
     ticks = {(r["stream"], r["tick"]) for r in releases}
-    assert {("eu", 16), ("us", 16)} <= ticks, sorted(ticks)
+    assert {("eu", target), ("us", target)} <= ticks, sorted(ticks)
     for r in releases:
         assert set(r) == {
             "stream",
@@ -338,7 +465,7 @@ def test_pubsub_round_trip_with_noise(emulator, tmp_path, capsys):
         live = _expected(updates, origin, tick, r["stream"], r["tick"])
         if r["query"] == "active":
             assert abs(r["estimate"] - len(live)) <= r["error_bound"], r
-    assert "records read:" in capsys.readouterr().out
+    assert "records read:" in out
 
 
 def test_pubsub_tool_creates_replays_and_pulls(emulator, tmp_path):
@@ -507,11 +634,41 @@ def test_bundled_pubsub_config_runs_through_the_readme_command(emulator, tmp_pat
         (tmp_path / folder).symlink_to(ROOT / folder)
     env = dict(os.environ, DP_NOISE_KEY=bytes(range(32)).hex(), MPLBACKEND="Agg")
     command = [sys.executable, "-m", "pipelines.release", "--config", f"configs/{name}", "--origin", str(origin)]
-    command += ["--project=" + PROJECT, "--duration", "40"]
-    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "releases written:" in proc.stdout and "Traceback" not in proc.stderr
-    releases = pubsub_tool.pull(cfg, 100_000)
+    # --duration is only a cap: the test stops the run with Ctrl-C (SIGINT) as soon as the releases are on the
+    # topic, so it waits on the data and not on a guessed time
+    command += ["--project=" + PROJECT, "--duration", "150"]
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        releases = _until_released(proc, cfg, {"eu", "us"}, deadline=time.monotonic() + 150)
+        stopped_by_test = proc.poll() is None
+        if stopped_by_test:
+            proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job and prints its summary
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    text = log.read_text(errors="replace")
+    assert stopped_by_test, "the run ended by itself before its releases reached the topic: " + text[-3000:]
+    assert proc.returncode == 0, text[-3000:]
+    assert "releases written:" in text and "Traceback" not in text, text[-3000:]
+    releases += pubsub_tool.pull(cfg, 100_000)  # what was published between the last poll and the stop
     assert {r["stream"] for r in releases} == {"eu", "us"}, len(releases)
     assert {r["query"] for r in releases} == {"active", "by_carrier", "total_amount"}
     assert min(r["tick"] for r in releases) == 1
+
+
+def _until_released(proc, cfg, streams: set, deadline: float) -> list[dict]:
+    """The releases on ``cfg``'s releases topic, pulled every second until tick 1 of every query of every
+    stream in ``streams`` is there (or the run ends, or the deadline passes)."""
+    from pipelines.tools import pubsub_tool
+
+    want = {(s, q.name) for s in streams for q in cfg.queries}
+    got: list[dict] = []
+    while proc.poll() is None and time.monotonic() < deadline:
+        got += _pull_once(pubsub_tool.pull_name(next(s.topic for s in cfg.sinks if s.type == "pubsub")))
+        if want <= {(r["stream"], r["query"]) for r in got if r["tick"] == 1}:
+            break
+        time.sleep(1)
+    return got

@@ -8,7 +8,13 @@ import os
 
 from pipelines.model import ConfigError
 
-__all__ = ["check_environment", "check_runner", "check_kafka_runner"]
+__all__ = [
+    "check_environment",
+    "check_runner",
+    "check_kafka_runner",
+    "explicit_key_missing",
+    "missing_key_message",
+]
 
 
 def check_environment(cfg, local: bool = True, required: tuple | None = None, noise_key: bool = True) -> None:
@@ -34,14 +40,30 @@ def check_runner(cfg, runner: str) -> None:
 check_kafka_runner = check_runner  # its former name
 
 
+def explicit_key_missing(cfg) -> bool:
+    """``privacy.noise_key: {env: VAR}`` written in the configuration with ``VAR`` unset (or empty): an error.
+    Only the implicit default may fall back to a one-off key."""
+    kind, where = cfg.noise_key
+    return kind == "env" and cfg.privacy.noise_key_explicit and not os.environ.get(where)
+
+
+def missing_key_message(where: str) -> str:
+    return (
+        f"privacy.noise_key.env: the variable {where} is not set, and the configuration names it explicitly "
+        "(set it to the release's hex key, or remove privacy.noise_key for a one-off key on a local run)"
+    )
+
+
 def _check_noise_key(cfg) -> None:
     """The key this launch (a local runner) will use: present and well-formed hex
     of at least 16 bytes. Never shows the key."""
     kind, where = cfg.noise_key
     if kind == "env":
         text = os.environ.get(where)
-        if text is None:  # a local run makes a one-off key (with a warning)
-            return
+        if text is None:
+            if explicit_key_missing(cfg):
+                raise ConfigError(missing_key_message(where))
+            return  # the implicit default: a local run makes a one-off key (with a warning)
         origin = f"the variable {where}"
     elif kind == "file":
         try:

@@ -4,6 +4,7 @@ record is encoded for a query is the parse step's business (``pipelines.parse``)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -46,9 +47,18 @@ class QueryConfig(Section):
     domain: Annotated[tuple[Any, ...], WithJsonSchema(_DOMAIN_SCHEMA)] = ()
     lower: float = 0.0
     upper: float = 0.0
+    weight: float = 1.0
 
     @classmethod
     def check_raw(cls, q: dict) -> dict:
+        out = cls._check_query(q)
+        if "weight" in q:  # its share of the stream's budget, against the other queries' (default 1: equal)
+            w = _at("weight", number, q["weight"], positive=True)
+            out["weight"] = _at("weight", in_range, w, 1e-6, 1e6, "a ratio to the other queries' weights")
+        return out
+
+    @classmethod
+    def _check_query(cls, q: dict) -> dict:
         name = _required(q, "name")
         if not isinstance(name, str) or not name:
             raise issue("must be a non-empty string", "name")
@@ -81,13 +91,18 @@ class QueryConfig(Section):
 
     def legacy_repr(self) -> str:
         """The ``repr`` this query had as a frozen dataclass: part of the release digest, which keys the noise,
-        so it never changes."""
+        so it never changes (``weight`` shows only when it is not the default)."""
         return (
             f"QueryConfig(name={self.name!r}, type={self.type!r}, field={self.field!r}, domain={self.domain!r}, "
-            f"lower={self.lower!r}, upper={self.upper!r})"
+            f"lower={self.lower!r}, upper={self.upper!r}"
+            + ("" if self.weight == 1.0 else f", weight={self.weight!r}")
+            + ")"
         )
 
     def query_set(self) -> QuerySet:
+        return dataclasses.replace(self._query_set(), weight=self.weight)
+
+    def _query_set(self) -> QuerySet:
         if self.type == "count":
             return QuerySet(self.name, "count")
         if self.type == "histogram":

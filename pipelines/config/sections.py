@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, PrivateAttr, WithJsonSchema, model_validator
 
 from pipelines.model import (
     MAX_SPAN_SECONDS,
     Section,
     choice,
+    did_you_mean,
     flag,
     in_range,
     integer,
@@ -30,6 +31,8 @@ from transforms.spec import LATE_POLICIES
 
 __all__ = [
     "PrivacyConfig",
+    "LedgerConfig",
+    "LedgerCap",
     "TimeConfig",
     "StreamsConfig",
     "ReleaseConfig",
@@ -58,6 +61,9 @@ _PERSON_FIELD_SCHEMA = {
     "anyOf": [{"type": "string", "minLength": 1, "not": {"enum": list(RESERVED_FIELDS)}}, {"type": "null"}],
     "description": "the record field that identifies the person (unit person; the privacy id, never released)",
 }
+DATASET = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+#: the ledger stores a URL may name (``sqlite:///relative.db``, ``sqlite:////absolute.db``)
+LEDGER_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
 RELEASE_ID = re.compile(r"[A-Za-z0-9_.-]{8,128}")
 #: a time: epoch seconds or an ISO-8601 date-time (YAML reads an unquoted one as a date-time)
 TIME_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
@@ -112,6 +118,28 @@ def _noise_key(value) -> tuple:
     return (kind, where)
 
 
+def _ledger_url(v) -> str:
+    text(v, "a ledger URL: sqlite:///path/file.db or postgresql://user@host/db")
+    if not v.startswith(LEDGER_SCHEMES):
+        scheme = v.split(":", 1)[0] if ":" in v else v
+        raise issue(
+            f"must start with one of {', '.join(LEDGER_SCHEMES)} (SQLite in a file, or a PostgreSQL server); got "
+            f"{scheme!r}" + did_you_mean(scheme + "://", LEDGER_SCHEMES)
+        )
+    if v.startswith("sqlite:") and not v[len("sqlite:///") :]:
+        raise issue("sqlite:/// must be followed by the path of the database file, e.g. sqlite:///ledger.db")
+    return v
+
+
+def _dataset(v) -> str:
+    if not isinstance(v, str) or not DATASET.fullmatch(v):
+        raise issue(f"must be 1 to 128 letters, digits, '_', '.', ':', '/' or '-' (the data's name); got {v!r}")
+    return v
+
+
+_LEDGER_URL_SCHEMA = {"type": "string", "pattern": "^(sqlite:///.+|postgres(ql)?://.*)$"}
+_DATASET_SCHEMA = {"type": "string", "pattern": "^[A-Za-z0-9_.:/-]{1,128}$"}
+
 _NOISE_KEY_SCHEMA = {
     "oneOf": [
         {"type": "object", "properties": {k: {"type": "string", "minLength": 1}}, "required": [k]}
@@ -119,6 +147,39 @@ _NOISE_KEY_SCHEMA = {
         for k in ("env", "file", "secret")
     ]
 }
+
+
+class LedgerCap(Section):
+    """``privacy.ledger.cap``: the most a dataset's releases may spend together, in the terms of the configured
+    budget (``{epsilon}``, ``{epsilon, delta}`` or ``{rho}``: the same keys as the budget)."""
+
+    EXAMPLE: ClassVar[str] = "{epsilon: 3.0}"
+    NONE_IS_EMPTY: ClassVar[bool] = False
+
+    epsilon: Annotated[float | None, BeforeValidator(lambda v: None if v is None else number(v, positive=True))] = None
+    delta: Annotated[float | None, BeforeValidator(lambda v: None if v is None else _delta(v))] = None
+    rho: Annotated[float | None, BeforeValidator(lambda v: None if v is None else number(v, positive=True))] = None
+
+    @classmethod
+    def check_raw(cls, data: dict) -> dict:
+        if data.get("rho") is not None:
+            not_applicable(data, ("epsilon", "delta"), "with cap.rho (a zCDP cap)")
+        elif data.get("epsilon") is None:
+            raise issue("missing (required): the cap in the budget's terms, epsilon (with delta) or rho", "epsilon")
+        return data
+
+
+class LedgerConfig(Section):
+    """``privacy.ledger``: the budget ledger across releases (``pipelines.ledger``, ``docs/accounting.md``): the
+    store (``sqlite:///path/file.db`` or ``postgresql://...``), the dataset the releases are made of, and the
+    dataset's cap; a launch whose release would take the dataset over its cap is refused."""
+
+    EXAMPLE: ClassVar[str] = "{url: sqlite:///ledger.db, dataset: flights, cap: {epsilon: 3.0}}"
+    NONE_IS_EMPTY: ClassVar[bool] = False
+
+    url: Annotated[str, BeforeValidator(_ledger_url), WithJsonSchema(_LEDGER_URL_SCHEMA)]
+    dataset: Annotated[str, BeforeValidator(_dataset), WithJsonSchema(_DATASET_SCHEMA)]
+    cap: LedgerCap
 
 
 class PrivacyConfig(Section):
@@ -163,6 +224,39 @@ class PrivacyConfig(Section):
         "DP_NOISE_KEY",
     )
     release_id: Annotated[str | None, BeforeValidator(_release_id)] = None
+    ledger: LedgerConfig | None = None  # None: no ledger (each launch spends a new budget, unrecorded)
+
+    @model_validator(mode="after")
+    def _cap_like_budget(self):
+        """The cap has the budget's keys: a cap in other terms cannot be compared with what a release spends."""
+        if self.ledger is not None:
+            cap = self.ledger.cap
+            want = ("rho",) if self.rho is not None else ("epsilon", "delta") if self.delta > 0 else ("epsilon",)
+            have = tuple(k for k in ("epsilon", "delta", "rho") if getattr(cap, k) is not None)
+            if have != want and not (want == ("epsilon",) and have == ("epsilon", "delta") and cap.delta == 0):
+                budget = "{" + ", ".join(want) + "}"
+                raise issue(
+                    f"must be {budget}, in the terms of the configured budget; got {{{', '.join(have)}}}",
+                    "ledger.cap",
+                )
+        return self
+
+    # whether privacy.noise_key was written in the configuration (only the implicit default may fall back to a
+    # one-off key when its variable is unset: an explicit key that is missing is a configuration error)
+    _noise_key_explicit: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_noise_key(cls, data, handler):
+        model = handler(data)
+        if isinstance(data, dict) and data.get("noise_key") is not None:
+            model._noise_key_explicit = True
+        return model
+
+    @property
+    def noise_key_explicit(self) -> bool:
+        """``privacy.noise_key`` was written in the configuration (not the implicit ``{env: DP_NOISE_KEY}``)."""
+        return self._noise_key_explicit
 
     @classmethod
     def check_raw(cls, data: dict) -> dict:

@@ -10,6 +10,7 @@ setting), so a bad configuration fails before any pipeline starts.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ PROFILES = ("paper", "tuned", "tight")
 QUERY_KINDS = ("count", "histogram", "linear", "pmw")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class QuerySet:
     """A named set of linear queries over one finite domain.
 
@@ -41,10 +42,14 @@ class QuerySet:
     matrix: tuple | None = None  # rows of the query matrix (linear / pmw)
     ranges: bool = False  # pmw over all ranges [a, b] of the domain
     pmw_iterations: int = 0  # 0: chosen per release from the public noisy size
+    weight: float = 1.0  # its weight in the budget split over query sets (``auto``, ``net_change``)
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
             raise ValueError("every query set needs a non-empty name")
+        w = self.weight
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
+            raise ValueError(f"query {self.name!r}: weight must be a positive finite number; got {w!r}")
         if self.kind not in QUERY_KINDS:
             raise ValueError(f"query {self.name!r}: kind must be one of {', '.join(QUERY_KINDS)}; got {self.kind!r}")
         if self.domain_size < 1:
@@ -55,6 +60,15 @@ class QuerySet:
             m = np.asarray(self.matrix, dtype=float)
             if m.ndim != 2 or m.shape[1] != self.domain_size:
                 raise ValueError(f"query {self.name!r}: matrix must have domain_size = {self.domain_size} columns")
+
+    def __repr__(self) -> str:
+        """The dataclass's repr (part of the digests that key the noise): ``weight`` shows only when it is not
+        the default, so the repr of every query set without a weight is unchanged."""
+        text = (
+            f"QuerySet(name={self.name!r}, kind={self.kind!r}, domain_size={self.domain_size!r}, "
+            f"matrix={self.matrix!r}, ranges={self.ranges!r}, pmw_iterations={self.pmw_iterations!r}"
+        )
+        return text + ("" if self.weight == 1.0 else f", weight={self.weight!r}") + ")"
 
     def mechanism(self, noise: str) -> StaticMechanism:
         if self.kind == "count":

@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Calibration", "PlanEntry"]
+__all__ = ["Calibration", "PlanEntry", "WEIGHTED_MECHANISMS", "weighted_shares"]
+
+#: the mechanisms that split the budget over the query sets by their ``weight`` (the others split it their own
+#: way and refuse unequal weights before the run)
+WEIGHTED_MECHANISMS = ("auto", "net_change")
+
+
+def weighted_shares(queries) -> tuple[float, ...]:
+    """Each query set's share of a budget split over ``queries`` in proportion to their ``weight`` (equal weights,
+    the default: ``1 / k`` each, exactly as before weights). The shares sum to 1 (up to rounding; the
+    accountant composes the parts' actual charges)."""
+    total = sum(q.weight for q in queries)
+    return tuple(q.weight / total for q in queries)
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,20 @@ class PlanEntry:
     counter: str | None = None
     horizon: int | None = None
     calibrations: tuple[Calibration, ...] = ()
+    weights: tuple[float, ...] = ()
+
+    @property
+    def weighted(self) -> bool:
+        """The configuration gave its query sets unequal weights (``queries[].weight``)."""
+        return len(set(self.weights)) > 1
+
+    def query_shares(self) -> tuple[float, ...] | None:
+        """Each query set's share of the whole budget (this entry's share split by the weights); None when the
+        mechanism splits its share its own way (no weights stated)."""
+        if not self.weights:
+            return None
+        total = sum(self.weights)
+        return tuple(self.share * w / total for w in self.weights)
 
     def text(self) -> str:
         """One line, as printed in the summary and recorded in the manifest."""
@@ -64,6 +90,10 @@ class PlanEntry:
             line = f"{head} (the whole budget; configured)"
         else:
             line = f"{head} ({self.share:.0%} of the budget): {self.reason}"
+        if self.weighted:
+            parts = zip(self.queries, self.weights, self.query_shares())
+            shares = ", ".join(f"{q} {w:g} ({s:.0%})" for q, w, s in parts)
+            line += f"; weights: {shares} of the budget"
         if self.calibrations:
             line += "; " + "; ".join(c.text() for c in self.calibrations)
         return line

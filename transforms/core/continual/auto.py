@@ -8,8 +8,10 @@ nor the stream length. Query sets answered by private multiplicative weights
 whose error follows the data size for a non-additive black box (000 §4).
 Each part is the registered mechanism itself, run on its query sets.
 
-Budget: split explicitly between the parts in proportion to their number of
-query sets (``plan``); both parts see every update, so their guarantees add
+Budget: split explicitly between the parts in proportion to their query sets'
+weights (``queries[].weight``; equal by default: their number of query sets)
+(``plan``), and within the additive part between its query sets by the same
+weights; both parts see every update, so their guarantees add
 up (sequential composition) to the configured budget, for the configured
 unit. Noise: each part draws from its own sub-key (the release's key and
 the part's name), so the parts never share noise. The run summary prints the
@@ -27,6 +29,7 @@ latter through group privacy) and adds them up.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from transforms.core.config import DynamicConfig
@@ -75,14 +78,16 @@ def plan(config: DynamicConfig) -> tuple[Part, ...]:
     """Which mechanism answers which query sets, with what share of the budget."""
     additive = tuple(q.name for q in config.queries if q.kind in ADDITIVE)
     other = tuple(q.name for q in config.queries if q.kind not in ADDITIVE)
-    k = len(config.queries)
+    # each part's share: its query sets' weights over all (their number over k without weights, as before)
+    k = math.fsum(q.weight for q in config.queries)
+    weight = {q.name: q.weight for q in config.queries}
     parts = []
     if additive:
         parts.append(
             Part(
                 "net_change",
                 additive,
-                len(additive) / k,
+                math.fsum(weight[n] for n in additive) / k,
                 "additive queries: one counter over the signed change per period; error independent of the data "
                 "size and the stream length",
             )
@@ -92,7 +97,7 @@ def plan(config: DynamicConfig) -> tuple[Part, ...]:
             Part(
                 "fully_dynamic",
                 other,
-                len(other) / k,
+                math.fsum(weight[n] for n in other) / k,
                 "private multiplicative weights: Qiu-Yi's tree, error in the data size n_t, not the stream length",
             )
         )
@@ -151,14 +156,20 @@ class AutoRelease(ContinualRelease):
             if part_cls is NetChangeRelease:
                 counter, horizon = NetChangeRelease.counter_choice(config, opts, end_tick, every_ticks)
             cal = part_cls.calibrations(sub, opts, **at)
-            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon, cal))
+            weights = tuple(q.weight for q in sub.queries) if part_cls is NetChangeRelease else ()
+            out.append(PlanEntry(p.mechanism, p.queries, p.share, p.reason, counter, horizon, cal, weights))
         return tuple(out)
 
     @classmethod
     def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
         """As every mechanism's, and each part's own checks on its query sets."""
         super().check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
-        for _, part_cls, sub, opts in cls.parts_of(config, options):
+        for p, part_cls, sub, opts in cls.parts_of(config, options):
+            if part_cls is not NetChangeRelease and len({q.weight for q in sub.queries}) > 1:
+                raise ValueError(
+                    f"queries: weight: {p.mechanism} splits its share over its query sets ({', '.join(p.queries)}) "
+                    "its own way; give them equal weights"
+                )
             part_cls.check_settings(sub, opts, end_tick=end_tick, every_ticks=every_ticks)
 
     def _start(self) -> None:

@@ -28,8 +28,9 @@ counter's noise is calibrated to its share divided by ``m`` (``rho / m^2``,
 ledger holds the unit's guarantee itself (:meth:`calibrations`; the plan
 states each query set's). The error does not depend on
 the stream length N_t or the data size n_t, only on the number of periods
-(through the counter). Budget: ``config.budget`` per stream, split evenly
-over the query sets (an update is in every query set's change: sequential
+(through the counter). Budget: ``config.budget`` per stream, split over the
+query sets in proportion to their ``weight`` (evenly by default; the shares sum
+to the budget) (an update is in every query set's change: sequential
 composition); each counter spends its share as ``docs/counters.md`` states.
 
 The counter (``options.counter``, default ``auto``) is the best-known one for
@@ -53,7 +54,7 @@ from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.foundation.accounting import Budget, PrivacyUnit
 from transforms.core.foundation.state import state_class
-from transforms.core.plans import Calibration, PlanEntry
+from transforms.core.plans import Calibration, PlanEntry, weighted_shares
 
 __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
 
@@ -150,17 +151,18 @@ class NetChangeRelease(ContinualCountRelease):
         return tuple(out)
 
     def counter_budgets(self) -> list[tuple]:
-        """Per query set: its share of the ledger's budget (the unit's guarantee) divided by its
+        """Per query set: its share of the ledger's budget (the unit's guarantee; in proportion to the query
+        sets' ``weight``, equal by default: :func:`~transforms.core.plans.weighted_shares`) divided by its
         multiplier (``calibrated_budget``: ``rho / m^2``, ``eps / m``; the share itself when
         ``m = 1``), charged at sensitivity ``m``."""
         config = self.config
-        k = len(config.queries)
-        share = self.ledger_cap(config).part(1.0 / k, 1.0 / k)
+        cap = self.ledger_cap(config)
+        shares = [cap.part(w, w) for w in weighted_shares(config.queries)]  # 1 / k each without weights
         cal = self.calibrations(config, self.options, end_tick=self.end_tick, every_ticks=self.every_ticks or 1)
         if not cal:
-            return [(share, 1.0)] * k
+            return [(share, 1.0) for share in shares]
         out = []
-        for c in cal:
+        for share, c in zip(shares, cal):
             m = float(c.multiplier)
             out.append((share, 1.0) if m == 1.0 else (calibrated_budget(share, m, config.noise_kind), m))
         return out
@@ -192,7 +194,8 @@ class NetChangeRelease(ContinualCountRelease):
         counter, horizon = cls.counter_choice(config, options, end_tick, every_ticks)
         cal = cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)
         names = tuple(q.name for q in config.queries)
-        return (PlanEntry(cls.name, names, counter=counter, horizon=horizon, calibrations=cal),)
+        weights = tuple(q.weight for q in config.queries)
+        return (PlanEntry(cls.name, names, counter=counter, horizon=horizon, calibrations=cal, weights=weights),)
 
     @classmethod
     def check_settings(cls, config: DynamicConfig, options, *, end_tick: int | None = None, every_ticks: int = 1):
