@@ -254,7 +254,9 @@ def before_releases(before: dict, tmp: Path) -> dict:
 def test_sigint_part_way_leaves_the_folders_as_they_were(tmp_path, existing):
     """Ctrl-C (SIGINT) once the pipeline runs (its staging folder exists): exit 130, one line on stderr (no
     traceback), no staging folder left, the folders as before: absent, or holding the earlier release."""
-    config = _demo_config(tmp_path)
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    ledger = {"url": url, "dataset": "demo", "cap": {"epsilon": 10.0}}
+    config = _demo_config(tmp_path, privacy={**DEMO["privacy"], "ledger": ledger})
     folders = (tmp_path / "out", tmp_path / "out-confidential")
     if existing:
         (tmp_path / "out").mkdir()
@@ -274,9 +276,14 @@ def test_sigint_part_way_leaves_the_folders_as_they_were(tmp_path, existing):
     lines = err.strip().splitlines()
     assert lines[-1].startswith("cancelled: the run was interrupted before it completed"), err
     # one line: no traceback, no log of the runner's about the step it stopped
-    assert all(line.startswith(("release id:", "progress:")) for line in lines[:-1]), err
+    assert all(line.startswith(("release id:", "progress:", "ledger:")) for line in lines[:-1]), err
     assert _snapshot(*folders) == before
     assert _hidden(tmp_path) == []
+    # the budget ledger records the cancellation (from the exit status), and counts nothing: nothing was published
+    from pipelines.ledger import open_store
+
+    (release,) = open_store(url).releases("demo")
+    assert (release.status, release.counted) == ("cancelled", False)
 
 
 BOUNDED_SCRIPT = """
