@@ -140,6 +140,17 @@ def test_a_folder_of_another_release_is_refused_unless_overwrite(tmp_path):
         check_folders(cfg, release, overwrite=True)
 
 
+def test_which_sinks_publish_atomically(tmp_path):
+    """A local file sink is staged (the budget ledger counts a failed or cancelled bounded run there as
+    unpublished); a remote folder is written in place, a topic sink as it goes."""
+    local = _cfg(tmp_path).sinks[0]
+    staged, pairs = local.staged("t")
+    assert local.publishes_atomically and len(pairs) == 2
+    assert staged.path == staging_folder(local.path, "t") and staged.confidential_path == pairs[1][0]
+    remote = _cfg(tmp_path, path="gs://bucket/out/").sinks[0]
+    assert not remote.publishes_atomically and remote.staged("t") == (remote, [])
+
+
 def test_every_output_schema_has_release_id_with_a_default():
     """A new field with a default: files written with the earlier schemas read with the new one (release_id
     None), and the new records validate."""

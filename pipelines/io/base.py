@@ -142,6 +142,12 @@ class Sink(Section):
         outputs is refused before the run (``pipelines.manifest.check_folders``)."""
         return {}
 
+    @property
+    def publishes_atomically(self) -> bool:
+        """Whether a bounded run's outputs to this sink appear only when the run completes (:meth:`staged` moves
+        them in): a failed or cancelled run then published nothing here."""
+        return False
+
     def staged(self, tag: str) -> tuple[Sink, list[tuple[str, str]]]:
         """This sink writing to hidden staging folders instead (a bounded run publishes its outputs when it
         completes: ``pipelines.io.staging``), and the (staging folder, folder) pairs; a sink without local folders

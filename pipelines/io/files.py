@@ -353,9 +353,13 @@ class FileSink(Sink):
         keys = {"path": self.path, "confidential_path": self.confidential_path}
         return {k: v for k, v in keys.items() if "://" not in v}
 
+    @property
+    def publishes_atomically(self) -> bool:
+        return len(self.output_folders) == 2  # local folders only: a remote one is written in place
+
     def staged(self, tag: str) -> tuple[FileSink, list[tuple[str, str]]]:
         folders = self.output_folders
-        if len(folders) < 2:  # a remote folder: written in place
+        if not self.publishes_atomically:  # a remote folder: written in place
             return self, []
         moved = {k: staging_folder(v, tag) for k, v in folders.items()}
         return self.model_copy(update=moved), [(moved[k], folders[k]) for k in folders]
