@@ -23,19 +23,10 @@ import difflib
 import logging
 import sys
 import time
-import warnings
 
-#: the packages whose FutureWarnings and DeprecationWarnings the CLI does not show (not ours: the user can do
-#: nothing about them); warnings from pipelines/ and transforms/ are always shown
-THIRD_PARTY = r"(apache_beam|google|grpc|proto|pydantic|pyarrow|pandas|numpy|matplotlib|fastavro|dill|pkg_resources)"
+from pipelines.quiet import quiet_third_party_warnings
 
-
-def _quiet_third_party_warnings() -> None:
-    for category in (FutureWarning, DeprecationWarning, PendingDeprecationWarning):
-        warnings.filterwarnings("ignore", category=category, module=THIRD_PARTY)
-
-
-_quiet_third_party_warnings()  # before the imports below: some of them warn when imported
+quiet_third_party_warnings()  # before the imports below: some of them warn
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -196,7 +187,7 @@ def _arguments(argv) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv=None) -> int:
-    _quiet_third_party_warnings()
+    quiet_third_party_warnings()
     args, beam_args = _arguments(argv)
     try:
         return _launch(args, beam_args)

@@ -11,6 +11,8 @@ Every stream of a release has the same plan (the budget is per stream). Exit sta
 (one line, as ``pipelines.release`` says it). ``docs/pipelines.md`` ("Plan").
 """
 
+# ruff: noqa: E402 - the third-party warning filter goes before the imports that warn
+
 from __future__ import annotations
 
 import argparse
@@ -18,6 +20,10 @@ import json
 import math
 import sys
 import time
+
+from pipelines.quiet import quiet_third_party_warnings
+
+quiet_third_party_warnings()  # before the imports below: some of them warn
 
 from pipelines.config import ConfigError, MissingTimeError, Override, load_config
 from pipelines.outputs import budget_dict, budget_text, mechanism_plan, unit_statement

@@ -413,7 +413,8 @@ def test_a_second_demo_run_over_the_cap_is_refused_before_reading_data(tmp_path)
     written = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".db"}
     manifest = json.loads((tmp_path / "out-confidential" / "release_manifest.json").read_text())
 
-    second = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    # --overwrite: the folder check (another release's outputs) would refuse it first; the ledger must refuse it
+    second = subprocess.run([*command, "--overwrite"], capture_output=True, text=True, cwd=ROOT, env=env, check=False)
     assert second.returncode == 2
     (line,) = second.stderr.splitlines()
     assert line == (

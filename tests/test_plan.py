@@ -217,3 +217,23 @@ def test_the_planned_sd_is_the_counters_stated_variance_path():
     path = toeplitz_variance_path("sqrt_factorization", horizon, rho=0.2)
     got = {f.tick: f.sd for f in fs if f.query == "n"}
     assert [got[t] ** 2 for t in ticks] == pytest.approx([path[t - 1] for t in ticks], rel=1e-9)
+
+
+def test_the_plan_command_as_a_user_runs_it_prints_the_bounds_and_no_warning():
+    """``python -m pipelines.plan --config configs/demo.yaml`` as a subprocess (the README's command): exit 0,
+    the demo's planned bounds equal the in-process plan's, and stderr is empty (the third-party FutureWarnings
+    that importing Beam's Google clients prints are filtered, ``pipelines/quiet.py``; ours would show)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("PYTHONWARNINGS", None)
+    command = [sys.executable, "-m", "pipelines.plan", "--config", "configs/demo.yaml", "--json"]
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr == "", proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    got.pop("seconds")  # the time it took: measured, never asserted
+    want = plan_report(load_config(ROOT / "configs" / "demo.yaml"), "configs/demo.yaml")
+    assert got == json.loads(json.dumps(want))

@@ -317,7 +317,9 @@ def test_manifest_replays_a_release_and_refuses_a_reused_id(tmp_path, monkeypatc
     assert main(["--config", other]) == 2
     assert "release audit-release-1 was already made with another input" in capsys.readouterr().err
     fresh = _demo_config(tmp_path, lines)  # no id: a new release, new noise
-    assert main(["--config", fresh]) == 0
+    assert main(["--config", fresh]) == 2  # into the folder of another release: refused before it runs
+    assert "already holds the outputs of release audit-release-1" in capsys.readouterr().err
+    assert main(["--config", fresh, "--overwrite"]) == 0
     assert _releases(tmp_path / "out") != first
 
 

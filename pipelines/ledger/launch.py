@@ -40,7 +40,7 @@ def new_release(cfg, release) -> NewRelease:
         kind=kind,
         budget=budget,
         cap=cap_of(kind, ledger.cap),
-        atomic=not cfg.streaming and all(sink.type == "file" for sink in cfg.sinks),
+        atomic=not cfg.streaming and all(sink.publishes_atomically for sink in cfg.sinks),
     )
 
 
