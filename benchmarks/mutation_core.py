@@ -176,6 +176,34 @@ def _metas() -> dict[str, dict]:
     return out
 
 
+def cap_tests(cap: float) -> None:
+    """Keep, per function, covering tests worth at most ``cap`` seconds (of the unmutated run's times): the
+    fastest test of each test file in turn, round-robin over the files, until the next would pass the cap (at
+    least one). A survivor under the cap is then run against every covering test (``--uncapped``)."""
+    stats = WORK / "mutants" / "mutmut-stats.json"
+    full = WORK / "mutants" / "mutmut-stats.full.json"
+    if not full.exists():
+        shutil.copy2(stats, full)
+    d = json.loads(full.read_text())
+    dur = d["duration_by_test"]
+    if cap > 0:
+        for f, tests in d["tests_by_mangled_function_name"].items():
+            by_file: dict[str, list[str]] = {}
+            for t in sorted(tests, key=lambda t: (dur.get(t, 0.0), t)):
+                by_file.setdefault(t.split("::")[0], []).append(t)
+            queues = [by_file[k] for k in sorted(by_file)]
+            kept, total = [], 0.0
+            while any(queues):
+                for q in queues:
+                    if q and (not kept or total + dur.get(q[0], 0.0) <= cap):
+                        total += dur.get(q[0], 0.0)
+                        kept.append(q.pop(0))
+                    elif q:
+                        q.clear()
+            d["tests_by_mangled_function_name"][f] = kept
+    stats.write_text(json.dumps(d))
+
+
 def order(module: str, names: list[str], seed: str) -> list[str]:
     """The module's mutants in a seeded uniformly random order (round r takes the next slice)."""
     names = sorted(names)
@@ -191,6 +219,8 @@ def run(args: argparse.Namespace) -> None:
         prepare()
         _log("generate mutants and record which test runs which function (one unmutated run)")
         _mutmut("__generate_only__", log=log)
+    cap_tests(args.cap)
+    _log(f"covering tests capped at {args.cap} s per mutant" if args.cap > 0 else "every covering test")
     metas = _metas()
     _log(f"{len(metas)} modules with mutants, {sum(len(m['exit_code_by_key']) for m in metas.values())} mutants")
     ordered = {m: order(m, list(meta["exit_code_by_key"]), args.seed) for m, meta in metas.items()}
@@ -344,6 +374,7 @@ def main() -> None:
     r.add_argument("--per-round", type=int, default=5)
     r.add_argument("--critical-per-round", type=int, default=8)
     r.add_argument("--seed", default="20261126")
+    r.add_argument("--cap", type=float, default=15.0, help="seconds of covering tests per mutant (0: all)")
     r.add_argument("--resume", action="store_true", help="reuse the copy and its mutants (no regeneration)")
     sub.add_parser("report")
     sub.add_parser("summary")
