@@ -402,3 +402,20 @@ def test_person_unit_group_size_insertion_limit_and_describe():
     )
     assert PrivacyUnit.update().describe().startswith("privacy unit update: protects one update")
     assert PrivacyUnit.entry(2).describe().endswith("; not a person")
+
+
+def test_remaining_fraction_is_the_unspent_share_of_the_primary_figure():
+    """``Ledger.remaining_fraction``: 1 - spent / budget in the budget's own primary figure (epsilon, rho);
+    0 for a zero budget (issue 27: no fast test read it)."""
+    led = Ledger(PureDP(2.0))
+    assert led.remaining_fraction == 1.0
+    led.charge(PureDP(0.5))
+    assert led.remaining_fraction == pytest.approx(0.75, rel=1e-15)
+    led.charge(PureDP(1.5))
+    assert led.remaining_fraction == pytest.approx(0.0, abs=1e-15)
+    z = Ledger(ZCDP(0.5))
+    z.charge(ZCDP(0.1))
+    assert z.remaining_fraction == pytest.approx(0.8, rel=1e-12)
+    z.charge(PureDP(0.2))  # eps^2 / 2 = 0.02 of rho
+    assert z.remaining_fraction == pytest.approx(1 - 0.12 / 0.5, rel=1e-12)
+    assert Ledger(PureDP(0.0)).remaining_fraction == 0.0
