@@ -52,7 +52,7 @@ CORE_TESTS = [
         "consistency contract "
         "contribution_harness contribution_lemmas contribution_sensitivity counters coverage dynamic "
         "factorization fully_dynamic_tight growing local_dp net_change noise partition person_bounding "
-        "person_core plans pmw state_graph privacy_audit privacy_contract published_figures static"
+        "person_core plans pmw protocol state_graph privacy_audit privacy_contract published_figures static"
     ).split()
 ]
 # privacy-critical modules: a larger sample (the brief's list)
