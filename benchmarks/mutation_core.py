@@ -255,12 +255,17 @@ def report(args: argparse.Namespace) -> dict:
         p = OUT / f"core.round{r}"
         if p.exists():
             sampled |= set(p.read_text().split())
+    fork_path = OUT / "core.fork.json"
+    fork = json.loads(fork_path.read_text()) if fork_path.exists() else {}
     per = {}
     for m, meta in _metas().items():
         codes = meta["exit_code_by_key"]
         rows: dict[str, list[str]] = {}
         for name in sorted(sampled & set(codes)):
-            rows.setdefault(_status(codes[name]), []).append(name)
+            status = fork.get(name) or _status(codes[name])
+            if status == "not run":
+                continue
+            rows.setdefault(status, []).append(name)
         per[m] = {
             "generated": len(codes),
             "sampled": sum(len(v) for v in rows.values()),
@@ -292,6 +297,82 @@ def confirm(args: argparse.Namespace) -> None:
     )
     last = (rc.stdout.strip().splitlines() or [""])[-1]
     print(f"{args.name}: exit {rc.returncode} ({'KILLED' if rc.returncode == 1 else 'not killed'}) {last}")
+
+
+def fork_run(args: argparse.Namespace) -> None:
+    """More rounds without mutmut's per-invocation collection of the whole selection (minutes on a busy
+    machine): mutmut's own mechanism by hand. In the copy's ``mutants/`` (mutmut's trampolines read
+    ``MUTANT_UNDER_TEST`` at each call), one warm process imports the tests (one per file, unmutated, must pass),
+    then forks a child per mutant that runs, with ``-x``, the (capped) covering tests mutmut recorded, under a
+    CPU-time limit of (their time + 1 s) x 5. Verdicts go to ``core.fork.json`` (merged by ``report``)."""
+    import resource  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+
+    mut = WORK / "mutants"
+    sys.path[:] = [str(mut)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT]
+    os.chdir(mut)
+    os.environ.pop("PYTHONPATH", None)
+    os.environ["MUTANT_UNDER_TEST"] = ""
+    import pytest  # noqa: PLC0415
+    from mutmut.utils.format_utils import mangled_name_from_mutant_name  # noqa: PLC0415
+
+    stats = json.loads((mut / "mutmut-stats.json").read_text())
+    tests_by, dur = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    names = []
+    for r in range(args.start_round, args.rounds):
+        p = OUT / f"core.round{r}"
+        if not p.exists():
+            metas = _metas()
+            sel = []
+            for m, meta in metas.items():
+                o = order(m, list(meta["exit_code_by_key"]), args.seed)
+                k = args.critical_per_round if m.startswith(CRITICAL) else args.per_round
+                sel += o[r * k : (r + 1) * k]
+            p.write_text("\n".join(sel) + "\n")
+        names += [(r, n) for n in p.read_text().split()]
+    out_path = OUT / "core.fork.json"
+    done = json.loads(out_path.read_text()) if out_path.exists() else {}
+    files = sorted({t.split("::")[0] for ts in tests_by.values() for t in ts})
+    first = {}
+    for t in sorted(dur):
+        first.setdefault(t.split("::")[0], t)
+    warm = [first[f] for f in files if f in first]
+    rc = pytest.main(["-q", "-x", "-n", "0", "-p", "no:cacheprovider", *warm])
+    _log(f"fork-run: warm-up over {len(warm)} tests: exit {int(rc)}; {len(names)} mutants in rounds")
+    if int(rc) != 0:
+        sys.exit("the unmutated warm-up failed")
+    os.nice(int(os.environ.get("MUTATION_NICE", "15")) - os.nice(0))
+    for r, name in names:
+        if name in done:
+            continue
+        if (OUT / "core.stop").exists() and args.honour_stop:
+            _log("stop file found")
+            break
+        tests = sorted(tests_by.get(mangled_name_from_mutant_name(name), []), key=lambda t: dur.get(t, 0.0))
+        t0 = time.time()
+        if not tests:
+            status = "no tests"
+        else:
+            limit = int((sum(dur.get(t, 0.0) for t in tests) + 1) * 5) + 5
+            pid = os.fork()
+            if pid == 0:  # the child: one mutant
+                os.environ["MUTANT_UNDER_TEST"] = name
+                resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
+                fd = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                code = pytest.main(["-q", "-x", "-n", "0", "-p", "no:cacheprovider", *tests])
+                os._exit(int(code))
+            _, st = os.waitpid(pid, 0)
+            if os.WIFSIGNALED(st):
+                sig = os.WTERMSIG(st)
+                status = "timeout" if sig in (signal.SIGXCPU, signal.SIGKILL) else f"signal {sig}"
+            else:
+                code = os.WEXITSTATUS(st)
+                status = {0: "survived", 1: "killed", 5: "no tests"}.get(code, f"exit {code}")
+        done[name] = status
+        out_path.write_text(json.dumps(done, indent=0))
+        _log(f"round {r} {name}: {status} ({time.time() - t0:.1f} s, {len(tests)} tests)")
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -377,13 +458,20 @@ def main() -> None:
     r.add_argument("--cap", type=float, default=15.0, help="seconds of covering tests per mutant (0: all)")
     r.add_argument("--resume", action="store_true", help="reuse the copy and its mutants (no regeneration)")
     sub.add_parser("report")
+    f = sub.add_parser("fork-run")
+    f.add_argument("--rounds", type=int, default=3)
+    f.add_argument("--start-round", type=int, default=1)
+    f.add_argument("--per-round", type=int, default=3)
+    f.add_argument("--critical-per-round", type=int, default=5)
+    f.add_argument("--seed", default="20261126")
+    f.add_argument("--honour-stop", action="store_true")
     sub.add_parser("summary")
     c = sub.add_parser("confirm")
     c.add_argument("name")
     c.add_argument("tests", nargs="+")
     c.add_argument("--sync", action="store_true")
     a = ap.parse_args()
-    {"run": run, "report": report, "confirm": confirm, "summary": summary}[a.cmd](a)
+    {"run": run, "report": report, "confirm": confirm, "summary": summary, "fork-run": fork_run}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -592,6 +592,8 @@ def test_big_path_only_from_2_63_and_bernoulli_is_exact():
     assert r.uniform_below([2**63 - 1, 3]).dtype == np.int64
     assert r.uniform_below([3, 2**63]).dtype == object
     assert r.uniform_below(np.array([3, 2**63 - 1], dtype=object)).dtype == np.int64
+    one = r.uniform_below([2**64])  # a single big bound (a size-1 input) takes the big path too
+    assert one.dtype == object and 0 <= one[0] < 2**64
     s = RandomStream(b"bern")
     assert not s.bernoulli(np.zeros(50, np.int64), np.full(50, 7)).any()
     assert s.bernoulli(np.full(50, 7), np.full(50, 7)).all()
