@@ -456,3 +456,5 @@ def test_every_charge_of_a_tree_counter_is_its_planned_cost(name, budget, noise)
     }[name]
     assert plan == want
     assert ledger.records and all(r.cost == plan for r in ledger.records)
+    if name.startswith("naive"):  # the charges sit in the counter's own named scope (the ledger's breakdown)
+        assert all(r.scope[-1] == name for r in ledger.records), {r.scope for r in ledger.records}

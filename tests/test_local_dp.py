@@ -828,3 +828,16 @@ def test_collector_check_settings_refuses_what_design_for_refuses_and_plans_the_
     (entry,) = RandomizedResponseCollector.plan(good, RROptions(), end_tick=10)
     assert entry.mechanism == RandomizedResponseCollector.name == "randomized_response"
     assert entry.queries == tuple(q.name for q in good.queries) and entry.share == 1.0 and entry.reason is None
+
+
+def test_time_bound_accepts_every_number_from_zero():
+    """``TimeBounded(periods)``: any finite number >= 0 (0: every mutation in the first one's period; a
+    fraction: rounded up by ``span``) (issue 27: a bound refusing 0 to 1 survived the fast tier)."""
+    from transforms.core.families.rr_client import TimeBounded
+
+    assert TimeBounded(0).span == 0
+    assert TimeBounded(0.5).span == 1
+    assert TimeBounded(3).span == 3
+    for bad in (-0.5, True, float("inf"), "2"):
+        with pytest.raises(ValueError):
+            TimeBounded(bad)

@@ -46,3 +46,22 @@ def test_registry_names_and_lookup():
         assert get(n) is MECHANISMS[n]
     with pytest.raises(ValueError, match="unknown mechanism 'nope'"):
         get("nope")
+
+
+def test_report_specs_need_the_whole_collector_contract():
+    """A reports spec's class must have every method of the collector contract: each one missing is refused by
+    name; the registered collector passes."""
+    import dataclasses
+
+    spec = MECHANISMS["randomized_response"]
+    assert dataclasses.replace(spec).core_cls is spec.core_cls
+    for attr in ("apply", "advance", "to_state", "from_state", "next_wake", "last_tick"):
+        broken = type(
+            "Broken",
+            (),
+            {a: None for a in ("apply", "advance", "to_state", "from_state", "next_wake", "last_tick") if a != attr},
+        )
+        with pytest.raises(TypeError, match=f"lacks {attr} "):
+            dataclasses.replace(spec, core_cls=broken)
+    with pytest.raises(TypeError, match="does not implement ContinualRelease"):
+        dataclasses.replace(MECHANISMS["fully_dynamic"], core_cls=object)
