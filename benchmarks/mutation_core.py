@@ -280,23 +280,35 @@ def report(args: argparse.Namespace) -> dict:
 
 def confirm(args: argparse.Namespace) -> None:
     mut = WORK / "mutants"
+    tests = list(args.tests)
     if args.sync:
-        for t in args.tests:
+        for t in tests:
             f = t.split("::")[0]
             for dst in (WORK / f, mut / f):
                 shutil.copy2(ROOT / f, dst)
+    if args.auto:  # the covering tests the run gave it (capped), fastest first
+        from mutmut.utils.format_utils import mangled_name_from_mutant_name  # noqa: PLC0415
+
+        st = json.loads((mut / "mutmut-stats.json").read_text())
+        dur = st["duration_by_test"]
+        cover = st["tests_by_mangled_function_name"].get(mangled_name_from_mutant_name(args.name), [])
+        tests += sorted(cover, key=lambda t: dur.get(t, 0.0))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["MUTANT_UNDER_TEST"] = args.name
     env["PYTHONPATH"] = str(mut)
     rc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", *args.tests],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-rf", "-n", "0", "-p", "no:cacheprovider", *tests],
         cwd=mut,
         env=env,
         capture_output=True,
         text=True,
     )
-    last = (rc.stdout.strip().splitlines() or [""])[-1]
-    print(f"{args.name}: exit {rc.returncode} ({'KILLED' if rc.returncode == 1 else 'not killed'}) {last}")
+    lines = rc.stdout.strip().splitlines() or [""]
+    failed = [x for x in lines if x.startswith("FAILED") or x.startswith("ERROR")]
+    print(
+        f"{args.name}: exit {rc.returncode} ({'KILLED' if rc.returncode == 1 else 'not killed'}) {lines[-1]} "
+        f"{failed[0][:200] if failed else ''}"
+    )
 
 
 def fork_run(args: argparse.Namespace) -> None:
@@ -468,7 +480,8 @@ def main() -> None:
     sub.add_parser("summary")
     c = sub.add_parser("confirm")
     c.add_argument("name")
-    c.add_argument("tests", nargs="+")
+    c.add_argument("tests", nargs="*")
+    c.add_argument("--auto", action="store_true", help="add the covering tests of the run")
     c.add_argument("--sync", action="store_true")
     a = ap.parse_args()
     {"run": run, "report": report, "confirm": confirm, "summary": summary, "fork-run": fork_run}[a.cmd](a)
