@@ -759,3 +759,21 @@ def test_blt_optimiser_returns_its_best_point_and_its_true_ratio():
         assert blt_log_loss(p0, 8) >= math.log(ratio * s * s) - 1e-12  # 1e30 where infeasible
     t1, th1, r1 = optimize_blt(8, 1, restarts=1)
     assert len(t1) == len(th1) == 1 and r1 == pytest.approx(1.0307, abs=5e-4)
+
+
+@pytest.mark.parametrize("name", ["sqrt_factorization", "blt"])
+@pytest.mark.parametrize("budget", [ZCDP(0.3), PureDP(0.7)], ids=["zcdp", "pure"])
+def test_lattice_counter_variance_is_zero_before_the_first_step_then_grows(name, budget, noise):
+    """The lattice counters' stated variance of an answer: 0 before any step (nothing released), then positive
+    and non-decreasing with t (each answer adds one more row of the Toeplitz factor), and the error bound grows
+    with it (issue 27: a variance read as 0 after the first step survived the fast tier)."""
+    kind = "laplace" if isinstance(budget, PureDP) else "gaussian"
+    c = counter(name, HistogramMechanism(2, kind), budget, 16)
+    assert c.variance() == 0.0
+    last = 0.0
+    for t in range(16):
+        c.step(np.array([t % 2, 1]), noise)
+        v = c.variance()
+        assert v > 0 and v >= last * (1 - 1e-12)
+        last = v
+    assert c.error_bound(0.05) > 0
