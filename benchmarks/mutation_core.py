@@ -404,7 +404,7 @@ def summary(_args: argparse.Namespace) -> None:
     from benchmarks.mutation_core_survivors import EQUIVALENT, KILLED_BY  # noqa: PLC0415
 
     per = json.loads((OUT / "core.json").read_text())
-    rows, tot = {}, dict.fromkeys(("sampled", "first", "equivalent", "closed", "open"), 0)
+    rows, tot = {}, dict.fromkeys(("sampled", "first", "timeout", "equivalent", "closed", "open"), 0)
     for m, r in sorted(per.items()):
         if not r["sampled"]:
             continue
@@ -420,6 +420,7 @@ def summary(_args: argparse.Namespace) -> None:
             "generated": r["generated"],
             "sampled": r["sampled"],
             "killed_first_run": first,
+            "of_which_timeout": r.get("timeout", 0),
             "equivalent": len(eq),
             "killed_by_new_tests": len(closed),
             "open": open_,
@@ -433,6 +434,7 @@ def summary(_args: argparse.Namespace) -> None:
         for key, v in (("sampled", r["sampled"]), ("first", first), ("equivalent", len(eq))):
             tot[key] += v
         tot["closed"] += len(closed)
+        tot["timeout"] += r.get("timeout", 0)
         tot["open"] += len(open_)
     out = {
         "tool": "mutmut 3.8.1 via benchmarks/mutation_core.py",
@@ -443,14 +445,15 @@ def summary(_args: argparse.Namespace) -> None:
     }
     (ROOT / "benchmarks" / "mutation_results_core.json").write_text(json.dumps(out, indent=1) + "\n")
     print(
-        "| module | mutants | sampled | killed (first run) | equivalent | killed by new tests | open | "
+        "| module | mutants | sampled | killed (first run; timeouts) | equivalent | killed by new tests | open | "
         "non-equivalent killed | 95% CI |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for m, r in rows.items():
         rate = r["kill_rate_non_equivalent"]
         print(
-            f"| `{m.removeprefix('transforms/core/')}` | {r['generated']} | {r['sampled']} | {r['killed_first_run']} | "
+            f"| `{m.removeprefix('transforms/core/')}` | {r['generated']} | {r['sampled']} | "
+            f"{r['killed_first_run']} ({r['of_which_timeout']}) | "
             f"{r['equivalent']} | {r['killed_by_new_tests']} | {len(r['open'])} | "
             f"{r['non_equivalent_killed']}/{r['non_equivalent']} ({100 * rate:.0f}%) | "
             f"{100 * r['ci95'][0]:.0f}-{100 * r['ci95'][1]:.0f}% |"
