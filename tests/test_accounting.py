@@ -402,3 +402,37 @@ def test_person_unit_group_size_insertion_limit_and_describe():
     )
     assert PrivacyUnit.update().describe().startswith("privacy unit update: protects one update")
     assert PrivacyUnit.entry(2).describe().endswith("; not a person")
+
+
+def test_remaining_fraction_is_the_unspent_share_of_the_primary_figure():
+    """``Ledger.remaining_fraction``: 1 - spent / budget in the budget's own primary figure (epsilon, rho);
+    0 for a zero budget (issue 27: no fast test read it)."""
+    led = Ledger(PureDP(2.0))
+    assert led.remaining_fraction == 1.0
+    led.charge(PureDP(0.5))
+    assert led.remaining_fraction == pytest.approx(0.75, rel=1e-15)
+    led.charge(PureDP(1.5))
+    assert led.remaining_fraction == pytest.approx(0.0, abs=1e-15)
+    z = Ledger(ZCDP(0.5))
+    z.charge(ZCDP(0.1))
+    assert z.remaining_fraction == pytest.approx(0.8, rel=1e-12)
+    z.charge(PureDP(0.2))  # eps^2 / 2 = 0.02 of rho
+    assert z.remaining_fraction == pytest.approx(1 - 0.12 / 0.5, rel=1e-12)
+    assert Ledger(PureDP(0.0)).remaining_fraction == 0.0
+
+
+def test_budget_sum_and_the_to_approx_conversions():
+    """``a + b`` is sequential composition (the sum in the most general currency present); ``to_approx`` of a
+    pure budget is (eps, 0), of an (eps, delta) budget itself, of zCDP the tight CKS conversion at the given
+    delta (and it needs one) (issue 27: no fast test called ``ZCDP.to_approx`` or ``+``)."""
+    assert PureDP(0.25) + PureDP(0.5) == PureDP(0.75)
+    assert PureDP(0.25) + ApproxDP(0.5, 1e-6) == ApproxDP(0.75, 1e-6)
+    assert ZCDP(0.1) + PureDP(0.2) == ZCDP(0.1 + 0.02)
+    assert PureDP(0.7).to_approx() == ApproxDP(0.7, 0.0)
+    a = ApproxDP(0.7, 1e-7)
+    assert a.to_approx() is a and a.to_approx(1e-3) is a
+    z = ZCDP(0.5).to_approx(1e-6)
+    assert z == zcdp_to_approx(0.5, 1e-6) and z.delta == 1e-6
+    assert z.epsilon == pytest.approx(5.22153, abs=1e-4)
+    with pytest.raises(ValueError, match="needs a target delta"):
+        ZCDP(0.5).to_approx()

@@ -921,3 +921,21 @@ def test_the_changelog_ledger_charges_the_configured_guarantee_itself():
     assert other.core_cls.ledger_unit == "update" and other.group_unit(entry) == PrivacyUnit.entry(3)
     assert other.ledger_budget(entry) == PureDP(0.4)
     assert other.spend_fields(entry, (0.4,)) == {"epsilon_spent": 2.0, "update_level_spent": {"epsilon": 0.4}}
+
+
+def test_prefix_nodes_partition_the_prefix_from_zero():
+    """``prefix_nodes(u, c, h)``: the nodes whose ranges partition (0, u] (issue 27: no fast test called it)."""
+    from transforms.core.families.changelog.folds import prefix_nodes
+
+    for c in (2, 3, 5):
+        for h in (1, 2, 4):
+            for u in range(0, 60):
+                nodes = prefix_nodes(u, c, h)
+                assert nodes == cl.cover(0, u, c, h)
+                spans = sorted(((j - 1) * c**i, j * c**i) for i, j in nodes)
+                if u == 0:
+                    assert spans == []
+                    continue
+                assert spans[0][0] == 0 and spans[-1][1] == u
+                assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+                assert all(i < h for i, _ in nodes)

@@ -383,3 +383,13 @@ def test_rounding_reaches_the_releases_and_apportion_keeps_any_total():
     assert all(float(x).is_integer() for x in out[1].estimate)
     np.testing.assert_array_equal(apportion(np.array([1.0, 1.0]), 1), [0.0, 1.0])
     np.testing.assert_array_equal(apportion(np.array([2.0, 1.0, 1.0]), 3), [1.0, 1.0, 1.0])
+
+
+def test_apportion_removes_a_floating_excess_from_the_largest_cells_first():
+    """When the floors already exceed the total (the floating residue branch), the units come off the largest
+    cells, ties at the lower index (issue 27: no fast test reached the branch)."""
+    from transforms.core.continual.consistency import apportion
+
+    assert apportion([1.0, 3.0, 2.0], 4).tolist() == [1.0, 2.0, 1.0]
+    assert apportion([2.0, 2.0, 1.0], 4).tolist() == [1.0, 2.0, 1.0]
+    assert apportion([0.0, 5.0], 4).tolist() == [0.0, 4.0]

@@ -144,3 +144,24 @@ def test_reinsertion_costs_the_targets():
     assert g_entry.multiplier == pytest.approx(1.6300, abs=3e-4) and not g_entry.exact
     assert l_entry.multiplier == 3.0 and l_entry.exact
     assert math.isclose(g_person.multiplier, 4 * g_entry.multiplier, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 5])
+def test_chain_bound_is_the_exhaustive_chain_on_short_horizons(t):
+    """On horizons of a few periods the worst chains move by one period (delta = 1 with n > 0: e.g. T = 2, two
+    closed visits at 1 and 2 give 2 kappa_0^2 + (kappa_0 - kappa_1)^2 > kappa_0^2 + kappa_1^2): the bound is
+    exact and equals the exhaustive maximum for every number of visits (issue 27: ``F(n, 1)`` taken as ``S(1)``
+    survived the larger horizons, where spreading out is worst)."""
+    import itertools
+
+    model = toeplitz_model("sqrt_factorization", t)
+    kappa = model.kappa
+    S = lambda n: sum(int(v) * int(v) for v in kappa[:n])  # noqa: E731
+    for closed in (1, 2, 3):
+        for open_ in (False, True):
+            want = max(
+                sum(F(kappa, t - s, s - p) for p, s in zip((0, *pos), pos)) + (S(t - pos[-1]) if open_ else 0)
+                for pos in itertools.combinations_with_replacement(range(t + 1), closed)
+            )
+            cb = chain_bound(model, closed, open_)
+            assert cb.lower == want == cb.upper and cb.exact, (t, closed, open_)

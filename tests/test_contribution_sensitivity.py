@@ -381,3 +381,24 @@ def test_sum_query_columns_are_the_pipelines():
     q = QueryConfig(name="s", type="sum", field="amount", lower=0.0, upper=150.0).query_set()
     cols = query_columns(q)
     assert cols.shape == (1, SUM_BUCKETS) and cols.min() == 0 and cols.max() == 2**20
+
+
+def test_noise_multiplier_is_the_sensitivity_multiplier_with_every_argument_passed_on():
+    """``noise_multiplier`` (what the plans calibrate with) is ``contribution_sensitivity(...).multiplier`` for
+    the same query, counter, noise, unit, horizon, end tick and radices (issue 27: no fast test called it)."""
+    from transforms.core.contribution import noise_multiplier
+
+    cases = [
+        (COUNT, "kary_tree", "laplace", ContributionUnit.entry(3, 1), dict(horizon=43200)),
+        (COUNT, "kary_tree", "laplace", ContributionUnit.entry(2, 1), dict(horizon=12, radices=(2, 2))),
+        (HIST3, "kary_tree", "laplace", ContributionUnit.person(2, 2, 1), dict(horizon=8, radices=(2, 2))),
+        (HIST3, "sqrt_factorization", "gaussian", ContributionUnit.entry(2), dict(horizon=10)),
+        (HIST3, "sqrt_factorization", "gaussian", ContributionUnit.entry(2), dict(horizon=64, end_tick=64)),
+    ]
+    seen = set()
+    for query, counter, noise, unit, kw in cases:
+        want = contribution_sensitivity(query, counter, noise, unit, **kw).multiplier
+        assert noise_multiplier(query, counter, noise, unit, **kw) == want
+        seen.add(want)
+    assert len(seen) >= 3  # the cases differ: a dropped argument would show
+    assert noise_multiplier(HIST3, "sqrt_factorization", "gaussian", ContributionUnit.update(), horizon=10) == 1.0

@@ -431,3 +431,30 @@ def test_the_counter_registry_states_which_counters_need_a_horizon():
         if spec.needs_horizon:
             with pytest.raises(ValueError, match="needs a horizon"):
                 make_counter(name, CountMechanism(), PureDP(1.0))
+
+
+@pytest.mark.parametrize("name", ["naive_prefix", "naive_increments", "binary_tree", "honaker"])
+@pytest.mark.parametrize("budget", [PureDP(0.8), ZCDP(0.3)], ids=["pure", "zcdp"])
+def test_every_charge_of_a_tree_counter_is_its_planned_cost(name, budget, noise):
+    """The registry's ``planned_cost`` (what the contract compares the ledger with) is each release's actual
+    charge: budget / T per prefix release (naive_prefix), the whole budget per batch (naive_increments), budget
+    / (floor(log2 T) + 1) per node (binary trees) (issue 27: the naive prefix counter's plan ran in no fast test)."""
+    from transforms.core.counters import COUNTERS
+
+    kind = "laplace" if isinstance(budget, PureDP) else "gaussian"
+    T = 12
+    ledger = Ledger(budget)
+    c = make_counter(name, CountMechanism(kind), budget, horizon=T, scope=ledger.root)
+    for t in range(T):
+        c.step(np.array([t % 3]), noise)
+    plan = COUNTERS[name].planned_cost(budget, (), horizon=T, noise_kind=kind)
+    want = {
+        "naive_prefix": budget.scale(1.0 / T),
+        "naive_increments": budget,
+        "binary_tree": budget.scale(1.0 / T.bit_length()),
+        "honaker": budget.scale(1.0 / T.bit_length()),
+    }[name]
+    assert plan == want
+    assert ledger.records and all(r.cost == plan for r in ledger.records)
+    if name.startswith("naive"):  # the charges sit in the counter's own named scope (the ledger's breakdown)
+        assert all(r.scope[-1] == name for r in ledger.records), {r.scope for r in ledger.records}

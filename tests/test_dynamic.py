@@ -835,3 +835,29 @@ def test_check_refuses_an_entry_unit_without_a_mutation_limit():
         assert str(e.value).startswith(f"privacy.max_mutations_per_entry: required with mechanism.kind {name} ")
         assert "dcr, hdcr and swcr" in str(e.value)
     MECHANISMS["dcr"].check(config, MECHANISMS["dcr"].options(), end_tick=50)
+
+
+def test_state_size_counts_live_entries_nodes_and_pending_updates():
+    """``FullyDynamicRelease.state_size`` (benchmarks read it): live entries, stored nodes, pending insertions
+    counted with multiplicity and pending deletions (issue 27: no fast test read it)."""
+    mech = FullyDynamicRelease(DynamicConfig(QUERIES, PureDP(1.0), profile="paper"))
+    assert mech.state_size() == {"live_entries": 0, "nodes": 0, "pending_insertions": 0, "pending_deletions": 0}
+    mech.process_tick(1, [Update("insert", f"e{i}", (0, 1, 0)) for i in range(3)], OFF)
+    size = mech.state_size()
+    assert size["live_entries"] == 3 == len(mech.registry)
+    assert size["nodes"] == len(mech.nodes)
+    assert size["pending_insertions"] == sum(mech.pending_ins.values())
+    assert size["pending_deletions"] == len(mech.pending_del)
+    for t in range(2, 200):
+        mech.process_tick(t, [Update("insert", f"x{t}", (0, 1, 0)), Update("insert", f"y{t}", (0, 1, 0))], OFF)
+        s = mech.state_size()
+        assert s["pending_insertions"] == sum(mech.pending_ins.values())
+        assert s["pending_deletions"] == len(mech.pending_del)
+        assert s["nodes"] == len(mech.nodes)
+    assert s["live_entries"] == 3 + 2 * 198
+    assert s["nodes"] > 0
+    assert any(c > 1 for c in mech.pending_ins.values()) or s["pending_insertions"] == 0
+    mech.process_tick(200, [Update("delete", "e0"), Update("delete", "x2")], OFF)
+    s = mech.state_size()
+    assert s["live_entries"] == 3 + 2 * 198 - 2
+    assert s["pending_deletions"] == len(mech.pending_del)

@@ -127,3 +127,14 @@ def test_reuse_round_weights_are_a_union_bound():
     assert reuse_round_weight(1) == 1 - REUSE_OMEGA and reuse_round_weight(2) == pytest.approx(
         REUSE_OMEGA * 6 / np.pi**2
     )
+
+
+def test_profiles_name_themselves():
+    """A profile's ``name`` is what the configuration's ``profile`` reads (``tuned_family``, the summary):
+    ``tight`` is named ``tight`` (issue 27: a renamed profile survived the fast tier)."""
+    from transforms.core.config import BudgetProfile
+
+    assert BudgetProfile.paper().name == "paper"
+    assert BudgetProfile.tuned().name == "tuned"
+    tight = BudgetProfile.tight()
+    assert tight.name == "tight" and tight.counter == "best" and tight.reuse_count is True

@@ -803,3 +803,41 @@ def test_simulator_keeps_time_bounded_entries_inside_their_bound():
     design = SurveyDesign(3, 1.0, 0.0, TimeBounded(2))
     assert simulate(design, 200, 12, seed=4).refused == 0
     assert simulate(design, 200, 12, seed=4, violate=0.5).refused > 0
+
+
+def test_collector_check_settings_refuses_what_design_for_refuses_and_plans_the_whole_budget():
+    """The registry's ``check_settings`` refuses, before a run, every configuration the survey cannot be
+    designed for (two query sets, a count, rho, a non-update unit), accepts the others; the plan is the
+    collector over its one query set with the whole budget (issue 27: no fast test called them)."""
+    import dataclasses
+
+    from transforms.core import ZCDP, PrivacyUnit
+
+    good = config()
+    RandomizedResponseCollector.check_settings(good, RROptions())
+    assert RandomizedResponseCollector.check_settings(good, RROptions(), end_tick=10, every_ticks=2) is None
+    bad = [
+        dataclasses.replace(good, queries=(*good.queries, QuerySet("other", "histogram", domain_size=2))),
+        dataclasses.replace(good, queries=(QuerySet("n", "count"),)),
+        dataclasses.replace(good, budget=ZCDP(0.5)),
+        dataclasses.replace(good, unit=PrivacyUnit.entry(2)),
+    ]
+    for cfg in bad:
+        with pytest.raises(ValueError, match="randomized_response"):
+            RandomizedResponseCollector.check_settings(cfg, RROptions())
+    (entry,) = RandomizedResponseCollector.plan(good, RROptions(), end_tick=10)
+    assert entry.mechanism == RandomizedResponseCollector.name == "randomized_response"
+    assert entry.queries == tuple(q.name for q in good.queries) and entry.share == 1.0 and entry.reason is None
+
+
+def test_time_bound_accepts_every_number_from_zero():
+    """``TimeBounded(periods)``: any finite number >= 0 (0: every mutation in the first one's period; a
+    fraction: rounded up by ``span``) (issue 27: a bound refusing 0 to 1 survived the fast tier)."""
+    from transforms.core.families.rr_client import TimeBounded
+
+    assert TimeBounded(0).span == 0
+    assert TimeBounded(0.5).span == 1
+    assert TimeBounded(3).span == 3
+    for bad in (-0.5, True, float("inf"), "2"):
+        with pytest.raises(ValueError):
+            TimeBounded(bad)

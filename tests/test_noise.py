@@ -393,3 +393,211 @@ def test_bernoulli_exp_decides_a_word_next_to_the_boundary_exactly():
     for w in near[:6] + [edge - 2**30, edge + 2**30]:
         out = bernoulli_exp(WordStream([w << 1, 0]), np.array([1]), np.array([1]))
         assert bool(out[0]) is (w <= edge)
+
+
+# ---------------------------------------------------------------------------
+# issue 27: the reference samplers, pmfs and big-bound draws the fast tier did not run (exact properties, no
+# statistics: the reference pmfs against their closed forms; the samplers' logic against scripted draws; the
+# big-bound path against the documented rejection reading of a twin stream)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 2.5, 40.0])
+def test_discrete_laplace_pmf_and_variance_are_the_closed_forms(scale):
+    from transforms.core.foundation.samplers import discrete_laplace_pmf, discrete_laplace_variance
+
+    q = math.exp(-1.0 / scale)
+    z = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61)
+    p = discrete_laplace_pmf(z, scale)
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(p, p[::-1], rtol=1e-15)  # symmetric
+    np.testing.assert_allclose(p[1:][z[1:] > 0] / p[:-1][z[1:] > 0], q, rtol=1e-12)  # geometric tails
+    assert p[z == 0][0] == pytest.approx((1 - q) / (1 + q), rel=1e-15)
+    assert discrete_laplace_variance(scale) == pytest.approx(float(np.sum(p * z.astype(float) ** 2)), rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma2", [0.04, 0.5, 1.0, 9.0, 400.0])
+def test_discrete_gaussian_pmf_and_variance_are_the_normalised_kernel(sigma2):
+    from transforms.core.foundation.samplers import discrete_gaussian_pmf, discrete_gaussian_variance
+
+    lim = int(math.ceil(math.sqrt(sigma2) * 40)) + 10
+    z = np.arange(-lim - 3, lim + 4)
+    p = discrete_gaussian_pmf(z, sigma2)
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_array_equal(p[np.abs(z) > lim], 0.0)  # outside the table: 0 (mass below 1e-300)
+    inside = np.abs(z) <= lim
+    kernel = np.exp(-(z[inside].astype(float) ** 2) / (2 * sigma2))
+    np.testing.assert_allclose(p[inside], kernel / kernel.sum(), rtol=1e-12, atol=1e-300)
+    var = discrete_gaussian_variance(sigma2)
+    assert var == pytest.approx(float(np.sum(p * z.astype(float) ** 2)), rel=1e-12)
+    assert var <= sigma2 * (1 + 1e-12)  # CKS Prop. 19
+    if sigma2 >= 9:
+        assert var == pytest.approx(sigma2, rel=1e-9)  # the gap is about 4 pi^2 sigma2 exp(-2 pi^2 sigma2)
+    assert discrete_gaussian_pmf(np.array([0, 1]), sigma2)[1] / discrete_gaussian_pmf(np.array([0]), sigma2)[
+        0
+    ] == pytest.approx(math.exp(-1 / (2 * sigma2)), rel=1e-12)
+
+
+class _Scripted:
+    """A stream whose ``bernoulli`` answers from a script (one bool list per call)."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.calls = []
+
+    def bernoulli(self, num, den):
+        self.calls.append((np.asarray(num).tolist(), np.asarray(den).tolist()))
+        return np.array(self.script.pop(0), dtype=bool)
+
+
+def test_cks_bernoulli_exp_loop_is_the_parity_of_the_first_failed_round():
+    """CKS Algorithm 1: round k draws Bernoulli(gamma) AND Bernoulli(1/k) for the still active entries; the result
+    is True iff the first failed round's k is odd."""
+    from transforms.core.foundation.samplers import cks_bernoulli_exp_loop
+
+    # entries 0, 1, 2: fail in round 1; pass round 1, fail in round 2 (by the 1/k draw); pass rounds 1 and 2
+    script = [[False, True, True], [True, True, True], [True, True], [False, True], [True], [False]]
+    s = _Scripted(script)
+    out = cks_bernoulli_exp_loop(s, [1, 2, 3], [4, 4, 4])
+    assert out.tolist() == [True, False, True]
+    assert s.calls == [
+        ([1, 2, 3], [4, 4, 4]),
+        ([1, 1, 1], [1, 1, 1]),
+        ([2, 3], [4, 4]),
+        ([1, 1], [2, 2]),
+        ([3], [4]),
+        ([1], [3]),
+    ]
+    assert cks_bernoulli_exp_loop(_Scripted([[False, False], [True, True]]), [0, 0], [1, 1]).tolist() == [True, True]
+
+
+def test_geometric_e_counts_the_successes_before_the_first_failure(monkeypatch):
+    from transforms.core.foundation import samplers
+
+    rounds = iter([[True, False, True], [True, False], [False]])
+    seen = []
+
+    def scripted(stream, num, den):
+        seen.append((list(num), list(den)))
+        return np.array(next(rounds), dtype=bool)
+
+    monkeypatch.setattr(samplers, "bernoulli_exp", scripted)
+    assert samplers._geometric_e(None, 3).tolist() == [2, 0, 1]
+    assert seen == [([1, 1, 1], [1, 1, 1]), ([1, 1], [1, 1]), ([1], [1])]  # Bernoulli(exp(-1)) each round
+
+
+class _Words:
+    def __init__(self, top_bits):
+        self.top = list(top_bits)
+
+    def words(self, m):
+        out = np.array([(1 << 63) if self.top.pop(0) else 1 for _ in range(m)], dtype=np.uint64)
+        return out
+
+    def uniform_below(self, tt):
+        return np.arange(len(tt), dtype=np.int64) % np.asarray(tt)
+
+
+def test_dlap_integer_ratio_keeps_the_accepted_candidates_in_order(monkeypatch):
+    """CKS Algorithm 2 on scripted parts: x = u + t v, y = x // s, the sign from the word's top bit, a candidate
+    rejected when the Bernoulli(exp(-u/t)) fails or when it is a negative zero; the first accepted ones kept in
+    index order, with another batch of 1.8 x need + 4 candidates while too few were accepted."""
+    from transforms.core.foundation import samplers
+
+    t, s = 3, 2
+    batches = iter(
+        [
+            # batch 1: m = int(2 * 1.8) + 4 = 7 candidates; u = 0, 1, 2, 0, 1, 2, 0
+            ([True, False, True, True, True, True, True], [0, 5, 1, 0, 2, 0, 1]),
+            # batch 2: need 1: m = int(1.8) + 4 = 5
+            ([True, True, True, True, True], [1, 0, 0, 0, 0]),
+        ]
+    )
+    sizes = []
+
+    def bern(stream, u, tt):
+        d, v = current[0]
+        sizes.append(len(u))
+        assert list(tt) == [t] * len(u)
+        return np.array(d)
+
+    def geo(stream, m):
+        return np.array(current[0][1])
+
+    current = [None]
+
+    def bern_and_next(stream, u, tt):
+        current[0] = next(batches)
+        return bern(stream, u, tt)
+
+    monkeypatch.setattr(samplers, "bernoulli_exp", bern_and_next)
+    monkeypatch.setattr(samplers, "_geometric_e", geo)
+    # signs: batch 1 candidates 0..6 (top bit 1 = negative), batch 2 candidates 0..4
+    w = _Words([True, False, True, False, True, True, False] + [False, True, False, False, False])
+    z = samplers.dlap_integer_ratio(w, t, s, 2)
+    # batch 1: x = u + 3 v = [0, 16, 5, 0, 7, 2, 3]; y = x // 2 = [0, 8, 2, 0, 3, 1, 1]
+    # candidate 0: negative zero, rejected; 1: Bernoulli failed; 2: -2 accepted; 3: +0 accepted (enough: 2)
+    assert z.tolist() == [-2, 0]
+    assert sizes == [7]
+    sizes.clear()
+    batches = iter(
+        [
+            ([True, False, True, True, True, False, True], [0, 0, 1, 0, 0, 0, 0]),
+            ([True, True, True, True, True], [1, 0, 0, 0, 0]),
+        ]
+    )
+    w = _Words([True] * 7 + [False] * 5)
+    z = samplers.dlap_integer_ratio(w, t, s, 2)
+    # batch 1: x = [0, 1, 5, 0, 1, 2, 0], y = [0, 0, 2, 0, 0, 1, 0], all negative: the zeros rejected, 1 and 5
+    # failed: only -2; batch 2 (need 1: m = 5): x = [3, 1, 2, 0, 1], y = [1, 0, 1, 0, 0], positive: +1 first
+    assert z.tolist() == [-2, 1]
+    assert sizes == [7, 5]
+
+
+def test_uniform_below_big_bounds_are_the_masked_words_of_a_twin_stream():
+    """Bounds from 2^63 take the Python-integer path: ``ceil(bits / 64)`` words, big-endian, masked to the bound's
+    bit length, rejected until below the bound; checked against a twin stream read by hand."""
+    from transforms.core.foundation.random_stream import RandomStream
+
+    for bound in (2**63, 2**64 + 1, 3 * 2**70 + 5, 2**128 - 1):
+        a, b = RandomStream(b"big" + bytes(str(bound), "ascii")), RandomStream(b"big" + bytes(str(bound), "ascii"))
+        got = a.uniform_below(np.array([bound, bound, bound], dtype=object))
+        bits = bound.bit_length()
+        want = []
+        for _ in range(3):
+            while True:
+                v = 0
+                for w in b.words((bits + 63) // 64):
+                    v = (v << 64) | int(w)
+                v &= (1 << bits) - 1
+                if v < bound:
+                    want.append(v)
+                    break
+        assert got.tolist() == want
+        assert all(type(x) is int and 0 <= x < bound for x in got)
+        assert a.words(1) == b.words(1)  # the same number of words consumed
+    mixed = RandomStream(b"mixed").uniform_below([5, 2**65])  # a list with one big bound: the big path
+    assert mixed.dtype == object and 0 <= mixed[0] < 5 and 0 <= mixed[1] < 2**65
+    small = RandomStream(b"mixed").uniform_below([5, 2**63 - 1])  # below 2^63: the uint64 path
+    assert small.dtype == np.int64
+    with pytest.raises(ValueError, match="positive"):
+        RandomStream(b"x").uniform_below(np.array([2**64, 0], dtype=object))
+
+
+def test_big_path_only_from_2_63_and_bernoulli_is_exact():
+    from transforms.core.foundation.random_stream import RandomStream
+
+    r = RandomStream(b"path")
+    assert r.uniform_below([]).dtype == np.int64 and len(r.uniform_below([])) == 0
+    assert r.uniform_below([2**63 - 1, 3]).dtype == np.int64
+    assert r.uniform_below([3, 2**63]).dtype == object
+    assert r.uniform_below(np.array([3, 2**63 - 1], dtype=object)).dtype == np.int64
+    one = r.uniform_below([2**64])  # a single big bound (a size-1 input) takes the big path too
+    assert one.dtype == object and 0 <= one[0] < 2**64
+    s = RandomStream(b"bern")
+    assert not s.bernoulli(np.zeros(50, np.int64), np.full(50, 7)).any()
+    assert s.bernoulli(np.full(50, 7), np.full(50, 7)).all()
+    a, b = RandomStream(b"b2"), RandomStream(b"b2")
+    num, den = np.arange(20) % 5, np.full(20, 5)
+    got = a.bernoulli(num, den)
+    assert got.dtype == bool and got.tolist() == (b.uniform_below(den) < num).tolist()

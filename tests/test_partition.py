@@ -270,3 +270,60 @@ def test_geometric_capped_exact_path_at_the_boundary(k0, n):
     above = geometric_capped(hi_stream, k0, 4.0, 1000)  # U = (w + 1) / 2^64
     assert (below, above) == (n + 1, n)
     assert lo_stream.given > 1 and hi_stream.given > 1  # the exact path drew more words
+
+
+def test_tick_by_tick_reference_equals_the_skip_with_noise_off_and_draws_its_coordinates():
+    """The literal Alg. 2 loop (the reference of the statistical test) closes exactly where the skip closes when
+    the noise is off (an SVT with zero noise is the deterministic threshold rule), and draws its threshold noise
+    at ("ref", j, "thr") per segment and the query noise once at ("ref", "queries") (issue 27: the fast tier ran
+    the reference nowhere)."""
+    params = PartitionParams(epsilon=1.0, beta=0.1)
+    rng = np.random.default_rng(3)
+    for counts in (
+        np.zeros(300, int),
+        np.where(rng.random(300) < 0.3, rng.integers(1, 40, 300), 0),
+        np.full(70, 9),
+    ):
+        ref = TickByTickPartitioner(params).run(counts, NoiseSource.disabled())
+        assert ref == run_skip(params, counts, NoiseSource.disabled())[: len(ref)]
+        assert ref and all(t <= len(counts) for t in ref)
+    counts = np.zeros(400, int)
+    counts[[49, 99, 299]] = [100, 40, 5]
+    assert TickByTickPartitioner(params).run(counts, NoiseSource.disabled())[:4] == [2, 4, 16, 50]
+
+    seen = []
+
+    class Spy(NoiseSource):
+        def stream(self, *coords):
+            seen.append(coords)
+            return super().stream(*coords)
+
+    spy = Spy(bytes(32))
+    closes = TickByTickPartitioner(params, coords=("c", 1)).run(np.full(40, 2), spy)
+    assert seen[0] == ("c", 1, "ref", 1, "thr") and seen[1] == ("c", 1, "ref", "queries")
+    assert seen[2:] == [("c", 1, "ref", j, "thr") for j in range(2, len(closes) + 2)]
+
+
+@pytest.mark.parametrize("scale", [0.7, 2.0, 13.5])
+def test_halting_probability_is_the_discrete_laplace_tail(scale):
+    """P(Z >= k0) of the discrete Laplace at the effective scale (the ratio rounded up), for k0 on both sides
+    of 0, against the summed pmf."""
+    from fractions import Fraction
+
+    from transforms.core.foundation.noise import as_ratio_up
+    from transforms.core.foundation.samplers import discrete_laplace_pmf
+
+    r: Fraction = as_ratio_up(scale)
+    z = np.arange(-int(80 * scale) - 80, int(80 * scale) + 81)
+    p = discrete_laplace_pmf(z, float(r))
+    for k0 in (-3, -1, 0, 1, 2, 5):
+        assert halting_probability(k0, scale) == pytest.approx(float(p[z >= k0].sum()), rel=1e-10, abs=1e-15)
+
+
+def test_open_segment_is_one_before_the_first_update_then_the_segment_index():
+    part = InfinitePartitioner(PartitionParams(epsilon=1.0, beta=0.1))
+    assert part.j == 0 and part.open_segment == 1
+    closes = []
+    for t in range(1, 41):
+        closes += part.observe(t, 3, NoiseSource.disabled())
+    assert closes and part.open_segment == part.j == len(closes) + 1

@@ -1,0 +1,76 @@
+"""The judged survivors of ``benchmarks/mutation_core.py`` (issue 27): every sampled mutant that the first run did
+not kill (``survived``, or ``no tests``: no test of the fast tier's core selection runs its function) is either
+equivalent (no input changes any output, charge, bound or error path; the reason in one line) or killed since by
+a test that asserts a property (file::test). Each kill was checked by activating the mutant in the run's copy
+(``python -m benchmarks.mutation_core confirm NAME TEST``: the test fails on the mutant, passes without it).
+``python -m benchmarks.mutation_core summary`` reads both."""
+
+from __future__ import annotations
+
+EQUIVALENT: dict[str, str] = {
+    "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
+        "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
+        "a and b are the same or adjacent floats; at most an ulp larger eps (the safe side)"
+    ),
+    "transforms.core.contribution.loss.x_gaussian_epsilon__mutmut_20": (
+        "bisection 201 instead of 200 halvings: the interval reached the float resolution long before; same result"
+    ),
+    "transforms.core.contribution.trees.x__mass__mutmut_36": (
+        "default (-1, 1) instead of (-1, 0) in a max over candidates (m + cost, c - 1) with m + cost >= 0: every "
+        "candidate beats either default"
+    ),
+    "transforms.core.counters.factorization.coefficients.x_series_inverse__mutmut_3": (
+        "np.asarray(c) without dtype=float64: the FFT products convert to float64 anyway; 1.0 / c[0] is a float"
+    ),
+    "transforms.core.foundation.random_stream.x__needs_big__mutmut_3": (
+        "np.asarray(n) without dtype=object: the values compared with 2^63 are the same numbers (ints too large "
+        "for int64 become uint64 or object, floats stay floats)"
+    ),
+    "transforms.core.foundation.random_stream.xǁRandomStreamǁ_uniform_below_big__mutmut_28": (
+        "v starts at 1 instead of 0: that bit is shifted to position 64 * nw >= bits and masked off"
+    ),
+}
+
+_T = "tests/"
+KILLED_BY: dict[str, str] = {
+    "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
+    "test_profiles_name_themselves",
+    "transforms.core.continual.consistency.x_apportion__mutmut_32": _T + "test_consistency.py::"
+    "test_apportion_removes_a_floating_excess_from_the_largest_cells_first",
+    "transforms.core.continual.partition.xǁTickByTickPartitionerǁrun__mutmut_8": _T + "test_partition.py::"
+    "test_tick_by_tick_reference_equals_the_skip_with_noise_off_and_draws_its_coordinates",
+    "transforms.core.contribution.toeplitz.xǁ_EvaluatorǁF__mutmut_9": _T + "test_contribution_lemmas.py::"
+    "test_chain_bound_is_the_exhaustive_chain_on_short_horizons",
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_112": _T + "test_factorization.py::"
+    "test_blt_optimiser_returns_its_best_point_and_its_true_ratio",
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_113": _T + "test_factorization.py::"
+    "test_blt_optimiser_returns_its_best_point_and_its_true_ratio",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁvariance__mutmut_1": _T
+    + "test_factorization.py::test_lattice_counter_variance_is_zero_before_the_first_step_then_grows",
+    "transforms.core.counters.trees.xǁNaivePrefixCounterǁ__init____mutmut_23": _T + "test_counters.py::"
+    "test_every_charge_of_a_tree_counter_is_its_planned_cost",
+    "transforms.core.families.changelog.folds.x_prefix_nodes__mutmut_8": _T + "test_changelog.py::"
+    "test_prefix_nodes_partition_the_prefix_from_zero",
+    "transforms.core.families.changelog_orders.x_generate__mutmut_118": _T + "test_changelog_orders.py",
+    "transforms.core.families.changelog_orders.x_generate__mutmut_130": _T + "test_changelog_orders.py",
+    "transforms.core.families.changelog_orders.x_to_lines__mutmut_6": _T + "test_changelog_orders.py",
+    "transforms.core.families.rr_client.xǁTimeBoundedǁ__post_init____mutmut_6": _T + "test_local_dp.py::"
+    "test_time_bound_accepts_every_number_from_zero",
+    "transforms.core.foundation.accounting.budgets.xǁBudgetǁ__add____mutmut_1": _T + "test_accounting.py::"
+    "test_budget_sum_and_the_to_approx_conversions",
+    "transforms.core.foundation.aggregates.x_resolve_entry__mutmut_33": _T + "test_aggregates.py",
+    "transforms.core.foundation.aggregates.x_resolve_entry__mutmut_4": _T + "test_aggregates.py",
+    "transforms.core.foundation.aggregates.x_valid_item__mutmut_4": _T + "test_aggregates.py",
+    "transforms.core.foundation.random_stream.x__needs_big__mutmut_7": _T + "test_noise.py::"
+    "test_big_path_only_from_2_63_and_bernoulli_is_exact",
+    "transforms.core.foundation.samplers.x__dgauss_normaliser__mutmut_19": _T + "test_noise.py::"
+    "test_discrete_gaussian_pmf_and_variance_are_the_normalised_kernel",
+    "transforms.core.foundation.samplers.x_discrete_gaussian_variance__mutmut_8": _T + "test_noise.py::"
+    "test_discrete_gaussian_pmf_and_variance_are_the_normalised_kernel",
+    # under this mutant the registry itself refuses the collector at import: every test importing
+    # transforms.core fails; the test also checks the contract by name
+    "transforms.core.mechanisms.xǁMechanismSpecǁ__post_init____mutmut_15": _T + "test_protocol.py::"
+    "test_report_specs_need_the_whole_collector_contract",
+    "transforms.core.static.pmw.xǁPMWMechanismǁexact__mutmut_2": _T + "test_pmw.py::"
+    "test_pmw_pickles_to_the_same_mechanism_and_exact_is_the_histogram",
+}
