@@ -243,7 +243,7 @@ def _launch(args: argparse.Namespace, beam_args: list[str]) -> int:
         PROGRESS.propagate = False  # once, not again through a root handler the runner installed
     # privacy.ledger: registered before the pipeline starts (over the cap: a ConfigError, exit 2), then its status
     # (from the exit status: 130 cancelled, pipelines.runner.cancelled)
-    with register_release(cfg, release, local=local, update="--update" in beam_args) as entry:
+    with register_release(cfg, release, local=local) as entry:
         return entry.finish(_run_release(args, cfg, options, runner, local, key, release))
 
 

@@ -2,8 +2,8 @@
 
 FutureWarnings and DeprecationWarnings from the libraries we run on (Beam, Google's clients, gRPC, ...) say
 something to their maintainers, not to a user of ours, who can do nothing about them; warnings from
-``pipelines/`` and ``transforms/`` are always shown. Imported first by each CLI module (some of those
-libraries warn when imported)."""
+``pipelines/`` and ``transforms/`` are always shown. Each CLI module calls
+:func:`quiet_third_party_warnings` before its other imports (some of those libraries warn when imported)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,3 @@ THIRD_PARTY = r"(apache_beam|google|grpc|proto|pydantic|pyarrow|pandas|numpy|mat
 def quiet_third_party_warnings() -> None:
     for category in (FutureWarning, DeprecationWarning, PendingDeprecationWarning):
         warnings.filterwarnings("ignore", category=category, module=THIRD_PARTY)
-
-
-quiet_third_party_warnings()  # on import: before the imports of the module that imports this one

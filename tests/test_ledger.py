@@ -270,9 +270,10 @@ def test_continuing_a_release(url):
     store.finish(store.register(_new(ds2, "release-b", 1.0, 1.0)), "cancelled")
     rerun = store.register(_new(ds2, "release-b", 1.0, 1.0))
     assert rerun.continued and not rerun.prior_counted and rerun.charged == {"epsilon": D("1.0")}
-    # an --update of a job the ledger has not seen is recorded (its budget is spent), even over the cap
-    forced = store.register(_new(ds2, "release-c", 1.0, 1.0), count_without_cap=True)
-    assert forced.charged == {"epsilon": D("1.0")} and len(store.releases(ds2)) == 2
+    # a release the ledger has not seen (an --update of a job it never registered, say) meets the cap
+    with pytest.raises(LedgerRefused, match="privacy.ledger.cap: refused"):
+        store.register(_new(ds2, "release-c", 1.0, 1.0))
+    assert len(store.releases(ds2)) == 1
 
 
 def test_a_dataset_keeps_one_unit_and_kind(url):

@@ -3,7 +3,7 @@ pipeline starts (refused: exit 2), then record how the run ended.
 
 ``pipelines.cli`` calls :func:`register_release` and wraps the run::
 
-    with register_release(cfg, release, local=local, update=...) as entry:
+    with register_release(cfg, release, local=local) as entry:
         return entry.finish(run_the_pipeline())
 
 ``finish`` maps the exit status to the release's status; leaving the block by an exception records ``failed``
@@ -105,16 +105,17 @@ class LaunchEntry:
         return False
 
 
-def register_release(cfg, release, *, local: bool, update: bool = False) -> LaunchEntry:
+def register_release(cfg, release, *, local: bool) -> LaunchEntry:
     """Register ``release`` in ``cfg``'s ledger (nothing without ``privacy.ledger``), before the pipeline starts.
     Raises :class:`~pipelines.ledger.store.LedgerRefused` (a ConfigError: one line, exit 2) over the cap.
-    ``update``: the launch replaces a running job (``--update``): its release charges nothing new; one the
-    ledger has not seen is recorded as spent (it was spent when that job started) even over the cap."""
+    A ``--update`` of a running job is a continuation like any other: its release charges nothing new when the
+    ledger has it; one the ledger has never seen is registered like a new release, cap included (the flag is
+    the launch's own word: taking it as proof of an earlier spend would let any run past the cap)."""
     if cfg.privacy.ledger is None:
         return LaunchEntry(streaming=cfg.streaming, local=local)
     new = new_release(cfg, release)
     store = open_store(cfg.privacy.ledger.url)
-    registration = store.register(new, count_without_cap=update)
+    registration = store.register(new)
     if registration.continued:
         what = "continues, charging nothing new" if registration.prior_counted else f"charges {text(new.budget)}"
         line = f"ledger: release {new.release_id} {what} (dataset {new.dataset!r}, {redact(store.url)})"

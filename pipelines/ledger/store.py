@@ -230,13 +230,13 @@ class Store:
                 f"dp-dynamic reads version {SCHEMA_VERSION}"
             )
 
-    def register(self, new: NewRelease, *, count_without_cap: bool = False, checked=None) -> Registration:
+    def register(self, new: NewRelease, *, checked=None) -> Registration:
         """Register ``new`` (status ``running``) in one transaction, or raise :class:`LedgerRefused` changing
         nothing: when the dataset holds releases of another unit or budget kind, when its release id is there
         with another configuration digest, or when the dataset's counted releases plus this one would exceed
         the cap. A release id already there with the same digest is continued: it charges nothing new if it
-        already counted. ``count_without_cap``: record it as spent without refusing (a ``--update`` of a job
-        the ledger has not seen: its budget is spent already). ``checked(spent)``: called once the spend is
+        already counted. Nothing is registered past the cap, whatever the launch says of itself (a ``--update``
+        of a job the ledger has not seen is a new release to it). ``checked(spent)``: called once the spend is
         read, inside the transaction (tests use it to race two launches)."""
 
         def work(cur) -> Registration:
@@ -278,7 +278,7 @@ class Store:
             prior = old is not None and old.counted
             charged = {f: Decimal(0) for f in FIELDS[kind]} if prior else new.budget
             total = compose(kind, [spent, charged])
-            if exceeds(total, new.cap) and not count_without_cap:
+            if exceeds(total, new.cap):
                 raise LedgerRefused(
                     f"privacy.ledger.cap: refused: the dataset {new.dataset!r} has spent {text(spent)}, this "
                     f"release asks {text(charged)} and the cap is {text(new.cap)}: together "
