@@ -295,14 +295,14 @@ def epsilon(event: dpe.DpEvent, delta: float, accountant: str = "pld", *, interv
 
 
 def to_json(event: dpe.DpEvent) -> dict:
-    """An event as plain JSON data: ``{"event": class name, field: value, ...}``, nested for composed events
+    """An event as plain JSON data: ``{"type": class name, field: value, ...}``, nested for composed events
     (dp_accounting's own ``to_named_tuple`` form, without the module name)."""
 
     def plain(v):
         if hasattr(v, "_asdict"):
             d = v._asdict()
             d.pop("module_name", None)
-            return {"event": d.pop("class_name"), **{k: plain(x) for k, x in d.items()}}
+            return {"type": d.pop("class_name"), **{k: plain(x) for k, x in d.items()}}
         if isinstance(v, (list, tuple)):
             return [plain(x) for x in v]
         return v
