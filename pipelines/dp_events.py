@@ -44,6 +44,7 @@ post-processing of public configuration: it costs no privacy.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 try:
@@ -68,9 +69,11 @@ __all__ = [
     "dataset_event",
     "events_total",
     "epsilon",
+    "compare",
     "stated_epsilon",
     "to_json",
     "RDP_ORDERS",
+    "main",
 ]
 
 _KEY = bytes(range(32))  # a throw-away key: the noise drawn to walk the schedule is never shown nor kept
@@ -294,6 +297,23 @@ def epsilon(event: dpe.DpEvent, delta: float, accountant: str = "pld", *, interv
     return float(acc.get_epsilon(delta))
 
 
+def compare(event: dpe.DpEvent, stated: dict | None, delta: float) -> dict:
+    """``{"delta", "ours", "pld", "rdp"}``: our epsilon at ``delta`` for ``stated`` (None where it states none there)
+    beside dp_accounting's (a text where an accountant does not support the event)."""
+    row: dict = {"delta": delta, "ours": None}
+    if stated is not None:
+        try:
+            row["ours"] = stated_epsilon(stated, delta)
+        except ValueError:
+            pass
+    for accountant in ("pld", "rdp"):
+        try:
+            row[accountant] = epsilon(event, delta, accountant)
+        except ValueError as e:
+            row[accountant] = f"unsupported: {e}"
+    return row
+
+
 def to_json(event: dpe.DpEvent) -> dict:
     """An event as plain JSON data: ``{"type": class name, field: value, ...}``, nested for composed events
     (dp_accounting's own ``to_named_tuple`` form, without the module name)."""
@@ -308,3 +328,31 @@ def to_json(event: dpe.DpEvent) -> dict:
         return v
 
     return plain(event.to_named_tuple())
+
+
+def main(argv=None) -> int:
+    """``python -m pipelines.dp_events CONFIG [--delta D ...]``: the release's events (JSON) and, at each delta,
+    our epsilon beside dp_accounting's (PLD, RDP)."""
+    import argparse
+    import json
+
+    from pipelines.config import load_config
+    from pipelines.model import ConfigError
+
+    ap = argparse.ArgumentParser(prog="python -m pipelines.dp_events", description=main.__doc__.split("\n")[0])
+    ap.add_argument("config")
+    ap.add_argument("--delta", type=float, action="append", default=None, help="(repeatable; default 1e-6)")
+    args = ap.parse_args(argv)
+    try:
+        rel = release_events(load_config(args.config))
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    figures = [compare(rel.event, rel.stated, delta) for delta in args.delta or [1e-6]]
+    out = {"mechanism": rel.mechanism, "source": rel.source, "stated": rel.stated, "charged": rel.charged}
+    print(json.dumps({**out, "event": to_json(rel.event), "epsilon_at_delta": figures}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

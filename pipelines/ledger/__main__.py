@@ -95,24 +95,6 @@ def _show(store, dataset: str, release_id: str) -> int:
     raise ConfigError(f"release {release_id} is not in dataset {dataset!r} of {redact(store.url)}")
 
 
-def _figures(event, stated: dict | None, delta: float | None) -> dict:
-    """dp_accounting's epsilon at ``delta`` (each accountant that supports the event) and ours."""
-    from pipelines import dp_events
-
-    out: dict = {"delta": delta}
-    if stated is not None:
-        try:
-            out["ours"] = dp_events.stated_epsilon(stated, delta)
-        except ValueError:
-            out["ours"] = None
-    for accountant in ("pld", "rdp"):
-        try:
-            out[accountant] = dp_events.epsilon(event, delta, accountant)
-        except ValueError as e:
-            out[accountant] = f"unsupported: {e}"
-    return out
-
-
 def _events(store, dataset: str, release_id: str | None, config: str | None, delta: float | None) -> int:
     try:
         from pipelines import dp_events
@@ -144,7 +126,7 @@ def _events(store, dataset: str, release_id: str | None, config: str | None, del
             out["mechanism"], out["stated"] = rel.mechanism, rel.stated
     out["event"] = dp_events.to_json(event)
     if delta is not None:
-        out["epsilon_at_delta"] = _figures(event, stated, delta)
+        out["epsilon_at_delta"] = dp_events.compare(event, stated, delta)
     print(json.dumps(out, indent=2))
     return 0
 
