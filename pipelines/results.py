@@ -2,7 +2,7 @@
 
     from pipelines.results import read_releases, read_ledger
     df = read_releases("output/")                    # a folder, a file, a glob or a list of them
-    df[df["query"] == "by_carrier"].pivot_table(index="as_of", columns="cell", values="estimate")
+    df[df["query"] == "by_carrier"].pivot(index="as_of", columns=["stream", "cell"], values="estimate")
 
 Two layers:
 
