@@ -226,8 +226,15 @@ def release_events(cfg) -> ReleaseEvents:
     """The events of the release ``cfg`` (a ``PipelineConfig``) configures."""
     from transforms.core.forecast import DATA_INDEPENDENT  # local: the forecast module is the plan command's
 
-    dc = cfg.dynamic_config()
     spec = cfg.mechanism_spec
+    if not hasattr(spec.core_cls, "stated_total"):  # the local-DP collector: the clients spend on their devices
+        from pipelines.model import ConfigError
+
+        raise ConfigError(
+            f"mechanism {cfg.mechanism}: the clients randomise and spend their own budgets (local DP); the collector "
+            "charges nothing, so there are no central events (docs/local_dp.md)"
+        )
+    dc = cfg.dynamic_config()
     delta = float(getattr(dc.budget, "delta", 0.0))
     if cfg.mechanism not in DATA_INDEPENDENT:
         total = spec.stated_total(dc)

@@ -225,3 +225,14 @@ def test_ledger_events_cli(tmp_path, monkeypatch, capsys):
     )
     assert ledger_main(["events", "r1", "--url", url, "--dataset", "demo", "--config", str(other)]) == 2
     assert "digests differ" in capsys.readouterr().err
+
+
+def test_local_dp_has_no_central_events(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DP_NOISE_KEY", "22" * 32)
+    assert dp_events.main([str(_config(tmp_path, "local_dp.yaml"))]) == 2
+    assert "the collector charges nothing" in capsys.readouterr().err
+    assert dp_events.main([str(_config(tmp_path, "growing.yaml")), "--delta", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["source"] == "budget" and out["epsilon_at_delta"] == [
+        {"delta": 0.0, "ours": 1.0, "pld": 1.0, "rdp": float("inf")}
+    ]
