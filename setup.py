@@ -44,10 +44,18 @@ setup(
             "ruff==0.17.6",  # pinned: the format check must not change under us
             # tests/test_ledger.py runs the budget ledger on a PostgreSQL server too (.ci/run starts one)
             "psycopg[binary]>=3.1,<4",
+            "pandas>=2.1",  # tests/test_results.py (the pandas extra)
+            "dp-accounting==0.6.0",  # tests/test_dp_events.py (the dp_accounting extra)
         ],
         # privacy.ledger on a PostgreSQL server (a team's ledger; the embedded SQLite one needs nothing)
         "postgres": ["psycopg[binary]>=3.1,<4"],
         "bench": ["mutmut>=3.8,<4"],
+        # pipelines.results.read_releases / read_ledger: the releases and the budget ledger as DataFrames (the
+        # picture and the row iterators need no pandas)
+        "pandas": ["pandas>=2.1"],
+        # pipelines/dp_events.py: each release's charges as Google's dp_accounting DpEvents, for their RDP / PLD
+        # accountants (a privacy reviewer's independent check of our stated spend); pinned: the event classes
+        "dp_accounting": ["dp-accounting==0.6.0"],
     },
     classifiers=[
         "Programming Language :: Python :: 3.11",

@@ -1,6 +1,6 @@
 """Draw the releases of a run: each query's estimate over time with its bound.
 
-``python -m pipelines.plot OUTPUT_DIR [--out FILE.png] [--truth FILE]`` reads ``OUTPUT_DIR/releases*.jsonl`` (the
+``python -m pipelines.plot OUTPUT_DIR [--out FILE.png] [--truth FILE]`` reads ``OUTPUT_DIR/releases*`` (the
 differentially private outputs only) and draws small multiples: one panel per (query, stream), in rows of at most
 four panels, the estimate at every release against the event time it is as of (``as_of``; the tick where the
 releases have none) and the band ``estimate +/- error_bound`` (the release's (1 - beta) bound), clamped at 0 like
@@ -17,12 +17,12 @@ publish a picture drawn with it). Written to ``OUTPUT_DIR/releases.png`` by defa
 from __future__ import annotations
 
 import argparse
-import glob
-import json
 import math
 import sys
 from datetime import datetime
 from pathlib import Path
+
+from pipelines.results import iter_records
 
 __all__ = ["plot_releases", "draw", "load_rows", "main", "MAX_CELLS", "MAX_PANELS", "PANELS_PER_ROW"]
 
@@ -31,14 +31,14 @@ MAX_PANELS = 48  # panels per picture (the first ones, in the order of the recor
 PANELS_PER_ROW = 4
 
 
-def load_rows(where: str) -> list[dict]:
-    """The records of ``where``: a JSON-lines file, or a folder's ``releases*.jsonl``."""
-    paths = [where] if Path(where).is_file() else sorted(glob.glob(str(Path(where) / "releases*.jsonl")))
-    rows = []
-    for path in paths:
-        with open(path) as fh:
-            rows += [json.loads(line) for line in fh if line.strip()]
-    return rows
+def load_rows(where: str, releases_only: bool = True) -> list[dict]:
+    """The records of ``where``: a file (JSON lines or Avro), or a folder's ``releases*`` files (none: an empty
+    list). Read by :func:`pipelines.results.iter_records`, which needs no pandas (neither does the picture);
+    ``releases_only=False`` for the truth overlay's exact answers."""
+    try:
+        return list(iter_records(where, releases_only=releases_only))
+    except FileNotFoundError:
+        return []
 
 
 def _x(row: dict):
@@ -186,7 +186,7 @@ def plot_releases(out_dir: str, out_file: str | None = None, truth: str | None =
         return None
     import matplotlib.pyplot as plt
 
-    fig = draw(rows, load_rows(truth) if truth else None, nonnegative)
+    fig = draw(rows, load_rows(truth, releases_only=False) if truth else None, nonnegative)
     path = Path(out_file) if out_file else Path(out_dir) / "releases.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -196,7 +196,7 @@ def plot_releases(out_dir: str, out_file: str | None = None, truth: str | None =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipelines.plot", description=__doc__.split("\n\n")[0])
-    ap.add_argument("output_dir", help="a file sink's path (holding releases*.jsonl)")
+    ap.add_argument("output_dir", help="a file sink's path (holding releases* files: JSON lines or Avro)")
     ap.add_argument("--out", default=None, help="PNG file (default OUTPUT_DIR/releases.png)")
     ap.add_argument(
         "--truth",
@@ -205,12 +205,12 @@ def main(argv=None) -> int:
         "of a run with privacy.disable_noise, a file or its folder); the picture is then confidential",
     )
     args = ap.parse_args(argv)
-    if args.truth and not load_rows(args.truth):
+    if args.truth and not load_rows(args.truth, releases_only=False):
         print(f"no records in {args.truth}", file=sys.stderr)
         return 2
     path = plot_releases(args.output_dir, args.out, truth=args.truth)
     if path is None:
-        print(f"no releases*.jsonl under {args.output_dir}", file=sys.stderr)
+        print(f"no releases* files under {args.output_dir}", file=sys.stderr)
         return 2
     print(f"picture: {path}")
     return 0

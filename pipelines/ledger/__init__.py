@@ -4,7 +4,9 @@ Every launch with a ledger registers its release (id, dataset, configuration dig
 time, status ``running``) in one transaction that refuses the launch when the dataset's counted releases plus
 this one would exceed the cap; the record then moves to how the run ended. Stores: SQLite in a file (embedded,
 the standard library) or a PostgreSQL server (psycopg 3). ``python -m pipelines.ledger list|show`` prints a
-dataset's releases and what is left of its cap.
+dataset's releases and what is left of its cap; ``events`` their spend as dp_accounting events
+(``pipelines/dp_events.py``); ``pipelines.ledger.read.ledger_rows`` (and ``pipelines.results.read_ledger``) reads
+them as rows.
 """
 
 from pipelines.ledger.backends import open_store
