@@ -210,9 +210,10 @@ class Consistency:
             raise ValueError("an own-total histogram is named once and in no consistency pair")
 
     @classmethod
-    def for_config(cls, config, round_answers: bool = False) -> Consistency:
+    def for_config(cls, config, round_answers: bool = False, threshold_bound: bool = False) -> Consistency:
         """Every histogram of ``config`` (a ``DynamicConfig``) with its only count
-        query; ValueError when there is no count query or more than one."""
+        query (stating the threshold bound with ``threshold_bound``); ValueError
+        when there is no count query or more than one."""
         counts = [q.name for q in config.queries if q.kind == "count"]
         hists = [q.name for q in config.queries if q.kind == "histogram"]
         if len(counts) != 1:
@@ -222,7 +223,7 @@ class Consistency:
             )
         if not hists:
             raise ValueError("a consistent histogram needs a histogram query; the configuration has none")
-        return cls(tuple((h, counts[0]) for h in hists), bool(round_answers))
+        return cls(tuple((h, counts[0]) for h in hists), bool(round_answers), threshold_bound=bool(threshold_bound))
 
     @classmethod
     def default_for(cls, config, round_answers: bool = False) -> Consistency:
