@@ -18,7 +18,13 @@ functions of released values only):
 * ``own total``: projected onto the cells >= 0 summing to the histogram's own clamped total (no count),
   ``B_h + |tau|`` with ``beta_h``;
 * ``consistent + 1 h average`` (exploratory, NO stated bound): the mean of the last 6 consistent releases,
-  a filter over time: what it would buy.
+  a filter over time: what it would buy;
+* ``SURE soft threshold`` (exploratory): ``max(x - lambda, 0)`` with ``lambda >= 0`` minimising Stein's
+  unbiased risk estimate over the cells (noise sd taken from ``B_h`` as a Gaussian quantile), stated
+  ``B_h + lambda`` (the threshold lemma); its cells do not sum to the count.
+
+``--hierarchy`` prints what a hierarchical release over the 16 cells would give a cell at the same budget
+(the GLS variance of a leaf, relative to the flat release).
 
 Reported per variant: the mean absolute cell error (over ticks, cells and seeds; in brackets the ratio of
 the clamped error to it), the mean over seeds of each cell's mean error, the mean stated bound, the share
@@ -32,6 +38,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from statistics import NormalDist
 
 import numpy as np
 
@@ -47,7 +54,7 @@ POST = {
     "consistent, threshold bound": Consistency((("h", "n"),), threshold_bound=True),
     "own total": Consistency((), own_total=("h",), threshold_bound=True),
 }
-VARIANTS = ("released", "clamped (today)", *POST, "consistent + 1 h average")
+VARIANTS = ("released", "clamped (today)", *POST, "consistent + 1 h average", "SURE soft threshold")
 WINDOW = 6  # releases in the exploratory moving average (one hour of 10-minute ticks)
 
 
@@ -100,6 +107,38 @@ def variants(answers: dict) -> dict:
     cons = out["consistent"][0]
     avg = np.array([cons[max(0, i - WINDOW + 1) : i + 1].mean(0) for i in range(len(cons))])
     out["consistent + 1 h average"] = (avg, np.full(len(avg), np.nan), np.full(len(avg), np.nan))
+    raw, bound, beta = out["released"]
+    sd = bound / NormalDist().inv_cdf(1 - beta[0] / (2 * CELLS))  # B_h is the Gaussian beta / cells quantile
+    lam = np.array([sure_threshold(x, s * s) for x, s in zip(raw, sd)])
+    out["SURE soft threshold"] = (np.maximum(raw - lam[:, None], 0.0), bound + lam, beta)
+    return out
+
+
+def sure_threshold(x, var: float) -> float:
+    """The ``lambda >= 0`` (0 or one of the positive cells) minimising Stein's unbiased risk estimate of
+    ``max(x - lambda, 0)`` for noise of variance ``var``: ``sum(x_i^2 for x_i <= lambda) + (lambda^2 + 2 var)
+    * #{x_i > lambda}``."""
+    best, best_lam = None, 0.0
+    for lam in np.concatenate([[0.0], np.sort(x[x > 0])]):
+        risk = float(np.where(x > lam, lam * lam + 2 * var, x * x).sum())
+        if best is None or risk < best:
+            best, best_lam = risk, float(lam)
+    return best_lam
+
+
+def hierarchy() -> list[tuple[str, float]]:
+    """``(release, a cell's GLS variance relative to the flat release of the cells at the same budget)``:
+    k-ary trees over the 16 cells (every level at the same share; one update is in one node a level) and
+    the count with the cells (each at half the budget: the flat release is then at half too)."""
+    out = []
+    for name, widths in (("binary tree (5 levels)", (1, 2, 4, 8, 16)), ("4-ary tree (3 levels)", (1, 4, 16))):
+        rows = [np.isin(np.arange(CELLS) // w, [j]).astype(float) for w in widths for j in range(CELLS // w)]
+        a = np.array(rows)
+        out.append((name, float(np.linalg.inv(a.T @ a / len(widths))[0, 0])))
+    a = np.vstack([np.ones(CELLS), np.eye(CELLS)])
+    out.append(
+        ("count + cells, least squares (vs cells at half the budget: 2.0)", float(np.linalg.inv(a.T @ a / 2)[0, 0]))
+    )
     return out
 
 
@@ -129,7 +168,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--zipf", default="2.2,1.0,0")
     ap.add_argument("--per-cell", action="store_true", help="print each cell's mean error too")
+    ap.add_argument("--hierarchy", action="store_true", help="print the hierarchical releases' cell variance")
     args = ap.parse_args(argv)
+    if args.hierarchy:
+        for name, v in hierarchy():
+            print(f"{name}: a cell's variance {v:.3f}x the flat release's")
     print(f"# bench_histogram: flights-like stream, {args.days} days of 10-minute ticks, {CELLS} cells, auto,")
     print(f"# count + histogram (even split), {args.seeds} seeds, beta 0.05 per query\n")
     print(
