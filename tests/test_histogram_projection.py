@@ -208,3 +208,26 @@ def test_default_projection_of_the_bundled_configurations(path, expect):
     two_counts = DynamicConfig(QUERIES + (QuerySet("m", "count"),), PureDP(1.0))
     assert Consistency.default_for(two_counts).own_total == ("h",)
     assert not Consistency.default_for(DynamicConfig((QuerySet("n", "count"),), PureDP(1.0)))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the default's wiring is in pipelines/config/{sections,pipeline}.py (not this branch's files): "
+    "the lead applies it (report h31hist) and removes this marker",
+)
+def test_the_pipeline_runs_the_default_projection(tmp_path):
+    """What ``PipelineConfig.consistency()`` returns is what the pipeline, the plan and the recompute run
+    (``pipelines/wiring.py``, ``plan.py``, ``recompute.py``): by default the projection of
+    :meth:`Consistency.default_for`; ``release.consistent: true`` every histogram with THE count, stated
+    with today's worst-case bound (data-independent: the plan states it exactly); ``release.consistent:
+    false`` none."""
+    text = open("configs/demo.yaml").read()
+    cfg = load_config("configs/demo.yaml")
+    assert cfg.consistency() == Consistency.default_for(cfg.dynamic_config(), cfg.round_answers)
+    for value, expect in (
+        ("true", Consistency((("by_carrier", "active"),))),
+        ("false", None),
+    ):
+        p = tmp_path / f"demo_{value}.yaml"
+        p.write_text(text.replace("release: {every_ticks: 1}", f"release: {{every_ticks: 1, consistent: {value}}}"))
+        assert load_config(p).consistency() == expect
