@@ -42,9 +42,33 @@ cell; ``2 B_h``: many cells), see ``tests/test_consistency.py``.
 ``K(R)`` and apportioned to integers summing to ``R`` by largest remainders
 (each cell moves by less than 1): cells within ``max(2 B_h, B_c + 1/2) + 1``.
 
+**The threshold bound** (``Consistency(..., threshold_bound=True)``; always
+for a histogram projected onto its own total). Every cell of
+``p = max(x - tau, 0)`` is within ``B_h + |tau|`` of the truth on the
+histogram's event alone (probability ``1 - beta_h``), whatever the total:
+
+* ``p_i > 0``: the error is ``|e_i - tau| <= B_h + |tau|``;
+* ``p_i = 0``: ``x_i <= tau``, so ``0 <= h*_i = x_i - e_i <= tau + B_h``,
+  at most ``B_h + |tau|`` (and at most ``B_h`` when ``tau < 0``).
+
+``tau`` is a function of released values (public), so the bound can be
+stated: the record carries ``B_h + |tau|`` with the histogram's own
+``beta_h``. When the total is 0 every cell is 0 and ``tau`` is taken as
+``max(max(x), 0)`` (any ``tau >= max(x)`` gives the same projection). The
+lemma above is the worst case over ``tau`` (``2 B_h`` needs ``|tau| = B_h``);
+on the benchmark streams ``|tau|`` is a fraction of ``B_h`` and the threshold
+bound about 0.55-0.6 of ``max(2 B_h, B_c)`` (``docs/consistency.md``).
+Rounding adds 1 (apportionment).
+
+**Own total** (``Consistency(own_total=(...))``): a histogram with no count
+to be consistent with is projected onto ``K(max(sum(x), 0))`` (rounded with
+``round_answers``): its cells are >= 0 and sum to its own (clamped) total,
+stated with the threshold bound and ``beta_h``. No count enters, so the count
+(if any) is left as released.
+
 The released records say what they are: the histogram's ``error_bound`` is
-the bound above and its ``beta`` is ``beta_h + beta_c``. The count keeps its
-bound (plus 1/2 when rounded). A histogram whose count is not released at the
+the bound above and its ``beta`` is ``beta_h + beta_c`` (the threshold bound:
+``beta_h``). The count keeps its bound (plus 1/2 when rounded). A histogram whose count is not released at the
 same (stream, tick) is left as released (every mechanism with a release period
 releases all query sets together, so this does not happen in the pipelines).
 """
@@ -57,20 +81,35 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["project_to_simplex", "apportion", "consistent_histogram", "Consistency", "make_consistent"]
+__all__ = [
+    "project_to_simplex",
+    "simplex_projection",
+    "apportion",
+    "consistent_histogram",
+    "own_total_histogram",
+    "Consistency",
+    "make_consistent",
+]
 
 
 def project_to_simplex(x, total: float) -> np.ndarray:
     """The Euclidean projection of ``x`` onto ``{h >= 0, sum(h) = total}``
     (``total >= 0``): ``max(x - tau, 0)`` with the threshold found by sorting
     (Held-Wolfe-Crowder; Duchi et al. 2008), O(d log d)."""
+    return simplex_projection(x, total)[0]
+
+
+def simplex_projection(x, total: float) -> tuple[np.ndarray, float]:
+    """``(p, tau)``: :func:`project_to_simplex` and its threshold ``tau``
+    (``p = max(x - tau, 0)``; for ``total = 0``, ``max(max(x), 0)``, the
+    smallest non-negative threshold giving all zeros)."""
     x = np.asarray(x, dtype=float)
     if total < 0 or not math.isfinite(total):
         raise ValueError(f"total must be finite and >= 0, got {total}")
     if x.size == 0:
-        return x.copy()
+        return x.copy(), 0.0
     if total == 0:
-        return np.zeros_like(x)
+        return np.zeros_like(x), max(float(x.max()), 0.0)
     u = np.sort(x)[::-1]
     css = np.cumsum(u) - total
     idx = np.arange(1, x.size + 1)
@@ -81,7 +120,7 @@ def project_to_simplex(x, total: float) -> np.ndarray:
     # the sum is exact up to rounding; put the residue on the largest cell so
     # that sum(p) == total holds for the released floats as well as possible
     p[int(np.argmax(p))] += total - float(p.sum())
-    return np.maximum(p, 0.0)
+    return np.maximum(p, 0.0), float(tau)
 
 
 def apportion(p, total: int) -> np.ndarray:
@@ -103,22 +142,44 @@ def apportion(p, total: int) -> np.ndarray:
     return base
 
 
-def consistent_histogram(count, count_bound, count_beta, hist, hist_bound, hist_beta, round_answers=False):
+def consistent_histogram(
+    count, count_bound, count_beta, hist, hist_bound, hist_beta, round_answers=False, threshold_bound=False
+):
     """The consistent pair for one release: ``(count, count_bound, hist,
     hist_bound, hist_beta)`` (module docstring: the projection and its
-    bound). A bound that is None (not stated) stays None."""
+    bound; ``threshold_bound``: ``B_h + |tau|`` stated with ``beta_h``). A
+    bound that is None (not stated) stays None."""
     c = max(float(count), 0.0)
     cb = None if count_bound is None else float(count_bound)
     if round_answers:
         c = float(round(c))
         cb = None if cb is None else cb + 0.5
-    p = project_to_simplex(hist, c)
+    p, tau = simplex_projection(hist, c)
     extra = 0.0
     if round_answers:
         p = apportion(p, int(c))
         extra = 1.0
+    if threshold_bound:
+        hb = None if hist_bound is None else float(hist_bound) + abs(tau) + extra
+        return c, cb, p, hb, float(hist_beta)
     hb = None if (hist_bound is None or cb is None) else max(2.0 * float(hist_bound), cb) + extra
     return c, cb, p, hb, float(hist_beta) + float(count_beta)
+
+
+def own_total_histogram(hist, hist_bound, round_answers=False):
+    """``(cells, bound)``: ``hist`` projected onto its own clamped total
+    ``max(sum(hist), 0)`` (rounded and apportioned with ``round_answers``),
+    with the threshold bound ``B_h + |tau|`` (+1 when rounded), valid with the
+    histogram's own ``beta`` (module docstring). None stays None."""
+    total = max(float(np.sum(np.asarray(hist, dtype=float))), 0.0)
+    if round_answers:
+        total = float(round(total))
+    p, tau = simplex_projection(hist, total)
+    extra = 0.0
+    if round_answers:
+        p = apportion(p, int(total))
+        extra = 1.0
+    return p, (None if hist_bound is None else float(hist_bound) + abs(tau) + extra)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,10 +187,16 @@ class Consistency:
     """Which histograms are made consistent with which count.
 
     pairs: ``(histogram query, count query)`` names; round_answers: release
-    integers (the count rounded, cells apportioned)."""
+    integers (the count rounded, cells apportioned); own_total: histogram
+    names projected onto their own clamped total (no count); threshold_bound:
+    the paired histograms state ``B_h + |tau|`` with ``beta_h`` instead of
+    ``max(2 B_h, B_c)`` with ``beta_h + beta_c`` (module docstring; the own-total
+    histograms always do)."""
 
     pairs: tuple = ()
     round_answers: bool = False
+    own_total: tuple = ()
+    threshold_bound: bool = False
 
     def __post_init__(self):
         hists = [h for h, _ in self.pairs]
@@ -138,11 +205,15 @@ class Consistency:
         counts = {c for _, c in self.pairs}
         if counts & set(hists):
             raise ValueError("a query cannot be both the count and a histogram of a consistency pair")
+        own = list(self.own_total)
+        if len(set(own)) != len(own) or set(own) & (counts | set(hists)):
+            raise ValueError("an own-total histogram is named once and in no consistency pair")
 
     @classmethod
-    def for_config(cls, config, round_answers: bool = False) -> Consistency:
+    def for_config(cls, config, round_answers: bool = False, threshold_bound: bool = False) -> Consistency:
         """Every histogram of ``config`` (a ``DynamicConfig``) with its only count
-        query; ValueError when there is no count query or more than one."""
+        query (stating the threshold bound with ``threshold_bound``); ValueError
+        when there is no count query or more than one."""
         counts = [q.name for q in config.queries if q.kind == "count"]
         hists = [q.name for q in config.queries if q.kind == "histogram"]
         if len(counts) != 1:
@@ -152,17 +223,32 @@ class Consistency:
             )
         if not hists:
             raise ValueError("a consistent histogram needs a histogram query; the configuration has none")
-        return cls(tuple((h, counts[0]) for h in hists), bool(round_answers))
+        return cls(tuple((h, counts[0]) for h in hists), bool(round_answers), threshold_bound=bool(threshold_bound))
+
+    @classmethod
+    def default_for(cls, config, round_answers: bool = False) -> Consistency:
+        """The projection chosen by the measurements (``docs/consistency.md``, "The default"): every
+        histogram of ``config`` projected onto the cells >= 0 summing to THE count when the
+        configuration has exactly one count query, else onto its own clamped total; stated with the
+        threshold bound ``B_h + |tau|`` and ``beta_h``. Empty (off) without a histogram."""
+        counts = [q.name for q in config.queries if q.kind == "count"]
+        hists = tuple(q.name for q in config.queries if q.kind == "histogram")
+        if not hists:
+            return cls()
+        if len(counts) == 1:
+            return cls(tuple((h, counts[0]) for h in hists), bool(round_answers), threshold_bound=True)
+        return cls((), bool(round_answers), own_total=hists, threshold_bound=True)
 
     def __bool__(self) -> bool:
-        return bool(self.pairs)
+        return bool(self.pairs) or bool(self.own_total)
 
 
 def make_consistent(answers: Iterable, consistency: Consistency) -> list:
     """``answers`` (``Answer`` or ``ReleaseRecord``: anything with ``stream``,
     ``tick``, ``query``, ``estimate``, ``error_bound``, ``beta`` fields that
     ``dataclasses.replace`` or ``_replace`` can change) with every paired
-    histogram projected and its count clamped (and rounded), in the same order."""
+    histogram projected and its count clamped (and rounded), and every
+    own-total histogram projected onto its own total, in the same order."""
     answers = list(answers)
     if not consistency:
         return answers
@@ -185,11 +271,17 @@ def make_consistent(answers: Iterable, consistency: Consistency) -> list:
                 a.error_bound,
                 a.beta,
                 consistency.round_answers,
+                consistency.threshold_bound,
             )
             out[i] = _replace(a, estimate=_like(a.estimate, p), error_bound=hb, beta=hbeta)
             if j not in counts_done:
                 out[j] = _replace(c, estimate=_like(c.estimate, [cv]), error_bound=cb)
                 counts_done.add(j)
+    own = set(consistency.own_total)
+    for i, a in enumerate(answers):
+        if a.query in own:
+            p, hb = own_total_histogram(a.estimate, a.error_bound, consistency.round_answers)
+            out[i] = _replace(a, estimate=_like(a.estimate, p), error_bound=hb)
     return out
 
 
