@@ -108,6 +108,8 @@ def plan_rows(cfg) -> list[dict]:
                 if f is not None:
                     sd = None if f.sd is None else f.sd * q.scale * (math.sqrt(2.0) if q.signed else 1.0)
                     row.update(error_bound=q.bound(f.error_bound), sd=sd)
+                    if f.plus_tau:  # the record states error_bound + |tau| (docs/consistency.md)
+                        row["plus_tau"] = True
                 else:
                     row.update(error_bound=None, sd=None, depends_on=_depends_on(spec.name, entry.mechanism))
                 rows.append(row)
@@ -169,11 +171,18 @@ def render(report: dict) -> str:
             bound, sd = "depends on data", "-"
         else:
             bound, sd = _num(r["error_bound"], 6), _num(r["sd"])
+            if r.get("plus_tau"):
+                bound += " + |tau|"
         table.append((r["query"], r["mechanism"], r["counter"] or "-", share, budget, str(r["tick"]), bound, sd))
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     notes = sorted({r["depends_on"] for r in rows if r.get("depends_on")})
     lines += [f"note: the bound depends on {n}; the run's records state it" for n in notes]
+    if any(r.get("plus_tau") for r in rows):
+        lines.append(
+            "note: + |tau|: the histogram is projected onto its count (cells >= 0 summing to it); its records state "
+            "the bound plus |tau|, the projection's threshold, known only from the released values (docs/consistency.md)"
+        )
     lines.append(
         "bound: the records' error_bound, on every value of the query at once with probability >= 1 - beta; "
         "sd: the standard deviation of each released value (in the query's units)"

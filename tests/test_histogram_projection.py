@@ -210,11 +210,6 @@ def test_default_projection_of_the_bundled_configurations(path, expect):
     assert not Consistency.default_for(DynamicConfig((QuerySet("n", "count"),), PureDP(1.0)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the default's wiring is in pipelines/config/{sections,pipeline}.py (not this branch's files): "
-    "the lead applies it (report h31hist) and removes this marker",
-)
 def test_the_pipeline_runs_the_default_projection(tmp_path):
     """What ``PipelineConfig.consistency()`` returns is what the pipeline, the plan and the recompute run
     (``pipelines/wiring.py``, ``plan.py``, ``recompute.py``): by default the projection of

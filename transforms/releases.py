@@ -154,6 +154,9 @@ class ReleaseContinually(beam.PTransform):
             for h, c in consistency.pairs:
                 if names.get(h) != "histogram" or names.get(c) != "count":
                     raise ValueError(f"consistency pair ({h!r}, {c!r}) must name a histogram and a count query")
+            for h in consistency.own_total:
+                if names.get(h) != "histogram":
+                    raise ValueError(f"consistency own_total {h!r} must name a histogram query")
         self.consistency = consistency
         self.config = config
         self.spec = spec

@@ -325,7 +325,14 @@ class PipelineConfig(Section):
         )
 
     def consistency(self):
-        """The post-processing of ``release.consistent`` (None when off)."""
+        """The post-processing of ``release.consistent`` (None when off). Unset, the measured default
+        (``docs/consistency.md`` "The default"): every histogram of an ``auto`` or ``net_change`` release with
+        ``clamp`` on projected onto THE count (or its own total) and stated with ``B_h + |tau|``: post-processing
+        of released values, free in privacy; ``true``: with THE count and the worst-case bound; ``false``: none."""
+        if self.consistent is None:
+            if not self.clamp or self.mechanism not in ("auto", "net_change"):
+                return None
+            return Consistency.default_for(self.dynamic_config(), self.round_answers) or None
         if not self.consistent:
             return None
         return Consistency.for_config(self.dynamic_config(), self.round_answers)

@@ -384,4 +384,6 @@ class ReleaseConfig(Section):
     every_ticks: Annotated[int, BeforeValidator(lambda v: integer(v, "an integer >= 1 (ticks per release)"))] = 1
     clamp: Annotated[bool, BeforeValidator(flag)] = True
     round: Annotated[bool, BeforeValidator(flag)] = False
-    consistent: Annotated[bool, BeforeValidator(flag)] = False
+    # None (the default): each histogram projected onto its count (or its own total) with the bound B_h + |tau|
+    # (docs/consistency.md "The default"); true: with THE count, today's worst-case bound; false: clamp only
+    consistent: Annotated[bool | None, BeforeValidator(lambda v: None if v is None else flag(v))] = None

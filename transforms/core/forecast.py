@@ -53,6 +53,18 @@ class Forecast:
     error_bound: float
     sd: float | None
     beta: float
+    #: the run's records state ``error_bound + |tau|``: a histogram projected with the threshold bound
+    #: (``transforms.core.continual.consistency``), whose ``tau`` comes from the released values
+    plus_tau: bool = False
+
+
+def _projected(consistency) -> tuple[set, set]:
+    """(the histograms stated with ``B_h + |tau|``, every query the post-processing changes)."""
+    if not consistency:
+        return set(), set()
+    hists = {h for h, _ in consistency.pairs}
+    projected = set(consistency.own_total) | (hists if consistency.threshold_bound else set())
+    return projected, hists | {c for _, c in consistency.pairs} | set(consistency.own_total)
 
 
 def release_ticks(end_tick: int | None, every_ticks: int | None) -> list[int]:
@@ -106,13 +118,20 @@ def forecast(
     for tick in sorted(set(ticks)):
         res = core.advance(tick, noise)
         answers = [a for a in res.answers if a.tick == tick]
+        projected, changed = _projected(consistency)
         if consistency:
+            raw = {a.query: a for a in answers}
             answers = make_consistent(answers, consistency)
         counters = _counters(core)
         for a in answers:
             c = counters.get(a.query)
-            sd = None if c is None or consistency else _sd(c)
-            out.append(Forecast(tick, a.query, float(a.error_bound), sd, a.beta))
+            sd = None if c is None or a.query in changed else _sd(c)
+            if a.query in projected:
+                # B_h (+1 when rounded) is known before the run; |tau| only at release (post-processing)
+                bound = float(raw[a.query].error_bound) + (1.0 if consistency.round_answers else 0.0)
+                out.append(Forecast(tick, a.query, bound, sd, a.beta, plus_tau=True))
+            else:
+                out.append(Forecast(tick, a.query, float(a.error_bound), sd, a.beta))
         if core.finished:
             break
     return out
