@@ -181,7 +181,8 @@ def render(report: dict) -> str:
     if any(r.get("plus_tau") for r in rows):
         lines.append(
             "note: + |tau|: the histogram is projected onto its count (cells >= 0 summing to it); its records state "
-            "the bound plus |tau|, the projection's threshold, known only from the released values (docs/consistency.md)"
+            "the bound plus |tau|, the projection's threshold, known only from the released values "
+            "(docs/consistency.md)"
         )
     lines.append(
         "bound: the records' error_bound, on every value of the query at once with probability >= 1 - beta; "
