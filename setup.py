@@ -44,7 +44,12 @@ setup(
             "ruff==0.17.6",  # pinned: the format check must not change under us
             # tests/test_ledger.py runs the budget ledger on a PostgreSQL server too (.ci/run starts one)
             "psycopg[binary]>=3.1,<4",
+            # tests/test_beam_yaml.py runs Beam's YAML runner (jinja2, docstring_parser, pandas for its
+            # WriteToJson / WriteToCsv): Beam's own extra, of the pinned release
+            "apache-beam[yaml]==2.62.0",
         ],
+        # Beam YAML pipelines using our transforms (pipelines/beam_yaml.py, docs/beam_yaml.md): Beam's YAML runner
+        "yaml": ["apache-beam[yaml]==2.62.0"],
         # privacy.ledger on a PostgreSQL server (a team's ledger; the embedded SQLite one needs nothing)
         "postgres": ["psycopg[binary]>=3.1,<4"],
         "bench": ["mutmut>=3.8,<4"],

@@ -44,19 +44,25 @@ from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.config.load import read_raw
 from pipelines.manifest import noise_key_for, release_identity
 from pipelines.outputs import dead_dict, node_dict, release_dict
-from pipelines.parse import RecordParser
+from pipelines.parse import RecordParser, raw_fields
+from pipelines.rr_collect import parse_reports, report_parser
 from pipelines.runner import runner_locality
 from pipelines.wiring import stream_spec
+from transforms.local_dp import CollectRandomizedResponses
+from transforms.local_dp import release_dict as rr_release_dict
 from transforms.records import DeadLetter, UpdateRecord
 from transforms.releases import ReleaseContinually
-from transforms.spec import NAMESPACE
+from transforms.spec import NAMESPACE, StreamSpec
 
 __all__ = [
     "DpDynamicRelease",
+    "DpDynamicCollectReports",
     "ReleaseRow",
+    "EstimateRow",
     "DeadLetterRow",
     "NodeRow",
     "release_rows",
+    "estimate_rows",
     "dead_letter_row",
     "yaml_config",
     "TRANSFORMS",
@@ -65,6 +71,7 @@ __all__ = [
 #: the names a Beam YAML pipeline uses -> the fully qualified constructors (``configs/beam_yaml/providers.yaml``)
 TRANSFORMS = {
     "DpDynamicRelease": "pipelines.beam_yaml.DpDynamicRelease",
+    "DpDynamicCollectReports": "pipelines.beam_yaml.DpDynamicCollectReports",
 }
 
 #: what the configuration's ``source`` / ``sinks`` are when a YAML run's configuration leaves them out (Beam's IO
@@ -121,7 +128,30 @@ class NodeRow(NamedTuple):
     release_id: str
 
 
-for _row in (ReleaseRow, DeadLetterRow, NodeRow):
+class EstimateRow(NamedTuple):
+    """One cell of a local-DP collector's estimate (``transforms.local_dp.release_dict``, per cell)."""
+
+    stream: str
+    tick: int
+    as_of: Optional[str]
+    query: str
+    cell: str
+    estimate: float
+    variance: float
+    error_bound: Optional[float]  # for all cells at once (1 - beta)
+    change: float
+    change_variance: float
+    change_bound: Optional[float]
+    reports: int
+    change_reports: int
+    beta: float
+    epsilon_entry: float  # the clients' guarantee per entry (the collector spends nothing)
+    delta_entry: float
+    trust: str
+    release_id: str
+
+
+for _row in (ReleaseRow, DeadLetterRow, NodeRow, EstimateRow):
     beam.coders.registry.register_coder(_row, beam.coders.RowCoder)
 
 
@@ -156,6 +186,35 @@ def release_rows(record: dict) -> list[ReleaseRow]:
             )
         )
     return rows
+
+
+def estimate_rows(record: dict) -> list[EstimateRow]:
+    """The Rows of one local-DP estimate record as the CLI's collector writes it (with its ``release_id``): one per
+    cell."""
+    bound, change_bound = record.get("error_bound"), record.get("change_bound")
+    return [
+        EstimateRow(
+            stream=record["stream"],
+            tick=int(record["tick"]),
+            as_of=record.get("as_of"),
+            query=record["query"],
+            cell=cell,
+            estimate=float(value),
+            variance=float(record["variance"][cell]),
+            error_bound=None if bound is None else float(bound),
+            change=float(record["change"][cell]),
+            change_variance=float(record["change_variance"][cell]),
+            change_bound=None if change_bound is None else float(change_bound),
+            reports=int(record["reports"]),
+            change_reports=int(record["change_reports"]),
+            beta=float(record["beta"]),
+            epsilon_entry=float(record["epsilon_entry"]),
+            delta_entry=float(record["delta_entry"]),
+            trust=record["trust"],
+            release_id=record["release_id"],
+        )
+        for cell, value in record["estimate"].items()
+    ]
 
 
 def dead_letter_row(record: dict) -> DeadLetterRow:
@@ -399,5 +458,110 @@ class DpDynamicRelease(beam.PTransform):
         else:
             result[self.error_output] = dead | "DeadLetterRows" >> beam.Map(
                 lambda d: dead_letter_row({**dead_dict(cfg, d), "release_id": rid})
+            ).with_output_types(DeadLetterRow)
+        return result
+
+
+class _ReportParseFn(beam.DoFn):
+    """A Beam YAML Row -> ReportRecord (event-time timestamped) or a dead letter (the collector's parse)."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, cfg, line_field: str | None):
+        self.cfg, self.line_field = cfg, line_field
+        self.parser = None
+        self.read = Metrics.counter(NAMESPACE, "records_read")
+
+    def setup(self):
+        self.parser = report_parser(self.cfg)
+
+    def process(self, element):
+        if self.parser is None:
+            self.setup()
+        for reason, value in parse_reports(self.parser, _element(element, self.line_field)):
+            self.read.inc()
+            if reason:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+                yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, value, "parse", None))
+                continue
+            yield beam.window.TimestampedValue(value, value.event_time)
+
+
+def _report_dead_dict(d: DeadLetter, fmt: str) -> dict:
+    """A collector's dead letter as the CLI's collector writes it (the report as received)."""
+    rec = d.record
+    if hasattr(rec, "_asdict"):
+        rec = rec.raw if rec.raw is not None else json.dumps({k: v for k, v in rec._asdict().items() if k != "raw"})
+    if isinstance(rec, dict):
+        rec = json.dumps(rec, default=str)
+    return {"reason": d.reason, **raw_fields(rec), "stage": d.stage or "", "stream": d.stream, "format": fmt}
+
+
+class DpDynamicCollectReports(beam.PTransform):
+    """The local-DP collector (``mechanism.kind: randomized_response``) of ``python -m pipelines.release`` as a
+    Beam YAML transform: the clients randomized their reports, the collector adds no noise and needs no key.
+
+    Input: Rows of report lines or report fields (as DpDynamicRelease's). Outputs: ``estimates`` (EstimateRow,
+    one per cell per period) and the dead letters (DeadLetterRow) on the ``error_handling`` output; without
+    ``error_handling`` a rejected report fails the pipeline.
+
+    Args:
+      config_path: a configuration file in our format with ``mechanism.kind: randomized_response``.
+      config: the same configuration inline (a mapping); give it or config_path.
+      release_id: the id the outputs carry (default a new random id).
+      line_field: the input field holding a JSON line (default: a single field ``line``).
+      error_handling: ``{output: NAME}``: the dead letters go to that output.
+    """
+
+    def __init__(
+        self,
+        config_path: Optional[str] = None,
+        config: Optional[Any] = None,
+        release_id: Optional[str] = None,
+        line_field: Optional[str] = None,
+        error_handling: Optional[Any] = None,
+    ):
+        super().__init__()
+        self.cfg = yaml_config(config_path, config, None, release_id)
+        if self.cfg.mechanism_spec.input_kind != "reports":
+            raise ConfigError(
+                f"mechanism.kind: {self.cfg.mechanism} releases updates with noise: use the transform DpDynamicRelease"
+            )
+        self.line_field = line_field
+        self.error_output = _error_output(error_handling)
+        if self.error_output == "estimates":
+            raise ConfigError("error_handling.output: 'estimates' is the name of another output")
+
+    def expand(self, pcoll):
+        cfg = self.cfg
+        rid = release_identity(cfg).release_id
+        parsed = pcoll | "ParseReports" >> beam.ParDo(_ReportParseFn(cfg, self.line_field)).with_outputs(
+            _ReportParseFn.DEAD, main="reports"
+        )
+        spec = StreamSpec(
+            streams=cfg.streams,
+            tick_seconds=cfg.tick_seconds,
+            origin=cfg.origin,
+            allowed_lateness=cfg.allowed_lateness,
+            end_time=cfg.end,
+        )  # as the CLI's collector (pipelines.rr_collect.build_collector)
+        out = parsed.reports | "Collect" >> CollectRandomizedResponses(
+            cfg.dynamic_config(), spec, cfg.mechanism_options()
+        )
+        q = cfg.queries[0]
+        result = {
+            "estimates": out["estimates"]
+            | "EstimateRows"
+            >> beam.FlatMap(
+                lambda r: estimate_rows({**rr_release_dict(r, q.domain, q.name, spec), "release_id": rid})
+            ).with_output_types(EstimateRow)
+        }
+        dead = (parsed[_ReportParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+        fmt = cfg.source.dead_letter_format
+        if self.error_output is None:
+            dead | "FailOnDeadLetter" >> beam.ParDo(_FailOnDeadLetter())
+        else:
+            result[self.error_output] = dead | "DeadLetterRows" >> beam.Map(
+                lambda d: dead_letter_row({**_report_dead_dict(d, fmt), "release_id": rid})
             ).with_output_types(DeadLetterRow)
         return result

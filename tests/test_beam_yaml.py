@@ -18,7 +18,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.yaml.yaml_transform import expand_pipeline
 
-from pipelines.beam_yaml import DpDynamicRelease, dead_letter_row, release_rows, yaml_config
+from pipelines.beam_yaml import DpDynamicRelease, dead_letter_row, estimate_rows, release_rows, yaml_config
 from pipelines.cli import main as cli_main
 from pipelines.config import ConfigError
 
@@ -224,3 +224,43 @@ def test_yaml_config_fills_the_source_and_sinks_and_keeps_the_digest():
     full = yaml_config(None, {**SMALL, "source": {"type": "file", "path": "x.jsonl"}, "sinks": [{"path": "o/"}]})
     assert bare.release_digest() == full.release_digest()
     assert yaml_config(None, SMALL, release_id="release-1").release_id == "release-1"
+
+
+def test_the_collector_in_yaml_equals_the_cli_collector(tmp_path, monkeypatch):
+    """DpDynamicCollectReports (the local-DP collector: no noise, no key) on Beam's ReadFromText gives the CLI
+    collector's estimates, cell for cell, exactly, and its dead letters."""
+    rid = "rr-yaml-vs-cli"
+    lines = (ROOT / "data" / "rr_reports.jsonl").read_text().splitlines()[:3000] + ['{"time": "soon"}']
+    data = tmp_path / "reports.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    raw = yaml.safe_load((ROOT / "configs" / "local_dp.yaml").read_text())
+    raw["source"]["path"] = str(data)
+    cli = _cli(tmp_path, monkeypatch, raw, rid)
+    expected = [r for rec in _lines(cli, "releases") for r in estimate_rows(rec)]
+    expected_dead = [dead_letter_row(d) for d in _lines(tmp_path / "cli-confidential", "dead_letters")]
+    assert len(expected) == 24 * 3 and len(expected_dead) == 1
+    (tmp_path / "rr.yaml").write_text(yaml.safe_dump({k: v for k, v in raw.items() if k not in ("source", "sinks")}))
+    spec = {
+        "providers": [{"include": str(PROVIDERS)}],
+        "pipeline": {
+            "type": "composite",
+            "transforms": [
+                {"type": "ReadFromText", "name": "Read", "config": {"path": str(data)}},
+                {
+                    "type": "DpDynamicCollectReports",
+                    "name": "Collect",
+                    "input": "Read",
+                    "config": {
+                        "config_path": str(tmp_path / "rr.yaml"),
+                        "release_id": rid,
+                        "error_handling": {"output": "dead"},
+                    },
+                },
+            ],
+            "output": {"estimates": "Collect.estimates", "dead": "Collect.dead"},
+        },
+    }
+    with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+        out = expand_pipeline(p, yaml.safe_dump(spec), validate_schema="none")
+        assert_that(out["estimates"] | "E" >> beam.Map(tuple), equal_to([tuple(r) for r in expected]), label="Est")
+        assert_that(out["dead"] | "D" >> beam.Map(tuple), equal_to([tuple(d) for d in expected_dead]), label="Dead")
