@@ -9,17 +9,19 @@ A Beam YAML pipeline names them through a provider (``configs/beam_yaml/provider
         - {type: ReadFromText, config: {path: data/demo.jsonl}}
         - type: DpDynamicRelease
           config: {config_path: configs/demo.yaml, error_handling: {output: dead_letters}}
-        - {type: WriteToJson, input: DpDynamicRelease, config: {path: out/releases}}
+        - {type: WriteToJson, input: DpDynamicRelease.releases, config: {path: out/releases}}
+        - {type: WriteToJson, input: DpDynamicRelease.dead_letters, config: {path: out-confidential/dead}}
 
 The input is what Beam's IO gives: Rows with one string field (``line``: a line of our update JSON, as
 ``ReadFromText`` gives it; ``line_field`` names another), or Rows with our update's fields (``ReadFromJson``,
 ``ReadFromKafka`` with a schema, ...: nested Rows become the ``item`` mapping, a null field is taken as absent).
 Each element is parsed by the CLI's own parser (:class:`pipelines.parse.RecordParser`) and released by the CLI's
-own transform (:class:`transforms.releases.ReleaseContinually`), with the same configuration, noise key and
-release identity: the releases are the CLI's, record for record (``tests/test_beam_yaml.py``).
+own transform (:class:`transforms.releases.ReleaseContinually`; with a second input ``queries`` under mechanism
+pmwg, :class:`transforms.queries.AnswerQueries`), with the same configuration, noise key and release identity: the
+releases are the CLI's, record for record (``tests/test_beam_yaml.py``).
 
-The outputs are schema'd Rows, so Beam's own ``WriteToJson`` / ``WriteToCsv`` / ``WriteToText`` write them:
-one Row per released number (:class:`ReleaseRow`: a histogram gives one Row per cell, ``cell`` naming it;
+The outputs are schema'd Rows (``pipelines/beam_yaml_rows.py``), so Beam's own ``WriteToJson`` / ``WriteToCsv``
+write them: one Row per released number (:class:`ReleaseRow`: a histogram gives one Row per cell, ``cell`` naming it;
 ``lower`` / ``upper`` = estimate -/+ error_bound), dead letters (:class:`DeadLetterRow`, confidential) on the
 ``error_handling`` output, node outputs (:class:`NodeRow`) on ``nodes`` when asked for.
 
@@ -35,11 +37,23 @@ runner, an explicit ``privacy.noise_key.env`` that is unset, a key written into 
 
 import copy
 import json
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from pipelines.beam_yaml_rows import (
+    DeadLetterRow,
+    EstimateRow,
+    NodeRow,
+    QueryAnswerRow,
+    ReleaseRow,
+    dead_letter_row,
+    estimate_rows,
+    node_row,
+    query_answer_row,
+    release_rows,
+)
 from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.config.load import read_raw
 from pipelines.manifest import noise_key_for, release_identity
@@ -47,9 +61,11 @@ from pipelines.outputs import dead_dict, node_dict, release_dict
 from pipelines.parse import RecordParser, raw_fields
 from pipelines.rr_collect import parse_reports, report_parser
 from pipelines.runner import runner_locality
+from pipelines.submit_queries import answer_dict, parse_query
 from pipelines.wiring import stream_spec
 from transforms.local_dp import CollectRandomizedResponses
 from transforms.local_dp import release_dict as rr_release_dict
+from transforms.queries import AnswerQueries
 from transforms.records import DeadLetter, UpdateRecord
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
@@ -61,6 +77,7 @@ __all__ = [
     "EstimateRow",
     "DeadLetterRow",
     "NodeRow",
+    "QueryAnswerRow",
     "release_rows",
     "estimate_rows",
     "dead_letter_row",
@@ -79,171 +96,6 @@ TRANSFORMS = {
 #: the public schedule ``time.origin`` / ``time.end`` of a bounded run)
 _PLACEHOLDER_SOURCE = {"type": "file", "path": "beam-yaml-input", "format": "jsonl"}
 _PLACEHOLDER_SINKS = [{"type": "file", "path": "beam-yaml-output/"}]
-
-
-class ReleaseRow(NamedTuple):
-    """One released number (a count, a sum, or one histogram cell) as a schema'd Row."""
-
-    stream: str
-    tick: int
-    segment: int
-    query: str
-    cell: Optional[str]  # the histogram cell (its domain value as text); null for a count or a sum
-    estimate: float
-    error_bound: Optional[float]
-    lower: Optional[float]  # estimate - error_bound (null without a bound)
-    upper: Optional[float]  # estimate + error_bound
-    beta: float
-    epsilon_spent: Optional[float]
-    delta_spent: Optional[float]
-    rho_spent: Optional[float]
-    update_level_spent: Optional[str]  # JSON text of the record's map (null where the record has none)
-    as_of: Optional[str]
-    release_id: str
-
-
-class DeadLetterRow(NamedTuple):
-    """A rejected input (confidential operator data: the record as received)."""
-
-    reason: str
-    record: str
-    encoding: str
-    stage: str
-    stream: Optional[str]
-    attributes: Optional[str]  # JSON text
-    format: Optional[str]
-    release_id: str
-
-
-class NodeRow(NamedTuple):
-    """A node output (``node.avsc``), its lists as JSON text."""
-
-    stream: str
-    query: str
-    level: int
-    index: int
-    values: str
-    cost: Optional[str]
-    coordinates: str
-    release_id: str
-
-
-class EstimateRow(NamedTuple):
-    """One cell of a local-DP collector's estimate (``transforms.local_dp.release_dict``, per cell)."""
-
-    stream: str
-    tick: int
-    as_of: Optional[str]
-    query: str
-    cell: str
-    estimate: float
-    variance: float
-    error_bound: Optional[float]  # for all cells at once (1 - beta)
-    change: float
-    change_variance: float
-    change_bound: Optional[float]
-    reports: int
-    change_reports: int
-    beta: float
-    epsilon_entry: float  # the clients' guarantee per entry (the collector spends nothing)
-    delta_entry: float
-    trust: str
-    release_id: str
-
-
-for _row in (ReleaseRow, DeadLetterRow, NodeRow, EstimateRow):
-    beam.coders.registry.register_coder(_row, beam.coders.RowCoder)
-
-
-def release_rows(record: dict) -> list[ReleaseRow]:
-    """The Rows of one release record as the CLI writes it (``pipelines.outputs.release_dict`` with its
-    ``release_id``): one per number, histogram cells in the record's order."""
-    est = record["estimate"]
-    cells = list(est.items()) if isinstance(est, dict) else [(None, est)]
-    bound = record.get("error_bound")
-    uls = record.get("update_level_spent")
-    rows = []
-    for cell, value in cells:
-        value = float(value)
-        rows.append(
-            ReleaseRow(
-                stream=record["stream"],
-                tick=int(record["tick"]),
-                segment=int(record["segment"]),
-                query=record["query"],
-                cell=cell,
-                estimate=value,
-                error_bound=bound,
-                lower=None if bound is None else value - bound,
-                upper=None if bound is None else value + bound,
-                beta=float(record["beta"]),
-                epsilon_spent=record.get("epsilon_spent"),
-                delta_spent=record.get("delta_spent"),
-                rho_spent=record.get("rho_spent"),
-                update_level_spent=None if uls is None else json.dumps(uls, sort_keys=True),
-                as_of=record.get("as_of"),
-                release_id=record["release_id"],
-            )
-        )
-    return rows
-
-
-def estimate_rows(record: dict) -> list[EstimateRow]:
-    """The Rows of one local-DP estimate record as the CLI's collector writes it (with its ``release_id``): one per
-    cell."""
-    bound, change_bound = record.get("error_bound"), record.get("change_bound")
-    return [
-        EstimateRow(
-            stream=record["stream"],
-            tick=int(record["tick"]),
-            as_of=record.get("as_of"),
-            query=record["query"],
-            cell=cell,
-            estimate=float(value),
-            variance=float(record["variance"][cell]),
-            error_bound=None if bound is None else float(bound),
-            change=float(record["change"][cell]),
-            change_variance=float(record["change_variance"][cell]),
-            change_bound=None if change_bound is None else float(change_bound),
-            reports=int(record["reports"]),
-            change_reports=int(record["change_reports"]),
-            beta=float(record["beta"]),
-            epsilon_entry=float(record["epsilon_entry"]),
-            delta_entry=float(record["delta_entry"]),
-            trust=record["trust"],
-            release_id=record["release_id"],
-        )
-        for cell, value in record["estimate"].items()
-    ]
-
-
-def dead_letter_row(record: dict) -> DeadLetterRow:
-    """A dead letter as the CLI writes it (``dead_dict`` with its ``release_id``) as a Row."""
-    attrs = record.get("attributes")
-    return DeadLetterRow(
-        reason=record["reason"],
-        record=record["record"],
-        encoding=record.get("encoding") or "text",
-        stage=record.get("stage") or "",
-        stream=record.get("stream"),
-        attributes=None if attrs is None else json.dumps(attrs, sort_keys=True),
-        format=record.get("format"),
-        release_id=record["release_id"],
-    )
-
-
-def _node_row(record: dict) -> NodeRow:
-    cost = record.get("cost")
-    return NodeRow(
-        stream=record["stream"],
-        query=record["query"],
-        level=int(record["level"]),
-        index=int(record["index"]),
-        values=json.dumps(record["values"]),
-        cost=None if cost is None else json.dumps(cost),
-        coordinates=json.dumps(record["coordinates"]),
-        release_id=record["release_id"],
-    )
 
 
 def yaml_config(config_path: str | None, config: Any, noise_key: Any = None, release_id: str | None = None):
@@ -279,8 +131,6 @@ def yaml_config(config_path: str | None, config: Any, noise_key: Any = None, rel
             "runs before it); launch it with python -m pipelines.release, or remove privacy.ledger "
             "(docs/beam_yaml.md)"
         )
-    if cfg.queries_source is not None:
-        raise ConfigError("queries_source: streamed queries are not available in Beam YAML yet (docs/beam_yaml.md)")
     return cfg
 
 
@@ -416,11 +266,12 @@ class DpDynamicRelease(beam.PTransform):
             )
         self.line_field, self.nodes = line_field, bool(nodes)
         self.error_output = _error_output(error_handling)
-        if self.error_output in ("releases", "nodes"):
+        if self.error_output in ("releases", "nodes", "query_answers"):
             raise ConfigError(f"error_handling.output: {self.error_output!r} is the name of another output")
 
-    def expand(self, pcoll):
+    def expand(self, pcolls):
         cfg = self.cfg
+        pcoll, queries = _inputs(cfg, pcolls)
         key, _ = _check_key_location(cfg, pcoll)
         release = release_identity(cfg)  # fixed in the graph: a retry redraws the same noise
         rid = release.release_id
@@ -434,25 +285,31 @@ class DpDynamicRelease(beam.PTransform):
                 | "GroupByUpdateId" >> beam.GroupByKey()
                 | "DropDuplicates" >> beam.ParDo(_FirstOfEachId()).with_output_types(UpdateRecord)
             )
-        transform = ReleaseContinually(
-            cfg.mechanism,
-            cfg.dynamic_config(),
-            stream_spec(cfg),
-            key,
-            options=cfg.mechanism_options(),
-            release=release,
-            consistency=cfg.consistency(),
-        )
-        out = records | "Release" >> transform
+        release_args = dict(options=cfg.mechanism_options(), release=release, consistency=cfg.consistency())
+        query_dead = []
+        if queries is not None:  # streamed linear queries, answered by PMWG as of their arrival (docs/growing.md)
+            asked = queries | "ParseQueries" >> beam.ParDo(_QueryParseFn(cfg, self.line_field)).with_outputs(
+                _QueryParseFn.DEAD, main="queries"
+            )
+            transform = AnswerQueries(cfg.dynamic_config(), stream_spec(cfg), key, **release_args)
+            out = (records, asked.queries) | "Release" >> transform
+            query_dead = [asked[_QueryParseFn.DEAD]]
+        else:
+            transform = ReleaseContinually(cfg.mechanism, cfg.dynamic_config(), stream_spec(cfg), key, **release_args)
+            out = records | "Release" >> transform
         releases = out["answers"] | "ReleaseRows" >> beam.FlatMap(
             lambda r: release_rows({**release_dict(cfg, r), "release_id": rid})
         ).with_output_types(ReleaseRow)
         result = {"releases": releases}
         if self.nodes:
             result["nodes"] = out["nodes"] | "NodeRows" >> beam.Map(
-                lambda n: _node_row({**node_dict(n), "release_id": rid})
+                lambda n: node_row({**node_dict(n), "release_id": rid})
             ).with_output_types(NodeRow)
-        dead = (parsed[_RowParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+        if queries is not None:
+            result["query_answers"] = out["query_answers"] | "QueryAnswerRows" >> beam.Map(
+                lambda a: query_answer_row({**answer_dict(cfg, a), "release_id": rid})
+            ).with_output_types(QueryAnswerRow)
+        dead = (parsed[_RowParseFn.DEAD], out["dead_letters"], *query_dead) | "AllDeadLetters" >> beam.Flatten()
         if self.error_output is None:
             dead | "FailOnDeadLetter" >> beam.ParDo(_FailOnDeadLetter())
         else:
@@ -460,6 +317,40 @@ class DpDynamicRelease(beam.PTransform):
                 lambda d: dead_letter_row({**dead_dict(cfg, d), "release_id": rid})
             ).with_output_types(DeadLetterRow)
         return result
+
+
+def _inputs(cfg, pcolls) -> tuple:
+    """(the updates, the streamed queries or None) of the transform's input: one PCollection, or Beam YAML's
+    named inputs ``{updates: ..., queries: ...}``."""
+    if not isinstance(pcolls, dict):
+        updates, queries = pcolls, None
+    else:
+        unknown = sorted(set(pcolls) - {"input", "updates", "queries"})
+        if unknown or ("input" in pcolls) == ("updates" in pcolls):
+            raise ConfigError(f"input: name the inputs updates (and queries); got {sorted(pcolls)}")
+        updates, queries = pcolls.get("updates", pcolls.get("input")), pcolls.get("queries")
+    if queries is not None and cfg.mechanism != "pmwg":
+        raise ConfigError(f"input.queries: streamed queries are answered by mechanism.kind pmwg; got {cfg.mechanism}")
+    if queries is None and cfg.queries_source is not None:
+        raise ConfigError("queries_source: in Beam YAML the queries are the transform's input queries; give it")
+    return updates, queries
+
+
+class _QueryParseFn(beam.DoFn):
+    """A Beam YAML Row -> QueryRecord (timestamped) or a dead letter (as the CLI's ``read_queries``)."""
+
+    DEAD = "dead_letters"
+
+    def __init__(self, cfg, line_field: str | None):
+        self.cfg, self.line_field = cfg, line_field
+
+    def process(self, element):
+        data = _element(element, self.line_field)
+        reason, q = parse_query(self.cfg, data)
+        if reason:
+            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(reason, data, "parse", None))
+            return
+        yield beam.window.TimestampedValue(q, q.event_time)
 
 
 class _ReportParseFn(beam.DoFn):

@@ -18,7 +18,15 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.yaml.yaml_transform import expand_pipeline
 
-from pipelines.beam_yaml import DpDynamicRelease, dead_letter_row, estimate_rows, release_rows, yaml_config
+from pipelines.beam_yaml import (
+    DpDynamicCollectReports,
+    DpDynamicRelease,
+    dead_letter_row,
+    estimate_rows,
+    release_rows,
+    yaml_config,
+)
+from pipelines.beam_yaml_rows import query_answer_row
 from pipelines.cli import main as cli_main
 from pipelines.config import ConfigError
 
@@ -264,3 +272,58 @@ def test_the_collector_in_yaml_equals_the_cli_collector(tmp_path, monkeypatch):
         out = expand_pipeline(p, yaml.safe_dump(spec), validate_schema="none")
         assert_that(out["estimates"] | "E" >> beam.Map(tuple), equal_to([tuple(r) for r in expected]), label="Est")
         assert_that(out["dead"] | "D" >> beam.Map(tuple), equal_to([tuple(d) for d in expected_dead]), label="Dead")
+
+
+def test_streamed_queries_in_yaml_equal_the_cli(tmp_path, monkeypatch):
+    """DpDynamicRelease with two named inputs, ``updates`` and ``queries`` (mechanism pmwg, configs/growing.yaml):
+    the query answers and the standing releases equal the CLI's (queries_source), exactly."""
+    rid = "growing-yaml-vs-cli"
+    raw = yaml.safe_load((ROOT / "configs" / "growing.yaml").read_text())
+    raw["source"]["path"] = str(ROOT / "data" / "growing.jsonl")
+    raw["queries_source"]["path"] = str(ROOT / "data" / "growing_queries.jsonl")
+    cli = _cli(tmp_path, monkeypatch, raw, rid)
+    expected = [r for rec in _lines(cli, "releases") for r in release_rows(rec)]
+    answers = [query_answer_row(a) for a in _lines(cli, "query_answers")]
+    dead = [dead_letter_row(d) for d in _lines(tmp_path / "cli-confidential", "dead_letters")]
+    assert expected and len(answers) == 300
+    spec = {
+        "providers": [{"include": str(PROVIDERS)}],
+        "pipeline": {
+            "type": "composite",
+            "transforms": [
+                {"type": "ReadFromText", "name": "U", "config": {"path": raw["source"]["path"]}},
+                {"type": "ReadFromText", "name": "Q", "config": {"path": raw["queries_source"]["path"]}},
+                {
+                    "type": "DpDynamicRelease",
+                    "name": "Release",
+                    "input": {"updates": "U", "queries": "Q"},
+                    "config": {"config": raw, "release_id": rid, "error_handling": {"output": "dead"}},
+                },
+            ],
+            "output": {"r": "Release.releases", "a": "Release.query_answers", "d": "Release.dead"},
+        },
+    }
+    with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+        out = expand_pipeline(p, yaml.safe_dump(spec), validate_schema="none")
+        assert_that(out["r"] | "R" >> beam.Map(tuple), equal_to([tuple(r) for r in expected]), label="Releases")
+        assert_that(out["a"] | "A" >> beam.Map(tuple), equal_to([tuple(a) for a in answers]), label="Answers")
+        assert_that(out["d"] | "D" >> beam.Map(tuple), equal_to([tuple(d) for d in dead]), label="Dead")
+
+
+def test_streamed_queries_need_pmwg_and_a_queries_input(monkeypatch):
+    monkeypatch.setenv("DP_NOISE_KEY", KEY)
+    monkeypatch.chdir(ROOT)
+    p = beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"]))
+    rows = p | "U" >> beam.Create([beam.Row(line="{}")])
+    with pytest.raises(ConfigError, match="input.queries: streamed queries are answered by mechanism.kind pmwg"):
+        _ = {"updates": rows, "queries": rows} | "A" >> DpDynamicRelease(config=SMALL)
+    with pytest.raises(ConfigError, match="queries_source: in Beam YAML the queries are the transform's input"):
+        _ = rows | "B" >> DpDynamicRelease(config_path="configs/growing.yaml")
+    with pytest.raises(ConfigError, match="input: name the inputs updates"):
+        _ = {"records": rows} | "C" >> DpDynamicRelease(config=SMALL)
+
+
+def test_the_collector_refuses_a_release_configuration(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ConfigError, match="use the transform DpDynamicRelease"):
+        DpDynamicCollectReports(config_path="configs/demo.yaml")
