@@ -327,3 +327,17 @@ def test_the_collector_refuses_a_release_configuration(monkeypatch):
     monkeypatch.chdir(ROOT)
     with pytest.raises(ConfigError, match="use the transform DpDynamicRelease"):
         DpDynamicCollectReports(config_path="configs/demo.yaml")
+
+
+def test_both_provider_files_name_every_transform():
+    """providers.yaml (type python, tested above) and providers_package.yaml (pythonPackage: needs Docker to run,
+    docs/beam_yaml.md) list exactly the transforms of ``pipelines.beam_yaml.TRANSFORMS``, each importable."""
+    from apache_beam.utils.python_callable import PythonCallableWithSource
+
+    from pipelines.beam_yaml import TRANSFORMS
+
+    for name, kind in (("providers.yaml", "python"), ("providers_package.yaml", "pythonPackage")):
+        (provider,) = yaml.safe_load((ROOT / "configs" / "beam_yaml" / name).read_text())
+        assert provider["type"] == kind and provider["transforms"] == TRANSFORMS, name
+    for path in TRANSFORMS.values():
+        assert isinstance(PythonCallableWithSource.load_from_source(path), type)
