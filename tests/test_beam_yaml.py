@@ -79,7 +79,8 @@ def test_shipped_example_equals_the_cli(tmp_path, monkeypatch):
             "-m",
             "apache_beam.yaml.main",
             "--yaml_pipeline_file=configs/beam_yaml/demo_release.yaml",
-            "--jinja_variables=" + json.dumps({"release_id": rid, "output": str(out)}),
+            "--jinja_variables="
+            + json.dumps({"release_id": rid, "output": str(out), "confidential": str(out) + "-confidential"}),
         ],
         cwd=ROOT,
         env={**os.environ, "DP_NOISE_KEY": KEY},
