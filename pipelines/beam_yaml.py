@@ -37,6 +37,7 @@ runner, an explicit ``privacy.noise_key.env`` that is unset, a key written into 
 
 import copy
 import json
+import sys
 from typing import Any, Optional
 
 import apache_beam as beam
@@ -222,8 +223,15 @@ class _FailOnDeadLetter(beam.DoFn):
 
 
 def _check_key_location(cfg, pcoll) -> tuple:
-    """(noise key, local) as the CLI decides them for the pipeline's runner (``noise_key_for``)."""
+    """(noise key, local) as the CLI decides them for the pipeline's runner (``noise_key_for``), with the CLI's
+    warning when the noise is disabled."""
     _, local = runner_locality(pcoll.pipeline.options)
+    if cfg.disable_noise:
+        print(
+            "WARNING: privacy.disable_noise is true: releases are EXACT and NOT differentially private. "
+            "Use this for tests only.",
+            file=sys.stderr,
+        )
     return noise_key_for(cfg, local=local), local
 
 

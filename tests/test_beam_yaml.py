@@ -342,3 +342,11 @@ def test_both_provider_files_name_every_transform():
         assert provider["type"] == kind and provider["transforms"] == TRANSFORMS, name
     for path in TRANSFORMS.values():
         assert isinstance(PythonCallableWithSource.load_from_source(path), type)
+
+
+def test_disabled_noise_is_said(capsys):
+    """As the CLI: exact (not private) releases are announced on stderr when the pipeline is built."""
+    p = beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"]))
+    cfg = {**SMALL, "privacy": {"epsilon": 1.0, "disable_noise": True}}
+    _ = p | beam.Create([beam.Row(line="{}")]) | DpDynamicRelease(config=cfg)
+    assert "NOT differentially private" in capsys.readouterr().err
