@@ -46,7 +46,12 @@ setup(
             "psycopg[binary]>=3.1,<4",
             "pandas>=2.1",  # tests/test_results.py (the pandas extra)
             "dp-accounting==0.6.0",  # tests/test_dp_events.py (the dp_accounting extra)
+            # tests/test_beam_yaml.py runs Beam's YAML runner (jinja2, docstring_parser, pandas for its
+            # WriteToJson / WriteToCsv): Beam's own extra, of the pinned release
+            "apache-beam[yaml]==2.62.0",
         ],
+        # Beam YAML pipelines using our transforms (pipelines/beam_yaml.py, docs/beam_yaml.md): Beam's YAML runner
+        "yaml": ["apache-beam[yaml]==2.62.0"],
         # privacy.ledger on a PostgreSQL server (a team's ledger; the embedded SQLite one needs nothing)
         "postgres": ["psycopg[binary]>=3.1,<4"],
         "bench": ["mutmut>=3.8,<4"],

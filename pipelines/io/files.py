@@ -21,6 +21,7 @@ from apache_beam.utils.timestamp import Duration
 from pydantic import BeforeValidator, ValidationInfo, field_validator
 
 from pipelines.io.base import Elements, Fraction, Sink, Source
+from pipelines.io.csv_out import CsvFileSink, csv_columns, csv_header_line, csv_row
 from pipelines.io.staging import staging_folder
 from pipelines.model import ConfigError, Section, choice, issue, number, text
 from transforms.spec import event_time_ok
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
-SINK_FORMATS = ("jsonl", "avro")
+SINK_FORMATS = ("jsonl", "avro", "csv")
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 _STREAM_FILE_LATENESS = 7 * 24 * 3600  # a late release still gets written (to a file of its own)
 
@@ -320,7 +321,8 @@ class FileSink(Sink):
 
     type: Literal["file"] = "file"
     path: Annotated[str, BeforeValidator(lambda v: text(v, "a folder path"))]
-    format: Annotated[Literal["jsonl", "avro"], BeforeValidator(lambda v: choice(v, SINK_FORMATS))] = "jsonl"
+    # csv: a header line and one row per record, the columns of the output's Avro schema (pipelines/io/csv_out.py)
+    format: Annotated[Literal["jsonl", "avro", "csv"], BeforeValidator(lambda v: choice(v, SINK_FORMATS))] = "jsonl"
     window_seconds: Annotated[float, BeforeValidator(lambda v: number(v, positive=True))] = 60.0
     confidential_path: Annotated[str | None, BeforeValidator(lambda v: text(v, "a non-empty path"))] = None
 
@@ -371,6 +373,12 @@ class FileSink(Sink):
                 "the differentially private releases",
                 f"sinks[{index}].confidential_path",
             )
+        if self.format == "csv" and cfg.mechanism_spec.input_kind == "reports":
+            raise issue(
+                "csv is not available for a local-DP collector: its estimates have no published schema to take the "
+                "columns from; use jsonl",
+                f"sinks[{index}].format",
+            )
         if not cfg.source.STREAMING and "window_seconds" in self.model_fields_set:
             raise issue(
                 "does not apply to a file (bounded) source: only streaming writes windows; remove it",
@@ -382,23 +390,39 @@ class FileSink(Sink):
             check_writable(folder, f"sinks[{index}].{key}")
 
     def write(self, records, output: str, *, label: str, streaming: bool, schema: str | None) -> str | None:
-        """Write dicts as ``{path}/{output}*.jsonl`` or ``.avro`` (dead letters under ``confidential_path``);
-        returns the glob.
+        """Write dicts as ``{path}/{output}*.jsonl``, ``.avro`` or ``.csv`` (dead letters under
+        ``confidential_path``); returns the glob.
 
         Bounded input: one set of shards. Streaming: the records are grouped into fixed windows of
         ``window_seconds`` of event time, one file per window and firing (a late firing gets its own file, so
         nothing is dropped)."""
         base = self.confidential_path if output == "dead_letters" else self.path
         avro = self.format == "avro" and schema is not None
-        return write_files(records, base, output, label, streaming, self.window_seconds, schema if avro else None)
+        csv_schema = schema if self.format == "csv" else None
+        if self.format == "csv" and schema is None:  # refused in check_config (the collector's estimates)
+            raise ValueError(f"no published schema for the {output} output: no CSV columns")
+        return write_files(
+            records, base, output, label, streaming, self.window_seconds, schema if avro else None, csv_schema
+        )
 
 
-def write_files(records, base: str, name: str, label: str, streaming: bool, window_seconds: float, avro):
-    """``records`` as ``{base}/{name}*.jsonl`` (``avro``: the schema's name, ``.avro``); returns the glob."""
-    suffix = ".avro" if avro else ".jsonl"
+def write_files(
+    records, base: str, name: str, label: str, streaming: bool, window_seconds: float, avro, csv_schema=None
+):
+    """``records`` as ``{base}/{name}*.jsonl`` (``avro``: the schema's name, ``.avro``; ``csv_schema``: the schema's
+    name whose fields are the columns, ``.csv`` with a header line); returns the glob."""
+    suffix = ".avro" if avro else ".csv" if csv_schema else ".jsonl"
     prefix = str(Path(base) / name)
+    columns = csv_columns(schema(csv_schema)) if csv_schema else None
     if not streaming:
-        if avro:
+        if csv_schema:
+            header = csv_header_line(columns)
+            (
+                records
+                | f"Csv{label}" >> beam.Map(functools.partial(csv_row, columns))
+                | f"Write{label}" >> beam.io.WriteToText(prefix, file_name_suffix=suffix, header=header)
+            )
+        elif avro:
             records | f"Write{label}" >> beam.io.WriteToAvro(prefix, schema=schema(avro), file_name_suffix=suffix)
         else:
             (
@@ -415,7 +439,13 @@ def write_files(records, base: str, name: str, label: str, streaming: bool, wind
     )
     # a factory, not a FileSink: WriteToFiles remakes a FileSink instance with its class and no arguments
     # (Beam 2.62 fileio._get_sink_fn), which dropped the Avro schema
-    file_sink = functools.partial(_avro_sink, schema(avro)) if avro else JsonFileSink
+    file_sink = (
+        functools.partial(_avro_sink, schema(avro))
+        if avro
+        else functools.partial(_csv_sink, columns)
+        if csv_schema
+        else JsonFileSink
+    )
     windowed | f"Write{label}" >> fileio.WriteToFiles(
         path=base, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
     )
@@ -450,6 +480,10 @@ class JsonFileSink(fileio.FileSink):
 
     def flush(self):
         self._fh.flush()
+
+
+def _csv_sink(columns: tuple, destination) -> CsvFileSink:
+    return CsvFileSink(columns)
 
 
 def _avro_sink(avro_schema: dict, destination) -> AvroFileSink:
