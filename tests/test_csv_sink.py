@@ -85,6 +85,14 @@ def test_csv_rows_are_the_jsonl_records_of_the_same_run(tmp_path, monkeypatch):
         assert sorted(got, key=_key) == sorted(want, key=_key), name
     assert (tmp_path / "c-confidential" / "release_manifest.json").is_file()
     assert not list(tmp_path.glob("*staging*")) and not list(tmp_path.glob(".*staging*"))
+    # pipelines.results reads the CSV sink's folder to the same DataFrame as the JSON lines one
+    pd = pytest.importorskip("pandas")
+    from pipelines.results import read_releases
+
+    frames = [read_releases(str(tmp_path / side)) for side in ("j", "c")]
+    frames = [f.sort_values(["stream", "query", "cell", "tick"]).reset_index(drop=True) for f in frames]
+    assert len(frames[0]) > 0
+    pd.testing.assert_frame_equal(frames[0], frames[1])
 
 
 def test_windowed_csv_files_hold_the_records(tmp_path):
