@@ -43,13 +43,14 @@ from pathlib import Path
 
 import numpy as np
 
-from transforms.core.counters.factorization.coefficients import LATTICE_BITS, sqrt_coefficients
-from transforms.core.counters.factorization.lattice import SqrtFactorizationCounter, sqrt_tables
+from transforms.core.counters.factorization.coefficients import LATTICE_BITS, snap_coefficients, sqrt_coefficients
+from transforms.core.counters.factorization.lattice import LatticeTables, SqrtFactorizationCounter
 from transforms.core.foundation.bounds import GAUSSIAN
 from transforms.core.foundation.state import state_class
 
 __all__ = [
     "SCALE_BITS",
+    "scale_bits",
     "SCALED_TABLE",
     "SCALED_TABLE_FILE",
     "ScaledSqrtCounter",
@@ -62,10 +63,18 @@ __all__ = [
     "scaled_variance_path",
 ]
 
-SCALE_BITS = 12  # the diagonal lives on 2^-12 Z, s_k <= 2^12
+SCALE_BITS = 10  # the most bits of the diagonal (scale_bits)
+
+
+def scale_bits(horizon: int) -> int:
+    """Bits of the diagonal s_k <= 2^b; the Toeplitz part gets the other 20 - b bits of the
+    2^-20 lattice: 10 up to T = 2^12, 9 up to 2^16, 8 beyond (a finer diagonal against a finer
+    square root; measured best of 7..10 at 2^10, 2^15, 2^20, docs/counters.md)."""
+    return SCALE_BITS if horizon <= 1 << 12 else 9 if horizon <= 1 << 16 else 8
+
+
 BASIS = 16  # cosine terms of log d
 SCALED_TABLE_FILE = Path(__file__).resolve().parent / "scaled_table.json"
-_FLOAT_EXACT = 1 << 53
 
 
 def _load_table() -> dict[int, tuple[float, ...]]:
@@ -93,11 +102,11 @@ def _coefficients(horizon: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def scaled_diagonal(horizon: int) -> np.ndarray:
-    """s_k = round(d_k 2^SCALE_BITS), k < T, int64, with d normalised to max 1 (so max s = 2^SCALE_BITS).
+    """s_k = round(d_k 2^b), b = scale_bits(T), k < T, int64, with d normalised to max 1 (max s = 2^b).
     Fixed-order IEEE arithmetic (the same on every IEEE-754 platform)."""
     logd = _basis(horizon) @ _coefficients(horizon)
     logd = logd - logd.max()
-    s = np.rint(np.exp(logd) * float(1 << SCALE_BITS)).astype(np.int64)
+    s = np.rint(np.exp(logd) * float(1 << scale_bits(horizon))).astype(np.int64)
     s.setflags(write=False)
     return s
 
@@ -129,7 +138,8 @@ def max_column_norm_sq(s: np.ndarray, cint: np.ndarray) -> int:
     """
     T = len(s)
     s2 = np.asarray(s, dtype=np.int64) ** 2
-    c2 = np.asarray(cint[:T], dtype=np.int64) ** 2
+    c2 = np.zeros(T, dtype=np.int64)
+    c2[: min(T, len(cint))] = np.asarray(cint[:T], dtype=np.int64) ** 2
     if T >= 1 << 22 or s2.max() >= 1 << 27 or c2.max() >= 1 << 45:
         raise ValueError("max_column_norm_sq: out of its exact range")
     sl, cl = _limbs(s2[::-1].copy(), 3), _limbs(c2, 5)
@@ -146,32 +156,30 @@ def max_column_norm_sq(s: np.ndarray, cint: np.ndarray) -> int:
     return max(sum(int(w[e][j]) << (_LIMB_BITS * e) for e in range(7)) for j in cand)
 
 
-class ScaledTables:
-    """The square root's lattice tables (shared) with the diagonal: ``n2`` is the exact
-    max column norm^2 of diag(s) K; ``s``, ``s_f`` the diagonal (int64, float64);
-    ``rowsq[t-1]`` = sum_{k<t} b_{t-1-k}^2 / s_k^2 (the decoder's row norm^2, lattice units)."""
+class ScaledTables(LatticeTables):
+    """The lattice tables of diag(s) K' for horizon T.
+
+    K' is the square root snapped to the coarser lattice 2^-(20 - shift), handed to the shared
+    Toeplitz machinery as K = 2^shift K' (so K_0 = 2^20, as it requires); the encoder releases
+    y_t = s_t (K d)_t / 2^shift, on the lattice 2^-20 of the whole product (s_k <= 2^shift):
+    the noise keeps the square root's scale (the exact sampler's fast range). ``n2``: the exact
+    max column norm^2 of diag(s) K'; ``rowsq[t-1]`` = 4^shift sum_{k<t} b_{t-1-k}^2 / s_k^2
+    (the decoder's row norm^2 in the lattice units of the release, b: K's decoder weights).
+    ``scaled=False`` (pure DP): shift 0, s = 1, the square root itself."""
 
     def __init__(self, horizon: int, scaled: bool = True):
-        base = sqrt_tables(horizon)
-        self.base = base
-        self.cint, self.crev_i, self.crev_f, self.s1 = base.cint, base.crev_i, base.crev_f, base.s1
-        self.b, self.bsq = base.b, base.bsq
-        if scaled:
-            self.s = scaled_diagonal(horizon)
-            self.n2 = max_column_norm_sq(self.s, base.cint)
-        else:  # pure DP: the diagonal is 1, the square root itself (module docstring)
-            self.s = np.ones(horizon, dtype=np.int64)
-            self.n2 = base.n2
+        self.shift = scale_bits(horizon) if scaled else 0
+        coarse = snap_coefficients(sqrt_coefficients(horizon), LATTICE_BITS - self.shift)
+        super().__init__(coarse << self.shift, horizon)
+        self.s = scaled_diagonal(horizon) if scaled else np.ones(horizon, dtype=np.int64)
+        self.n2 = max_column_norm_sq(self.s, coarse) if scaled else self.n2
         self.s_f = self.s.astype(np.float64)
         self.smax = int(self.s.max())
-        row = _conv(base.b[:horizon] ** 2, 1.0 / (self.s_f * self.s_f))[:horizon]
+        w = float(1 << (2 * self.shift)) / (self.s_f * self.s_f)
+        row = _conv(self.b[:horizon] ** 2, w)[:horizon]
         self.rowsq = np.maximum(row, 0.0) * (1.0 + 1e-9)  # FFT slack, rounded up
-        for a in (self.s_f, self.rowsq):
-            a.setflags(write=False)
-
-    @property
-    def size(self) -> int:
-        return len(self.cint)
+        for arr in (self.s_f, self.rowsq):
+            arr.setflags(write=False)
 
 
 @functools.lru_cache(maxsize=8)
@@ -196,22 +204,21 @@ class ScaledSqrtCounter(SqrtFactorizationCounter):
         return scaled_tables(self.horizon, self.mechanism.noise_kind == GAUSSIAN)
 
     def _encode(self, d: np.ndarray):
-        """y_t = s_t (K d)_t, exact: the square root's exact encoder, times the integer s_t
-        (in float64 only while s1 * smax * max|d| < 2^53, else Python integers)."""
+        """y_t = s_t (K' d)_t, exact: the square root's exact encoder of K = 2^shift K', divided by
+        2^shift and times the integer s_t <= 2^shift (no larger than K d: the encoder's float64 /
+        int64 switch covers it)."""
         tab = self._tab
-        dmax = max(self._dmax, int(np.max(np.abs(d))) if len(d) else 0)
-        if self._float_mode and tab.s1 * tab.smax * dmax >= _FLOAT_EXACT:
-            self._float_mode = False
-            self._d.astype(np.int64)
-        y = super()._encode(d)
+        y = super()._encode(d)  # K d = 2^shift K' d
         st = int(tab.s[self.t - 1])
         if self._float_mode:
-            return y * float(st)  # exact: an integer below 2^53
-        return [int(v) * st for v in y]
+            return y * (st / float(1 << tab.shift))  # exact: an integer below 2^53
+        return [(int(v) >> tab.shift) * st for v in y]
 
     def _decode(self, yhat: np.ndarray) -> None:
         """Divide by s_t (post-processing), then the square root's forward substitution."""
-        super()._decode(np.asarray(yhat, dtype=np.float64) / self._tab.s_f[self.t - 1])
+        tab = self._tab
+        # yhat / s_t then times 2^shift: with noise off both exact (y_t = s_t (K' d)_t)
+        super()._decode(np.asarray(yhat, dtype=np.float64) / tab.s_f[self.t - 1] * float(1 << tab.shift))
 
     def _advance_weights(self) -> None:
         if self.noise_kind == GAUSSIAN:
