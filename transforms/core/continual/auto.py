@@ -66,13 +66,18 @@ class AutoOptions:
 
 def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update") -> str:
     """The additive part's counter under ``counter: auto``: ``net_change``'s
-    :func:`choose_counter`, except ``scaled_sqrt`` for a bounded Gaussian run at update
-    level (8-11% lower max variance than ``sqrt_factorization`` at every horizon from 2^4
-    to 2^20, ``docs/counters.md``; the entry and person units' sensitivity by
-    contribution covers the Toeplitz counters only, so they keep the square root).
+    :func:`choose_counter`, except, for a Gaussian run at update level, ``scaled_sqrt`` when
+    it is bounded (6-16% lower max variance than ``sqrt_factorization`` at every horizon from
+    2^4 to 2^20) and ``anytime_sqrt`` when it has no end (its variance stays within a fixed
+    ratio of the square root designed for the current length, where ``blt``'s grows linearly
+    past its design horizon; ``docs/counters.md``). The entry and person units' sensitivity by
+    contribution covers ``sqrt_factorization`` and ``blt`` only, so they keep them.
     A public function of the configuration only (noise kind, horizon, unit)."""
-    if noise_kind == "gaussian" and horizon is not None and horizon >= 2 and unit_kind == "update":
-        return "scaled_sqrt"
+    if noise_kind == "gaussian" and unit_kind == "update":
+        if horizon is None:
+            return "anytime_sqrt"
+        if horizon >= 2:
+            return "scaled_sqrt"
     return choose_counter(noise_kind, horizon)
 
 
