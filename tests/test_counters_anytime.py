@@ -14,10 +14,10 @@ from scipy import stats
 from transforms.core.counters import COUNTER_NAMES, UNBOUNDED_COUNTERS, make_counter
 from transforms.core.counters.factorization import LATTICE_BITS, sqrt_coefficients
 from transforms.core.counters.factorization.anytime import (
-    A,
     EPS,
     EXACT_TERMS,
     K0,
+    A,
     anytime_coefficients,
     anytime_sensitivity_sq,
     anytime_tail_bound,
