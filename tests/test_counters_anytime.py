@@ -74,9 +74,9 @@ def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root
 
 
 def test_tail_bound_covers_the_sums():
-    """sum_{k = n}^{2^22 - 1} d_k^2 c_k^2 (float, far below the bound's slack) <= the tail bound at n,
-    and the bound is not vacuous where it is used (within 10% of the partial sum plus the bound beyond 2^22)."""
-    M = 1 << 22
+    """sum_{k = n}^{2^23 - 1} d_k^2 c_k^2 (float, far below the bound's slack) <= the tail bound at n,
+    and the bound is not vacuous where it is used (within 10% of the partial sum plus the bound beyond 2^23)."""
+    M = 1 << 23
     k = np.arange(M, dtype=np.float64)
     d2 = (1 + A * np.log1p(k / K0)) ** (-(1 + EPS))  # h(k)^2
     c2 = sqrt_coefficients(M) ** 2
