@@ -40,6 +40,7 @@ from transforms.core.counters.factorization import (  # noqa: E402
     sqrt_coefficients,
     toeplitz_variance_path,
 )
+from transforms.core.counters.factorization.anytime import MAX_STEPS, anytime_variance_path  # noqa: E402
 from transforms.core.counters.factorization.scaled import scaled_variance_path  # noqa: E402
 
 REFERENCES = {
@@ -110,6 +111,12 @@ def analytic_table(logs) -> None:
             f"{vs.max():.3f} | {vs.mean():.3f} | refuses | {vs.max() / ref:.5f} (HKU explicit {hku_up:.2f}: "
             f"{vs.max() / hku_up:.4f}x; lower bound {hku_lo:.2f}) |"
         )
+        if T <= MAX_STEPS:
+            va = anytime_variance_path(T)
+            print(
+                f"| 2^{lt} | rho=1 | anytime_sqrt | damped infinite square root, no horizon | {va.max():.3f} | "
+                f"{va.mean():.3f} | no horizon | at t = T: {va[-1] / ref:.4f} |"
+            )
         try:
             vb = toeplitz_variance_path("blt", T, steps=4 * T)
             print(

@@ -80,7 +80,8 @@ def _tail_estimate(n: int, m: int = 1 << 23) -> float:
 
     k = np.arange(n, m, dtype=np.float64)
     part = float(np.sum((1 + A * np.log1p(k / K0)) ** (-(1 + EPS)) * sqrt_coefficients(m)[n:] ** 2))
-    rest, _ = quad(lambda u: (1 + A * np.log1p(np.exp(u) / K0)) ** (-(1 + EPS)) / np.pi, math.log(m), np.inf)
+    # x = e^u; ln(1 + x / K0) = logaddexp(0, u - ln K0) (no overflow at large u)
+    rest, _ = quad(lambda u: (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi, math.log(m), np.inf)
     return part + rest
 
 
