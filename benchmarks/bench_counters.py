@@ -148,6 +148,7 @@ def timing(logs) -> None:
         for name, kind, budget in [
             ("sqrt_factorization", "gaussian", ZCDP(1.0)),
             ("scaled_sqrt", "gaussian", ZCDP(1.0)),
+            ("anytime_sqrt", "gaussian", ZCDP(1.0)),
             ("blt", "gaussian", ZCDP(1.0)),
             ("kary_tree", "laplace", PureDP(1.0)),
             ("honaker", "laplace", PureDP(1.0)),
