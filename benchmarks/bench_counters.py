@@ -40,6 +40,8 @@ from transforms.core.counters.factorization import (  # noqa: E402
     sqrt_coefficients,
     toeplitz_variance_path,
 )
+from transforms.core.counters.factorization.anytime import MAX_STEPS, anytime_variance_path  # noqa: E402
+from transforms.core.counters.factorization.scaled import scaled_variance_path  # noqa: E402
 
 REFERENCES = {
     (16, "laplace", "binary_tree"): "reference: max 9248, mean 4624 (scale (log2 T + 1)/eps per node)",
@@ -49,7 +51,11 @@ REFERENCES = {
 SQRT_REFERENCE = {10: 5.355, 16: 10.564, 20: 15.01}  # s(T)^2 / 2, rho = 1
 
 COUNTERS = list(COUNTER_NAMES)  # every registered counter
-SKIP = {("laplace", "sqrt_factorization"), ("laplace", "blt")}  # L1 column norms ~ sqrt(T): not pure-DP counters
+SKIP = {
+    ("laplace", "sqrt_factorization"),
+    ("laplace", "blt"),
+    ("laplace", "scaled_sqrt"),
+}  # L1 column norms ~ sqrt(T): not pure-DP counters
 
 
 def variance_path(name, mech, budget, T):
@@ -98,6 +104,19 @@ def analytic_table(logs) -> None:
             f"| 2^{lt} | rho=1 | sqrt_factorization | lattice 2^-20, exact column norm | {v.max():.3f} | "
             f"{v.mean():.3f} | refuses | {v.max() / ref:.5f} |"
         )
+        vs = scaled_variance_path(T)
+        hku_up, hku_lo = (0.846 + lt * np.log(2) / np.pi) ** 2 / 2, (0.701 + lt * np.log(2) / np.pi) ** 2 / 2
+        print(
+            f"| 2^{lt} | rho=1 | scaled_sqrt | square root, optimised diagonal D between the factors, lattice | "
+            f"{vs.max():.3f} | {vs.mean():.3f} | refuses | {vs.max() / ref:.5f} (HKU explicit {hku_up:.2f}: "
+            f"{vs.max() / hku_up:.4f}x; lower bound {hku_lo:.2f}) |"
+        )
+        if T <= MAX_STEPS:
+            va = anytime_variance_path(T)
+            print(
+                f"| 2^{lt} | rho=1 | anytime_sqrt | damped infinite square root, no horizon | {va.max():.3f} | "
+                f"{va.mean():.3f} | no horizon | at t = T: {va[-1] / ref:.4f} |"
+            )
         try:
             vb = toeplitz_variance_path("blt", T, steps=4 * T)
             print(
@@ -128,6 +147,8 @@ def timing(logs) -> None:
         T = 1 << lt
         for name, kind, budget in [
             ("sqrt_factorization", "gaussian", ZCDP(1.0)),
+            ("scaled_sqrt", "gaussian", ZCDP(1.0)),
+            ("anytime_sqrt", "gaussian", ZCDP(1.0)),
             ("blt", "gaussian", ZCDP(1.0)),
             ("kary_tree", "laplace", PureDP(1.0)),
             ("honaker", "laplace", PureDP(1.0)),

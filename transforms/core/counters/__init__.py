@@ -31,6 +31,12 @@ Counters (``make_counter`` names):
   square-root factorization over horizon T and BLT coefficients for a design
   horizon (unbounded), both with exact lattice noise; a mixed-radix k-ary tree
   with Honaker's estimate (horizon T).
+* ``scaled_sqrt`` (``factorization/scaled.py``): the square root with an
+  optimised diagonal between its factors, S = (C D^-1)(D C), exact lattice
+  noise (Gaussian only, horizon T): 8-11% below ``sqrt_factorization``.
+* ``anytime_sqrt`` (``factorization/anytime.py``): the infinite square root with
+  a slowly decreasing diagonal (summable columns: private for ever), exact
+  lattice noise, no horizon: within 1.25x of the square root designed for t.
 
 ``error_bound(beta)`` is a valid public (1-beta) bound on the error of the
 latest estimate, simultaneously over all queries: a Chernoff bound on the
@@ -44,6 +50,8 @@ from dataclasses import dataclass, field
 
 from transforms.core.counters.base import ContinualCounter
 from transforms.core.counters.factorization import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter
+from transforms.core.counters.factorization.anytime import AnytimeSqrtCounter
+from transforms.core.counters.factorization.scaled import ScaledSqrtCounter
 from transforms.core.counters.trees import (
     BinaryTreeCounter,
     InfiniteCounter,
@@ -62,6 +70,8 @@ __all__ = [
     "SqrtFactorizationCounter",
     "BLTCounter",
     "KaryTreeCounter",
+    "ScaledSqrtCounter",
+    "AnytimeSqrtCounter",
     "CounterSpec",
     "COUNTERS",
     "COUNTER_NAMES",
@@ -110,6 +120,8 @@ COUNTERS: dict[str, CounterSpec] = {
         CounterSpec("sqrt_factorization", SqrtFactorizationCounter),
         CounterSpec("blt", BLTCounter),  # horizon: the design horizon (None: the default)
         CounterSpec("kary_tree", KaryTreeCounter),
+        CounterSpec("scaled_sqrt", ScaledSqrtCounter),  # Gaussian only; factorization/scaled.py
+        CounterSpec("anytime_sqrt", AnytimeSqrtCounter),  # no horizon; factorization/anytime.py
     )
 }
 COUNTER_NAMES = tuple(COUNTERS)

@@ -1,0 +1,175 @@
+"""``anytime_sqrt``: the infinite square root damped by a slowly decreasing factor, no horizon, exact on
+the lattice (``transforms/core/counters/factorization/anytime.py``, ``docs/counters.md``): noise off
+equals the prefix sums across the table doublings, the sensitivity bound against every neighbour's
+released shift (a twin calibrated to a truncated column fails), the tail bound against the sums,
+the variance against the decoder's rows and measured, the state round trip across a doubling."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from transforms.core.counters import COUNTER_NAMES, UNBOUNDED_COUNTERS, make_counter
+from transforms.core.counters.factorization import LATTICE_BITS, sqrt_coefficients
+from transforms.core.counters.factorization.anytime import (
+    EPS,
+    EXACT_TERMS,
+    K0,
+    A,
+    anytime_coefficients,
+    anytime_sensitivity_sq,
+    anytime_tail_bound,
+    anytime_variance_path,
+)
+from transforms.core.foundation import state as state_mod
+from transforms.core.foundation.accounting import ZCDP, PureDP
+from transforms.core.foundation.noise import NoiseSource, as_ratio_up
+from transforms.core.static import CountMechanism, HistogramMechanism
+
+G = 2.0**-LATTICE_BITS
+
+
+def key(tag: str) -> NoiseSource:
+    return NoiseSource(tag.encode().ljust(32, b"\0"))
+
+
+def test_registered_without_horizon():
+    assert "anytime_sqrt" in COUNTER_NAMES and "anytime_sqrt" in UNBOUNDED_COUNTERS
+    c = make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(1.0))
+    assert c.horizon is None
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_noise_off_exact_across_doublings(kind, no_noise):
+    """Signed batches over 3 cells for 1100 steps: the tables double at 256, 512 and 1024."""
+    c = make_counter("anytime_sqrt", HistogramMechanism(3, kind), PureDP(1.0) if kind == "laplace" else ZCDP(0.5))
+    rng = np.random.default_rng(5)
+    prefix = np.zeros(3)
+    for t in range(1100):
+        b = None if t % 5 == 2 else rng.integers(-3, 6, 3)
+        prefix += 0 if b is None else b
+        np.testing.assert_array_equal(c.step(b, no_noise), prefix)
+    if kind == "gaussian":
+        assert c.cap == 2048
+
+
+def test_noise_off_exact_huge_batches(no_noise):
+    c = make_counter("anytime_sqrt", CountMechanism(2, "gaussian"), ZCDP(1.0))
+    prefix = 0
+    for t in range(300):
+        b = np.array([1, 2]) if t != 20 else np.array([2**44, -5])
+        prefix += int(b.sum())
+        assert abs(c.step(b, no_noise)[0] - prefix) <= 1e-12 * abs(prefix)
+    assert not c._float_mode
+
+
+def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root():
+    a, b = anytime_coefficients(5000), anytime_coefficients(9000)
+    assert np.array_equal(a, b[:5000]) and np.all(np.diff(b) <= 0) and b[0] == 1 << LATTICE_BITS
+    k = np.arange(9000, dtype=np.float64)
+    h = (1 + A * np.log1p(k / K0)) ** (-(1 + EPS) / 2)
+    assert np.all(b <= sqrt_coefficients(9000) * h * 2.0**LATTICE_BITS)
+
+
+def _tail_estimate(n: int, m: int = 1 << 23) -> float:
+    """sum_{k >= n} c_k^2 h(k)^2: the float sum to m, then the integral of h(x)^2 / (pi x) beyond m
+    (c_k^2 = (1 - O(1/k)) / (pi k): relative error below 1e-6 there)."""
+    from scipy.integrate import quad
+
+    k = np.arange(n, m, dtype=np.float64)
+    part = float(np.sum((1 + A * np.log1p(k / K0)) ** (-(1 + EPS)) * sqrt_coefficients(m)[n:] ** 2))
+    # x = e^u; ln(1 + x / K0) = logaddexp(0, u - ln K0) (no overflow at large u)
+    rest, _ = quad(lambda u: (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi, math.log(m), np.inf)
+    return part + rest
+
+
+def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column():
+    """The tail bound is above the tail (float sum plus the integral beyond 2^23) at N = 2, 2^10, 2^21
+    and within 10% of it where it is used (N = 2^21); the sensitivity n2 is at least the exact head
+    plus 95% of the tail (the floor snap loses well under 5% of it): a bound halved, or a head
+    without its tail, fails."""
+    for n in (2, 1 << 10, EXACT_TERMS):
+        est = _tail_estimate(n)
+        assert est < anytime_tail_bound(n), n
+        if n == EXACT_TERMS:
+            assert anytime_tail_bound(n) < 1.1 * est
+    head = int(np.sum(anytime_coefficients(EXACT_TERMS) ** 2))
+    tail = _tail_estimate(EXACT_TERMS) * 2.0 ** (2 * LATTICE_BITS)
+    assert head + 0.95 * tail <= anytime_sensitivity_sq() <= head + 1.1 * tail
+
+
+def _released(item_at: int | None, T: int) -> np.ndarray:
+    c = make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(0.5))
+    c.release_log = []
+    off = NoiseSource.disabled()
+    for t in range(1, T + 1):
+        c.step(np.array([1]) if t == item_at else None, off)
+    return np.array([int(round(v[0] / G)) for _, _, v in c.release_log], dtype=object)
+
+
+def test_neighbours_move_the_release_by_less_than_the_calibrated_sensitivity():
+    """For every position s of the extra item in a 300-step run (past the first doubling) the release
+    moves by an integer vector of squared norm below n2 (sigma^2 = n2 / (2 rho)); the first item moves
+    it most (column 0 is the largest), by exactly its column's first 300 terms. A twin calibrated to
+    column 0 cut after 100 terms under-states it."""
+    T = 300
+    base = _released(None, T)
+    shifts = [sum(int(v) ** 2 for v in _released(s, T) - base) for s in range(1, T + 1)]
+    n2 = anytime_sensitivity_sq()
+    col0 = [int(v) ** 2 for v in anytime_coefficients(T)]
+    assert shifts[0] == sum(col0) == max(shifts) < n2
+    assert make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(0.5)).noise_param == as_ratio_up(n2)
+    assert max(shifts) > sum(col0[:100])  # the truncated twin
+
+
+def test_variance_is_the_decoder_row_norm():
+    """Reported variance = sigma^2 g^2 ||row_t of S K^-1||^2 (dense solve, 300 steps)."""
+    T = 300
+    c = make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(1.0))
+    k = anytime_coefficients(T).astype(np.float64)
+    E = np.zeros((T, T))
+    for i in range(T):
+        E[i, : i + 1] = k[: i + 1][::-1]
+    W = np.tril(np.ones((T, T))) @ np.linalg.inv(E)
+    noise = key("rows")
+    for t in range(T):
+        c.step(None, noise)
+        want = float(c.noise_param) * np.sum(W[t] ** 2)
+        assert c.variance() == pytest.approx(want, rel=1e-9), t
+    np.testing.assert_allclose(anytime_variance_path(T, rho=1.0)[-1], c.variance(), rtol=1e-12)
+
+
+@pytest.mark.statistical
+def test_variance_formula_measured():
+    """2000 independent cells, 300 steps (a doubling at 256): the reported variance equals the
+    empirical mean square at t = 10, 100, 256, 257, 300 (|z| below the two-sided 1e-6 / 5 quantile):
+    false failure < 1e-6."""
+    cells = 2000
+    c = make_counter("anytime_sqrt", HistogramMechanism(cells, "gaussian"), ZCDP(0.5))
+    noise = key("anytime/var")
+    z_crit = stats.norm.isf(1e-6 / 10)
+    for t in range(1, 301):
+        x2 = c.step(None, noise) ** 2
+        if t in (10, 100, 256, 257, 300):
+            se = math.sqrt(np.var(x2) / cells)
+            assert abs(x2.mean() - c.variance()) < z_crit * se, (t, x2.mean(), c.variance(), se)
+
+
+def test_state_round_trip_across_a_doubling():
+    noise = key("state")
+    c = make_counter("anytime_sqrt", HistogramMechanism(3, "gaussian"), ZCDP(1.0), coords=("st",))
+    for t in range(200):
+        c.step(np.array([t % 3, 1, 0]), noise)
+    plain = state_mod.to_plain(c)
+    assert "_tab" not in plain["f"]
+    c2 = state_mod.restore(state_mod.decode(state_mod.encode(plain)))
+    c3 = pickle.loads(pickle.dumps(c))
+    for t in range(400):
+        b = np.array([1, t % 2, 2])
+        out = c.step(b, noise)
+        np.testing.assert_array_equal(out, c2.step(b, noise))
+        np.testing.assert_array_equal(out, c3.step(b, noise))
+    assert c.cap == c2.cap == c3.cap == 1024
+    assert c.variance() == c2.variance() == c3.variance()
