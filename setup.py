@@ -16,7 +16,7 @@ setup(
     packages=find_packages(include=["transforms", "transforms.*", "pipelines", "pipelines.*"]),
     package_data={
         "pipelines": ["schemas/*.avsc", "tools/*.xml", "tools/*.java"],
-        "transforms": ["core/counters/factorization/blt_table.json"],
+        "transforms": ["core/counters/factorization/blt_table.json", "core/counters/factorization/scaled_table.json"],
     },
     install_requires=[
         # pinned to the release of the Flink runner we can fetch and test (Maven Central serves

@@ -423,8 +423,15 @@ def test_the_counter_registry_states_which_counters_need_a_horizon():
     from transforms.core.counters import COUNTERS, FINITE_COUNTERS, UNBOUNDED_COUNTERS
 
     assert tuple(COUNTERS) == COUNTER_NAMES
-    assert FINITE_COUNTERS == ("naive_prefix", "binary_tree", "honaker", "sqrt_factorization", "kary_tree")
-    assert UNBOUNDED_COUNTERS == ("naive_increments", "infinite", "infinite_honaker", "blt")
+    assert FINITE_COUNTERS == (
+        "naive_prefix",
+        "binary_tree",
+        "honaker",
+        "sqrt_factorization",
+        "kary_tree",
+        "scaled_sqrt",
+    )
+    assert UNBOUNDED_COUNTERS == ("naive_increments", "infinite", "infinite_honaker", "blt", "anytime_sqrt")
     for name, spec in COUNTERS.items():
         c = spec.make(CountMechanism(), PureDP(1.0), horizon=8)
         assert c.needs_horizon == spec.needs_horizon == (name in FINITE_COUNTERS)

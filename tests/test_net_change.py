@@ -464,7 +464,7 @@ def test_check_refuses_a_finite_counter_without_a_horizon_or_an_end():
             _check("net_change", counter=counter)
         assert str(e.value) == (
             f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
-            "or time.end, or choose an unbounded counter (blt, infinite, infinite_honaker, naive_increments)"
+            "or time.end, or choose an unbounded counter (anytime_sqrt, blt, infinite, infinite_honaker, naive_increments)"
         )
         _check("net_change", end_tick=50, counter=counter)
     for counter in UNBOUNDED_COUNTERS:
@@ -492,10 +492,10 @@ def test_plan_names_each_part_its_share_counter_and_why():
     mixed = DynamicConfig((*CHECK_QUERIES, QuerySet("r", "pmw", domain_size=4, ranges=True)), ZCDP(1.0))
     parts = MECHANISMS["auto"].plan(mixed, AutoOptions(), end_tick=64)
     assert [(p.mechanism, p.queries, p.share, p.counter, p.horizon) for p in parts] == [
-        ("net_change", ("n", "h"), 2 / 3, "sqrt_factorization", 64),
+        ("net_change", ("n", "h"), 2 / 3, "scaled_sqrt", 64),
         ("fully_dynamic", ("r",), 1 / 3, None, None),
     ]
-    assert parts[0].text().startswith("n, h -> net_change [counter sqrt_factorization, horizon 64 periods] (67% of")
+    assert parts[0].text().startswith("n, h -> net_change [counter scaled_sqrt, horizon 64 periods] (67% of")
     assert parts[1].text() == (
         "r -> fully_dynamic (33% of the budget): private multiplicative weights: Qiu-Yi's tree, error in the data "
         "size n_t, not the stream length"

@@ -50,14 +50,15 @@ def test_the_demo_ending_in_2213_is_refused_naming_time_end_and_the_largest_end(
 
 
 def test_the_sqrt_factorization_lattice_limit_is_checked_before_the_run():
-    """Gaussian noise with an end: auto picks sqrt_factorization, whose int64 lattice encoding allows at most
+    """Gaussian noise with an end: auto picks scaled_sqrt (sqrt_factorization under the entry and person units),
+    whose int64 lattice encoding, as the square root's, allows at most
     SQRT_MAX_HORIZON periods (the lattice tables used to raise at the first step, mid-run)."""
     raw = copy.deepcopy(DEMO)
     raw["privacy"]["delta"] = 1e-6
     raw["time"]["end"] = SQRT_MAX_HORIZON * 600
     assert _load(raw).end_tick == SQRT_MAX_HORIZON
     raw["time"]["end"] = SQRT_MAX_HORIZON * 600 + 1
-    with pytest.raises(ConfigError, match=r"time.end: .*sqrt_factorization counter's int64 lattice encoding") as e:
+    with pytest.raises(ConfigError, match=r"time.end: .*scaled_sqrt counter's int64 lattice encoding") as e:
         _load(raw)
     assert f"the largest time.end allowed is {SQRT_MAX_HORIZON * 600} (2032-" in str(e.value)
     # an explicit horizon past a counter's limit names mechanism.horizon
