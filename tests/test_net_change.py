@@ -464,7 +464,8 @@ def test_check_refuses_a_finite_counter_without_a_horizon_or_an_end():
             _check("net_change", counter=counter)
         assert str(e.value) == (
             f"mechanism.counter: {counter} needs a horizon (a finite number of releases): set mechanism.horizon, "
-            "or time.end, or choose an unbounded counter (anytime_sqrt, blt, infinite, infinite_honaker, naive_increments)"
+            "or time.end, or choose an unbounded counter "
+            "(anytime_sqrt, blt, infinite, infinite_honaker, naive_increments)"
         )
         _check("net_change", end_tick=50, counter=counter)
     for counter in UNBOUNDED_COUNTERS:
