@@ -1,7 +1,7 @@
-"""The release on a Flink session cluster (``pipelines/tools/flink_cluster.py``: a JobManager, two TaskManagers and
-a Beam worker pool, separate processes) at parallelism 1 and 2, and on the DirectRunner: wall time, updates/s,
-and whether the releases (and dead letters) are the DirectRunner's, line for line. Issue 30 item 4;
-``docs/flink.md``, "A session cluster".
+"""The release on a Flink session cluster (``pipelines/tools/flink_cluster.py``: a JobManager and two TaskManagers,
+separate JVMs, the SDK workers started by the TaskManagers) at parallelism 1 and 2, and on the DirectRunner:
+wall time, updates/s, and whether the releases (and dead letters) are the DirectRunner's, line for line.
+Issue 30 item 4; ``docs/flink.md``, "A session cluster".
 
     .venv/bin/python benchmarks/flink_cluster_bench.py                    # the demo input (configs/demo.yaml)
     .venv/bin/python benchmarks/flink_cluster_bench.py --records 200000   # a generated one (the demo's generator)
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     cluster = flink_cluster.load(args.cluster_dir) if args.cluster_dir else None
     own = cluster is None
     if own:
-        cluster = flink_cluster.start(tmp / "cluster", rest_port=0, pool_port=0, jar=jar, cwd=str(ROOT))
+        cluster = flink_cluster.start(tmp / "cluster", rest_port=0, jar=jar, cwd=str(ROOT))
     print(f"input: {data} ({len(lines)} lines, time.end {end}); load before: {os.getloadavg()}", flush=True)
     results: dict[str, list[dict]] = {}
     outs: dict[str, Path] = {}

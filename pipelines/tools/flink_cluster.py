@@ -1,6 +1,5 @@
-"""A Flink 1.19 session cluster on this machine: one JobManager and N TaskManagers as separate JVM processes, and
-a Beam worker pool that runs the Python SDK harness for them, as a Flink deployment runs it beside its task
-managers.
+"""A Flink 1.19 session cluster on this machine: one JobManager and N TaskManagers as separate JVM processes, whose
+task managers start the Python SDK harness as Beam's ``PROCESS`` environment does, from a boot command.
 
 Flink's distribution (``flink-dist``) is not served from Maven Central here, but the jars of Flink 1.19.0's runtime
 are: they are the class path of Beam's Flink runner, which ``flink_jobserver fetch`` already resolves into
@@ -12,26 +11,35 @@ are: they are the class path of Beam's Flink runner, which ``flink_jobserver fet
 plays the part of the official shaded job server jar, which a deployment uploads with the job: the job server
 here stages only its launcher jar, whose class path the cluster already has.
 
-The Python SDK harness: ``python -m apache_beam.runners.worker.worker_pool_main --service_port=PORT`` (the
-sidecar of a Flink deployment), and jobs use ``--environment_type=EXTERNAL --environment_config=localhost:PORT``;
-the pool starts one ``python`` process per SDK worker the task managers ask for (``python`` from ``PATH``, which
-starts with the directory of the Python that runs the pool, so the workers import this package as installed
-there; staged ``--setup_file`` packages are not installed by a bare pool). ``PROCESS`` would need Beam's SDK
-``boot`` program, which is not on PyPI.
+The Python SDK harness: jobs use ``--environment_type=PROCESS --environment_config='{"command": "DIR/sdk-boot"}'``;
+each TaskManager starts that command for every SDK worker it needs (a child of the TaskManager, in its process
+group), with ``--id`` and ``--provision_endpoint``, as it would start Beam's container boot program (not on
+PyPI). ``DIR/sdk-boot`` runs :func:`boot` (``python -m pipelines.tools.flink_cluster boot``) in the
+Python that started the cluster, so the workers import this package as installed there (a staged
+``--setup_file`` is not installed): it runs Beam's ``SdkHarness`` on the control endpoint, what Beam's worker pool
+(``apache_beam.runners.worker.worker_pool_main``) runs for each worker. The pool itself, with
+``--environment_type=EXTERNAL``, is not safe for two TaskManagers on one host: each TaskManager names its workers
+``1-1``, ``2-1``, ... (a counter per JVM), the pool keeps its worker processes by that name, and a second
+``StartWorker("1-1")`` replaces the first in it, so a ``StopWorker("1-1")`` can kill the other TaskManager's
+worker. A race: the demo ran through three times on one pool, then the test's job failed with ``CANCELLED:
+client cancelled`` from an SDK worker, the pool's log showing worker ``1-1`` started for both TaskManagers. A
+deployment avoids it with one pool per TaskManager (a sidecar on the task manager's ``localhost``), which one host
+with one ``localhost`` cannot give.
 
-Command line (``start`` returns once the REST API reports every TaskManager and the pool answers; ``stop`` ends
-each process group, SIGTERM then SIGKILL, and checks that none is left)::
+Command line (``start`` returns once the REST API reports every TaskManager; ``stop`` ends each process group,
+SIGTERM then SIGKILL, and checks that none is left)::
 
-    python -m pipelines.tools.flink_cluster start [--dir DIR] [--rest-port 8081] [--pool-port 50000]
+    python -m pipelines.tools.flink_cluster start [--dir DIR] [--rest-port 8081] [--taskmanagers 2] [--slots 2]
     python -m pipelines.tools.flink_cluster status [--dir DIR]
     python -m pipelines.tools.flink_cluster stop [--dir DIR]
 
 then ``python -m pipelines.release ... --runner=FlinkRunner --flink_master=localhost:8081
---flink_job_server_jar="$(python3 -m pipelines.tools.flink_jobserver fetch)" --environment_type=EXTERNAL
---environment_config=localhost:50000 --parallelism=2`` (README). ``DIR`` (default
-``$TMPDIR/dp-dynamic-flink-cluster``) holds ``conf/flink-conf.yaml``, ``log/`` (one file per process),
-``tmp/`` (Flink's ``io.tmp.dirs``) and ``cluster.json`` (ports, process ids and start times: ``stop`` ends only
-processes it started). The standard library only, and Java.
+--flink_job_server_jar="$(python3 -m pipelines.tools.flink_jobserver fetch)" --environment_type=PROCESS
+--environment_config='{"command": "DIR/sdk-boot"}' --parallelism=2`` (README). ``DIR`` (default
+``$TMPDIR/dp-dynamic-flink-cluster``) holds ``conf/flink-conf.yaml``, ``sdk-boot``, ``log/`` (one file per
+process; the SDK workers' output goes to their TaskManager's), ``tmp/`` (Flink's ``io.tmp.dirs``) and
+``cluster.json`` (ports, process ids and start times: ``stop`` ends only processes it started). The standard
+library only, and Java (``boot`` needs Beam).
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ __all__ = ["Cluster", "Process", "default_dir", "flink_settings", "load", "runni
 JOB_MANAGER_CLASS = "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint"
 TASK_MANAGER_CLASS = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
 BASH_JAVA_UTILS = "org.apache.flink.runtime.util.bash.BashJavaUtils"
-WORKER_POOL = "apache_beam.runners.worker.worker_pool_main"
+BOOT_SCRIPT = "sdk-boot"
 STATE_FILE = "cluster.json"
 
 #: Memory for a 2-core machine shared with other work; what the settings are for (``flink_settings``).
@@ -171,7 +179,7 @@ class Cluster:
     dir: str
     rest_port: int
     rpc_port: int
-    pool_port: int
+    boot: str
     taskmanagers: int
     slots: int
     processes: list[Process] = field(default_factory=list)
@@ -182,7 +190,8 @@ class Cluster:
 
     @property
     def environment_config(self) -> str:
-        return f"localhost:{self.pool_port}"
+        """The ``PROCESS`` environment: the boot command each TaskManager runs for an SDK worker."""
+        return json.dumps({"command": self.boot})
 
     def pipeline_args(self, jar: Path | str, parallelism: int = 2) -> list[str]:
         """The README's cluster options for this cluster."""
@@ -190,7 +199,7 @@ class Cluster:
             "--runner=FlinkRunner",
             f"--flink_master={self.flink_master}",
             f"--flink_job_server_jar={jar}",
-            "--environment_type=EXTERNAL",
+            "--environment_type=PROCESS",
             f"--environment_config={self.environment_config}",
             f"--parallelism={parallelism}",
         ]
@@ -212,8 +221,8 @@ class Cluster:
         Path(self.dir, STATE_FILE).write_text(json.dumps(asdict(self), indent=1) + "\n", encoding="utf-8")
 
     def stop(self, timeout: float = 20.0) -> list[str]:
-        """End every process group (worker pool first, the JobManager last): SIGTERM, then SIGKILL after
-        ``timeout`` seconds. Returns what was still running; raises when a process is left."""
+        """End every process group (the TaskManagers with their SDK workers first, the JobManager last): SIGTERM,
+        then SIGKILL after ``timeout`` seconds. Returns what was still running; raises when a process is left."""
         running = [p for p in self.processes if p.group()]
         for proc in reversed(running):
             proc.signal_group(signal.SIGTERM)
@@ -317,28 +326,19 @@ def _tail(path: str, chars: int = 2500) -> str:
         return ""
 
 
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def start(
     directory: Path | str | None = None,
     taskmanagers: int = 2,
     slots: int = 2,
     rest_port: int = 8081,
-    pool_port: int = 50000,
     jar: Path | None = None,
     python: str | None = None,
     cwd: str | None = None,
     timeout: float = 180.0,
 ) -> Cluster:
-    """Start the JobManager, ``taskmanagers`` TaskManagers of ``slots`` slots and the worker pool (``python``,
-    default this one, in ``cwd``: where the SDK workers resolve relative paths); return once the REST API reports
-    every TaskManager and the pool accepts connections. Ports 0 are picked free. Raises ``RuntimeError`` (with the
+    """Start the JobManager and ``taskmanagers`` TaskManagers of ``slots`` slots (in ``cwd``: where their SDK workers
+    resolve relative paths), write the boot command for ``python`` (default this one); return once the REST API
+    reports every TaskManager. Port 0 is picked free. Raises ``RuntimeError`` (with the
     end of the failing process's log) after stopping what it started, or when a cluster already runs in
     ``directory``."""
     root = Path(directory or default_dir()).resolve()
@@ -353,22 +353,21 @@ def start(
         d.mkdir(parents=True, exist_ok=True)
     for old in log_dir.glob("*.log"):
         old.unlink()
-    rest_port, pool_port = _port(rest_port, "REST"), _port(pool_port, "worker pool")
-    cluster = Cluster(str(root), rest_port, _free_port(), pool_port, taskmanagers, slots)
+    rest_port = _port(rest_port, "REST")
+    boot = root / BOOT_SCRIPT
+    boot.write_text(f'#!/bin/sh\nexec "{python or sys.executable}" -m pipelines.tools.flink_cluster boot "$@"\n')
+    boot.chmod(0o755)
+    cluster = Cluster(str(root), rest_port, _free_port(), str(boot), taskmanagers, slots)
     _write_conf(conf_dir, flink_settings(cluster.rpc_port, rest_port, slots, tmp))
     jm_jvm, jm_dyn = resource_params(jar, conf_dir, "JM")
     tm_jvm, tm_dyn = resource_params(jar, conf_dir, "TM")
     java = ["java", "-cp", str(jar)]
     try:
         jm = [*java[:1], *jm_jvm, *java[1:], JOB_MANAGER_CLASS, "--configDir", str(conf_dir), *jm_dyn]
-        cluster.processes.append(_spawn("jobmanager", jm, log_dir))
+        cluster.processes.append(_spawn("jobmanager", jm, log_dir, cwd=cwd))
         for i in range(1, taskmanagers + 1):
             tm = [*java[:1], *tm_jvm, *java[1:], TASK_MANAGER_CLASS, "--configDir", str(conf_dir), *tm_dyn]
-            cluster.processes.append(_spawn(f"taskmanager-{i}", tm, log_dir))
-        python = python or sys.executable
-        env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(python), os.environ.get("PATH", "")]))
-        pool = [python, "-m", WORKER_POOL, f"--service_port={pool_port}"]
-        cluster.processes.append(_spawn("worker-pool", pool, log_dir, env=env, cwd=cwd))
+            cluster.processes.append(_spawn(f"taskmanager-{i}", tm, log_dir, cwd=cwd))
         cluster.save()
         _wait_ready(cluster, timeout)
     except BaseException:
@@ -384,12 +383,12 @@ def _wait_ready(cluster: Cluster, timeout: float) -> None:
         if dead:
             raise RuntimeError(f"{dead[0].name} exited; the end of {dead[0].log}:\n{_tail(dead[0].log)}")
         view = cluster.overview() or {}
-        if view.get("taskmanagers", 0) >= cluster.taskmanagers and _listening(cluster.pool_port):
+        if view.get("taskmanagers", 0) >= cluster.taskmanagers:
             return
         if time.monotonic() > deadline:
             raise RuntimeError(
-                f"the cluster was not ready in {timeout:.0f} s (REST overview: {view or 'no answer'}; worker pool "
-                f"{'listening' if _listening(cluster.pool_port) else 'not listening'}); logs in {cluster.dir}/log"
+                f"the cluster was not ready in {timeout:.0f} s (REST overview: {view or 'no answer'}); "
+                f"logs in {cluster.dir}/log"
             )
         time.sleep(0.5)
 
@@ -410,6 +409,28 @@ def running(directory: Path | str | None = None, **kwargs) -> Iterator[Cluster]:
         cluster.stop()
 
 
+def boot(argv: list[str]) -> None:
+    """The SDK worker a TaskManager starts (``DIR/sdk-boot``), with the arguments Beam's ``PROCESS`` environment
+    gives a boot program (``--id``, ``--provision_endpoint``): like Beam's container boot, it asks the provision
+    service for the control endpoint, then runs Beam's ``SdkHarness`` on it as Beam's worker pool runs it for each
+    worker (the same cache and buffer settings). What the container boot does beyond that (installing staged
+    packages, the main session) a worker with the package installed does not need."""
+    import grpc
+    from apache_beam.portability.api import beam_provision_api_pb2, beam_provision_api_pb2_grpc
+    from apache_beam.runners.worker.sdk_worker import SdkHarness
+
+    ap = argparse.ArgumentParser(prog="sdk-boot")
+    ap.add_argument("--id", required=True)
+    ap.add_argument("--provision_endpoint", required=True)
+    args, _ = ap.parse_known_args(argv)
+    with grpc.insecure_channel(args.provision_endpoint) as channel:
+        stub = beam_provision_api_pb2_grpc.ProvisionServiceStub(channel)
+        request = beam_provision_api_pb2.GetProvisionInfoRequest()
+        info = stub.GetProvisionInfo(request, metadata=[("worker_id", args.id)], timeout=120).info
+    control = info.control_endpoint.url
+    SdkHarness(control, worker_id=args.id, state_cache_size=0, data_buffer_time_limit_ms=-1).run()
+
+
 def describe(cluster: Cluster) -> str:
     lines = [f"cluster directory: {cluster.dir} (logs in log/, configuration in conf/flink-conf.yaml)"]
     for p in cluster.processes:
@@ -425,7 +446,7 @@ def describe(cluster: Cluster) -> str:
         )
     lines.append(
         f"pipeline options: --runner=FlinkRunner --flink_master={cluster.flink_master} --flink_job_server_jar=JAR "
-        f"--environment_type=EXTERNAL --environment_config={cluster.environment_config}"
+        f"--environment_type=PROCESS --environment_config='{cluster.environment_config}'"
     )
     return "\n".join(lines)
 
@@ -434,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipelines.tools.flink_cluster", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     commands = {
-        "start": "start the JobManager, the TaskManagers and the worker pool; return once all are up",
+        "start": "start the JobManager and the TaskManagers; return once all are up",
         "status": "the processes and what the REST API reports (exit 1 when not all run)",
         "stop": "stop every process of the cluster",
     }
@@ -444,7 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     parsers["start"].add_argument("--taskmanagers", type=int, default=2)
     parsers["start"].add_argument("--slots", type=int, default=2, help="task slots per TaskManager")
     parsers["start"].add_argument("--rest-port", type=int, default=8081, help="the REST API (the --flink_master)")
-    parsers["start"].add_argument("--pool-port", type=int, default=50000, help="the worker pool (0: a free port)")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["boot"]:  # an SDK worker, started by a TaskManager
+        boot(argv[1:])
+        return 0
     args = ap.parse_args(argv)
     if args.command == "stop":
         try:
@@ -465,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if up else 1
     t0 = time.monotonic()
     try:
-        cluster = start(args.dir, args.taskmanagers, args.slots, args.rest_port, args.pool_port, cwd=os.getcwd())
+        cluster = start(args.dir, args.taskmanagers, args.slots, args.rest_port, cwd=os.getcwd())
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
