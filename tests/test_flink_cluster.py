@@ -5,7 +5,8 @@ its own, whose TaskManagers start the Python SDK workers from a boot command (Be
 The command is read from the README (its ports and configuration replaced by the test's) and run as a user runs
 it; its releases and dead letters equal the DirectRunner's, line for line, for the same noise key (a file, as a
 cluster reads it) and release id; the job ran on both TaskManagers. The cluster is stopped at the end of the
-module, also after a failure, and the last test checks that nothing of it is left. Skips like ``test_flink.py``
+test, also after a failure, and the test checks that nothing of it is left (one test: pytest-xdist
+would otherwise start a cluster per worker). Skips like ``test_flink.py``
 without java/mvn or the job server's jars; with ``DP_DYNAMIC_FLINK_JAR`` set (``.ci/run``) that is a failure.
 """
 
@@ -47,11 +48,11 @@ def flink_jar():
         pytest.skip(f"could not fetch Flink's jars ({flink_jobserver.RUNNER_ARTIFACT}) from Maven: {e}")
 
 
-@pytest.fixture(scope="module")
-def cluster(flink_jar, tmp_path_factory):
-    """The session cluster on free ports, stopped when the module ends (whatever happened)."""
+@pytest.fixture
+def cluster(flink_jar, tmp_path):
+    """The session cluster on free ports, stopped when the test ends (whatever happened)."""
     t0 = time.perf_counter()
-    started = flink_cluster.start(tmp_path_factory.mktemp("cluster"), rest_port=0, jar=flink_jar, cwd=str(ROOT))
+    started = flink_cluster.start(tmp_path / "cluster", rest_port=0, jar=flink_jar, cwd=str(ROOT))
     started.startup_seconds = time.perf_counter() - t0
     try:
         yield started
@@ -113,7 +114,7 @@ def _lines(folder: pathlib.Path, pattern: str) -> list[str]:
     return sorted(line for f in files for line in f.read_text().splitlines())
 
 
-def test_readme_cluster_command_equals_the_direct_runner(cluster, flink_jar, tmp_path):
+def test_readme_cluster_command_equals_the_direct_runner_and_stop_leaves_nothing(cluster, flink_jar, tmp_path):
     """The README's command (FlinkRunner against the session cluster's REST address, the SDK workers started by
     the TaskManagers from the cluster's boot command, ``--environment_type=PROCESS``, parallelism 2) on the
     demo's default configuration (its first day plus bad lines, the key in a file): releases and dead letters
@@ -162,14 +163,11 @@ def test_readme_cluster_command_equals_the_direct_runner(cluster, flink_jar, tmp
         f"(Flink job {jobs[0]['duration'] / 1000:.1f} s); DirectRunner {direct_s:.1f} s; load {os.getloadavg()}"
     )
 
-
-def test_stop_leaves_no_process(cluster):
-    """``stop`` ends every process group: the JVMs and the SDK workers the TaskManagers started."""
+    # stop ends every process group (the JVMs and the SDK workers the TaskManagers started), leaves no record
     processes = list(cluster.processes)
+    assert [p.name for p in processes] == ["jobmanager", "taskmanager-1", "taskmanager-2"]
     assert all(p.alive() for p in processes)
     pids = [pid for p in processes for pid in p.group()]
-    stopped = cluster.stop()
-    assert stopped == [p.name for p in processes]
-    assert [p.name for p in processes] == ["jobmanager", "taskmanager-1", "taskmanager-2"]
+    assert cluster.stop() == [p.name for p in processes]
     assert pids and not any(p.group() for p in processes)
     assert flink_cluster.load(cluster.dir) is None

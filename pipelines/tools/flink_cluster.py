@@ -21,7 +21,7 @@ Python that started the cluster, so the workers import this package as installed
 ``--environment_type=EXTERNAL``, is not safe for two TaskManagers on one host: each TaskManager names its workers
 ``1-1``, ``2-1``, ... (a counter per JVM), the pool keeps its worker processes by that name, and a second
 ``StartWorker("1-1")`` replaces the first in it, so a ``StopWorker("1-1")`` can kill the other TaskManager's
-worker. A race: the demo ran through three times on one pool, then the test's job failed with ``CANCELLED:
+worker. A race: the demo ran through twice at parallelism 2 on one pool, then the test's job failed with ``CANCELLED:
 client cancelled`` from an SDK worker, the pool's log showing worker ``1-1`` started for both TaskManagers. A
 deployment avoids it with one pool per TaskManager (a sidecar on the task manager's ``localhost``), which one host
 with one ``localhost`` cannot give.
