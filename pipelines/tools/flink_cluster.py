@@ -7,9 +7,9 @@ are: they are the class path of Beam's Flink runner, which ``flink_jobserver fet
 (the launcher jar): the JobManager is ``StandaloneSessionClusterEntrypoint``, each TaskManager
 ``TaskManagerRunner``, both with ``--configDir`` and the memory options that Flink's own scripts compute with
 ``BashJavaUtils`` (``GET_JM_RESOURCE_PARAMS`` / ``GET_TM_RESOURCE_PARAMS``: JVM heap and direct memory, and the
-``-D`` settings a TaskManager refuses to start without). Beam's runner on the class path of the cluster's JVMs
-plays the part of the official shaded job server jar, which a deployment uploads with the job: the job server
-here stages only its launcher jar, whose class path the cluster already has.
+``-D`` settings a TaskManager refuses to start without). Beam's runner also comes with every job, as the
+official shaded job server jar would: the job server stages the jars of its class path (163 files, 152 MB), which
+each TaskManager downloads from the JobManager's blob server for the job's class loader.
 
 The Python SDK harness: jobs use ``--environment_type=PROCESS --environment_config='{"command": "DIR/sdk-boot"}'``;
 each TaskManager starts that command for every SDK worker it needs (a child of the TaskManager, in its process
