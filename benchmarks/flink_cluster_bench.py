@@ -97,7 +97,8 @@ def main(argv=None) -> int:
                 outs[f"{name}-{r}"] = out
                 rate = res["updates"] / res["pipeline_s"]
                 print(
-                    f"round {r} {name:>6}: pipeline {res['pipeline_s']:.1f} s ({rate:,.0f} updates/s), "
+                    f"round {r} {name:>6}: {res['updates']:,} updates, pipeline {res['pipeline_s']:.1f} s "
+                    f"({rate:,.0f} updates/s), "
                     f"process {res['process_s']:.1f} s, Flink job {res.get('job_s', 0):.1f} s, load {res['load']:.1f}",
                     flush=True,
                 )
