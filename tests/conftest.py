@@ -44,7 +44,14 @@ def rng():
 # Modules whose tests run long end to end jobs (a JVM service, a Flink job, a run stopped on its data): collected
 # first, so that the two workers start them early and the run does not end with one worker busy on a two-minute
 # test while the other is idle. Each module keeps its own order (module-scoped services are set up once per worker).
-FIRST = ("test_kafka.py", "test_pubsub.py", "test_flink.py", "test_follow_source.py", "test_ledger.py")
+FIRST = (
+    "test_flink_cluster.py",
+    "test_kafka.py",
+    "test_pubsub.py",
+    "test_flink.py",
+    "test_follow_source.py",
+    "test_ledger.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
