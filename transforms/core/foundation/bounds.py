@@ -150,11 +150,12 @@ def _packed(items: list[tuple[Key, int]]) -> bytes | None:
     of another type) or the table is full."""
     flat = []
     for term, c in items:
+        kind, p, w = term
+        # the types first: an int 9 equals the float 9.0 (the same dict key) but computes a result of another type
+        if type(kind) is not str or type(p) is not float or type(w) is not float:
+            return None
         i = _TERM_IDS.get(term)
         if i is None:
-            kind, p, w = term
-            if type(kind) is not str or type(p) is not float or type(w) is not float:
-                return None
             with _TERMS_LOCK:  # the SDK runs bundles in threads: one id per term
                 i = _TERM_IDS.get(term)
                 if i is None:
