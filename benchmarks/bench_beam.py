@@ -62,7 +62,7 @@ from apache_beam.coders import FastPrimitivesCoder, VarIntCoder  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec  # noqa: E402
 
-from benchmarks.reference import Demo, demo_yaml, reference_pipeline  # noqa: E402
+from benchmarks.reference import Demo, demo_yaml, parse_update, reference_pipeline  # noqa: E402
 from pipelines.demo_data import generate  # noqa: E402
 from transforms import NoiseKey, ReleaseFullyDynamic, StreamSpec, UpdateRecord  # noqa: E402
 from transforms.core import DynamicConfig, PureDP, QuerySet  # noqa: E402
@@ -269,7 +269,7 @@ def state_bytes(path: Path, end: float) -> tuple[float, float]:
     demo = Demo(end=end)
     updates: dict = {}
     for line in path.read_text().splitlines():
-        for key, (tick, seq, op, carrier, level) in _parsed(line, demo):
+        for key, (tick, seq, op, carrier, level) in parse_update(line, demo):
             item = None if op == "delete" else (0, carrier, level)
             updates.setdefault(key, []).append((tick, seq, op, item, 0.0))
     coder = FastPrimitivesCoder()
@@ -282,12 +282,6 @@ def state_bytes(path: Path, end: float) -> tuple[float, float]:
             entry_bytes += len(coder.encode((state, ups[-1][0], None, ())))
     aggs = [a for acc in per_stream.values() for a in in_tick_order(acc)]
     return entry_bytes / max(live, 1), sum(len(coder.encode(a)) for a in aggs) / max(len(aggs), 1)
-
-
-def _parsed(line, demo):
-    from benchmarks.reference import parse_update
-
-    return parse_update(line, demo)
 
 
 def main(argv=None):
