@@ -1,15 +1,21 @@
-"""The memos of issue 30 change no value: the tail bound's cache is keyed by the exact terms and counts of a
-profile (``transforms/core/foundation/bounds.py``), and a release record's spend fields, computed once per
-distinct spend (``pipelines/outputs.py``), are those of its own spend, in a record of its own."""
+"""The memos and shortcuts of issue 30 change no value: the tail bound's cache is keyed by the exact terms
+and counts of a profile (``transforms/core/foundation/bounds.py``), a release record's spend fields, computed
+once per distinct spend (``pipelines/outputs.py``), are those of its own spend, in a record of its own, and
+small noise draws with scalar math are the vectorised draws, word for word."""
 
 from __future__ import annotations
 
 import math
 from types import SimpleNamespace
 
+import numpy as np
+
 from pipelines.config import load_config
 from pipelines.outputs import release_dict
+from transforms.core.foundation import samplers
 from transforms.core.foundation.bounds import LAPLACE, NoiseProfile
+from transforms.core.foundation.random_stream import RandomStream
+from transforms.core.foundation.samplers import geometric_inversion
 
 
 def _kary_like(counts, w=0.0588235294117647):
@@ -60,3 +66,35 @@ def test_spend_fields_are_each_records_own():
     assert a["epsilon_spent"] == 0.25 and b["epsilon_spent"] == 0.5 and a2 == a
     a["update_level_spent"]["epsilon"] = -1.0  # a sink that changed a record changes no other record
     assert record((0.25,))["update_level_spent"] == {"epsilon": 0.25}
+
+
+class _Words:
+    """A stream of given words first (then a RandomStream's): to put U on a boundary q^k."""
+
+    def __init__(self, first, seed):
+        self.first, self.rest = list(first), RandomStream(seed)
+
+    def words(self, n):
+        take, self.first = self.first[:n], self.first[n:]
+        more = self.rest.words(n - len(take)) if n > len(take) else np.empty(0, dtype=np.uint64)
+        return np.concatenate([np.array(take, dtype=np.uint64), more])
+
+
+def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
+    """Scalar math for small draws (``samplers.SMALL_DRAW``): the same values and the same words consumed as the
+    vectorised form, at several scales, and with U on or next to a boundary q^k (the exact refinement)."""
+    cases = [(9, 1), (1, 1), (7, 3), (1, 50), (1000, 1), (2**40, 3)]
+
+    def draws(seed, first=()):
+        out = []
+        for t, s in cases:
+            for size in (1, 2, 6, 32):
+                stream = _Words(first, seed + f"{t}/{s}/{size}".encode())
+                out.append((geometric_inversion(stream, t, s, size).tolist(), stream.words(3).tolist()))
+        return out
+
+    near = [int(math.exp(-k) * 2.0**64) + d for k in (1, 2, 5) for d in (-1, 0, 1)]  # q = e^-1 (t = s = 1)
+    small = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    monkeypatch.setattr(samplers, "SMALL_DRAW", 0)
+    vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    assert small == vectorised
