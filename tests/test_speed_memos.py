@@ -88,7 +88,7 @@ def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
     def draws(seed, first=()):
         out = []
         for t, s in cases:
-            for size in (1, 2, 6, 32):
+            for size in (1, 2, 6, 12, 32):
                 stream = _Words(first, seed + f"{t}/{s}/{size}".encode())
                 out.append((geometric_inversion(stream, t, s, size).tolist(), stream.words(3).tolist()))
         return out
