@@ -1,35 +1,49 @@
-"""Beam throughput: the fully-dynamic count release against non-private baselines.
+"""Beam throughput: the default release against a non-private pipeline that computes the same answers.
 
-Both pipelines read the same JSON-lines file of updates (a sparse fully-dynamic
-stream from ``workloads.py``, n_t ~ 1000, one tick per second), parse every line
-into an ``UpdateRecord`` and stamp its event time. The non-private baseline then
-keeps a live count in keyed state (+1 insert, -1 delete), keyed either by stream
-(one key) or by (stream, entry id) (the minimal non-private way to track live
-records; it pays the per-key state costs that the streaming entry registry
-pays). The DP pipeline runs ``ReleaseFullyDynamic`` (tuned profile, a count
-query, eps = 1). Wall time includes pipeline start-up. Batch reads the file with
-ReadFromText; the streaming BundleBased runner cannot run that splittable
-source, so both streaming pipelines get the same lines from Create. Peak RSS is
-that of the run's process (the runners here execute in-process).
+Every pipeline reads the same JSON-lines file of demo-like updates (``pipelines.demo_data.generate``: two
+regions, bookings inserted, modified and cancelled, a few bad lines; ten-minute periods up to the last
+update). The pipelines:
 
-Every run is a fresh interpreter (an earlier pipeline's garbage, caches and
-threads would otherwise slow the later ones: the DP pipeline ran last and paid
-for them); each pipeline runs ``--repeat`` times, interleaved with the others,
-and the table gives the median, the range, and the ratio run by run.
+* ``default``: the default release (``configs/demo.yaml`` with this input and end: ``mechanism: auto``, a count,
+  a 3-carrier histogram and a sum, an answer every period), through the release CLI's own wiring
+  (``pipelines.cli.main``, as ``python -m pipelines.release`` runs it, the picture included);
+* ``reference``: the fair reference of issue 30 (``benchmarks/reference.py``): the same answers without
+  privacy (read, parse, resolve each entry's upserts and deletes, per-period changes, summed per (stream,
+  period), running totals of every period written as JSON lines). ``tests/test_bench_reference.py`` checks
+  that its answers are the release's with the noise off;
+* ``stream`` / ``entry``: a non-private live count in keyed state (+1 insert, -1 delete), keyed by stream or
+  by (stream, entry) (the per-key state costs the streaming entry registry pays); they do not compute what
+  the release computes;
+* ``fd`` (only when named in ``--pipelines``): ``ReleaseFullyDynamic`` (tuned, count query), the benchmark's
+  earlier DP pipeline.
+
+Wall time includes pipeline start-up. Batch reads the file with ReadFromText; the streaming BundleBased runner
+cannot run that splittable source, so there the keyed counts and the reference get the same lines from Create
+(the release CLI reads its file source as a bounded source: ``default`` runs in batch only). Peak memory is
+the peak of the summed RSS of the run's process tree (sampled every 0.2 s: the run's process and the SDK
+worker processes it starts).
+
+Every run is a fresh interpreter (an earlier pipeline's garbage, caches and threads would otherwise slow the
+later ones); each pipeline runs ``--repeat`` times, interleaved with the others, and the table gives the
+median, the range, and the ratio run by run (reference seconds / release seconds: >= 0.8 is issue 30's
+target). ``--state`` prints the bytes of streaming state per live entry (the registry's ``meta`` cell) and per
+open period (a pending tick aggregate), encoded by the coders the steps use.
 
 ``--runner flink``: the same pipelines on Beam's Flink job server with an embedded Flink
 (``pipelines/tools/flink_jobserver.py``, started once by this script; LOOPBACK SDK worker, parallelism 2),
 batch and ``--streaming``, both reading the file with ReadFromText; one run of each pipeline after a
 warm-up job (the first job on a fresh job server pays the JVM's warm-up). Peak RSS there is the Python
-process's only (the SDK worker); the JVM is not counted.
+processes' only (the SDK worker); the JVM is not counted.
 
-Usage: python benchmarks/bench_beam.py [--updates 100000] [--large 1000000] [--repeat 3] [--modes batch,streaming]
+Usage: python benchmarks/bench_beam.py [--updates 200000] [--repeat 3] [--modes batch,streaming]
+                                       [--pipelines default,reference,stream,entry] [--state]
        python benchmarks/bench_beam.py --runner flink [--updates 100000] [--modes flink-batch,flink-streaming]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -44,33 +58,35 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import apache_beam as beam  # noqa: E402
-from apache_beam.coders import VarIntCoder  # noqa: E402
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions  # noqa: E402
+from apache_beam.coders import FastPrimitivesCoder, VarIntCoder  # noqa: E402
+from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec  # noqa: E402
 
-from benchmarks.workloads import sparse_dynamic_stream  # noqa: E402
+from benchmarks.reference import Demo, demo_yaml, parse_update, reference_pipeline  # noqa: E402
+from pipelines.demo_data import generate  # noqa: E402
 from transforms import NoiseKey, ReleaseFullyDynamic, StreamSpec, UpdateRecord  # noqa: E402
 from transforms.core import DynamicConfig, PureDP, QuerySet  # noqa: E402
 
+TICK_SECONDS = 600.0
+
 
 def write_input(path: Path, n: int) -> tuple[int, float]:
-    count, last = 0, 0.0
-    with path.open("w") as fh:
-        for tick, ups in sparse_dynamic_stream(n, fields=("count",), seed=11):
-            for i, u in enumerate(ups):
-                fh.write(
-                    json.dumps({"time": float(tick) - 0.5, "op": u.op, "id": u.entry_id, "item": u.item, "seq": i})
-                    + "\n"
-                )
-                count += 1
-            last = float(tick)
-    return count, last
+    """``n`` demo-like updates (and the generator's five bad lines); (number of lines, the configured end: the
+    end of the period of the last update)."""
+    lines = generate(n)
+    path.write_text("\n".join(lines) + "\n")
+    last = max(json.loads(x)["time"] for x in lines[-10:-5])  # the updates are in time order
+    return len(lines), (int(last // TICK_SECONDS) + 1) * TICK_SECONDS
 
 
 def parse(line: str):
-    d = json.loads(line)
-    item = tuple(d["item"]) if d.get("item") is not None else None
-    return beam.window.TimestampedValue(UpdateRecord(d["time"], d["op"], d["id"], item, "default", d["seq"]), d["time"])
+    try:
+        d = json.loads(line)
+        item = d.get("item")
+        rec = UpdateRecord(d["time"], d["op"], d["id"], tuple(item.values()) if item else None, d["region"], d["seq"])
+    except (ValueError, KeyError, TypeError):
+        return
+    yield beam.window.TimestampedValue(rec, d["time"])
 
 
 class _KeyedCount(beam.DoFn):
@@ -88,22 +104,23 @@ FNAPI_RUNNER = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
 
 
 def options(mode: str) -> PipelineOptions:
+    return PipelineOptions(beam_args(mode))
+
+
+def beam_args(mode: str) -> list[str]:
     if mode.startswith("flink"):
-        opts = PipelineOptions(
-            runner="PortableRunner",
-            job_endpoint=os.environ[FLINK_ENDPOINT_ENV],
-            environment_type="LOOPBACK",
-            parallelism=2,
-        )
-        opts.view_as(StandardOptions).streaming = mode == "flink-streaming"
-        return opts
+        args = [
+            "--runner=PortableRunner",
+            f"--job_endpoint={os.environ[FLINK_ENDPOINT_ENV]}",
+            "--environment_type=LOOPBACK",
+            "--parallelism=2",
+        ]
+        return args + (["--streaming"] if mode == "flink-streaming" else [])
     if mode == "batch":
-        return PipelineOptions(runner=FNAPI_RUNNER)
+        return [f"--runner={FNAPI_RUNNER}"]
     if mode == "batch-2proc":  # two SDK worker processes, as a distributed runner runs it
-        return PipelineOptions(runner=FNAPI_RUNNER, direct_num_workers=2, direct_running_mode="multi_processing")
-    opts = PipelineOptions(runner="BundleBasedDirectRunner")
-    opts.view_as(StandardOptions).streaming = True
-    return opts
+        return [f"--runner={FNAPI_RUNNER}", "--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+    return ["--runner=BundleBasedDirectRunner", "--streaming"]
 
 
 def read(p, path: Path, mode: str):
@@ -120,29 +137,59 @@ def run_baseline(path: Path, mode: str, by: str) -> float:
     with beam.Pipeline(options=options(mode)) as p:
         (
             read(p, path, mode)
-            | "Parse" >> beam.Map(parse)
+            | "Parse" >> beam.FlatMap(parse)
             | "Key" >> beam.Map(key)
             | "KeyedCount" >> beam.ParDo(_KeyedCount())
         )
     return time.perf_counter() - t0
 
 
-def run_dp(path: Path, mode: str, last_time: float) -> float:
+def run_reference(path: Path, mode: str, end: float) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        with beam.Pipeline(options=options(mode)) as p:
+            reference_pipeline(read(p, path, mode), Demo(end=end), str(Path(out) / "answers"))
+        return time.perf_counter() - t0
+
+
+def run_default(path: Path, mode: str, end: float) -> float:
+    """The default release through the CLI's wiring (``python -m pipelines.release --config ...``)."""
+    from pipelines.cli import main as release_main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "demo.yaml"
+        cfg.write_text(demo_yaml(Demo(end=end), str(path), str(Path(tmp) / "output") + "/"))
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(sys.stderr):
+            code = release_main(["--config", str(cfg), *beam_args(mode)])
+        if code not in (0, None):
+            raise SystemExit(f"the release failed ({code})")
+        return time.perf_counter() - t0
+
+
+def run_fd(path: Path, mode: str, end: float) -> float:
     cfg = DynamicConfig((QuerySet("active", "count"),), PureDP(1.0), profile="tuned")
     # the end of the release is configuration: the benchmark knows where its generated data ends
-    spec = StreamSpec(tick_seconds=1.0, end_time=last_time + 1.0)
+    spec = StreamSpec(streams=("eu", "us"), tick_seconds=TICK_SECONDS, end_time=end)
     t0 = time.perf_counter()
     with beam.Pipeline(options=options(mode)) as p:
         out = (
             read(p, path, mode)
-            | "Parse" >> beam.Map(parse)
+            | "Parse" >> beam.FlatMap(parse)
+            | "NoItem" >> beam.Map(lambda r: r._replace(item=None if r.op == "delete" else (0,)))
             | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed("ab" * 32), emit_nodes=False)
         )
         out["answers"] | "Consume" >> beam.Map(lambda a: None)
     return time.perf_counter() - t0
 
 
-PIPELINES = {"stream": "non-private count keyed by stream", "entry": "non-private count keyed by entry"}
+PIPELINES = {
+    "stream": "non-private count keyed by stream",
+    "entry": "non-private count keyed by entry",
+    "reference": "non-private reference (same answers)",
+    "default": "default release (auto, 3 query sets)",
+    "fd": "ReleaseFullyDynamic (tuned, count)",
+}
 MODES = {
     "batch": "FnApiRunner",
     "batch-2proc": "FnApiRunner, 2 worker processes",
@@ -152,10 +199,13 @@ MODES = {
 }
 
 
-def run_one(path: Path, mode: str, pipeline: str, last: float) -> float:
+def run_one(path: Path, mode: str, pipeline: str, end: float) -> float:
     if pipeline == "warmup":
         return run_warmup(mode)
-    return run_dp(path, mode, last) if pipeline == "dp" else run_baseline(path, mode, pipeline)
+    runs = {"reference": run_reference, "default": run_default, "fd": run_fd}
+    if pipeline in runs:
+        return runs[pipeline](path, mode, end)
+    return run_baseline(path, mode, pipeline)
 
 
 def run_warmup(mode: str) -> float:
@@ -166,26 +216,81 @@ def run_warmup(mode: str) -> float:
     return time.perf_counter() - t0
 
 
-def measure(path: Path, mode: str, pipeline: str, last: float, timeout: float | None = None) -> tuple[float, float]:
+def _tree_rss_kb(root: int) -> int:
+    """The summed RSS (kB) of ``root`` and its descendants, from /proc (0 where /proc is missing)."""
+    parent, rss = {}, {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            parent[int(d.name)] = int(fields[1])
+            rss[int(d.name)] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(c for c, pp in parent.items() if pp == pid and c not in tree)
+    return sum(rss.get(pid, 0) for pid in tree)
+
+
+def measure(path: Path, mode: str, pipeline: str, end: float, timeout: float | None = None) -> tuple[float, float]:
     """One run in a fresh interpreter (no garbage, caches or threads left by an
-    earlier pipeline): (seconds, peak RSS in MB of that process). Raises
+    earlier pipeline): (seconds, peak summed RSS in MB of its process tree). Raises
     ``subprocess.TimeoutExpired`` after ``timeout`` seconds (the run is killed)."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", mode, pipeline, str(path), repr(last)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    ).stdout.split()
-    return float(out[-2]), float(out[-1])
+    cmd = [sys.executable, __file__, "--one", mode, pipeline, str(path), repr(end)]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        t0, peak = time.monotonic(), 0
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            if timeout is not None and time.monotonic() - t0 > timeout:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            time.sleep(0.2)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, cmd, out.read(), err.read()[-3000:])
+        words = out.read().split()
+    return float(words[-2]), max(float(words[-1]), peak / 1024)
+
+
+def state_bytes(path: Path, end: float) -> tuple[float, float]:
+    """(bytes per live entry of the streaming registry's ``meta`` cell, bytes per open period of a pending tick
+    aggregate), averaged over the input, encoded with the FastPrimitivesCoder the steps use (the key and the
+    runner's own bookkeeping not counted)."""
+    from transforms.common import resolve_updates, update_order
+    from transforms.core.foundation.aggregates import in_tick_order
+
+    demo = Demo(end=end)
+    updates: dict = {}
+    for line in path.read_text().splitlines():
+        for key, (tick, seq, op, carrier, level) in parse_update(line, demo):
+            item = None if op == "delete" else (0, carrier, level)
+            updates.setdefault(key, []).append((tick, seq, op, item, 0.0))
+    coder = FastPrimitivesCoder()
+    live, entry_bytes, per_stream = 0, 0, {}
+    for key, ups in updates.items():
+        acc = per_stream.setdefault(key[0], {})
+        state, _, _, _ = resolve_updates(None, key[1], sorted(ups, key=update_order), (1, 3, 101), True, None, acc)
+        if state is not None and state[0] is not None:
+            live += 1
+            entry_bytes += len(coder.encode((state, ups[-1][0], None, ())))
+    aggs = [a for acc in per_stream.values() for a in in_tick_order(acc)]
+    return entry_bytes / max(live, 1), sum(len(coder.encode(a)) for a in aggs) / max(len(aggs), 1)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--updates", type=int, default=100_000)
-    ap.add_argument("--large", type=int, default=1_000_000, help="updates for the bounded large run (0: skip)")
+    ap.add_argument("--updates", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each pipeline, interleaved (median reported)")
     ap.add_argument("--modes", default=None, help="comma-separated subset of " + ", ".join(MODES))
+    ap.add_argument("--pipelines", default="reference,stream,entry,default", help="of " + ", ".join(PIPELINES))
+    ap.add_argument("--state", action="store_true", help="print the bytes of streaming state per entry and period")
     ap.add_argument(
         "--runner",
         choices=("local", "flink"),
@@ -193,57 +298,52 @@ def main(argv=None):
         help="local: the in-process runners; flink: an embedded Flink through Beam's job server (one run each)",
     )
     ap.add_argument("--flink-timeout", type=float, default=1800.0, help="seconds before a Flink run is stopped")
-    ap.add_argument("--one", nargs=4, metavar=("MODE", "PIPELINE", "PATH", "LAST"), help=argparse.SUPPRESS)
+    ap.add_argument("--one", nargs=4, metavar=("MODE", "PIPELINE", "PATH", "END"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        mode, pipeline, path, last = args.one
-        t = run_one(Path(path), mode, pipeline, float(last))
+        mode, pipeline, path, end = args.one
+        t = run_one(Path(path), mode, pipeline, float(end))
         print(f"{t:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
         return
     if args.runner == "flink":
         return main_flink(args)
-    args.modes = args.modes or "batch,batch-2proc,streaming"
+    modes = (args.modes or "batch,streaming").split(",")
+    chosen = args.pipelines.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "updates.jsonl"
-        n, last = write_input(path, args.updates)
-        print(f"# bench_beam: {n} updates, one file, eps = 1 (tuned), count query")
-        print(f"# each pipeline {args.repeat}x, interleaved, each run in a fresh process; median (min-max)\n")
-        print("| runner | mode | pipeline | seconds | updates/s |")
+        n, end = write_input(path, args.updates)
+        print(f"# bench_beam: {n} lines of demo-like updates, {int(end // TICK_SECONDS)} ten-minute periods")
+        print(f"# each pipeline {args.repeat}x, interleaved, each run in a fresh process; median (min-max)")
+        print(f"# load before: {os.getloadavg()[0]:.2f} (1-min average; 2 cores)\n")
+        if args.state:
+            entry, period = state_bytes(path, end)
+            print(f"# streaming state: {entry:.0f} bytes per live entry (meta), {period:.0f} per open period\n")
+        print("| mode | pipeline | seconds | updates/s | peak RSS (MB) |")
         print("|---|---|---|---|---|")
-        for mode in args.modes.split(","):
-            runner = MODES[mode]
-            # the entry-keyed count takes 1-1.5 min in batch (the SDK sizes every key's state): once is enough
-            pipelines = ["stream", "dp"] + ([] if mode == "batch-2proc" else ["entry"])
+        for mode in modes:
+            pipelines = [p for p in chosen if not (p == "default" and mode == "streaming")]
             times: dict[str, list[float]] = {p: [] for p in pipelines}
+            rss: dict[str, list[float]] = {p: [] for p in pipelines}
             for r in range(args.repeat):
                 for pipeline in pipelines:
-                    if pipeline == "entry" and r:
+                    if pipeline == "entry" and r:  # 1-1.5 min in batch (the SDK sizes every key's state): once
                         continue
-                    times[pipeline].append(measure(path, mode, pipeline, last)[0])
-            med = {p: statistics.median(ts) for p, ts in times.items()}
-
-            def cell(ts):
-                m = statistics.median(ts)
+                    t, m = measure(path, mode, pipeline, end)
+                    times[pipeline].append(t)
+                    rss[pipeline].append(m)
+            for p in pipelines:
+                ts = times[p]
+                med = statistics.median(ts)
                 spread = f" ({min(ts):.1f}-{max(ts):.1f})" if len(ts) > 1 else ""
-                return f"{m:.1f}{spread}"
-
-            for p in ("stream", "entry"):
-                if p in times:
-                    print(f"| {runner} | {mode} | {PIPELINES[p]} | {cell(times[p])} | {n / med[p]:,.0f} |")
-            ratios = ", ".join(f"{med[p] / med['dp']:.2f}x {p}-keyed" for p in ("stream", "entry") if p in med)
-            per_run = "/".join(f"{s / d:.2f}" for s, d in zip(times["stream"], times["dp"]))
-            print(
-                f"| {runner} | {mode} | ReleaseFullyDynamic | {cell(times['dp'])} | {n / med['dp']:,.0f} "
-                f"({ratios}; per run vs stream-keyed: {per_run}) |",
-                flush=True,
-            )
-        if args.large:
-            big = Path(tmp) / "large.jsonl"
-            m, last_big = write_input(big, args.large)
-            td, rss = measure(big, "batch", "dp", last_big)
-            print(
-                f"\nBounded run, {m} updates, FnApiRunner: {td:.0f} s ({m / td:,.0f} updates/s), peak RSS {rss:.0f} MB"
-            )
+                extra = ""
+                if p in ("default", "fd") and "reference" in times:
+                    per_run = "/".join(f"{a / b:.2f}" for a, b in zip(times["reference"], ts))
+                    extra = f"; reference/release run by run: {per_run}"
+                print(
+                    f"| {MODES[mode]} | {PIPELINES[p]} | {med:.1f}{spread} | {n / med:,.0f}{extra} "
+                    f"| {max(rss[p]):.0f} |",
+                    flush=True,
+                )
 
 
 def main_flink(args) -> None:
@@ -258,7 +358,7 @@ def main_flink(args) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "updates.jsonl"
             n, last = write_input(path, args.updates)
-            print(f"# bench_beam --runner flink: {n} updates, one file, eps = 1 (tuned), count query")
+            print(f"# bench_beam --runner flink: {n} lines of demo-like updates")
             print(f"# job server {flink_jobserver.RUNNER_ARTIFACT} listening after {server.startup_seconds:.1f} s")
             print("# one run of each pipeline, each in a fresh process, after a warm-up job; wall time incl. submit\n")
             print("| runner | mode | pipeline | seconds | updates/s | peak RSS of the Python process (MB) |")
@@ -268,8 +368,8 @@ def main_flink(args) -> None:
                 warm, _ = measure(path, mode, "warmup", last)
                 print(f"| {runner} | {mode} | warm-up job (100 elements, GroupByKey) | {warm:.1f} | - | - |")
                 times = {}
-                for pipeline in ("stream", "entry", "dp"):
-                    name = PIPELINES.get(pipeline, "ReleaseFullyDynamic")
+                for pipeline in args.pipelines.split(","):
+                    name = PIPELINES[pipeline]
                     try:
                         t, rss = measure(path, mode, pipeline, last, timeout=args.flink_timeout)
                     except subprocess.TimeoutExpired:
@@ -280,8 +380,8 @@ def main_flink(args) -> None:
                         continue
                     times[pipeline] = t
                     extra = ""
-                    if pipeline == "dp":
-                        ratios = [f"{times[p] / t:.2f}x {p}-keyed" for p in ("stream", "entry") if p in times]
+                    if pipeline in ("default", "fd"):
+                        ratios = [f"{times[p] / t:.2f}x {p}" for p in ("reference", "stream", "entry") if p in times]
                         extra = f" ({', '.join(ratios)})"
                     print(f"| {runner} | {mode} | {name} | {t:.1f} | {n / t:,.0f}{extra} | {rss:.0f} |", flush=True)
     finally:

@@ -9,6 +9,7 @@ branches on a budget kind or a mechanism name.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 from pipelines.io.files import schema
 from pipelines.parse import raw_fields, safe_json
@@ -105,11 +106,32 @@ def spend_in_units(cfg, spent: tuple) -> tuple[dict, dict]:
     return cfg.mechanism_spec.stated_spend(cfg.dynamic_config(), spent)
 
 
+#: id of a core configuration -> (a weak reference to it, the mechanism's registry entry, {spent: fields})
+_SPENT: dict = {}
+
+
 def _unit_spent(cfg, spent: tuple) -> dict:
     """A release record's spend fields (``epsilon_spent`` / ``delta_spent`` / ``rho_spent`` for the configured
     unit and currency, and ``update_level_spent``, null where the ledger charges the configured guarantee
-    itself): ``MechanismSpec.spend_fields``."""
-    return cfg.mechanism_spec.spend_fields(cfg.dynamic_config(), spent)
+    itself): ``MechanismSpec.spend_fields``, a function of the (immutable) core configuration and the spend,
+    computed once per distinct spend (30 us a record; most records of a run carry the same few spends)."""
+    dc, spec = cfg.dynamic_config(), cfg.mechanism_spec
+    memo = _SPENT.get(id(dc))
+    if memo is None or memo[0]() is not dc or memo[1] is not spec or len(memo[2]) > 4096:
+        try:
+            ref = weakref.ref(dc)
+        except TypeError:  # not weakly referable: no memo
+            return spec.spend_fields(dc, spent)
+        if len(_SPENT) > 64:
+            _SPENT.clear()
+        memo = _SPENT[id(dc)] = (ref, spec, {})
+    try:
+        fields = memo[2].get(spent)
+    except TypeError:  # an unhashable spend
+        return spec.spend_fields(dc, spent)
+    if fields is None:
+        fields = memo[2][spent] = spec.spend_fields(dc, spent)
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}
 
 
 def mechanism_plan(cfg) -> list[str]:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
+import threading
 from collections.abc import Iterable
 
 import numpy as np
@@ -125,7 +127,57 @@ class NoiseProfile:
             raise ValueError(f"beta must be in (0, 1), got {beta}")
         if self.is_zero:
             return 0.0
-        return _tail_bound(tuple(sorted(self.terms.items())), float(beta))
+        items = sorted(self.terms.items())
+        key = _packed(items)
+        if key is None:
+            return _tail_bound(tuple(items), float(beta))
+        return _tail_bound_packed(key, float(beta))
+
+
+#: Interned term keys ``(kind, param, weight)`` (all floats): a cached profile is keyed by the ids of its terms
+#: and their counts (``_packed``). The counters' profiles reuse few distinct terms (a tree's level weights, a
+#: lattice's weight grid), so the table stays small; past ``_MAX_TERMS`` new terms take the uncompressed path.
+_TERM_IDS: dict[Key, int] = {}
+_TERMS: list[Key] = []
+_MAX_TERMS = 1 << 16
+_TERMS_LOCK = threading.Lock()
+_MAX_COUNT = 1 << 53  # a count the key stores exactly
+
+
+def _packed(items: list[tuple[Key, int]]) -> bytes | None:
+    """A compact, exact cache key of a profile's sorted terms: (term id, count) pairs as unsigned 32 / 64-bit
+    integers; None when a term is not ``(str, float, float)`` (an int or a numpy scalar would compute a result
+    of another type) or the table is full."""
+    flat = []
+    for term, c in items:
+        kind, p, w = term
+        # the types first: an int 9 equals the float 9.0 (the same dict key) but computes a result of another type
+        if type(kind) is not str or type(p) is not float or type(w) is not float:
+            return None
+        i = _TERM_IDS.get(term)
+        if i is None:
+            with _TERMS_LOCK:  # the SDK runs bundles in threads: one id per term
+                i = _TERM_IDS.get(term)
+                if i is None:
+                    if len(_TERMS) >= _MAX_TERMS:
+                        return None
+                    i = _TERM_IDS[term] = len(_TERMS)
+                    _TERMS.append(term)
+        if type(c) is not int or not 0 < c < _MAX_COUNT:
+            return None
+        flat += (i, c)
+    return struct.pack("<" + "IQ" * len(items), *flat)
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _tail_bound_packed(key: bytes, beta: float) -> float:
+    """:func:`_tail_bound` keyed by ``_packed`` (the same terms in the same order: the same result, bit for
+    bit). The cache holds 2^17 profiles (about 30 MB at most): every period of a stream is a new profile, and
+    the streams of a release (the same counters, the same schedule) meet the same profiles period by period;
+    a bounded run computes one stream after the other, so the cache must hold one stream's periods."""
+    flat = struct.unpack("<" + "IQ" * (len(key) // 12), key)
+    items = tuple((_TERMS[flat[j]], flat[j + 1]) for j in range(0, len(flat), 2))
+    return _tail_bound.__wrapped__(items, beta)
 
 
 @functools.lru_cache(maxsize=4096)

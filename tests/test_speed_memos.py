@@ -1,0 +1,100 @@
+"""The memos and shortcuts of issue 30 change no value: the tail bound's cache is keyed by the exact terms
+and counts of a profile (``transforms/core/foundation/bounds.py``), a release record's spend fields, computed
+once per distinct spend (``pipelines/outputs.py``), are those of its own spend, in a record of its own, and
+small noise draws with scalar math are the vectorised draws, word for word."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from pipelines.config import load_config
+from pipelines.outputs import release_dict
+from transforms.core.foundation import samplers
+from transforms.core.foundation.bounds import LAPLACE, NoiseProfile
+from transforms.core.foundation.random_stream import RandomStream
+from transforms.core.foundation.samplers import geometric_inversion
+
+
+def _kary_like(counts, w=0.0588235294117647):
+    return NoiseProfile(
+        {(LAPLACE, 9.0, 0.0034602076124567475): counts[0], (LAPLACE, 9.0, w): counts[1], (LAPLACE, 9.0, 1.0): 3}
+    )
+
+
+def test_cached_bound_is_keyed_by_every_count_and_weight():
+    a = _kary_like((517, 24)).tail_bound(0.05)
+    more = _kary_like((518, 24)).tail_bound(0.05)  # one more term of one kind
+    heavier = _kary_like((517, 24), w=0.0588235294117647 * (1 + 1e-6)).tail_bound(0.05)
+    other_beta = _kary_like((517, 24)).tail_bound(0.05 / 3)
+    assert more > a and heavier > a and other_beta > a
+    assert _kary_like((517, 24)).tail_bound(0.05) == a  # the cached value is the value
+
+
+def test_cached_bound_equals_the_uncached_computation():
+    """Integer parameters take the uncompressed path (a profile keyed by its terms as given); the same numbers
+    as floats take the compact key: the same bits either way, over kary- and lattice-like profiles."""
+    for j in range(1, 40):  # 3 to 11 terms, counts up to 5,000: the order of the terms shows in the last bits
+        terms = {(9.0, 1.7**-k): (j * 131 + k * 977) % 5000 + 1 for k in range(3 + j % 9)}
+        as_float = NoiseProfile({(LAPLACE, p, w): c for (p, w), c in terms.items()})
+        as_int_param = NoiseProfile({(LAPLACE, int(p), w): c for (p, w), c in terms.items()})
+        for beta in (0.05, 0.05 / 16):
+            x, y = as_float.tail_bound(beta), as_int_param.tail_bound(beta)
+            assert x == y and math.isfinite(x), (j, beta)
+
+
+def test_spend_fields_are_each_records_own():
+    cfg = load_config("configs/demo.yaml")
+
+    def record(spent):
+        rel = SimpleNamespace(
+            stream="eu",
+            tick=1,
+            segment=1,
+            query="active",
+            estimate=[3.0],
+            error_bound=1.0,
+            beta=0.05,
+            spent=spent,
+            as_of="t",
+        )
+        return release_dict(cfg, rel)
+
+    a, b, a2 = record((0.25,)), record((0.5,)), record((0.25,))
+    assert a["epsilon_spent"] == 0.25 and b["epsilon_spent"] == 0.5 and a2 == a
+    a["update_level_spent"]["epsilon"] = -1.0  # a sink that changed a record changes no other record
+    assert record((0.25,))["update_level_spent"] == {"epsilon": 0.25}
+
+
+class _Words:
+    """A stream of given words first (then a RandomStream's): to put U on a boundary q^k."""
+
+    def __init__(self, first, seed):
+        self.first, self.rest = list(first), RandomStream(seed)
+
+    def words(self, n):
+        take, self.first = self.first[:n], self.first[n:]
+        more = self.rest.words(n - len(take)) if n > len(take) else np.empty(0, dtype=np.uint64)
+        return np.concatenate([np.array(take, dtype=np.uint64), more])
+
+
+def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
+    """Scalar math for small draws (``samplers.SMALL_DRAW``): the same values and the same words consumed as the
+    vectorised form, at several scales, and with U on or next to a boundary q^k (the exact refinement)."""
+    cases = [(9, 1), (1, 1), (7, 3), (1, 50), (1000, 1), (2**40, 3)]
+
+    def draws(seed, first=()):
+        out = []
+        for t, s in cases:
+            for size in (1, 2, 6, 12, 32):
+                stream = _Words(first, seed + f"{t}/{s}/{size}".encode())
+                out.append((geometric_inversion(stream, t, s, size).tolist(), stream.words(3).tolist()))
+        return out
+
+    near = [int(math.exp(-k) * 2.0**64) + d for k in (1, 2, 5) for d in (-1, 0, 1)]  # q = e^-1 (t = s = 1)
+    small = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    monkeypatch.setattr(samplers, "SMALL_DRAW", 0)
+    vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    assert small == vectorised
