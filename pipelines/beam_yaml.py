@@ -36,7 +36,6 @@ runner, an explicit ``privacy.noise_key.env`` that is unset, a key written into 
 # at run time: typing.Optional, which Beam 2.62 maps, not ``X | None``, and no ``from __future__ import annotations``
 
 import copy
-import json
 import sys
 from typing import Any, Optional
 
@@ -59,8 +58,8 @@ from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.config.load import read_raw
 from pipelines.manifest import noise_key_for, release_identity
 from pipelines.outputs import dead_dict, node_dict, release_dict
-from pipelines.parse import RecordParser, raw_fields
-from pipelines.rr_collect import parse_reports, report_parser
+from pipelines.parse import RecordParser
+from pipelines.rr_collect import parse_reports, report_dead_dict, report_parser
 from pipelines.runner import runner_locality
 from pipelines.submit_queries import answer_dict, parse_query
 from pipelines.wiring import stream_spec
@@ -386,16 +385,6 @@ class _ReportParseFn(beam.DoFn):
             yield beam.window.TimestampedValue(value, value.event_time)
 
 
-def _report_dead_dict(d: DeadLetter, fmt: str) -> dict:
-    """A collector's dead letter as the CLI's collector writes it (the report as received)."""
-    rec = d.record
-    if hasattr(rec, "_asdict"):
-        rec = rec.raw if rec.raw is not None else json.dumps({k: v for k, v in rec._asdict().items() if k != "raw"})
-    if isinstance(rec, dict):
-        rec = json.dumps(rec, default=str)
-    return {"reason": d.reason, **raw_fields(rec), "stage": d.stage or "", "stream": d.stream, "format": fmt}
-
-
 class DpDynamicCollectReports(beam.PTransform):
     """The local-DP collector (``mechanism.kind: randomized_response``) of ``python -m pipelines.release`` as a
     Beam YAML transform: the clients randomized their reports, the collector adds no noise and needs no key.
@@ -461,6 +450,6 @@ class DpDynamicCollectReports(beam.PTransform):
             dead | "FailOnDeadLetter" >> beam.ParDo(_FailOnDeadLetter())
         else:
             result[self.error_output] = dead | "DeadLetterRows" >> beam.Map(
-                lambda d: dead_letter_row({**_report_dead_dict(d, fmt), "release_id": rid})
+                lambda d: dead_letter_row({**report_dead_dict(d, fmt), "release_id": rid})
             ).with_output_types(DeadLetterRow)
         return result

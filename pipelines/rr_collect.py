@@ -29,7 +29,7 @@ from transforms.local_dp import CollectRandomizedResponses, ReportParser, releas
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["check_local_dp", "build_collector", "run_collector", "report_parser", "parse_reports"]
+__all__ = ["check_local_dp", "build_collector", "run_collector", "report_parser", "parse_reports", "report_dead_dict"]
 
 
 def report_parser(cfg: PipelineConfig, csv_header=None) -> ReportParser:
@@ -78,7 +78,8 @@ def _reports_of(element):
     return tuple(element._replace(data=line) for line in bytes(data).split(b"\n") if line.strip())
 
 
-def _dead_dict(d: DeadLetter, fmt: str) -> dict:
+def report_dead_dict(d: DeadLetter, fmt: str) -> dict:
+    """A collector's dead letter as written (the report as received); the Beam YAML collector writes the same."""
     rec = d.record
     if hasattr(rec, "_asdict"):
         rec = rec.raw if rec.raw is not None else json.dumps({k: v for k, v in rec._asdict().items() if k != "raw"})
@@ -107,7 +108,7 @@ def build_collector(p: beam.Pipeline, cfg: PipelineConfig, release_id: str | Non
     fmt = cfg.source.dead_letter_format
     outputs = {
         "releases": (out["estimates"], lambda r: release_dict(r, q.domain, q.name, spec)),
-        "dead_letters": (dead, lambda d: _dead_dict(d, fmt)),
+        "dead_letters": (dead, lambda d: report_dead_dict(d, fmt)),
     }
     # the estimates have no Avro schema: JSON lines
     return write_outputs(cfg, outputs, avro=False, release_id=release_id)
