@@ -59,16 +59,16 @@ from pipelines.config.load import read_raw
 from pipelines.manifest import noise_key_for, release_identity
 from pipelines.outputs import dead_dict, node_dict, release_dict
 from pipelines.parse import RecordParser
-from pipelines.rr_collect import parse_reports, report_dead_dict, report_parser
+from pipelines.rr_collect import collector_spec, parse_reports, report_dead_dict, report_parser
 from pipelines.runner import runner_locality
 from pipelines.submit_queries import answer_dict, parse_query
-from pipelines.wiring import stream_spec
+from pipelines.wiring import parsed_outputs, stream_spec
 from transforms.local_dp import CollectRandomizedResponses
 from transforms.local_dp import release_dict as rr_release_dict
 from transforms.queries import AnswerQueries
 from transforms.records import DeadLetter, UpdateRecord
 from transforms.releases import ReleaseContinually
-from transforms.spec import NAMESPACE, StreamSpec
+from transforms.spec import NAMESPACE
 
 __all__ = [
     "DpDynamicRelease",
@@ -173,17 +173,7 @@ class _RowParseFn(beam.DoFn):
         if self.parser is None:
             self.setup()
         parsed = self.parser.parse(_element(element, self.line_field))
-        if parsed.reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
-            return
-        for name in parsed.clamped:
-            Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
-        rec = parsed.record
-        if self.parser.dedup_field:
-            yield beam.window.TimestampedValue((parsed.dedup_key, rec), rec.event_time)
-        else:
-            yield beam.window.TimestampedValue(rec, rec.event_time)
+        yield from parsed_outputs(parsed, self.DEAD, self.parser.dedup_field)
 
 
 def _element(row, line_field: str | None):
@@ -426,13 +416,7 @@ class DpDynamicCollectReports(beam.PTransform):
         parsed = pcoll | "ParseReports" >> beam.ParDo(_ReportParseFn(cfg, self.line_field)).with_outputs(
             _ReportParseFn.DEAD, main="reports"
         )
-        spec = StreamSpec(
-            streams=cfg.streams,
-            tick_seconds=cfg.tick_seconds,
-            origin=cfg.origin,
-            allowed_lateness=cfg.allowed_lateness,
-            end_time=cfg.end,
-        )  # as the CLI's collector (pipelines.rr_collect.build_collector)
+        spec = collector_spec(cfg)  # as the CLI's collector
         out = parsed.reports | "Collect" >> CollectRandomizedResponses(
             cfg.dynamic_config(), spec, cfg.mechanism_options()
         )

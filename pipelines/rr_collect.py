@@ -29,7 +29,15 @@ from transforms.local_dp import CollectRandomizedResponses, ReportParser, releas
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["check_local_dp", "build_collector", "run_collector", "report_parser", "parse_reports", "report_dead_dict"]
+__all__ = [
+    "check_local_dp",
+    "build_collector",
+    "run_collector",
+    "report_parser",
+    "parse_reports",
+    "report_dead_dict",
+    "collector_spec",
+]
 
 
 def report_parser(cfg: PipelineConfig, csv_header=None) -> ReportParser:
@@ -78,6 +86,17 @@ def _reports_of(element):
     return tuple(element._replace(data=line) for line in bytes(data).split(b"\n") if line.strip())
 
 
+def collector_spec(cfg: PipelineConfig) -> StreamSpec:
+    """The collector's time and stream layout (no periods, no late policy: it publishes at the end)."""
+    return StreamSpec(
+        streams=cfg.streams,
+        tick_seconds=cfg.tick_seconds,
+        origin=cfg.origin,
+        allowed_lateness=cfg.allowed_lateness,
+        end_time=cfg.end,
+    )
+
+
 def report_dead_dict(d: DeadLetter, fmt: str) -> dict:
     """A collector's dead letter as written (the report as received); the Beam YAML collector writes the same."""
     rec = d.record
@@ -95,13 +114,7 @@ def build_collector(p: beam.Pipeline, cfg: PipelineConfig, release_id: str | Non
     parsed = read.pcoll | "ParseReports" >> beam.ParDo(_ParseReportFn(cfg, read.csv_header)).with_outputs(
         _ParseReportFn.DEAD, main="reports"
     )
-    spec = StreamSpec(
-        streams=cfg.streams,
-        tick_seconds=cfg.tick_seconds,
-        origin=cfg.origin,
-        allowed_lateness=cfg.allowed_lateness,
-        end_time=cfg.end,
-    )
+    spec = collector_spec(cfg)
     out = parsed.reports | "Collect" >> CollectRandomizedResponses(cfg.dynamic_config(), spec, cfg.mechanism_options())
     dead = (parsed[_ParseReportFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
     q = cfg.queries[0]

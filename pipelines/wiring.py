@@ -20,7 +20,15 @@ from transforms.records import DeadLetter, NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["build_pipeline", "parse_line", "stream_spec", "write_outputs", "PROGRESS", "PROGRESS_EVERY"]
+__all__ = [
+    "build_pipeline",
+    "parse_line",
+    "parsed_outputs",
+    "stream_spec",
+    "write_outputs",
+    "PROGRESS",
+    "PROGRESS_EVERY",
+]
 
 #: progress lines of long runs (counts only, never payloads); the CLI shows them on stderr
 PROGRESS = logging.getLogger("dp_dynamic.progress")
@@ -65,17 +73,7 @@ class _ParseFn(beam.DoFn):
         if self.parser is None:
             self.setup()
         parsed = self.parser.parse(element)
-        if parsed.reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
-            yield beam.pvalue.TaggedOutput(self.DEAD, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
-            return
-        for name in parsed.clamped:  # a sum value outside [lower, upper] (counts only)
-            Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
-        rec = parsed.record
-        if self.parser.dedup_field:
-            yield beam.window.TimestampedValue((parsed.dedup_key, rec), rec.event_time)
-        else:
-            yield beam.window.TimestampedValue(rec, rec.event_time)
+        yield from parsed_outputs(parsed, self.DEAD, self.parser.dedup_field)
 
 
 class _DropDuplicatesFn(beam.DoFn):
@@ -107,6 +105,22 @@ def parse_line(cfg, line):
     """(reason, UpdateRecord) for one JSON input line (for tests and tools)."""
     parsed = RecordParser(cfg).parse(line)
     return parsed.reason, parsed.record
+
+
+def parsed_outputs(parsed, dead_tag: str, dedup: bool):
+    """What a parse step emits for one parsed record: a dead letter on ``dead_tag`` (with its reason's counter),
+    or the update timestamped at its event time (keyed by its dedup key with ``dedup``); the clamp counters."""
+    if parsed.reason:
+        Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
+        yield beam.pvalue.TaggedOutput(dead_tag, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
+        return
+    for name in parsed.clamped:  # a sum value outside [lower, upper] (counts only)
+        Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
+    rec = parsed.record
+    if dedup:
+        yield beam.window.TimestampedValue((parsed.dedup_key, rec), rec.event_time)
+    else:
+        yield beam.window.TimestampedValue(rec, rec.event_time)
 
 
 def stream_spec(cfg) -> StreamSpec:
