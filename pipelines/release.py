@@ -21,7 +21,7 @@ import sys
 from pipelines.cli import DEFAULT_CONFIG, ReleaseOptions, check_cli_args, input_time_range, main
 from pipelines.manifest import MANIFEST, check_and_write_manifest, noise_key_for, release_identity, release_manifest
 from pipelines.outputs import mechanism_plan, spend_in_units
-from pipelines.runner import FlinkCheckpointOptions, flink_checkpoint_args, runner_locality
+from pipelines.runner import FlinkCheckpointOptions, flink_checkpoint_args, run_as_process, runner_locality
 from pipelines.summary import dead_letter_failure
 from pipelines.wiring import build_pipeline, parse_line
 
@@ -47,4 +47,4 @@ __all__ = [
 ]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_as_process(main))

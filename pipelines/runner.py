@@ -5,7 +5,9 @@ declare), where the runner runs, and the wait for a run (bounded: to its end; st
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
+import os
 import signal
 import sys
 import threading
@@ -21,6 +23,7 @@ __all__ = [
     "failed",
     "cancelled",
     "run",
+    "run_as_process",
     "Run",
     "STATUSES",
     "DONE",
@@ -233,6 +236,57 @@ def _run_bounded(p) -> Run:
     return Run(result)
 
 
+#: How long a stopped local streaming run of the CLI's own process (Ctrl-C, ``--duration``) may take, from its
+#: stop, to print its summary and end. The runner's worker threads and the Pub/Sub and gRPC clients' threads are
+#: not ours: on a loaded machine (CI, stop 37) a stopped process was still alive 60 s after its Ctrl-C. Past this
+#: the process ends anyway, with the stack of every thread on stderr (``faulthandler``) and exit status 1: a
+#: hang becomes a failure that says where it was, never a process to kill by hand.
+STOP_GRACE_SECONDS = 50.0
+#: After a stopped run's summary, the seconds the interpreter's own shutdown (joining threads, ``atexit``: Beam
+#: stops a job server there) may take before the process exits with the run's status regardless.
+EXIT_GRACE_SECONDS = 15.0
+
+
+class _ProcessGuard:
+    """Whether the CLI runs as its own process (``run_as_process``): only then may a stopped run end the
+    process; a caller that imported ``main`` (a test, a notebook) is never ended by it."""
+
+    enabled = False
+    stopped = False
+
+    @classmethod
+    def on_stop(cls) -> None:
+        if cls.enabled and not cls.stopped:
+            cls.stopped = True
+            faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
+
+
+def run_as_process(main) -> int:
+    """``main()`` as the process's entry point (``python -m pipelines.release``): after a local streaming run
+    was stopped and has printed its summary, the process ends within :data:`EXIT_GRACE_SECONDS` even when a
+    runner's thread blocks the interpreter's shutdown (a daemon timer ends it with the run's exit status, the
+    outputs flushed), and within :data:`STOP_GRACE_SECONDS` of the stop in any case."""
+    _ProcessGuard.enabled = True
+    code = main()
+    if _ProcessGuard.stopped:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+
+        def end():
+            time.sleep(EXIT_GRACE_SECONDS)
+            print(
+                f"note: the runner's threads did not stop within {EXIT_GRACE_SECONDS:.0f} s of the summary; "
+                "the process ends without waiting for them (the releases were published as the run went)",
+                file=sys.__stderr__,
+                flush=True,
+            )
+            os._exit(code if isinstance(code, int) else 1)
+
+        threading.Thread(target=end, name="exit-guard", daemon=True).start()
+    return code
+
+
 def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
     """Run ``p``: a bounded run to its end (interrupted: ``cancelled``); a streaming run on a remote runner is
     submitted and left running; on a local runner it runs until interrupted, or for ``duration`` seconds, then is
@@ -241,7 +295,8 @@ def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
         return _run_bounded(p)
     try:
         result = p.run()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the runner's threads may have started: the process guard covers its end too
+        _ProcessGuard.on_stop()
         return Run(status=STOPPED)
     except Exception as e:  # noqa: BLE001 - any failure of the run: a clear line and a non-zero exit
         return Run(exit=failed(e))
@@ -256,6 +311,7 @@ def run(p, *, streaming: bool, local: bool, duration: float | None) -> Run:
             time.sleep(duration)
     except KeyboardInterrupt:
         pass
+    _ProcessGuard.on_stop()
     if "FAILED" in str(getattr(result, "state", "") or ""):
         return Run(result, stream_failed=True)
     _cancel(result)

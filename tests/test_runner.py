@@ -43,3 +43,72 @@ def test_ctrl_c_ends_a_local_streaming_run_with_its_summary_despite_beams_handle
     proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["ended", "None", "True", "True"], proc.stdout
+
+
+GUARD_SCRIPT = textwrap.dedent(
+    """
+    import sys, threading, time
+    from pipelines import runner
+
+    runner.EXIT_GRACE_SECONDS, runner.STOP_GRACE_SECONDS = 1.0, float(sys.argv[2])
+
+    class Result:
+        state = "RUNNING"
+
+        def cancel(self):
+            pass
+
+    class Pipeline:
+        def run(self):
+            return Result()
+
+    def main():
+        # a runner's thread that never ends (not a daemon): the interpreter's shutdown would wait for it for ever
+        threading.Thread(target=time.sleep, args=(3600,), name="stuck-runner-thread").start()
+        done = runner.run(Pipeline(), streaming=True, local=True, duration=0.1)
+        if sys.argv[1] == "summary-hangs":
+            time.sleep(3600)
+        print("summary", done.status, flush=True)
+        return 0
+
+    sys.exit(runner.run_as_process(main) if sys.argv[1] != "in-process" else main())
+    """
+)
+
+
+def _guarded(mode: str, stop_grace: float, timeout: float):
+    return subprocess.run(
+        [sys.executable, "-c", GUARD_SCRIPT, mode, str(stop_grace)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_a_stopped_run_ends_its_process_when_a_runner_thread_blocks_the_shutdown():
+    """CI (stop 37) saw a stopped Pub/Sub run still alive 60 s after its Ctrl-C on a loaded machine. A runner's
+    thread that never ends must not keep the CLI's process alive: after the summary the process exits with the
+    run's status within ``EXIT_GRACE_SECONDS`` (1 s here) and says why. The twin (the same run in a process that
+    does not use ``run_as_process``, as before) is still alive when the test gives up on it."""
+    proc = _guarded("stuck-thread", stop_grace=60.0, timeout=30)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["summary", "stopped"], proc.stdout
+    assert "did not stop within 1 s of the summary" in proc.stderr
+    try:
+        _guarded("in-process", stop_grace=60.0, timeout=8)
+    except subprocess.TimeoutExpired:
+        pass
+    else:
+        raise AssertionError("without the guard the stuck thread should keep the process alive")
+
+
+def test_a_stopped_run_whose_summary_hangs_ends_with_every_threads_stack():
+    """The last resort: a stopped run that has not ended ``STOP_GRACE_SECONDS`` after its stop (2 s here; the
+    summary itself hangs) ends with exit status 1 and the stack of every thread on stderr, so the failure says
+    where it hung."""
+    proc = _guarded("summary-hangs", stop_grace=2.0, timeout=30)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert "summary" not in proc.stdout
+    dump = proc.stderr[proc.stderr.index("Timeout (") :]
+    assert "in run_as_process" in dump and dump.count("Thread 0x") >= 2, dump  # the main thread and the stuck one
