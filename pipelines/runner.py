@@ -241,10 +241,11 @@ def _run_bounded(p) -> Run:
 #: not ours: on a loaded machine (CI, stop 37) a stopped process was still alive 60 s after its Ctrl-C. Past this
 #: the process ends anyway, with the stack of every thread on stderr (``faulthandler``) and exit status 1: a
 #: hang becomes a failure that says where it was, never a process to kill by hand.
-STOP_GRACE_SECONDS = 50.0
+STOP_GRACE_SECONDS = 75.0
 #: After a stopped run's summary, the seconds the interpreter's own shutdown (joining threads, ``atexit``: Beam
-#: stops a job server there) may take before the process exits with the run's status regardless.
-EXIT_GRACE_SECONDS = 15.0
+#: stops a Flink job server there, which must not be cut short or its JVM outlives us) may take before the
+#: process exits with the run's status regardless.
+EXIT_GRACE_SECONDS = 30.0
 
 
 class _ProcessGuard:

@@ -313,7 +313,7 @@ def test_kafka_local_config_on_flink_equals_the_bounded_run(kafka, kafka_jars, t
         if run.poll() is None:
             run.send_signal(signal.SIGINT)  # the CLI cancels the streaming job and prints its summary
             try:
-                run.wait(60)
+                run.wait(90)  # the CLI ends a stopped run within 75 s (runner.STOP_GRACE_SECONDS)
             except subprocess.TimeoutExpired:
                 run.kill()
                 run.wait(10)

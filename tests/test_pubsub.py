@@ -195,7 +195,7 @@ def _running(tmp_path, raw, *, cap: float = 120.0):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job, prints its summary
             try:
-                proc.wait(75)  # the CLI ends a stopped run within 50 s (runner.STOP_GRACE_SECONDS)
+                proc.wait(90)  # the CLI ends a stopped run within 75 s (runner.STOP_GRACE_SECONDS)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
@@ -645,7 +645,7 @@ def test_bundled_pubsub_config_runs_through_the_readme_command(emulator, tmp_pat
         if stopped_by_test:
             proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job and prints its summary
         try:
-            proc.wait(75)  # the CLI ends a stopped run within 50 s (runner.STOP_GRACE_SECONDS)
+            proc.wait(90)  # the CLI ends a stopped run within 75 s (runner.STOP_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
