@@ -376,9 +376,12 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path):
     released = {(r["stream"], r["tick"]) for r in releases}
     assert released >= {("eu", target), ("us", target)}, sorted(released)
     # every tick released, none lost in the windowed file sink (several late
-    # firings of one window used to overwrite each other's file)
-    last = max(t for _, t in released)
-    assert released == {(s, t) for s in ("eu", "us") for t in range(1, last + 1)}, sorted(released)
+    # firings of one window used to overwrite each other's file): each stream's ticks run from 1 without a gap.
+    # The streams' last ticks may differ by the one being written when the run stopped (seen under load: eu's
+    # tick 36 on file, us's not yet), so each stream is checked up to its own last tick.
+    for stream in ("eu", "us"):
+        ticks = sorted(t for s, t in released if s == stream)
+        assert ticks == list(range(1, len(ticks) + 1)), (stream, ticks)
     queries = [q["name"] for q in raw["queries"]]
     assert sorted((r["stream"], r["tick"], r["query"]) for r in releases) == sorted(
         (s, t, q) for s, t in released for q in queries
