@@ -234,7 +234,7 @@ def _adversary(K_used: int, periods: int, shared: str | None = None):
 @pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)])
 def test_selection_counters_exact_loss_within_budget(budget):
     K, H = 3, 13
-    params = SelectionParams(budget, K, horizon=H)
+    params = SelectionParams(budget, K, horizon=H, test="tree")
     limit = KeyLimit(K, 6, 3)
     base = _random_stream(5, H, keys=4)
     for extra in (_adversary(3, H), _adversary(2, H, shared="k1"), _adversary(6, H)):
@@ -247,7 +247,7 @@ def test_selection_counters_exact_loss_within_budget(budget):
 
 def test_selection_loss_fails_without_the_key_bound_or_with_too_little_noise():
     K, H = 3, 13
-    params = SelectionParams(PureDP(1.0), K, horizon=H)
+    params = SelectionParams(PureDP(1.0), K, horizon=H, test="tree")
     base = _random_stream(5, H, keys=4)
     # the person bound not enforced: the bounder lets 6 keys through
     loss = _selection_loss(base, _adversary(6, H), params, KeyLimit(6, 6, 3))
@@ -257,7 +257,7 @@ def test_selection_loss_fails_without_the_key_bound_or_with_too_little_noise():
         def node_param(self, level):  # a twin that calibrated to L1 = 1 (forgot the -1)
             return super().node_param(level) / 2
 
-    twin = HalfNoise(PureDP(1.0), K, horizon=H)
+    twin = HalfNoise(PureDP(1.0), K, horizon=H, test="tree")
     loss = _selection_loss(base, _adversary(3, H), twin, KeyLimit(K, 6, 3))
     assert loss.epsilon > twin.counter_budget.epsilon
 
@@ -275,7 +275,10 @@ def _noise_pmf(params: SelectionParams, p: int, span: int):
 
 
 def _false_selection(params: SelectionParams, span: int) -> float:
-    """Sum over the periods of P(Z_p > T_p): at least P(a zero key is ever selected)."""
+    """Tree: the sum over the periods of P(Z_p > T_p), at least P(a zero key is ever selected);
+    sparse vector: P(a zero key is ever selected), exactly."""
+    if params.selection_test == "svt":
+        return 1.0 - float(_svt_outcomes(params, [0] * params.horizon)[-1])
     total = 0.0
     for p in range(1, params.horizon + 1):
         pmf, z = _noise_pmf(params, p, span)
@@ -283,9 +286,11 @@ def _false_selection(params: SelectionParams, span: int) -> float:
     return total
 
 
-@pytest.mark.parametrize("budget", [PureDP(2.0), ZCDP(2.0), ApproxDP(2.0, 1e-3)])
+@pytest.mark.parametrize("budget", [PureDP(2.0), ZCDP(2.0), ApproxDP(2.0, 1e-3), "tree"])
 def test_a_key_nobody_else_has_is_selected_with_probability_at_most_delta(budget):
-    params = SelectionParams(budget, 1, horizon=6, failure=1e-3)
+    test = "tree" if budget == "tree" else "auto"
+    budget = PureDP(2.0) if budget == "tree" else budget
+    params = SelectionParams(budget, 1, horizon=6, failure=1e-3, test=test)
     span = int(20 * math.sqrt(params.noise_profile(1).variance())) + 50
     p = _false_selection(params, span)
     assert 0 < p <= params.key_delta
@@ -295,7 +300,7 @@ def test_a_key_nobody_else_has_is_selected_with_probability_at_most_delta(budget
         def threshold_at(self, q):  # a twin whose threshold forgot the delta schedule over periods
             return self.noise_profile(q).tail_bound(self.key_delta * 30)
 
-    twin = LowThreshold(budget, 1, horizon=6, failure=1e-3)
+    twin = LowThreshold(budget, 1, horizon=6, failure=1e-3, test=test)
     assert _false_selection(twin, span) > twin.key_delta
 
 
@@ -308,3 +313,80 @@ def test_never_selected_keys_appear_nowhere():
     with pytest.raises(ValueError) as err:
         rel.step([])
     assert "secret-key" not in str(err.value)
+
+
+# -- the sparse-vector test (pure eps): the exact distribution of the selection period --------------
+
+
+def _dlap_cdf(x: np.ndarray, scale: float) -> np.ndarray:
+    """P(nu <= x) for integer x, nu discrete Laplace of ``scale``."""
+    q = math.exp(-1.0 / scale)
+    x = np.asarray(x, dtype=float)
+    upper = 1 - q ** (x + 1) / (1 + q)
+    lower = q ** (-x) / (1 + q)
+    return np.where(x >= 0, upper, lower)
+
+
+def _svt_outcomes(params: SelectionParams, counts) -> np.ndarray:
+    """P(the key is selected first at period p), p = 1..H, then P(never), for live counts ``counts``."""
+    thr, query = params.svt_scales
+    span = int(60 * thr) + 10
+    rho = np.arange(-span, span + 1)
+    w = discrete_laplace_pmf(rho, thr)
+    alive = np.ones(len(rho))
+    out = []
+    for p, c in enumerate(counts, 1):
+        bar = np.floor(params.threshold_at(p) + rho - c)  # selected iff nu > T_p + rho - c
+        stay = _dlap_cdf(bar, query)
+        out.append(float(np.sum(w * alive * (1 - stay))))
+        alive = alive * stay
+    out.append(float(np.sum(w * alive)))
+    return np.array(out)
+
+
+def _svt_loss(params, a, b) -> float:
+    pa, pb = _svt_outcomes(params, a), _svt_outcomes(params, b)
+    keep = (pa > 1e-300) & (pb > 1e-300)
+    return float(np.max(np.abs(np.log(pa[keep]) - np.log(pb[keep]))))
+
+
+SVT_PAIRS = [
+    ([0, 0, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0]),  # a key only the extra person has
+    ([2, 3, 1, 4, 2, 0], [3, 4, 2, 5, 3, 0]),  # a person who adds to a shared key
+    ([5, 0, 5, 0, 5, 0], [4, 1, 4, 1, 4, 1]),  # non-monotone differences (ruled out for the twin's shortcut)
+    ([3, 3, 3, 3, 3, 3], [3, 4, 3, 4, 3, 4]),
+]
+
+
+@pytest.mark.parametrize("a,b", SVT_PAIRS)
+def test_sparse_vector_selection_exact_loss_within_the_key_budget(a, b):
+    params = SelectionParams(PureDP(4.0), 1, horizon=6, threshold=3)
+    assert params.selection_test == "svt" and params.svt_scales == (1.0, 2.0)
+    assert _svt_outcomes(params, a).sum() == pytest.approx(1.0, abs=1e-12)
+    loss = _svt_loss(params, a, b)
+    assert 0 < loss <= params.key_share * (1 + 1e-9)
+
+
+def test_sparse_vector_twin_with_too_little_noise_fails():
+    class Thin(SelectionParams):
+        @property
+        def svt_scales(self):  # a twin that halved both noises
+            t, q = super().svt_scales
+            return t / 2, q / 2
+
+    twin = Thin(PureDP(4.0), 1, horizon=6, threshold=3)
+    assert max(_svt_loss(twin, a, b) for a, b in SVT_PAIRS) > twin.key_share
+
+
+def test_sparse_vector_noise_is_one_threshold_per_key_and_fresh_query_noise():
+    from transforms.core.foundation.samplers import discrete_laplace
+    from transforms.core.selection.candidate import NodeNoise, svt_coords
+
+    params = SelectionParams(PureDP(1.0), 2, horizon=8)
+    nn = NodeNoise(params, KEY)
+    thr, query = params.svt_scales
+    rho = int(discrete_laplace(KEY.stream(*svt_coords("k")), thr, 1)[0])
+    got = [nn.at("k", p) for p in range(1, 9)]
+    nn.forget("k")  # an evicted key that comes back draws the same noise
+    assert [nn.at("k", p) for p in range(1, 9)] == got
+    assert got == [int(discrete_laplace(KEY.stream(*svt_coords("k", p)), query, 1)[0]) - rho for p in range(1, 9)]
