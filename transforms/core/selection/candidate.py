@@ -9,10 +9,11 @@ each node of the selection tree draws its noise from ``noise.stream("open_keys",
 level, index)``, so a restored or re-created candidate sees the same noise (a cache of it,
 :class:`NodeNoise`, only saves the draws).
 
-The test at period ``p`` (global periods ``1, 2, ...``): the binary-tree estimate of the key's live
+The tree test at period ``p`` (global periods ``1, 2, ...``): the binary-tree estimate of the key's live
 contributors is the sum over the nodes decomposing ``[1, p]`` of (the node's true sum + its noise) =
 ``live + Z_p(key)``; the key is selected when it is strictly above ``T_p``
-(:meth:`~.params.SelectionParams.threshold_at`). Why eviction and the late start are private: the
+(:meth:`~.params.SelectionParams.threshold_at`). The sparse-vector test (pure eps): ``live + nu_p - rho >
+T_p``, ``rho`` drawn once per key at ``svt_coords(key)``, ``nu_p`` at ``svt_coords(key, p)``. Why eviction and the late start are private: the
 privacy argument of ``docs/open_keys.md`` covers the schedule of tests (a key is tested at the
 periods it has state) with the same ``delta_event``.
 """
@@ -25,7 +26,7 @@ from transforms.core.foundation.samplers import discrete_gaussian, discrete_lapl
 from transforms.core.foundation.state import StateError
 from transforms.core.selection.params import SelectionParams, dyadic_nodes
 
-__all__ = ["CANDIDATE_STATE_VERSION", "new_candidate_state", "apply_event", "NodeNoise", "select_coords"]
+__all__ = ["CANDIDATE_STATE_VERSION", "new_candidate_state", "apply_event", "NodeNoise", "select_coords", "svt_coords"]
 
 CANDIDATE_STATE_VERSION = 1
 
@@ -53,6 +54,12 @@ def select_coords(key, level: int, index: int) -> tuple:
     return ("open_keys", "select", key, int(level), int(index))
 
 
+def svt_coords(key, p: int | None = None) -> tuple:
+    """The noise coordinates of a key's sparse-vector test: its threshold noise (``p`` None) and its
+    query noise at period ``p``."""
+    return ("open_keys", "svt", key, "threshold") if p is None else ("open_keys", "svt", key, "query", int(p))
+
+
 class NodeNoise:
     """The noise of the selection trees' nodes, drawn from the coordinates and cached per key (the
     nodes still in use only: at most ``log2 p + 1`` per key)."""
@@ -66,9 +73,16 @@ class NodeNoise:
         return int(self._sampler(self.noise.stream(*select_coords(key, level, index)), self.params.node_param(level), 1)[0])
 
     def at(self, key, p: int) -> int:
-        """``Z_p(key)``: the noise of the key's tree estimate at period ``p``."""
+        """``Z_p(key)``: the noise of the key's tree estimate at period ``p`` (the sparse-vector test:
+        ``nu_p - rho``)."""
         if self.noise.is_disabled:
             return 0
+        if self.params.selection_test == "svt":
+            thr, query = self.params.svt_scales
+            rho = self._cache.get(key)
+            if rho is None:
+                rho = self._cache[key] = int(discrete_laplace(self.noise.stream(*svt_coords(key)), thr, 1)[0])
+            return int(discrete_laplace(self.noise.stream(*svt_coords(key, p)), query, 1)[0]) - rho
         nodes = dyadic_nodes(p)
         old = self._cache.get(key, {})
         new = {n: old[n] if n in old else self.node(key, *n) for n in nodes}

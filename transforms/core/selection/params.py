@@ -22,6 +22,14 @@ composition over the keys a person touches (the other keys' counters do not move
 Weights: with a horizon of ``H`` periods the tree has ``H.bit_length()`` levels, ``w_l = 1 / levels``;
 without one, ``w_l = 1 / ((l + 1)(l + 2))`` (sums to 1 over all levels: private for ever).
 
+The sparse-vector test (``test="svt"``, pure eps only; the default there, ``docs/open_keys.md`` has the
+numbers): per key, AboveThreshold (Lyu, Su, Li 2017, Alg. 1) on the key's live contributors at each
+period it is tested: a noisy threshold ``T_p + rho`` (``rho`` discrete Laplace of scale ``2 / eps_key``,
+drawn once per key) and a fresh query noise ``nu_p`` (scale ``4 / eps_key``); one person changes each
+query by at most 1 (a contributor indicator is 0 or 1); the test halts at the first crossing
+(the key is selected): ``eps_key``-DP for any number of periods. The tree test (``test="tree"``) is the
+default under zCDP and (eps, delta) (discrete Gaussian nodes).
+
 Threshold: a key whose counter's input is zero at every period (a key nobody has) crosses the
 threshold ``T_p`` at period ``p`` with probability at most ``P(|Z_p| > T_p) <= delta_p``, ``Z_p`` the
 sum of the noise of the nodes decomposing ``[1, p]`` (a Chernoff bound: ``NoiseProfile.tail_bound``);
@@ -65,6 +73,7 @@ class SelectionParams:
       group: ``g``, updates one person accounts for in the answers (group privacy over the keys'
         counters, a histogram over keys).
       threshold: a fixed threshold instead of the derived one (tests with noise off only).
+      test: ``auto`` (``svt`` under pure eps, else ``tree``), ``tree`` or ``svt`` (pure eps only).
     """
 
     budget: Budget
@@ -74,6 +83,7 @@ class SelectionParams:
     horizon: int | None = None
     group: int = 1
     threshold: float | None = None
+    test: str = "auto"
 
     def __post_init__(self):
         if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)) or self.budget.is_zero:
@@ -90,7 +100,25 @@ class SelectionParams:
             raise ValueError(f"failure must be in (0, 1), got {self.failure!r}")
         if isinstance(self.budget, ApproxDP) and self.budget.delta == 0:
             raise ValueError("an (eps, delta) budget needs delta > 0 here (use a PureDP budget for pure eps)")
+        if self.test not in ("auto", "tree", "svt"):
+            raise ValueError(f"test must be auto, tree or svt, got {self.test!r}")
+        if self.test == "svt" and not isinstance(self.budget, PureDP):
+            raise ValueError("the sparse-vector test is calibrated for a pure-eps budget (discrete Laplace)")
         object.__setattr__(self, "_thresholds", {})
+
+    @property
+    def selection_test(self) -> str:
+        """``svt`` or ``tree`` (``auto``: the sparse-vector test under pure eps, the tree otherwise)."""
+        if self.test != "auto":
+            return self.test
+        return "svt" if isinstance(self.budget, PureDP) else "tree"
+
+    @property
+    def svt_scales(self) -> tuple[float, float]:
+        """(threshold noise, query noise) discrete Laplace scales of the sparse-vector test: ``2 / eps_key``
+        and ``4 / eps_key`` (sensitivity 1), rounded up."""
+        e = self.key_share
+        return float(as_ratio_up(2.0 / e)), float(as_ratio_up(4.0 / e))
 
     # -- budgets ------------------------------------------------------------------------
     @property
@@ -187,7 +215,10 @@ class SelectionParams:
         return self.key_delta / (p * (p + 1))
 
     def noise_profile(self, p: int) -> NoiseProfile:
-        """The law of a candidate's noise at period ``p`` (the sum over :func:`dyadic_nodes`)."""
+        """The law of a candidate's noise at period ``p`` (the sum over :func:`dyadic_nodes`; the sparse-vector
+        test: ``nu_p - rho``, the same law as their sum)."""
+        if self.selection_test == "svt":
+            return NoiseProfile.sum(NoiseProfile.single(LAPLACE, s) for s in self.svt_scales)
         return NoiseProfile.sum(NoiseProfile.single(self.noise_kind, self.node_param(lvl)) for lvl, _ in dyadic_nodes(p))
 
     def threshold_at(self, p: int) -> float:
