@@ -209,7 +209,7 @@ def _draws(streams: dict, keys, params: SelectionParams) -> dict:
                 lo, hi = (j - 1) << lvl, j << lvl
                 v = sum(d for p, d in changes.items() if lo < p <= hi)
                 c = select_coords(key, lvl, j)
-                out[c] = Draw(c, params.noise_kind, Fraction(params.node_param(lvl)), (v,))
+                out[c] = Draw(c, params.selection_noise, Fraction(params.node_param(lvl)), (v,))
     return out
 
 
@@ -231,7 +231,7 @@ def _adversary(K_used: int, periods: int, shared: str | None = None):
     return extra
 
 
-@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5), ApproxDP(1.0, 1e-6)])
 def test_selection_counters_exact_loss_within_budget(budget):
     K, H = 3, 13
     params = SelectionParams(budget, K, horizon=H, test="tree")
@@ -242,7 +242,7 @@ def test_selection_counters_exact_loss_within_budget(budget):
         if isinstance(budget, PureDP):
             assert 0 < loss.epsilon <= params.counter_budget.epsilon * (1 + 1e-9)
         else:
-            assert 0 < loss.rho <= params.counter_budget.rho * (1 + 1e-9)
+            assert 0 < loss.rho <= params.key_share * K * (1 + 1e-9)  # rho_sel (from (eps, delta): rho_for_approx)
 
 
 def test_selection_loss_fails_without_the_key_bound_or_with_too_little_noise():
@@ -269,7 +269,7 @@ def _noise_pmf(params: SelectionParams, p: int, span: int):
     z = np.arange(-span, span + 1)
     pmf = np.array([1.0])
     for lvl, _ in dyadic_nodes(p):
-        f = discrete_laplace_pmf if params.noise_kind == "laplace" else discrete_gaussian_pmf
+        f = discrete_laplace_pmf if params.selection_noise == "laplace" else discrete_gaussian_pmf
         pmf = np.convolve(pmf, f(z, params.node_param(lvl)))
     return pmf, np.arange(len(pmf)) - span * len(dyadic_nodes(p))
 
@@ -286,10 +286,11 @@ def _false_selection(params: SelectionParams, span: int) -> float:
     return total
 
 
-@pytest.mark.parametrize("budget", [PureDP(2.0), ZCDP(2.0), ApproxDP(2.0, 1e-3), "tree"])
-def test_a_key_nobody_else_has_is_selected_with_probability_at_most_delta(budget):
-    test = "tree" if budget == "tree" else "auto"
-    budget = PureDP(2.0) if budget == "tree" else budget
+@pytest.mark.parametrize(
+    "budget,test",
+    [(PureDP(2.0), "auto"), (ZCDP(2.0), "auto"), (ApproxDP(2.0, 1e-3), "auto"), (PureDP(2.0), "tree"), (ApproxDP(2.0, 1e-3), "tree")],
+)
+def test_a_key_nobody_else_has_is_selected_with_probability_at_most_delta(budget, test):
     params = SelectionParams(budget, 1, horizon=6, failure=1e-3, test=test)
     span = int(20 * math.sqrt(params.noise_profile(1).variance())) + 50
     p = _false_selection(params, span)

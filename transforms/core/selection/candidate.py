@@ -67,7 +67,7 @@ class NodeNoise:
     def __init__(self, params: SelectionParams, noise: NoiseSource):
         self.params, self.noise = params, noise
         self._cache: dict = {}
-        self._sampler = discrete_laplace if params.noise_kind == LAPLACE else discrete_gaussian
+        self._sampler = discrete_laplace if params.selection_noise == LAPLACE else discrete_gaussian
 
     def node(self, key, level: int, index: int) -> int:
         return int(self._sampler(self.noise.stream(*select_coords(key, level, index)), self.params.node_param(level), 1)[0])

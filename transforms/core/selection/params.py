@@ -22,13 +22,14 @@ composition over the keys a person touches (the other keys' counters do not move
 Weights: with a horizon of ``H`` periods the tree has ``H.bit_length()`` levels, ``w_l = 1 / levels``;
 without one, ``w_l = 1 / ((l + 1)(l + 2))`` (sums to 1 over all levels: private for ever).
 
-The sparse-vector test (``test="svt"``, pure eps only; the default there, ``docs/open_keys.md`` has the
+The sparse-vector test (``test="svt"``, pure eps or (eps, delta); the default there, ``docs/open_keys.md`` has the
 numbers): per key, AboveThreshold (Lyu, Su, Li 2017, Alg. 1) on the key's live contributors at each
 period it is tested: a noisy threshold ``T_p + rho`` (``rho`` discrete Laplace of scale ``2 / eps_key``,
 drawn once per key) and a fresh query noise ``nu_p`` (scale ``4 / eps_key``); one person changes each
 query by at most 1 (a contributor indicator is 0 or 1); the test halts at the first crossing
-(the key is selected): ``eps_key``-DP for any number of periods. The tree test (``test="tree"``) is the
-default under zCDP and (eps, delta) (discrete Gaussian nodes).
+(the key is selected): ``eps_key``-DP for any number of periods (its noise is discrete Laplace under
+(eps, delta) too: its delta is all ``delta_event``). The tree test (``test="tree"``) is the default under
+zCDP (discrete Gaussian nodes; discrete Laplace under pure eps).
 
 Threshold: a key whose counter's input is zero at every period (a key nobody has) crosses the
 threshold ``T_p`` at period ``p`` with probability at most ``P(|Z_p| > T_p) <= delta_p``, ``Z_p`` the
@@ -73,7 +74,8 @@ class SelectionParams:
       group: ``g``, updates one person accounts for in the answers (group privacy over the keys'
         counters, a histogram over keys).
       threshold: a fixed threshold instead of the derived one (tests with noise off only).
-      test: ``auto`` (``svt`` under pure eps, else ``tree``), ``tree`` or ``svt`` (pure eps only).
+      test: ``auto`` (``svt`` under pure eps and (eps, delta), ``tree`` under zCDP), ``tree`` or ``svt``
+        (not under zCDP).
     """
 
     budget: Budget
@@ -102,16 +104,17 @@ class SelectionParams:
             raise ValueError("an (eps, delta) budget needs delta > 0 here (use a PureDP budget for pure eps)")
         if self.test not in ("auto", "tree", "svt"):
             raise ValueError(f"test must be auto, tree or svt, got {self.test!r}")
-        if self.test == "svt" and not isinstance(self.budget, PureDP):
-            raise ValueError("the sparse-vector test is calibrated for a pure-eps budget (discrete Laplace)")
+        if self.test == "svt" and isinstance(self.budget, ZCDP):
+            raise ValueError("the sparse-vector test is calibrated in eps (discrete Laplace), not under a zCDP budget")
         object.__setattr__(self, "_thresholds", {})
 
     @property
     def selection_test(self) -> str:
-        """``svt`` or ``tree`` (``auto``: the sparse-vector test under pure eps, the tree otherwise)."""
+        """``svt`` or ``tree`` (``auto``: the sparse-vector test under pure eps and (eps, delta), the tree
+        under zCDP: the lower thresholds, ``docs/open_keys.md``)."""
         if self.test != "auto":
             return self.test
-        return "svt" if isinstance(self.budget, PureDP) else "tree"
+        return "tree" if isinstance(self.budget, ZCDP) else "svt"
 
     @property
     def svt_scales(self) -> tuple[float, float]:
@@ -123,13 +126,20 @@ class SelectionParams:
     # -- budgets ------------------------------------------------------------------------
     @property
     def noise_kind(self) -> str:
+        """The answers' noise (as ``net_change``'s under the budget)."""
         return LAPLACE if isinstance(self.budget, PureDP) else GAUSSIAN
+
+    @property
+    def selection_noise(self) -> str:
+        """The selection test's noise: discrete Laplace for the sparse vector, else the answers'."""
+        return LAPLACE if self.selection_test == "svt" else self.noise_kind
 
     @property
     def event_delta(self) -> float:
         """``delta_event``: the selection's delta for keys only one person has."""
         if isinstance(self.budget, ApproxDP):
-            return self.budget.delta * self.selection_share / 2
+            half = 1 if self.selection_test == "svt" else 2  # Laplace noise needs no delta
+            return self.budget.delta * self.selection_share / half
         return float(self.failure)
 
     @property
@@ -137,6 +147,8 @@ class SelectionParams:
         """What the selection counters (all keys) cost, in the budget's currency."""
         s = self.selection_share
         if isinstance(self.budget, ApproxDP):
+            if self.selection_test == "svt":
+                return PureDP(self.budget.epsilon * s)
             return ApproxDP(self.budget.epsilon * s, self.budget.delta * s / 2)
         return self.budget.part(s, s)
 
@@ -176,7 +188,7 @@ class SelectionParams:
     def key_share(self) -> float:
         """``eps_key`` (Laplace) or ``rho_key`` (Gaussian): the selection counter of one key."""
         c = self.counter_budget
-        if self.noise_kind == LAPLACE:
+        if self.selection_noise == LAPLACE:
             return c.epsilon / self.max_keys_per_person
         rho = c.rho if isinstance(c, ZCDP) else rho_for_approx(c)
         return rho / self.max_keys_per_person
@@ -205,7 +217,7 @@ class SelectionParams:
         """The noise of one node of ``level``: discrete Laplace scale (L1 = 2) or discrete Gaussian
         sigma^2 (L2^2 = 2), rounded up as the static mechanisms round."""
         share = self.key_share * self.level_weight(level)
-        if self.noise_kind == LAPLACE:
+        if self.selection_noise == LAPLACE:
             return float(as_ratio_up(2.0 / share))
         return float(as_ratio_up(2.0 / (2.0 * share)))
 
@@ -219,7 +231,7 @@ class SelectionParams:
         test: ``nu_p - rho``, the same law as their sum)."""
         if self.selection_test == "svt":
             return NoiseProfile.sum(NoiseProfile.single(LAPLACE, s) for s in self.svt_scales)
-        return NoiseProfile.sum(NoiseProfile.single(self.noise_kind, self.node_param(lvl)) for lvl, _ in dyadic_nodes(p))
+        return NoiseProfile.sum(NoiseProfile.single(self.selection_noise, self.node_param(lvl)) for lvl, _ in dyadic_nodes(p))
 
     def threshold_at(self, p: int) -> float:
         """``T_p``: a key is selected at ``p`` when its noisy count is strictly above it."""
