@@ -70,7 +70,7 @@ def naive_figures(truth_hist, periods: int, budget, rng, g: int):
     gauss = not isinstance(budget, PureDP)
     released_final, released_any = set(), set()
     delta_key = 1e-9 / K if not gauss else budget.delta * SHARE / 2 / K
-    for live, entries in truth_hist:
+    for live, _entries in truth_hist:
         keys = [k for k, c in live.items() if c > 0]
         c = np.array([live[k] for k in keys], dtype=float)
         if gauss:
@@ -78,7 +78,9 @@ def naive_figures(truth_hist, periods: int, budget, rng, g: int):
             sigma = math.sqrt(1.0 / (2 * rho_sel / K))  # L2 of one person over K keys: sqrt(K)
             thr = sigma * math.sqrt(2 * math.log(1 / (delta_key / periods)))
             noisy = c + rng.normal(0, sigma, size=len(c))
-            rho_ans = rho_for_approx(ApproxDP(budget.epsilon * (1 - SHARE) / periods, budget.delta * (1 - SHARE) / periods))
+            rho_ans = rho_for_approx(
+                ApproxDP(budget.epsilon * (1 - SHARE) / periods, budget.delta * (1 - SHARE) / periods)
+            )
             s_ans = g / math.sqrt(2 * rho_ans)
         else:
             b = K / (budget.epsilon * SHARE / periods)
@@ -129,19 +131,27 @@ def run(budget, stream, periods: int, seed: int = 7, test: str = "auto"):
     total_live = sum(s["entries"] for s in rel.candidates.values()) + sum(truth.values())
     delays = [released_at[k] - appeared[k] for k in released_at]
     person_bytes = [len(encode(s)) for s in list(rel.persons.persons.values())[:2000]]
-    return rel, params, hist, {
-        "budget": repr(budget),
-        "threshold_first_last": [round(params.threshold_at(1), 1), round(params.threshold_at(periods), 1)],
-        "keys_appeared": len(appeared),
-        "keys_released": len(released_at),
-        "share_of_live_count_in_released_keys": round(sum(truth.values()) / max(total_live, 1), 4),
-        "delay_periods_median_mean": [float(np.median(delays)) if delays else None, float(np.mean(delays)) if delays else None],
-        "mean_abs_error_released": float(np.mean(errs)) if errs else None,
-        "candidates_held_max": max_cand,
-        "bytes_per_candidate_state_mean": float(np.mean(cand_bytes)) if cand_bytes else None,
-        "bytes_per_person_state_mean": float(np.mean(person_bytes)) if person_bytes else None,
-        "seconds": round(elapsed, 1),
-    }
+    return (
+        rel,
+        params,
+        hist,
+        {
+            "budget": repr(budget),
+            "threshold_first_last": [round(params.threshold_at(1), 1), round(params.threshold_at(periods), 1)],
+            "keys_appeared": len(appeared),
+            "keys_released": len(released_at),
+            "share_of_live_count_in_released_keys": round(sum(truth.values()) / max(total_live, 1), 4),
+            "delay_periods_median_mean": [
+                float(np.median(delays)) if delays else None,
+                float(np.mean(delays)) if delays else None,
+            ],
+            "mean_abs_error_released": float(np.mean(errs)) if errs else None,
+            "candidates_held_max": max_cand,
+            "bytes_per_candidate_state_mean": float(np.mean(cand_bytes)) if cand_bytes else None,
+            "bytes_per_person_state_mean": float(np.mean(person_bytes)) if person_bytes else None,
+            "seconds": round(elapsed, 1),
+        },
+    )
 
 
 def main(argv=None):

@@ -12,10 +12,10 @@ level, index)``, so a restored or re-created candidate sees the same noise (a ca
 The tree test at period ``p`` (global periods ``1, 2, ...``): the binary-tree estimate of the key's live
 contributors is the sum over the nodes decomposing ``[1, p]`` of (the node's true sum + its noise) =
 ``live + Z_p(key)``; the key is selected when it is strictly above ``T_p``
-(:meth:`~.params.SelectionParams.threshold_at`). The sparse-vector test (pure eps): ``live + nu_p - rho >
-T_p``, ``rho`` drawn once per key at ``svt_coords(key)``, ``nu_p`` at ``svt_coords(key, p)``. Why eviction and the late start are private: the
-privacy argument of ``docs/open_keys.md`` covers the schedule of tests (a key is tested at the
-periods it has state) with the same ``delta_event``.
+(:meth:`~.params.SelectionParams.threshold_at`). The sparse-vector test: ``live + nu_p - rho > T_p``,
+``rho`` drawn once per key at ``svt_coords(key)``, ``nu_p`` at ``svt_coords(key, p)``. Why eviction
+and the late start are private: the privacy argument of ``docs/open_keys.md`` covers the schedule of
+tests (a key is tested at the periods it has state) with the same ``delta_event``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ class NodeNoise:
         self._sampler = discrete_laplace if params.selection_noise == LAPLACE else discrete_gaussian
 
     def node(self, key, level: int, index: int) -> int:
-        return int(self._sampler(self.noise.stream(*select_coords(key, level, index)), self.params.node_param(level), 1)[0])
+        return int(
+            self._sampler(self.noise.stream(*select_coords(key, level, index)), self.params.node_param(level), 1)[0]
+        )
 
     def at(self, key, p: int) -> int:
         """``Z_p(key)``: the noise of the key's tree estimate at period ``p`` (the sparse-vector test:

@@ -55,7 +55,11 @@ class KeyLimit:
     __slots__ = ("max_keys", "max_entries", "max_mutations")
 
     def __init__(self, max_keys: int, max_entries: int, max_mutations: int):
-        for name, v in (("max_keys_per_person", max_keys), ("max_entries", max_entries), ("max_mutations", max_mutations)):
+        for name, v in (
+            ("max_keys_per_person", max_keys),
+            ("max_entries", max_entries),
+            ("max_mutations", max_mutations),
+        ):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         self.max_keys, self.max_entries, self.max_mutations = max_keys, max_entries, max_mutations

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from transforms.core.foundation.accounting import ApproxDP, Budget, PureDP, ZCDP, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, rho_for_approx
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.samplers import as_ratio_up
 
@@ -231,7 +231,9 @@ class SelectionParams:
         test: ``nu_p - rho``, the same law as their sum)."""
         if self.selection_test == "svt":
             return NoiseProfile.sum(NoiseProfile.single(LAPLACE, s) for s in self.svt_scales)
-        return NoiseProfile.sum(NoiseProfile.single(self.selection_noise, self.node_param(lvl)) for lvl, _ in dyadic_nodes(p))
+        return NoiseProfile.sum(
+            NoiseProfile.single(self.selection_noise, self.node_param(lvl)) for lvl, _ in dyadic_nodes(p)
+        )
 
     def threshold_at(self, p: int) -> float:
         """``T_p``: a key is selected at ``p`` when its noisy count is strictly above it."""

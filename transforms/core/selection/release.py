@@ -34,10 +34,10 @@ from transforms.core.contribution.sensitivity import calibrated_budget
 from transforms.core.counters import make_counter
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.static.linear import CountMechanism
 from transforms.core.selection.candidate import NodeNoise, apply_event
 from transforms.core.selection.keys import KeyLimit, PersonKeys
 from transforms.core.selection.params import SelectionParams
+from transforms.core.static.linear import CountMechanism
 
 __all__ = ["OpenKeyRelease", "PeriodRelease"]
 
@@ -78,7 +78,9 @@ class OpenKeyRelease:
         h = self.params.horizon
         horizon = None if h is None else h - p + 1
         name = choose_counter(self.params.noise_kind, horizon)
-        return make_counter(name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", key))
+        return make_counter(
+            name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", key)
+        )
 
     def step(self, updates) -> PeriodRelease:
         """Consume one period's ``(person, Update)`` pairs; release the period."""
