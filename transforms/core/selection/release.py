@@ -102,7 +102,8 @@ class OpenKeyRelease:
             else:
                 self.candidates[key] = state
         newly = []
-        for key, state in list(self.candidates.items()):
+        # in a canonical order (the candidates' dict order is their arrival order: not a release)
+        for key, state in sorted(self.candidates.items(), key=lambda kv: repr(kv[0])):
             if self.node_noise.test(key, state, p):
                 newly.append(key)
                 del self.candidates[key]
