@@ -403,3 +403,13 @@ def test_sparse_vector_noise_is_one_threshold_per_key_and_fresh_query_noise():
     nn.forget("k")  # an evicted key that comes back draws the same noise
     assert [nn.at("k", p) for p in range(1, 9)] == got
     assert got == [int(discrete_laplace(KEY.stream(*svt_coords("k", p)), query, 1)[0]) - rho for p in range(1, 9)]
+
+
+def test_selected_keys_come_in_a_canonical_order():
+    params = SelectionParams(PureDP(1.0), 2, horizon=4, threshold=0)
+    outs = []
+    for order in (("b", "a"), ("a", "b")):
+        rel = OpenKeyRelease(params, KeyLimit(2, 3, 3), NoiseSource.disabled())
+        outs.append(rel.step([(f"p{key}", Update("insert", "e", (key,))) for key in order]))
+    assert outs[0].selected == outs[1].selected == ("a", "b")
+    assert list(outs[0].answers) == list(outs[1].answers)
