@@ -413,3 +413,12 @@ def test_selected_keys_come_in_a_canonical_order():
         outs.append(rel.step([(f"p{key}", Update("insert", "e", (key,))) for key in order]))
     assert outs[0].selected == outs[1].selected == ("a", "b")
     assert list(outs[0].answers) == list(outs[1].answers)
+
+
+def test_an_upsert_within_its_key_keeps_the_contributor():
+    pk = PersonKeys(KeyLimit(2, 3, 3))
+    pk.decide_tick(1, [("a", Update("insert", "e1", ("x",)))])
+    acc, refused, events = pk.decide_tick(2, [("a", Update("upsert", "e1", ("x",)))])
+    assert len(acc) == 1 and not refused and events == []
+    _, _, events = pk.decide_tick(3, [("a", Update("delete", "e1"))])
+    assert events == [("x", -1, -1)]

@@ -149,11 +149,12 @@ class PersonKeys:
             old = entries.get(u.entry_id)
             if old is None:
                 old = entries[u.entry_id] = [None, 0]
-            if old[0] is not None:
-                move(old[0], -1)
             new_key = key_of(u) if u.op != DELETE else None
-            if new_key is not None:
-                move(new_key, +1)
+            if old[0] != new_key:  # an upsert within its key moves nothing
+                if old[0] is not None:
+                    move(old[0], -1)
+                if new_key is not None:
+                    move(new_key, +1)
             old[0], old[1] = new_key, old[1] + 1
             accepted.append((person, u))
         new = {"v": KEYS_STATE_VERSION, "bound": bound_state, "entries": entries, "keys": keys, "left": left}
