@@ -351,6 +351,29 @@ class TimeConfig(Section):
         return 1.0 if self.ticks else 0.0
 
 
+#: the refusal of an open key domain (issue 33): the core exists (transforms/core/selection), the pipeline not yet
+OPEN_KEYS_NOT_WIRED = "open key domains are not yet wired into the pipeline (issue 33); declare the keys"
+
+
+def check_open_keys(data: dict) -> None:
+    """``streams: {field, keys: open, max_keys, max_keys_per_person, selection_share}``: check the keys, then refuse
+    the run (:data:`OPEN_KEYS_NOT_WIRED`)."""
+    if data.get("field") is None:
+        raise issue("open keys need streams.field (the field that names the key)", "keys")
+    for key in ("max_keys", "max_keys_per_person"):
+        v = data.get(key)
+        if v is None:
+            raise issue("required with keys: open (an integer >= 1)", key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise issue(f"must be an integer >= 1; got {v!r}", key)
+    share = data.get("selection_share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise issue(
+            f"must be a number between 0 and 1 (the selection's share of the budget); got {share!r}", "selection_share"
+        )
+    raise issue(OPEN_KEYS_NOT_WIRED, "keys")
+
+
 class StreamsConfig(Section):
     """``streams``: the field that names a record's stream and the declared (public) stream keys; no field:
     one stream."""
@@ -359,6 +382,14 @@ class StreamsConfig(Section):
 
     field: Annotated[str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))] = None
     keys: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _open_keys(cls, data):
+        # runs before the section's unknown-key check: the open-key settings are checked, then the run refused
+        if isinstance(data, dict) and data.get("keys") == "open":
+            check_open_keys(data)
+        return data
 
     @classmethod
     def check_raw(cls, data: dict) -> dict:

@@ -1,0 +1,30 @@
+"""Continual private key selection over open key domains (issue 33; ``docs/open_keys.md``).
+
+* :mod:`.params`: the threshold, the per-key budget and the delta schedule from the budget;
+* :mod:`.keys`: at most ``max_keys_per_person`` keys per person (first-come), key events;
+* :mod:`.candidate`: a candidate key's plain-data state and its test;
+* :mod:`.release`: the in-memory release (what a Beam step keyed by candidate key will drive).
+
+Nothing here imports Apache Beam.
+"""
+
+from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, new_candidate_state
+from transforms.core.selection.keys import KEYS_STATE_VERSION, KeyLimit, PersonKeys, key_of, new_keys_state
+from transforms.core.selection.params import SelectionParams, dyadic_nodes
+from transforms.core.selection.release import OpenKeyRelease, PeriodRelease
+
+__all__ = [
+    "CANDIDATE_STATE_VERSION",
+    "KEYS_STATE_VERSION",
+    "KeyLimit",
+    "NodeNoise",
+    "OpenKeyRelease",
+    "PeriodRelease",
+    "PersonKeys",
+    "SelectionParams",
+    "apply_event",
+    "dyadic_nodes",
+    "key_of",
+    "new_candidate_state",
+    "new_keys_state",
+]
