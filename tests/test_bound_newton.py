@@ -150,6 +150,15 @@ def test_the_counters_bound_is_its_profiles_bound(mech, noise):
     assert g.error_bound(0.05) == g.noise_profile().tail_bound(0.05)
 
 
+def test_short_horizons_keep_the_golden_sections_bits(noise):
+    """Under ``NEWTON_FROM`` periods the counter states the golden section's bound itself, bit for bit."""
+    horizon = kary_mod.NEWTON_FROM - 1
+    c = KaryTreeCounter(HistogramMechanism(4, "laplace"), PureDP(1.0), horizon=horizon)
+    for t in range(600):
+        c.step(np.zeros(4, dtype=np.int64), noise)
+        assert c.error_bound(0.05) == c.noise_profile().tail_bound(0.05 / 4), t
+
+
 def test_radices_of_a_year():
     assert kary_radices(525_600) == (13, 14, 14, 14)
     assert math.prod(kary_radices(525_600)) <= 525_600
