@@ -17,7 +17,9 @@ with the exact MGF of the discrete Laplace,
 sub-Gaussian bound ``M(l) <= exp(l^2 sigma2 / 2)`` of the discrete Gaussian
 (CKS 2020, Cor. 9). Any lambda gives a valid bound, so the numerical search
 over lambda only affects tightness. A single discrete Laplace term uses its
-exact tail instead.
+exact tail instead. :func:`tail_bounds` computes the bounds of many profiles at
+once (a vectorised Newton iteration on the same exponent: the k-ary tree's
+bounds over long horizons, ``docs/performance.md``).
 """
 
 from __future__ import annotations
