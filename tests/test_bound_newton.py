@@ -162,3 +162,23 @@ def test_short_horizons_keep_the_golden_sections_bits(noise):
 def test_radices_of_a_year():
     assert kary_radices(525_600) == (13, 14, 14, 14)
     assert math.prod(kary_radices(525_600)) <= 525_600
+
+
+def test_a_restored_counter_states_the_same_bounds(noise):
+    """Through the stored state (encode / decode / restore, the memo of the level profiles' key excluded): the
+    same bound at every later period, bit for bit."""
+    from transforms.core.foundation import state as state_mod
+
+    horizon = kary_mod.NEWTON_FROM + 500
+    c = KaryTreeCounter(CountMechanism(1, "laplace"), PureDP(1.0), horizon=horizon)
+    for _ in range(kary_mod._BLOCK - 3):
+        c.step(np.array([1]), noise)
+    c.error_bound(0.05)  # the memo is set
+    plain = state_mod.to_plain(c)
+    assert "_bound_key" not in repr(plain)
+    c2 = state_mod.restore(state_mod.decode(state_mod.encode(plain)))
+    kary_mod._block_bounds.cache_clear()
+    for _ in range(10):  # into the next block
+        c.step(np.array([1]), noise)
+        c2.step(np.array([1]), noise)
+        assert c2.error_bound(0.05) == c.error_bound(0.05)
