@@ -62,8 +62,8 @@ def _diff(a, b, path: str, out: dict) -> None:
     rel = 0.0
     if isinstance(a, NUMERIC) and isinstance(b, NUMERIC) and a != b:
         rel = abs(a - b) / max(abs(a), abs(b))
-    n, worst = out.get(field, (0, 0.0))
-    out[field] = (n + 1, max(worst, rel))
+    n, worst, example = out.get(field, (0, 0.0, None))
+    out[field] = (n + 1, rel, (path, a, b)) if rel > worst or example is None else (n + 1, worst, example)
 
 
 def compare(base: Path, names: list[str]) -> dict:
@@ -79,13 +79,19 @@ def compare(base: Path, names: list[str]) -> dict:
                 fields: dict = {}
                 differ = 0
                 for a, b in zip(old, new):
-                    before = sum(n for n, _ in fields.values())
+                    before = sum(v[0] for v in fields.values())
                     _diff(a, b, "", fields)
-                    differ += sum(n for n, _ in fields.values()) > before
+                    if sum(v[0] for v in fields.values()) > before:
+                        differ += 1
+                        for k, v in fields.items():
+                            if v[2] is not None and len(v[2]) == 3:  # the record of the largest difference
+                                fields[k] = (*v[:2], (*v[2], {x: a[x] for x in ("stream", "query", "tick") if x in a}))
                 report[f"{name} {kind}"] = {
                     "records": (len(old), len(new)),
                     "differ": differ,
-                    "fields": {k: {"records": n, "max_rel": v} for k, (n, v) in sorted(fields.items())},
+                    "fields": {
+                        k: {"records": n, "max_rel": v, "largest": ex} for k, (n, v, ex) in sorted(fields.items())
+                    },
                 }
     return report
 

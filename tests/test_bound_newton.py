@@ -182,3 +182,25 @@ def test_a_restored_counter_states_the_same_bounds(noise):
         c.step(np.array([1]), noise)
         c2.step(np.array([1]), noise)
         assert c2.error_bound(0.05) == c.error_bound(0.05)
+
+
+def test_lattice_profiles_newton_is_exact_where_the_golden_section_is_not():
+    """A sum's counter releases in lattice units (``LinearQueryMechanism``: unit 2^-20, Laplace scale ~1e7 units):
+    ``q = exp(-1/b)`` is within 1e-7 of 1 and the golden section's ``2 log(1-q) - log(1 - q e^l) - ...`` loses
+    ~7 digits, so its value is off by up to ~1e-6 relative, BELOW the exact minimum (pubsub_local's
+    ``total_amount``, period 7,183 of 7,200: -1.15e-6). Newton's ``log1p(-q expm1(l) / (1-q))`` form stays within
+    1e-14 of it (mpmath): the one place where the two differ by more than 1e-9."""
+    from transforms.core.static import LinearQueryMechanism
+
+    mech = LinearQueryMechanism(np.array([[k / 100 for k in range(101)]]))
+    c = KaryTreeCounter(mech, PureDP(1 / 3), horizon=7200)
+    digits = kary_digits(np.array([100, 4097, 7183]), c.radices)
+    profiles = [NoiseProfile.sum(c._level_profiles[j].times(int(a)) for j, a in enumerate(row) if a) for row in digits]
+    terms, m = _matrix(profiles)
+    got = tail_bounds(terms, m, 0.05)
+    worst_golden = 0.0
+    for p, v in zip(profiles, got):
+        exact = _exact_minimum(p, 0.05)
+        assert abs(float((mpmath.mpf(float(v)) - exact) / exact)) <= 1e-14
+        worst_golden = max(worst_golden, abs(float((mpmath.mpf(p.tail_bound(0.05)) - exact) / exact)))
+    assert worst_golden > 1e-9  # the golden section's evaluation is the inexact one here
