@@ -10,6 +10,14 @@ the sum of several cells has no bound in the records). ``--truth FILE``: the exa
 for an evaluation: JSON lines with ``stream``, ``query``, ``tick`` and ``value`` or ``estimate`` (the releases of a
 run with ``privacy.disable_noise``, or a folder holding them, fit as they are).
 
+A long run draws a sample of its periods: past ``MAX_PERIODS`` distinct release ticks, every k-th tick (the
+first and the last included, k the least that keeps at most ``MAX_PERIODS``), every record of the ticks drawn
+(every query, stream and cell, with its own bound), and the title says so ("every k-th of N periods drawn"). A
+panel is some 500 pixels wide: 5,000 periods are ten a pixel, so the lines and bands are those of the whole run
+at the picture's resolution except for excursions shorter than k periods. Only the sampled lines of a JSON-lines
+file are parsed (the tick is read from the raw line), so a year of one-minute periods (a million records) costs
+a pass over the file, not a million parses.
+
 Plotting is post-processing of released values: it costs no privacy (the truth overlay is confidential: never
 publish a picture drawn with it). Written to ``OUTPUT_DIR/releases.png`` by default.
 """
@@ -17,18 +25,31 @@ publish a picture drawn with it). Written to ``OUTPUT_DIR/releases.png`` by defa
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import re
 import sys
 from datetime import datetime
 from pathlib import Path
 
-from pipelines.results import iter_records
+from pipelines.results import file_format, iter_records, release_files
 
-__all__ = ["plot_releases", "draw", "load_rows", "main", "MAX_CELLS", "MAX_PANELS", "PANELS_PER_ROW"]
+__all__ = [
+    "plot_releases",
+    "draw",
+    "load_rows",
+    "load_sampled",
+    "main",
+    "MAX_CELLS",
+    "MAX_PANELS",
+    "MAX_PERIODS",
+    "PANELS_PER_ROW",
+]
 
 MAX_CELLS = 6  # lines per histogram panel: the MAX_CELLS - 1 largest cells and one for the rest
 MAX_PANELS = 48  # panels per picture (the first ones, in the order of the records; the title says so)
 PANELS_PER_ROW = 4
+MAX_PERIODS = 5000  # release ticks drawn at most: a longer run draws every k-th (module docstring)
 
 
 def load_rows(where: str, releases_only: bool = True) -> list[dict]:
@@ -39,6 +60,57 @@ def load_rows(where: str, releases_only: bool = True) -> list[dict]:
         return list(iter_records(where, releases_only=releases_only))
     except FileNotFoundError:
         return []
+
+
+_TICK = re.compile(rb'"tick": ?(-?[0-9]+)')
+
+
+def _sampled_ticks(ticks: set, max_periods: int) -> tuple[set | None, int]:
+    """(the ticks to draw, k): None and 1 when all are drawn; else every k-th distinct tick and the last."""
+    if len(ticks) <= max_periods:
+        return None, 1
+    order = sorted(ticks)
+    k = math.ceil((len(order) - 1) / (max_periods - 1))
+    return set(order[::k]) | {order[-1]}, k
+
+
+def load_sampled(where: str, max_periods: int | None = None) -> tuple[list[dict], int, int]:
+    """``(rows, k, periods)``: the release records of ``where`` (:func:`load_rows`) at every k-th of its
+    ``periods`` distinct ticks (module docstring; ``k = 1``: all). JSON-lines files are read twice, the ticks
+    from the raw lines first, and only the lines of the ticks drawn are parsed; other formats are read whole and
+    thinned. A file that is not plain release records is read by :func:`load_rows` (its errors)."""
+    max_periods = max_periods or MAX_PERIODS
+    try:
+        paths = release_files(where)
+    except FileNotFoundError:
+        return [], 1, 0
+    if not paths or any(file_format(p) != "jsonl" for p in paths):
+        rows = load_rows(where)
+        keep, k = _sampled_ticks({r["tick"] for r in rows}, max_periods)
+        periods = len({r["tick"] for r in rows})
+        return (rows if keep is None else [r for r in rows if r["tick"] in keep]), k, periods
+    ticks = set()
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                m = _TICK.search(line)
+                if m is None and line.strip():
+                    return load_rows(where), 1, 0  # not a release line as written: the full reader decides
+                if m is not None:
+                    ticks.add(int(m[1]))
+    keep, k = _sampled_ticks(ticks, max_periods)
+    if keep is None:
+        return load_rows(where), 1, len(ticks)
+    rows = []
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                m = _TICK.search(line)
+                if m is not None and int(m[1]) in keep:
+                    rows.append(json.loads(line))
+    if any(not {"stream", "query", "estimate", "tick"} <= r.keys() for r in rows[:1]):
+        return load_rows(where), 1, len(ticks)  # not release records: load_rows raises as it says
+    return rows, k, len(ticks)
 
 
 def _x(row: dict):
@@ -96,9 +168,17 @@ def _label_ends(ax, ends: list[tuple[float, str, str]]) -> None:
         )
 
 
-def draw(rows: list[dict], truth: list[dict] | None = None, nonnegative=None, max_cells: int = MAX_CELLS):
+def draw(
+    rows: list[dict],
+    truth: list[dict] | None = None,
+    nonnegative=None,
+    max_cells: int = MAX_CELLS,
+    sampled: tuple[int, int] = (1, 0),
+):
     """The figure of ``rows`` (release records); ``truth``: exact answers to overlay; ``nonnegative``: the queries
-    whose released values are clamped at 0 (None: those whose estimates are all >= 0)."""
+    whose released values are clamped at 0 (None: those whose estimates are all >= 0); ``sampled``: ``(k,
+    periods)`` when ``rows`` hold every k-th of ``periods`` release ticks (:func:`load_sampled`: the title says
+    so)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -174,6 +254,8 @@ def draw(rows: list[dict], truth: list[dict] | None = None, nonnegative=None, ma
         title += "; dashed: the exact answers (confidential)"
     if len(shown) < len(panels):
         title += f"; the first {len(shown)} of {len(panels)} panels"
+    if sampled[0] > 1:
+        title += f"; every {sampled[0]}-th of {sampled[1]:,} periods drawn"
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -181,12 +263,12 @@ def draw(rows: list[dict], truth: list[dict] | None = None, nonnegative=None, ma
 def plot_releases(out_dir: str, out_file: str | None = None, truth: str | None = None, nonnegative=None) -> Path | None:
     """Draw the releases under ``out_dir``; returns the PNG path (None: no releases). ``truth``: a file or folder
     of exact answers to overlay (:func:`draw`)."""
-    rows = load_rows(out_dir)
+    rows, k, periods = load_sampled(out_dir)
     if not rows:
         return None
     import matplotlib.pyplot as plt
 
-    fig = draw(rows, load_rows(truth, releases_only=False) if truth else None, nonnegative)
+    fig = draw(rows, load_rows(truth, releases_only=False) if truth else None, nonnegative, sampled=(k, periods))
     path = Path(out_file) if out_file else Path(out_dir) / "releases.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -98,3 +98,32 @@ def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
     monkeypatch.setattr(samplers, "SMALL_DRAW", 0)
     vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
     assert small == vectorised
+
+
+def test_auto_spent_memo_is_the_composition_of_the_parts_spends(noise):
+    """``AutoRelease.spent`` composes again only when a part's spend changed: at every tick it is the composition
+    of the parts' current spends (its repr: the values and their types), whatever the memo held."""
+    from transforms.core import DynamicConfig, PureDP, QuerySet, Update
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.foundation.accounting.budgets import compose_sequential
+
+    config = DynamicConfig(
+        (
+            QuerySet("n", "count"),
+            QuerySet("h", "histogram", domain_size=3),
+            QuerySet("r", "pmw", domain_size=8, ranges=True),
+        ),
+        PureDP(3.0),
+    )
+    core = AutoRelease(config, stream="s", every_ticks=1, end_tick=40)
+    rng = np.random.default_rng(3)
+    seen, k = set(), 0
+    for t in range(1, 41):
+        ups = [Update("insert", f"e{k + i}", (int(rng.integers(3)), int(rng.integers(8)))) for i in range(2)]
+        k += 2
+        res = core.process_tick(t, ups, noise)
+        want = compose_sequential(type(p).group_unit(p.config).guarantee(p.spent) for p in core.parts)
+        assert repr(core.spent) == repr(want), t
+        assert all(repr(a.spent) == repr(want) for a in res.answers), t
+        seen.add(repr(want))
+    assert len(seen) >= 2  # the spends change during the run: a stale memo would show

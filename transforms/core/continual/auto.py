@@ -148,6 +148,7 @@ class AutoRelease(ContinualRelease):
     between the parts by :func:`plan` (sequential composition)."""
 
     name = "auto"
+    _STATE_EXCLUDE = ("_spent_memo",)  # a memo of :attr:`spent` (recomputed on first use)
     deletions_allowed = True
     options_cls = AutoOptions
     horizon_unit = "periods"
@@ -241,8 +242,17 @@ class AutoRelease(ContinualRelease):
     @property
     def spent(self) -> Budget:
         """The parts' spends, each stated for the configured unit (a part whose ledger charges the
-        update level: group privacy; ``net_change``'s: its own), composed (sequential)."""
-        return compose_sequential(type(p).group_unit(p.config).guarantee(p.spent) for p in self.parts)
+        update level: group privacy; ``net_change``'s: its own), composed (sequential). Composed again
+        only when a part's spend changed (every answer of every period carries it; a counter spends
+        at its nodes' releases, the same total for most periods): the value of the same spends."""
+        spends = [p.spent for p in self.parts]
+        key = tuple(map(repr, spends))  # the exact values and their types (1 == 1.0, but not as a record's field)
+        memo = getattr(self, "_spent_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        value = compose_sequential(type(p).group_unit(p.config).guarantee(s) for p, s in zip(self.parts, spends))
+        self._spent_memo = (key, value)
+        return value
 
     def _noise(self, noise: NoiseSource, i: int) -> NoiseSource:
         """Part ``i``'s own sub-key: the parts never share noise."""
