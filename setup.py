@@ -46,6 +46,7 @@ setup(
             "psycopg[binary]>=3.1,<4",
             "pandas>=2.1",  # tests/test_results.py (the pandas extra)
             "dp-accounting==0.6.0",  # tests/test_dp_events.py (the dp_accounting extra)
+            "mpmath>=1.3",  # tests/test_bound_newton.py: the exact minimum of a Chernoff bound at 40 digits
             # tests/test_beam_yaml.py runs Beam's YAML runner (jinja2, docstring_parser, pandas for its
             # WriteToJson / WriteToCsv): Beam's own extra, of the pinned release
             "apache-beam[yaml]==2.62.0",
