@@ -21,10 +21,11 @@ Usage: ``python -m benchmarks.config_snapshot [--out FILE] [NAME ...]``; compare
 References: ``config_snapshot_stop38.json`` is today's (stop 38). It differs from ``config_snapshot_stop37.json``
 only in the ``releases`` of ``pubsub`` and ``pubsub_local``, and there only in ``error_bound`` (7,200 periods
 pass ``kary.NEWTON_FROM``: the k-ary tree's bound by the vectorised Newton minimiser, docs/performance.md;
-``python -m benchmarks.snapshot_fields`` lists the fields). ``config_snapshot_stop37.json`` differs from ``config_snapshot_stop35.json``
-only in the ``releases`` of the 8 configurations with a histogram under ``auto`` / ``net_change``: the histogram
-projection became the default post-processing (``docs/consistency.md``); their count and sum records are the
-same bytes, their histogram records change estimate and error_bound only.
+``python -m benchmarks.snapshot_fields`` lists the fields). ``config_snapshot_stop37.json`` differs from
+``config_snapshot_stop35.json`` only in the ``releases`` of the 8 configurations with a histogram under
+``auto`` / ``net_change``: the histogram projection became the default post-processing
+(``docs/consistency.md``); their count and sum records are the same bytes, their histogram records change
+estimate and error_bound only.
 """
 
 from __future__ import annotations
