@@ -13,8 +13,8 @@ from transforms.core.counters.factorization.kary_signed import (
     signed_nodes,
     signed_shape,
 )
-from transforms.core.foundation.noise import discrete_laplace_variance
 from transforms.core.foundation import state as state_mod
+from transforms.core.foundation.noise import discrete_laplace_variance
 
 
 @pytest.mark.parametrize("k,h,T", [(3, 3, 40), (5, 2, 30), (3, 4, 100), (7, 3, 120)])
@@ -73,3 +73,35 @@ def test_state_round_trip_continues_identically():
     b = state_mod.restore(state_mod.decode(state_mod.encode(state_mod.to_plain(a))))
     for _ in range(50):
         assert np.array_equal(a.step(np.array([2]), noise), b.step(np.array([2]), noise))
+
+
+def _kary_signed_setting():
+    import privacy_harness as H
+    import test_privacy_contract as C
+
+    (s,) = [x for x in C.COUNTER_SETTINGS if x.options["counter"] == "kary_signed"]
+    # horizon 200: a 2-level tree (k = 19) under pure DP (at the registry-wide 32 the best shape
+    # is one level, every step its own node)
+    s = H.Setting(s.name, s.budget, s.unit, options={"counter": "kary_signed", "horizon": 200})
+    return H, s
+
+
+def test_exact_privacy_loss_within_budget():
+    """The registry-wide contract (test_privacy_contract runs it too): pure DP, the harness's
+    neighbouring pairs at node boundaries."""
+    H, s = _kary_signed_setting()
+    from transforms.core.counters.factorization.kary_signed import signed_shape
+
+    assert signed_shape(200)[1] >= 2
+    verdict = H.check_setting(s)
+    assert not verdict.problems, verdict.problems
+    assert verdict.ratio > 0.5  # attained within a factor 2 on the harness's pairs
+
+
+def test_twin_with_half_the_noise_fails(monkeypatch):
+    from transforms.core.counters.factorization import kary_signed
+
+    real = kary_signed.as_ratio_up
+    monkeypatch.setattr(kary_signed, "as_ratio_up", lambda x: real(x / 2))
+    H, s = _kary_signed_setting()
+    assert H.check_setting(s).problems

@@ -263,5 +263,3 @@ def signed_variance_path(horizon: int, eps: float = 1.0) -> np.ndarray:
     k, h = signed_shape(horizon, 2)
     p = float(as_ratio_up(Fraction(h) / Fraction(eps)))
     return signed_node_counts(horizon, k, h) * discrete_laplace_variance(p)
-
-
