@@ -94,13 +94,13 @@ def _mean_cost(horizon: int, k: int, h: int) -> float:
 @functools.lru_cache(maxsize=64)
 def signed_shape(horizon: int, exponent: int = 2) -> tuple[int, int]:
     """(k, h): odd k >= 3 and h levels with the least exact mean variance over t = 1..T
-    (node variance ~ h^exponent; 2: Laplace, 1: Gaussian), k^(h-1) <= 4 T."""
+    (node variance ~ h^exponent; 2: Laplace, 1: Gaussian), k^(h-1) <= 4 T, k <= 1001."""
     if horizon < 1:
         raise ValueError("horizon must be >= 1")
     best, shape = (horizon + 1) / 2.0, (3, 1)
     for h in range(2, max(2, horizon.bit_length()) + 2):
         k = 3
-        while k ** (h - 1) <= 4 * horizon:
+        while k ** (h - 1) <= 4 * horizon and k <= 1001:  # the optimum is near k = 19 (e^3)
             v = _mean_cost(horizon, k, h) / h**2 * h**exponent
             if v < best * (1 - 1e-12):
                 best, shape = v, (k, h)
