@@ -19,6 +19,7 @@ and ``--timing`` the wall time of a T-step run of the new counters (1 cell).
 Usage: python benchmarks/bench_counters.py [--T 10 16] [--runs-small 30] [--runs-large 2]
        python benchmarks/bench_counters.py --analytic [--T 10 16 20]
        python benchmarks/bench_counters.py --timing [--T 10 16]
+       python benchmarks/bench_counters.py --pure [--T 10 14 18 20 24]
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from transforms.core.counters.factorization import (  # noqa: E402
     toeplitz_variance_path,
 )
 from transforms.core.counters.factorization.anytime import MAX_STEPS, anytime_variance_path  # noqa: E402
+from transforms.core.counters.factorization.kary_signed import signed_node_counts, signed_shape  # noqa: E402
 from transforms.core.counters.factorization.scaled import scaled_variance_path  # noqa: E402
 
 REFERENCES = {
@@ -162,6 +164,51 @@ def timing(logs) -> None:
             print(f"| 2^{lt} | {name} | {kind} | {dt:.2f} | {dt / T * 1e6:.0f} us |", flush=True)
 
 
+def infinite_honaker_path(T: int, eps: float = 1.0) -> np.ndarray:
+    """infinite_honaker's per-step variance, t = 1..T, count under pure DP (continuous node
+    variance 2 b^2): finished ranges [2^i, 2^(i+1)) at eps/2 each, plus range i's Honaker binary
+    tree (horizon 2^i, i + 1 levels, eps / 2 / (i + 1) per node) at offset t - 2^i + 1."""
+    out = np.zeros(T)
+    i = 0
+    while (1 << i) <= T:
+        lo, hi = 1 << i, min((1 << (i + 1)) - 1, T)
+        s2 = 2.0 * (2.0 * (i + 1) / eps) ** 2
+        tree = kary_variance_path(1 << i, (2,) * i, s2)
+        out[lo - 1 : hi] = i * 2.0 * (2.0 / eps) ** 2 + tree[: hi - lo + 1]
+        i += 1
+    return out
+
+
+def pure_table(logs) -> None:
+    """Pure DP (eps = 1), count: kary_signed against kary_tree (Honaker and plain) and
+    infinite_honaker, max and mean variance over t = 1..T (continuous node variance 2 b^2)."""
+    print("| T | counter | shape | max var | mean var | kary_tree (Honaker) / this, mean / max |")
+    print("|---|---|---|---|---|---|")
+    for lt in logs:
+        T = 1 << lt
+        k, h = signed_shape(T, 2)
+        vs = signed_node_counts(T, k, h) * 2.0 * h * h
+        rad = kary_radices(T, 2)
+        vk = _tree_path(T, rad, "laplace")
+        levels = len(rad) + 1
+        digits = np.zeros(T)
+        tt, size = np.arange(1, T + 1), 1
+        for j in range(levels):
+            digits += tt // size if j == levels - 1 else (tt // size) % rad[j]
+            if j < levels - 1:
+                size *= rad[j]
+        vp = digits * 2.0 * levels**2
+        vi = infinite_honaker_path(T)
+        for name, shape, v in (
+            ("kary_signed", f"k = {k}, h = {h}", vs),
+            ("kary_tree", f"radices {rad}, Honaker", vk),
+            ("kary_tree, plain sums", f"radices {rad}", vp),
+            ("infinite_honaker", "no horizon", vi),
+        ):
+            ratio = f"{vk.mean() / v.mean():.2f} / {vk.max() / v.max():.2f}"
+            print(f"| 2^{lt} | {name} | {shape} | {v.max():.1f} | {v.mean():.1f} | {ratio} |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--T", nargs="+", type=int, default=None, help="log2 of the horizons")
@@ -170,9 +217,12 @@ def main(argv=None):
     ap.add_argument("--counters", nargs="+", default=COUNTERS)
     ap.add_argument("--analytic", action="store_true", help="the analytic variance table only")
     ap.add_argument("--timing", action="store_true", help="the timing table only")
+    ap.add_argument("--pure", action="store_true", help="the pure-DP table (kary_signed) only")
     args = ap.parse_args(argv)
     if args.analytic:
         return analytic_table(args.T or [10, 16, 20])
+    if args.pure:
+        return pure_table(args.T or [10, 14, 18, 20, 24])
     if args.timing:
         return timing(args.T or [10, 16])
     args.T = args.T or [10, 16]

@@ -426,6 +426,20 @@ def record_run(setting: Setting, batches, *, key: bytes = KEY, factory=None) -> 
         pos = 0
         g = None
         off_log = {tuple(c): v for c, _, v in c_off.release_log}
+        # the lattice unit from the first release with a nonzero draw (a counter with small
+        # integer noise, kary_signed, may draw zeros first)
+        scan = 0
+        for coords, _, values in c_on.release_log:
+            if g is not None or tuple(coords) in on.static:
+                continue
+            n = len(np.asarray(values))
+            z = np.asarray([v for v, _ in flat[scan : scan + n]], dtype=np.float64)
+            if len(z) == n and np.any(z):
+                i = int(np.flatnonzero(z)[0])
+                g = float((np.asarray(values, dtype=np.float64) - np.asarray(off_log[tuple(coords)]))[i] / z[i])
+                if not (g > 0 and math.frexp(g)[0] == 0.5):
+                    on.mismatches.append((tuple(coords), f"lattice unit {g} is not a power of two"))
+            scan += n
         for coords, _, values in c_on.release_log:
             coords = tuple(coords)
             if coords in on.static:

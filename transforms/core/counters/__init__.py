@@ -37,6 +37,9 @@ Counters (``make_counter`` names):
 * ``anytime_sqrt`` (``factorization/anytime.py``): the infinite square root with
   a slowly decreasing diagonal (summable columns: private for ever), exact
   lattice noise, no horizon: within 1.25x of the square root designed for t.
+* ``kary_signed`` (``factorization/kary_signed.py``): the k-ary tree with negative
+  digits (arXiv 2408.07021), exact integer noise, horizon T: under pure DP 25-35%
+  below ``kary_tree`` (Honaker) in mean and max variance at T = 2^10..2^20.
 
 ``error_bound(beta)`` is a valid public (1-beta) bound on the error of the
 latest estimate, simultaneously over all queries: a Chernoff bound on the
@@ -51,6 +54,7 @@ from dataclasses import dataclass, field
 from transforms.core.counters.base import ContinualCounter
 from transforms.core.counters.factorization import BLTCounter, KaryTreeCounter, SqrtFactorizationCounter
 from transforms.core.counters.factorization.anytime import AnytimeSqrtCounter
+from transforms.core.counters.factorization.kary_signed import KarySignedCounter
 from transforms.core.counters.factorization.scaled import ScaledSqrtCounter
 from transforms.core.counters.trees import (
     BinaryTreeCounter,
@@ -72,6 +76,7 @@ __all__ = [
     "KaryTreeCounter",
     "ScaledSqrtCounter",
     "AnytimeSqrtCounter",
+    "KarySignedCounter",
     "CounterSpec",
     "COUNTERS",
     "COUNTER_NAMES",
@@ -122,6 +127,7 @@ COUNTERS: dict[str, CounterSpec] = {
         CounterSpec("kary_tree", KaryTreeCounter),
         CounterSpec("scaled_sqrt", ScaledSqrtCounter),  # Gaussian only; factorization/scaled.py
         CounterSpec("anytime_sqrt", AnytimeSqrtCounter),  # no horizon; factorization/anytime.py
+        CounterSpec("kary_signed", KarySignedCounter),  # negative digits; factorization/kary_signed.py
     )
 }
 COUNTER_NAMES = tuple(COUNTERS)
