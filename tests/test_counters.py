@@ -430,6 +430,7 @@ def test_the_counter_registry_states_which_counters_need_a_horizon():
         "sqrt_factorization",
         "kary_tree",
         "scaled_sqrt",
+        "kary_signed",
     )
     assert UNBOUNDED_COUNTERS == ("naive_increments", "infinite", "infinite_honaker", "blt", "anytime_sqrt")
     for name, spec in COUNTERS.items():
