@@ -178,6 +178,30 @@ def test_an_unbounded_release_is_planned_at_stated_periods():
     assert len(active) == 3 and active == sorted(active)  # the bound grows with the periods
 
 
+def test_the_forecast_minimises_bounds_only_at_the_ticks_it_reads(monkeypatch):
+    """An unbounded plan steps 10,000 periods: the bound (a minimisation) is computed at the 3 stated periods
+    only, and equals the bound of a forecast that computes it at every period (the records' bounds)."""
+    from transforms.core.continual.baselines import ContinualCountRelease
+    from transforms.core.counters.base import ContinualCounter
+
+    cfg = load_config(ROOT / "configs" / "pubsub_local.yaml")
+    calls = []
+    real = ContinualCounter.error_bound
+    monkeypatch.setattr(ContinualCounter, "error_bound", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    rows = plan_rows(cfg)
+    lazy = [(r["stream"], r["query"], r["error_bound"]) for r in rows]
+    # one minimisation per stated (query, period): the streams share one configuration, hence one forecast
+    assert len(calls) == len({(r["query"], r["tick"]) for r in rows}) == 9
+    # the same numbers when every period's answer carries its bound (as in a release); 100 periods to keep it short
+    monkeypatch.setattr("pipelines.plan.UNBOUNDED_PERIODS", (1, 100))
+    lazy100 = [(r["stream"], r["query"], r["error_bound"]) for r in plan_rows(cfg)]
+    assert lazy100 == [x for x, r in zip(lazy, rows) if r["tick"] in (1, 100)]
+    monkeypatch.setattr(ContinualCountRelease, "bound_ticks", property(lambda self: None, lambda self, v: None))
+    calls.clear()
+    eager = [(r["stream"], r["query"], r["error_bound"]) for r in plan_rows(cfg)]
+    assert eager == lazy100 and len(calls) == 3 * 100  # every period of the 3 query sets
+
+
 def test_release_ticks_end_with_the_end():
     assert release_ticks(10, 3) == [3, 6, 9, 10]
     assert release_ticks(9, 3) == [3, 6, 9]

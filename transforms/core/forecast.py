@@ -114,6 +114,9 @@ def forecast(
 
     core = core_cls(config, stream="plan", end_tick=end_tick, every_ticks=every_ticks, options=options)
     noise = NoiseSource(_KEY, disabled=noise_off)
+    for part in getattr(core, "parts", None) or [core]:
+        if hasattr(part, "bound_ticks"):  # a continual counter release: bounds only where they are read
+            part.bound_ticks = frozenset(ticks)
     out = []
     for tick in sorted(set(ticks)):
         res = core.advance(tick, noise)

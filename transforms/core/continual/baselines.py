@@ -192,6 +192,11 @@ class ContinualCountRelease(ContinualRelease):
     options_cls = ContinualCountOptions
     horizon_unit = "ticks"
     signed = False  # the batches are insertions only (NetChangeRelease: signed changes)
+    #: the ticks whose answers carry their error bound; None (always, in every release): every tick. Only the
+    #: plan's forecast (:func:`transforms.core.forecast.forecast`, noise discarded) sets it, to the ticks it
+    #: reads, so that forecasting 10,000 periods does not minimise 10,000 bounds it throws away; the other
+    #: answers then carry NaN. Which noise is drawn, and when, does not depend on it.
+    bound_ticks: frozenset | None = None
 
     def __init__(self, config: DynamicConfig, *, options=None, counter: str | None = None, horizon=None, **kw):
         if counter is not None or horizon is not None:  # the earlier keyword form
@@ -291,6 +296,7 @@ class ContinualCountRelease(ContinualRelease):
         self.closed += 1
         self.acc = None
         beta = self.config.beta
+        bound = self.bound_ticks is None or tick in self.bound_ticks
         for k, c in enumerate(self.counters):
             est = c.step(None if hists is None else hists[k], noise)
             res.answers.append(
@@ -300,7 +306,7 @@ class ContinualCountRelease(ContinualRelease):
                     self.closed,
                     self.config.queries[k].name,
                     est,
-                    c.error_bound(beta),
+                    c.error_bound(beta) if bound else float("nan"),
                     beta,
                     self.ledger.spent,
                 )
