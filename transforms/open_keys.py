@@ -52,7 +52,7 @@ from transforms.core.selection.release import (
     key_state_to_plain,
 )
 
-__all__ = ["OPEN_KEYS_CELL_VERSION", "ReleaseOpenKeys", "run_key", "DEAD"]
+__all__ = ["OPEN_KEYS_CELL_VERSION", "DEAD", "OpenKeysFn", "ReleaseOpenKeys", "decide_person", "run_key"]
 
 NAMESPACE = "dp_dynamic.open_keys"
 OPEN_KEYS_CELL_VERSION = 1
@@ -71,8 +71,9 @@ def _update(t: tuple) -> Update:
 
 
 def _dead(reason: str, tick: int, u: Update) -> dict:
-    """A refused update for the operator's dead letters: the reason and the update, never the person."""
-    return {"stage": STAGE, "reason": reason, "tick": tick, "op": u.op, "entry_id": u.entry_id, "item": u.item}
+    """A refused update for the operator's dead letters: the reason, tick, op and entry id; never the person,
+    nor the item (it names a key, maybe one never selected: such a key is in no output at all)."""
+    return {"stage": STAGE, "reason": reason, "tick": tick, "op": u.op, "entry_id": u.entry_id}
 
 
 def decide_person(keys: PersonKeys, state, person, updates) -> tuple[dict, list]:
