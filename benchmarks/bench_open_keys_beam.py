@@ -79,11 +79,52 @@ def run(n: int) -> dict:
     }
 
 
+def demo_records(persons: int = 600, keys: int = 60, seed: int = 33) -> list[dict]:
+    """The input of ``configs/open_keys.yaml``: visits of ``persons`` customers to ``keys`` cities (a Zipf
+    tail: city-000 most visited) over one day; a visit is inserted, sometimes moved to another city
+    (upsert) and sometimes deleted; a customer visits up to 4 cities (the third and later are refused
+    with max_keys_per_person 2)."""
+    import random
+
+    rnd = random.Random(seed)
+    weights = [1.0 / (i + 1) for i in range(keys)]
+    out, seq = [], 0
+    for c in range(persons):
+        for v in range(rnd.randint(1, 4)):
+            t = rnd.uniform(0, 86400 * 0.8)
+            city = f"city-{rnd.choices(range(keys), weights)[0]:03d}"
+            ev = [(t, "insert", city)]
+            r = rnd.random()
+            if r < 0.2:
+                ev.append((rnd.uniform(t, 86400), "upsert", f"city-{rnd.choices(range(keys), weights)[0]:03d}"))
+            elif r < 0.4:
+                ev.append((rnd.uniform(t, 86400), "delete", city))
+            for when, op, where in ev:
+                rec = {
+                    "time": round(when, 3),
+                    "op": op,
+                    "id": f"v{c:04d}-{v}",
+                    "city": where,
+                    "customer": c,
+                    "seq": seq,
+                }
+                if op != "delete":
+                    rec["item"] = {}
+                out.append(rec)
+                seq += 1
+    return sorted(out, key=lambda r: (r["time"], r["seq"]))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20000, 100000])
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
+    ap.add_argument("--write-demo", metavar="PATH", help="write the input of configs/open_keys.yaml and stop")
     a = ap.parse_args(argv)
+    if a.write_demo:
+        with open(a.write_demo, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in demo_records())
+        return
     if a.one:
         print(json.dumps(run(a.one)))
         return

@@ -128,13 +128,17 @@ def run_key(ctx, key, state, last: int, events, upto: int, end: int) -> tuple:
 
 
 class _Setup(beam.DoFn):
-    def __init__(self, params: SelectionParams, limit: KeyLimit, noise: NoiseSource, spec, end: int):
+    def __init__(self, params: SelectionParams, limit: KeyLimit, noise, spec, end: int):
         self.params, self.limit, self.noise, self.spec, self.end = params, limit, noise, spec, int(end)
 
     def setup(self):
         self.keys = PersonKeys(self.limit)
+        noise = self.noise
+        if not isinstance(noise, NoiseSource):  # (NoiseKey, ReleaseIdentity): the key is loaded on the worker
+            key, release = noise
+            noise = key.load().for_release(release)
         # the context the in-memory driver builds (its answers' budget included), without the node cache
-        self.ctx = OpenKeyRelease(self.params, self.limit, self.noise).context
+        self.ctx = OpenKeyRelease(self.params, self.limit, noise).context
         self.ctx.remember = False
 
 
@@ -250,9 +254,10 @@ class ReleaseOpenKeys(beam.PTransform):
     """``(person, (tick, Update))`` -> ``(period, key, answer)`` (main) and dead letters (``dead_letters``)
     (module docstring). ``spec``: the :class:`~transforms.spec.StreamSpec` (its ``closes_at``,
     ``closed_tick``, ``final_at``, ``final_tick``); ``end``: the last period (the selection's horizon:
-    required, a public end)."""
+    required, a public end). ``noise``: a NoiseSource, or ``(NoiseKey, ReleaseIdentity)`` (the pipelines: the
+    key is loaded on the workers, never put in the graph)."""
 
-    def __init__(self, params: SelectionParams, limit: KeyLimit, noise: NoiseSource, spec, bounded: bool):
+    def __init__(self, params: SelectionParams, limit: KeyLimit, noise, spec, bounded: bool):
         super().__init__()
         if params.horizon is None:
             raise ValueError("open keys in Beam need a horizon (the configured end)")
