@@ -99,3 +99,30 @@ class OpenReleaseDict:
 
 def open_release_dict(cfg, spec) -> OpenReleaseDict:
     return OpenReleaseDict(cfg, spec)
+
+
+def open_keys_plan(cfg) -> list[str]:
+    """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
+    selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
+    from pipelines.outputs import budget_dict, budget_text
+    from pipelines.wiring import stream_spec
+
+    spec = stream_spec(cfg)
+    h = spec.end_tick
+    p = selection_params(cfg, h)
+    s, limit = cfg.streams_config, key_limit(cfg)
+    return [
+        f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released from the first "
+        "period at which a noisy count of its live contributors exceeds the threshold, then every period to the "
+        "end (a count of its live entries); nothing before; a key never selected is in no output",
+        f"selection: the {p.selection_test} test ({p.selection_noise} noise), {s.selection_share:.0%} of the "
+        f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
+        f"contributors at period 1, {p.threshold_at(h):.1f} at period {h}; delta {p.event_delta:.3g} "
+        f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
+        "contribution_bounded)",
+        f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
+        f"{budget_text(budget_dict(p.answers_budget))}, calibrated for {limit.group} updates per person",
+        f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
+        "the whole release, with the selection's delta above; the number of candidate keys is operator data "
+        "(never released)",
+    ]

@@ -159,6 +159,7 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
         out = release_open_keys(records, cfg, spec, noise_key, release)
         dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+        out["answers"] | "CountOpenKeyReleases" >> beam.Map(_count_release)
         outputs = {
             "releases": (out["answers"], open_release_dict(cfg, spec)),
             "dead_letters": (dead, lambda d: dead_dict(cfg, d)),
@@ -189,6 +190,10 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
         outputs["query_answers"] = (out["query_answers"], lambda a: answer_dict(cfg, a))
     return write_outputs(cfg, outputs, release_id=release.release_id)
+
+
+def _count_release(_) -> None:
+    Metrics.counter(NAMESPACE, "releases_written").inc()
 
 
 def write_outputs(cfg, outputs: dict, avro: bool = True, release_id: str | None = None) -> list[str]:

@@ -51,6 +51,7 @@ from transforms.core.selection.release import (
     key_state_from_plain,
     key_state_to_plain,
 )
+from transforms.spec import NAMESPACE as SPEC_NAMESPACE
 
 __all__ = ["OPEN_KEYS_CELL_VERSION", "DEAD", "OpenKeysFn", "ReleaseOpenKeys", "decide_person", "run_key"]
 
@@ -59,6 +60,8 @@ OPEN_KEYS_CELL_VERSION = 1
 DEAD = "dead_letters"
 STAGE = "open_keys"
 _REFUSED = Metrics.counter(NAMESPACE, "updates_refused")
+# the pipelines' summary reads this one in the common namespace (counts only: never a key or person)
+_ACCEPTED = Metrics.counter(SPEC_NAMESPACE, "updates_accepted")
 _SELECTED = Metrics.counter(NAMESPACE, "keys_selected")
 
 
@@ -85,7 +88,9 @@ def decide_person(keys: PersonKeys, state, person, updates) -> tuple[dict, list]
         by_tick.setdefault(t[0], []).append((person, _update(t)))
     out = []
     for tick in sorted(by_tick):
-        state, _, refused, events = keys.decide_person(state, tick, by_tick[tick])
+        state, accepted, refused, events = keys.decide_person(state, tick, by_tick[tick])
+        if accepted:
+            _ACCEPTED.inc(len(accepted))
         for (_, u), reason in refused:
             _REFUSED.inc()
             out.append(beam.pvalue.TaggedOutput(DEAD, _dead(reason, tick, u)))
