@@ -9,6 +9,7 @@ import re
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BeforeValidator, PrivateAttr, WithJsonSchema, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from pipelines.model import (
     MAX_SPAN_SECONDS,
@@ -398,8 +399,11 @@ class StreamsConfig(Section):
     EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
 
     field: Annotated[str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))] = None
-    keys: tuple[str, ...] = ()
-    open_keys: bool = False
+    keys: Annotated[
+        tuple[str, ...],
+        WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"const": "open"}], "default": []}),
+    ] = ()
+    open_keys: SkipJsonSchema[bool] = False  # set by keys: open (check_raw), never written
     max_keys: int | None = None
     max_keys_per_person: int | None = None
     selection_share: float | None = None
