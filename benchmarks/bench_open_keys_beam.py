@@ -26,6 +26,12 @@ TICK = 10.0
 PERIODS = 3
 
 
+def _stamp(kv):
+    import apache_beam as beam
+
+    return beam.window.TimestampedValue(kv, TICK / 2)
+
+
 def cell_bytes() -> dict:
     from apache_beam.coders import FastPrimitivesCoder
 
@@ -42,7 +48,13 @@ def cell_bytes() -> dict:
     return {"key_cell_bytes": len(coder.encode(key_cell)), "person_cell_bytes": len(coder.encode(person_cell))}
 
 
-def run(n: int) -> dict:
+def _hwm_kib(pid: int) -> int:
+    """A process's peak resident memory (VmHWM, KiB)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+
+
+def run(n: int, flink: bool = False) -> dict:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
     from apache_beam.testing.test_stream import TestStream
@@ -64,15 +76,32 @@ def run(n: int) -> dict:
         wm += TICK / 4
         ts = ts.advance_watermark_to(wm)
     ts = ts.advance_watermark_to_infinity()
-    opts = PipelineOptions(runner="BundleBasedDirectRunner")
+    server = None
+    if flink:  # a fresh embedded Flink per size (its JVM's peak memory is the figure); docs/flink.md
+        import os
+        from pathlib import Path
+
+        from pipelines.tools import flink_jobserver
+
+        jar = Path(os.environ.get("DP_DYNAMIC_FLINK_JAR") or flink_jobserver.fetch())
+        server = flink_jobserver.start(jar, parallelism=1)
+        opts = PipelineOptions(server.options("--parallelism=1"))
+        elems = [e.value for e in elems]  # bounded Create + streaming: the stateful path (as tests/test_flink.py)
+    else:
+        opts = PipelineOptions(runner="BundleBasedDirectRunner")
     opts.view_as(StandardOptions).streaming = True
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     with beam.Pipeline(options=opts) as p:
-        out = p | ts | ReleaseOpenKeys(params, KeyLimit(2, 3, 3), NoiseSource(bytes(32)), spec, bounded=False)
+        src = p | ts if server is None else p | beam.Create(elems) | beam.Map(_stamp)
+        out = src | ReleaseOpenKeys(params, KeyLimit(2, 3, 3), NoiseSource(bytes(32)), spec, bounded=False)
         out["answers"] | beam.Map(lambda a: (_ for _ in ()).throw(AssertionError("a key was selected")))
+    row = {"n": n, "runner": "flink" if flink else "direct"}
+    if server is not None:
+        row["jvm_peak_rss_kib"] = _hwm_kib(server.service.process.pid)
+        server.stop()
     return {
-        "n": n,
+        **row,
         "seconds": round(time.perf_counter() - t0, 1),
         "base_rss_kib": base,
         "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -119,6 +148,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20000, 100000])
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
+    ap.add_argument("--flink", action="store_true", help="on an embedded Flink (docs/flink.md) instead")
     ap.add_argument("--write-demo", metavar="PATH", help="write the input of configs/open_keys.yaml and stop")
     a = ap.parse_args(argv)
     if a.write_demo:
@@ -126,12 +156,19 @@ def main(argv=None) -> None:
             fh.writelines(json.dumps(r) + "\n" for r in demo_records())
         return
     if a.one:
-        print(json.dumps(run(a.one)))
+        print(json.dumps(run(a.one, a.flink)))
         return
     rows = []
     for n in a.sizes:
         out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.bench_open_keys_beam", "--one", str(n)],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.bench_open_keys_beam",
+                "--one",
+                str(n),
+                *(["--flink"] if a.flink else []),
+            ],
             check=True,
             capture_output=True,
             text=True,
@@ -141,8 +178,9 @@ def main(argv=None) -> None:
     figures = cell_bytes()
     if len(rows) >= 2:
         lo, hi = rows[0], rows[-1]
-        figures["direct_runner_bytes_per_key"] = round(
-            (hi["peak_rss_kib"] - lo["peak_rss_kib"]) * 1024 / (hi["n"] - lo["n"])
+        field = "jvm_peak_rss_kib" if a.flink else "peak_rss_kib"
+        figures[f"{'flink_jvm' if a.flink else 'direct_runner'}_bytes_per_key"] = round(
+            (hi[field] - lo[field]) * 1024 / (hi["n"] - lo["n"])
         )
     print(json.dumps(figures))
 

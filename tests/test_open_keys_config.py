@@ -91,6 +91,7 @@ def test_plan_states_the_selection(capsys):
         assert word in out
 
 
+@pytest.mark.slow
 def test_the_cli_on_open_keys_never_shows_an_unselected_key(tmp_path):
     """``python -m pipelines.release --config`` (a copy of configs/open_keys.yaml writing under tmp_path): the
     selected cities' records start at their selection period and run every period to the end; a city never
