@@ -105,10 +105,8 @@ def open_keys_plan(cfg) -> list[str]:
     """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
     selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
     from pipelines.outputs import budget_dict, budget_text
-    from pipelines.wiring import stream_spec
 
-    spec = stream_spec(cfg)
-    h = spec.end_tick
+    h = cfg.end_tick
     p = selection_params(cfg, h)
     s, limit = cfg.streams_config, key_limit(cfg)
     return [

@@ -63,6 +63,8 @@ _REFUSED = Metrics.counter(NAMESPACE, "updates_refused")
 # the pipelines' summary reads this one in the common namespace (counts only: never a key or person)
 _ACCEPTED = Metrics.counter(SPEC_NAMESPACE, "updates_accepted")
 _SELECTED = Metrics.counter(NAMESPACE, "keys_selected")
+# the stateful DoFn parameters, short
+_KEY, _TS, _STATE, _TIMER = beam.DoFn.KeyParam, beam.DoFn.TimestampParam, beam.DoFn.StateParam, beam.DoFn.TimerParam
 
 
 def _plain(tick: int, u: Update) -> tuple:
@@ -154,7 +156,7 @@ class OpenKeyPersonsFn(_Setup):
     PERSON = ReadModifyWriteStateSpec("open_person", FastPrimitivesCoder())
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
 
-    def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
+    def process(self, element, cell=_STATE(PERSON), timer=_TIMER(TICK_END)):
         _, (tick, u) = element
         state, last, timer_tick, pending = _read(cell.read(), 5, (new_keys_state(), 0, None, ()))
         tick = max(int(tick), last + 1)  # a late update is decided at the person's next tick
@@ -164,13 +166,7 @@ class OpenKeyPersonsFn(_Setup):
         cell.write((OPEN_KEYS_CELL_VERSION, state, last, timer_tick, (*pending, _plain(tick, u))))
 
     @on_timer(TICK_END)
-    def on_tick_end(
-        self,
-        key=beam.DoFn.KeyParam,
-        ts=beam.DoFn.TimestampParam,
-        cell=beam.DoFn.StateParam(PERSON),
-        timer=beam.DoFn.TimerParam(TICK_END),
-    ):
+    def on_tick_end(self, key=_KEY, ts=_TS, cell=_STATE(PERSON), timer=_TIMER(TICK_END)):
         upto = self.spec.closed_tick(ts)
         state, last, _, pending = _read(cell.read(), 5, (new_keys_state(), 0, None, ()))
         now = [t for t in pending if t[0] <= upto]
@@ -199,7 +195,7 @@ class OpenKeysFn(_Setup):
     KEY = ReadModifyWriteStateSpec("open_key", FastPrimitivesCoder())
     PERIOD_END = TimerSpec("period_end", TimeDomain.WATERMARK)
 
-    def process(self, element, cell=beam.DoFn.StateParam(KEY), timer=beam.DoFn.TimerParam(PERIOD_END)):
+    def process(self, element, cell=_STATE(KEY), timer=_TIMER(PERIOD_END)):
         _, event = element
         state, last, timer_p, pending = _read(cell.read(), 5, (None, 0, None, ()))
         p = max(int(event[0]), last + 1)
@@ -211,13 +207,7 @@ class OpenKeysFn(_Setup):
         cell.write((OPEN_KEYS_CELL_VERSION, state, last, timer_p, (*pending, (p, *event[1:]))))
 
     @on_timer(PERIOD_END)
-    def on_period_end(
-        self,
-        key=beam.DoFn.KeyParam,
-        ts=beam.DoFn.TimestampParam,
-        cell=beam.DoFn.StateParam(KEY),
-        timer=beam.DoFn.TimerParam(PERIOD_END),
-    ):
+    def on_period_end(self, key=_KEY, ts=_TS, cell=_STATE(KEY), timer=_TIMER(PERIOD_END)):
         upto = self.spec.final_tick(ts)
         plain, last, _, pending = _read(cell.read(), 5, (None, 0, None, ()))
         state, last, answers, later = run_key(self.ctx, key, key_state_from_plain(plain), last, pending, upto, self.end)
