@@ -219,8 +219,8 @@ class OpenKeysFn(_Setup):
             nxt = min(e[0] for e in later)
         else:
             nxt = None
-        if state is None and not later:
-            cell.clear()  # evicted (or finished): the key leaves no state
+        if (state is None and not later) or last >= self.end:
+            cell.clear()  # evicted, or the release is over: the key leaves no state
             return
         cell.write((OPEN_KEYS_CELL_VERSION, key_state_to_plain(state), last, nxt, tuple(later)))
         if nxt is not None:
