@@ -76,7 +76,7 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
         "config_digest": release.config_digest,
         "input_fingerprint": cfg.source.fingerprint(),
         "mechanism": cfg.mechanism,
-        "mechanism_plan": mechanism_plan(cfg),
+        "mechanism_plan": _open_keys_plan(cfg) if cfg.open_keys else mechanism_plan(cfg),
         "release_every_ticks": cfg.every_ticks,
         "streams": list(cfg.streams),
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
@@ -91,6 +91,13 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
         "noise": "disabled (NOT private)" if cfg.disable_noise else "on",
         "note": "budgets of separate releases add up: a new release id spends a new budget",
     }
+
+
+def _open_keys_plan(cfg) -> list[str]:
+    """The plan lines of an open-key release (issue 33): the open keys, the selection and its cost."""
+    from pipelines.open_keys import open_keys_plan
+
+    return open_keys_plan(cfg)
 
 
 def _read_manifest(folder: str | None) -> tuple[str, dict] | None:

@@ -129,6 +129,16 @@ def _as_of(cfg, tick: int) -> float | None:
 
 def plan_report(cfg, config_path: str) -> dict:
     """The plan as data (``--json``): the release's settings, the mechanisms' plan lines and the rows."""
+    if cfg.open_keys:  # streams: {keys: open} (issue 33): the selection and the answers, no table of bounds
+        from pipelines.open_keys import open_keys_plan
+
+        return {
+            "config": config_path,
+            "release_digest": cfg.release_digest(),
+            "guarantee": unit_statement(cfg),
+            "budget": budget_dict(cfg.target_budget()),
+            "open_keys": open_keys_plan(cfg),
+        }
     ticks, which = plan_ticks(cfg)
     return {
         "config": config_path,
@@ -150,6 +160,10 @@ def _num(x, digits: int = 4) -> str:
 
 def render(report: dict) -> str:
     """The human table: one block per query (every stream has the same plan), one line per planned tick."""
+    if "open_keys" in report:
+        lines = [f"plan of {report['config']} (read before any data)", f"guarantee:   {report['guarantee']}"]
+        lines.append(f"budget:      {budget_text(report['budget'])} for the whole release, all keys")
+        return "\n".join(lines + [f"open keys:   {m}" for m in report["open_keys"]])
     lines = [
         f"plan of {report['config']} (read before any data; the bounds the run's records will carry)",
         f"guarantee:   {report['guarantee']}",

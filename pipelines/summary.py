@@ -51,8 +51,12 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
             + ("" if cfg.release_id else "  (a new release: it spends its own budget; budgets of releases add up)")
         )
     lines.append(f"guarantee:           {unit_statement(cfg)}")  # which unit protects whom, in one line
-    for line in mechanism_plan(cfg):
-        lines.append(f"mechanisms:          {line}")
+    if cfg.open_keys:  # streams: {keys: open} (issue 33)
+        from pipelines.open_keys import open_keys_plan
+
+        lines += [f"open keys:           {line}" for line in open_keys_plan(cfg)]
+    else:
+        lines += [f"mechanisms:          {line}" for line in mechanism_plan(cfg)]
     released = counts.get("releases_written", 0)
     lines.append(f"releases written:    {released}")
     spent = dists.get("budget_spent_written_micro")
@@ -81,7 +85,7 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
     ]
     dead = {k[len("dead_letter_") :]: v for k, v in counts.items() if k.startswith("dead_letter_")}
     lines.append(f"dead-lettered:       {sum(dead.values())}" + (f"  {dict(sorted(dead.items()))}" if dead else ""))
-    if cfg.privacy_unit.kind == "person":  # the person step's counters (transforms/person.py)
+    if cfg.privacy_unit.kind == "person" and not cfg.open_keys:  # the person step's counters (transforms/person.py)
         lines.append(
             f"contribution bounds:  {counts.get('persons_seen', 0)} persons, {counts.get('entries_admitted', 0)} "
             f"entries admitted, {counts.get('entries_refused', 0)} refused (over max_entries_per_person: their "
@@ -98,9 +102,10 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
             + "  (outside [lower, upper])"
         )
     closed = counts.get("segments_closed", 0)
-    lines.append(
-        f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
-    )
+    if not cfg.open_keys:
+        lines.append(
+            f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
+        )
     if cfg.streaming:
         lines.append(
             "note: the DirectRunner's streaming mode under-reports these metrics (Beam counts only the "

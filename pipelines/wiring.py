@@ -126,7 +126,7 @@ def parsed_outputs(parsed, dead_tag: str, dedup: bool):
 def stream_spec(cfg) -> StreamSpec:
     """The time and stream layout of the configured release."""
     return StreamSpec(
-        streams=cfg.streams,
+        streams=cfg.streams or ("open",),  # open keys (issue 33): no declared stream; the spec's ticks only
         tick_seconds=cfg.tick_seconds,
         origin=cfg.origin,
         late_policy=cfg.late_policy,
@@ -154,6 +154,17 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
     spec = stream_spec(cfg)
     release_args = dict(options=cfg.mechanism_options(), release=release, consistency=cfg.consistency())
     query_dead = []
+    if cfg.open_keys:  # streams: {keys: open} (issue 33): its own step, records in the same format
+        from pipelines.open_keys import open_release_dict, release_open_keys
+
+        out = release_open_keys(records, cfg, spec, noise_key, release)
+        dead = (parsed[_ParseFn.DEAD], out["dead_letters"]) | "AllDeadLetters" >> beam.Flatten()
+        out["answers"] | "CountOpenKeyReleases" >> beam.Map(_count_release)
+        outputs = {
+            "releases": (out["answers"], open_release_dict(cfg, spec)),
+            "dead_letters": (dead, lambda d: dead_dict(cfg, d)),
+        }
+        return write_outputs(cfg, outputs, release_id=release.release_id)
     if cfg.queries_source is not None:
         # streamed linear queries, answered by PMWG as of their arrival (docs/growing.md)
         from pipelines.submit_queries import read_queries
@@ -179,6 +190,10 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
         outputs["query_answers"] = (out["query_answers"], lambda a: answer_dict(cfg, a))
     return write_outputs(cfg, outputs, release_id=release.release_id)
+
+
+def _count_release(_) -> None:
+    Metrics.counter(NAMESPACE, "releases_written").inc()
 
 
 def write_outputs(cfg, outputs: dict, avro: bool = True, release_id: str | None = None) -> list[str]:

@@ -1,19 +1,30 @@
-"""Open key domains in the configuration (issue 33): ``streams: {keys: open, ...}`` and a histogram's
-``domain: open`` are checked, then refused with one line naming the key, before any pipeline runs (the core
-exists in ``transforms/core/selection``; the Beam step is the next round's)."""
+"""Open key domains in the configuration, the plan and the CLI (issue 33): ``streams: {field, keys: open,
+max_keys, max_keys_per_person, selection_share, failure}`` is checked (one line naming the key, before any
+pipeline runs) and runs end to end (``configs/open_keys.yaml``); a histogram's ``domain: open`` is refused
+with one line; the declared keys' configurations are unchanged."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+import yaml
 
 from pipelines.config import ConfigError, load_config, parse_config
 from pipelines.config.load import read_raw
+from pipelines.plan import main as plan_main
 
+ROOT = Path(__file__).resolve().parents[1]
 OPEN = {"field": "region", "keys": "open", "max_keys": 1000, "max_keys_per_person": 2, "selection_share": 0.5}
 
 
 def _raw(**changes):
     raw = read_raw("configs/demo_person.yaml")
+    raw["queries"] = [{"name": "active", "type": "count"}]
     raw.update(changes)
     return raw
 
@@ -24,22 +35,95 @@ def _error(raw) -> str:
     return str(e.value)
 
 
-def test_open_stream_keys_are_checked_then_refused():
-    msg = _error(_raw(streams=OPEN))
-    assert "streams.keys" in msg and "not yet wired" in msg
+def test_open_stream_keys_are_accepted():
+    cfg = parse_config(_raw(streams=OPEN))
+    assert cfg.open_keys and cfg.streams == () and cfg.streams_config.max_keys_per_person == 2
+    assert cfg.streams_config.failure == 1e-9
+    other = parse_config(_raw(streams={**OPEN, "selection_share": 0.25}))
+    assert other.release_digest() != cfg.release_digest()  # the settings key the noise
+
+
+def test_open_stream_keys_bad_values_name_the_key():
     assert "max_keys_per_person" in _error(_raw(streams={**OPEN, "max_keys_per_person": 0}))
     assert "streams.max_keys" in _error(_raw(streams={k: v for k, v in OPEN.items() if k != "max_keys"}))
     assert "selection_share" in _error(_raw(streams={**OPEN, "selection_share": 1.5}))
+    assert "streams.failure" in _error(_raw(streams={**OPEN, "failure": 2}))
     assert "streams.field" in _error(_raw(streams={k: v for k, v in OPEN.items() if k != "field"}))
+    assert "only with keys: open" in _error(_raw(streams={"field": "region", "keys": ["eu"], "max_keys": 3}))
+    assert "open_keys" in _error(_raw(streams={"field": "region", "keys": ["eu"], "open_keys": True}))
 
 
-def test_open_histogram_domain_is_refused():
-    raw = _raw()
+def test_open_stream_keys_need_what_they_rely_on():
+    raw = _raw(streams=OPEN)
+    raw["time"] = {k: v for k, v in raw["time"].items() if k != "end"}
+    assert "time.end" in _error(raw)
+    assert "queries" in _error(
+        _raw(
+            streams=OPEN,
+            queries=[{"name": "n", "type": "count"}] * 1
+            + [{"name": "by", "type": "histogram", "field": "carrier", "domain": ["AA"]}],
+        )
+    )
+    assert "release.every_ticks" in _error(_raw(streams=OPEN, release={"every_ticks": 2}))
+    raw = _raw(streams=OPEN)
+    raw["privacy"] = {"epsilon": 1.0, "unit": "update"}
+    assert "privacy.unit" in _error(raw)
+
+
+def test_open_histogram_domain_is_refused_in_one_line():
+    raw = read_raw("configs/demo_person.yaml")
     raw["queries"] = [dict(q) for q in raw["queries"]]
     raw["queries"][1]["domain"] = "open"
     msg = _error(raw)
-    assert "domain" in msg and "not yet wired" in msg
+    assert "domain" in msg and "not supported" in msg and "\n" not in msg
 
 
 def test_declared_keys_unchanged():
-    assert load_config("configs/demo_person.yaml").stream_keys == ("eu", "us")
+    cfg = load_config("configs/demo_person.yaml")
+    assert cfg.stream_keys == ("eu", "us") and not cfg.open_keys
+    assert cfg.release_digest() == "c723d03a01a626350fe4a4580278ffdc"  # tests/test_configs.py's pin
+
+
+def test_plan_states_the_selection(capsys):
+    assert plan_main(["--config", "configs/open_keys.yaml"]) == 0
+    out = capsys.readouterr().out
+    for word in ("keys of 'city' are not declared", "threshold", "50% of the budget", "delta", "guarantee"):
+        assert word in out
+
+
+@pytest.mark.slow
+def test_the_cli_on_open_keys_never_shows_an_unselected_key(tmp_path):
+    """``python -m pipelines.release --config`` (a copy of configs/open_keys.yaml writing under tmp_path): the
+    selected cities' records start at their selection period and run every period to the end; a city never
+    selected is in no file (public or confidential), no file name and no line the CLI prints."""
+    raw = yaml.safe_load((ROOT / "configs" / "open_keys.yaml").read_text())
+    raw["source"]["path"] = str(ROOT / raw["source"]["path"])
+    raw["sinks"] = [{"type": "file", "path": str(tmp_path / "out") + "/", "format": "jsonl"}]
+    cfg = tmp_path / "open_keys.yaml"
+    cfg.write_text(yaml.safe_dump(raw))
+    env = {**os.environ, "DP_NOISE_KEY": bytes(range(32)).hex()}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.release", "--config", str(cfg)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recs = [json.loads(x) for f in (tmp_path / "out").glob("releases*.jsonl") for x in f.read_text().splitlines()]
+    by_key: dict = {}
+    for r in recs:
+        by_key.setdefault(r["stream"], []).append(r["tick"])
+    assert by_key and all(sorted(t) == list(range(min(t), 25)) for t in by_key.values())
+    cities = {json.loads(x)["city"] for x in (ROOT / raw["source"]["path"]).read_text().splitlines()}
+    never = cities - set(by_key)
+    assert never  # the long tail is never selected
+    texts = [proc.stdout, proc.stderr]
+    for f in tmp_path.rglob("*"):
+        texts.append(f.name)
+        if f.is_file() and f.suffix in (".jsonl", ".json", ".txt", ".csv"):
+            texts.append(f.read_text())
+    blob = "\n".join(texts)
+    assert not [c for c in never if c in blob]  # names of equal width: no city is part of another's
+    assert (tmp_path / "out-confidential").is_dir()

@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from pipelines.config.kinds import MechanismConfig
+from pipelines.config.open_keys import check_open_keys_config, open_keys_digest
 from pipelines.config.queries import QueryConfig
 from pipelines.config.sections import (
     PrivacyConfig,
@@ -86,6 +87,7 @@ class PipelineConfig(Section):
         if self.profile == "paper" and self.rho is not None:
             raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
         self._check_person_field()
+        check_open_keys_config(self)
         if self.max_entries_window is not None and self.end is None:
             raise issue(
                 "needs time.end: a person brings max_entries_per_person entries per window, and the guarantee "
@@ -173,6 +175,7 @@ class PipelineConfig(Section):
     end = property(lambda self: self.time.end)  # the release's public end (event time, exclusive)
     stream_field = property(lambda self: self.streams_config.field)
     stream_keys = property(lambda self: self.streams_config.keys)
+    open_keys = property(lambda self: self.streams_config.open_keys)  # streams: {keys: open} (issue 33)
     mechanism = property(lambda self: self.mechanism_config.kind)
     profile = property(lambda self: self.mechanism_config.profile)
     beta = property(lambda self: self.mechanism_config.beta)
@@ -349,7 +352,8 @@ class PipelineConfig(Section):
             "pipeline-config-v1",
             (self.epsilon, self.delta, self.rho, self.unit, self.max_mutations_per_entry, self.disable_noise)
             + (() if self.mutation_window is None else (("mutation_window", self.mutation_window),))
-            + self._unit_digest_tail(),
+            + self._unit_digest_tail()
+            + open_keys_digest(self),
             (self.time_field, self.tick_seconds, self.ticks, self.allowed_lateness, self.late_policy),
             (self.origin, self.end, self.every_ticks),
             (self.stream_field, self.stream_keys),

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from pipelines.config.sections import OPEN_KEYS_NOT_WIRED
+from pipelines.config.sections import OPEN_DOMAIN_REFUSED
 from pipelines.model import Section, choice, in_range, issue, not_applicable, number, text
 from transforms.core.config import QuerySet
 
@@ -72,7 +72,7 @@ class QueryConfig(Section):
             not_applicable(q, ("lower", "upper"), "to a histogram query (it has a domain)")
             dom = q.get("domain")
             if dom == "open":
-                raise issue(OPEN_KEYS_NOT_WIRED.replace("declare the keys", "declare the domain"), "domain")
+                raise issue(OPEN_DOMAIN_REFUSED, "domain")
             if not isinstance(dom, list) or not dom or len(set(map(repr, dom))) != len(dom):
                 raise issue("must be a non-empty list of distinct values", "domain")
             for v in dom:

@@ -9,6 +9,7 @@ import re
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BeforeValidator, PrivateAttr, WithJsonSchema, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from pipelines.model import (
     MAX_SPAN_SECONDS,
@@ -351,13 +352,19 @@ class TimeConfig(Section):
         return 1.0 if self.ticks else 0.0
 
 
-#: the refusal of an open key domain (issue 33): the core exists (transforms/core/selection), the pipeline not yet
-OPEN_KEYS_NOT_WIRED = "open key domains are not yet wired into the pipeline (issue 33); declare the keys"
+#: the refusal of a histogram's ``domain: open`` (issue 33): not supported yet; a count per open stream key is
+OPEN_DOMAIN_REFUSED = (
+    "domain: open is not supported yet: declare the domain, or name the cells' field in streams: {field, keys: "
+    "open} with a count query (a count per open key)"
+)
+
+#: the open-key settings of ``streams`` (issue 33): with ``keys: open`` only
+OPEN_KEY_SETTINGS = ("max_keys", "max_keys_per_person", "selection_share", "failure")
 
 
-def check_open_keys(data: dict) -> None:
-    """``streams: {field, keys: open, max_keys, max_keys_per_person, selection_share}``: check the keys, then refuse
-    the run (:data:`OPEN_KEYS_NOT_WIRED`)."""
+def check_open_keys(data: dict) -> dict:
+    """``streams: {field, keys: open, max_keys, max_keys_per_person, selection_share, failure}``: the checked
+    settings (``selection_share`` default 0.5, ``failure`` default 1e-9)."""
     if data.get("field") is None:
         raise issue("open keys need streams.field (the field that names the key)", "keys")
     for key in ("max_keys", "max_keys_per_person"):
@@ -371,29 +378,47 @@ def check_open_keys(data: dict) -> None:
         raise issue(
             f"must be a number between 0 and 1 (the selection's share of the budget); got {share!r}", "selection_share"
         )
-    raise issue(OPEN_KEYS_NOT_WIRED, "keys")
+    failure = data.get("failure", 1e-9)
+    if isinstance(failure, bool) or not isinstance(failure, (int, float)) or not 0 < failure < 1:
+        raise issue(
+            f"must be a number between 0 and 1 (the selection's failure probability under pure epsilon); got "
+            f"{failure!r}",
+            "failure",
+        )
+    return {**data, "keys": (), "open_keys": True, "selection_share": float(share), "failure": float(failure)}
 
 
 class StreamsConfig(Section):
     """``streams``: the field that names a record's stream and the declared (public) stream keys; no field:
-    one stream."""
+    one stream. ``keys: open`` (issue 33): the keys are not declared; a key is released from the period its
+    noisy count of contributors crosses the selection's threshold (``transforms/open_keys.py``), with
+    ``max_keys`` (the candidate keys the operator provisions state for: checked, an operator figure),
+    ``max_keys_per_person`` (K: enforced, refused updates are dead letters ``contribution_bounded``),
+    ``selection_share`` (of the budget) and ``failure`` (the selection's delta under pure epsilon)."""
 
     EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
 
     field: Annotated[str | None, BeforeValidator(lambda v: text(v, "the name of the stream field (a string)"))] = None
-    keys: tuple[str, ...] = ()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _open_keys(cls, data):
-        # runs before the section's unknown-key check: the open-key settings are checked, then the run refused
-        if isinstance(data, dict) and data.get("keys") == "open":
-            check_open_keys(data)
-        return data
+    keys: Annotated[
+        tuple[str, ...],
+        WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"const": "open"}], "default": []}),
+    ] = ()
+    open_keys: SkipJsonSchema[bool] = False  # set by keys: open (check_raw), never written
+    max_keys: int | None = None
+    max_keys_per_person: int | None = None
+    selection_share: float | None = None
+    failure: float | None = None
 
     @classmethod
     def check_raw(cls, data: dict) -> dict:
+        if "open_keys" in data:
+            raise issue("unknown key; write keys: open", "open_keys")
         raw_keys = data.get("keys")
+        if raw_keys == "open":
+            return check_open_keys(data)
+        for key in OPEN_KEY_SETTINGS:
+            if key in data:
+                raise issue("applies only with keys: open", key)
         if raw_keys is not None and not isinstance(raw_keys, list):
             raise issue(f"must be a list of stream keys such as [eu, us]; got {raw_keys!r}", "keys")
         if raw_keys and data.get("field") is None:

@@ -11,7 +11,16 @@ Nothing here imports Apache Beam.
 from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, new_candidate_state
 from transforms.core.selection.keys import KEYS_STATE_VERSION, KeyLimit, PersonKeys, key_of, new_keys_state
 from transforms.core.selection.params import SelectionParams, dyadic_nodes
-from transforms.core.selection.release import OpenKeyRelease, PeriodRelease
+from transforms.core.selection.release import (
+    KEY_STATE_VERSION,
+    KeyContext,
+    OpenKeyRelease,
+    PeriodRelease,
+    SelectedKey,
+    advance_key,
+    key_state_from_plain,
+    key_state_to_plain,
+)
 
 __all__ = [
     "CANDIDATE_STATE_VERSION",
@@ -27,4 +36,10 @@ __all__ = [
     "key_of",
     "new_candidate_state",
     "new_keys_state",
+    "KEY_STATE_VERSION",
+    "KeyContext",
+    "SelectedKey",
+    "advance_key",
+    "key_state_from_plain",
+    "key_state_to_plain",
 ]

@@ -34,12 +34,24 @@ from transforms.core.contribution.sensitivity import calibrated_budget
 from transforms.core.counters import make_counter
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.selection.candidate import NodeNoise, apply_event
+from transforms.core.foundation.state import StateError, restore, to_plain
+from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event
 from transforms.core.selection.keys import KeyLimit, PersonKeys
 from transforms.core.selection.params import SelectionParams
 from transforms.core.static.linear import CountMechanism
 
-__all__ = ["OpenKeyRelease", "PeriodRelease"]
+__all__ = [
+    "KEY_STATE_VERSION",
+    "KeyContext",
+    "OpenKeyRelease",
+    "PeriodRelease",
+    "SelectedKey",
+    "advance_key",
+    "key_state_from_plain",
+    "key_state_to_plain",
+]
+
+KEY_STATE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,93 @@ class PeriodRelease:
     refused: list
 
 
+class KeyContext:
+    """What every key's step reads and nothing in it writes (but the node-noise cache): the parameters,
+    the answers' budget (calibrated once by the release), the count mechanism and the noise. The
+    in-memory driver holds one; each Beam worker builds its own from the same values (``remember``
+    False: the node noise is redrawn, never cached across keys, so a worker's memory does not grow with
+    the keys it has seen)."""
+
+    def __init__(self, params: SelectionParams, answer_budget, noise: NoiseSource, *, remember: bool = True):
+        self.params, self.answer_budget, self.noise = params, answer_budget, noise
+        self.mechanism = CountMechanism(1, params.noise_kind)
+        self.node_noise = NodeNoise(params, noise)
+        self.remember = remember
+
+    def counter(self, key, p: int):
+        """A key's answer counter, started at its selection period ``p``: ``net_change``'s choice for the
+        noise kind and the remaining horizon, noise at ``("open_keys", "answer", key, ...)``."""
+        h = self.params.horizon
+        horizon = None if h is None else h - p + 1
+        name = choose_counter(self.params.noise_kind, horizon)
+        return make_counter(
+            name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", key)
+        )
+
+
+class SelectedKey:
+    """A selected key: its selection period, its live entries (the truth, for the counter's batches),
+    its counter and its latest answer."""
+
+    __slots__ = ("period", "entries", "counter", "answer")
+
+    def __init__(self, period: int, entries: int, counter, answer: int | None = None):
+        self.period, self.entries, self.counter, self.answer = period, entries, counter, answer
+
+
+def advance_key(ctx: KeyContext, key, state, d_live: int, d_entries: int, p: int):
+    """One key's period ``p``: the key events' sums ``d_live`` (contributors) and ``d_entries`` (live
+    entries) of the period, from ``state`` (None: no state; a candidate's plain dict; a
+    :class:`SelectedKey`) -> ``(new state, answer or None, selected at p)``. A candidate with state is
+    tested (``NodeNoise.test``); once selected its counter takes the key's live entries as its first
+    batch, then each period's signed change. ``state`` None and no event: nothing (None, None, False).
+    What the in-memory driver and the Beam step both call, so they release the same values."""
+    if isinstance(state, SelectedKey):
+        state.entries += int(d_entries)
+        est = state.counter.step(np.array([int(d_entries)], dtype=np.int64), ctx.noise)
+        state.answer = int(round(float(est[0])))
+        return state, state.answer, False
+    if state is None and not d_live and not d_entries:
+        return None, None, False
+    cand = apply_event(state, d_live, d_entries)
+    if cand is None:
+        ctx.node_noise.forget(key)
+        return None, None, False
+    hit = ctx.node_noise.test(key, cand, p)
+    if not ctx.remember or hit:
+        ctx.node_noise.forget(key)
+    if not hit:
+        return cand, None, False
+    chosen = SelectedKey(p, 0, ctx.counter(key, p))
+    advance_key(ctx, key, chosen, 0, cand["entries"], p)  # the first batch: the key's live entries at p
+    return chosen, chosen.answer, True
+
+
+def key_state_to_plain(state):
+    """A key's state as versioned plain data (what the Beam step stores): a candidate's dict as it is;
+    a selected key ``{"v", "selected", "entries", "answer", "counter": the counter's plain form}``."""
+    if not isinstance(state, SelectedKey):
+        return state
+    return {
+        "v": KEY_STATE_VERSION,
+        "selected": state.period,
+        "entries": state.entries,
+        "answer": state.answer,
+        "counter": to_plain(state.counter),
+    }
+
+
+def key_state_from_plain(plain):
+    """The inverse of :func:`key_state_to_plain`."""
+    if plain is None:
+        return None
+    if type(plain) is not dict or plain.get("v") not in (CANDIDATE_STATE_VERSION, KEY_STATE_VERSION):
+        raise StateError(f"not an open key state of version {KEY_STATE_VERSION}")
+    if "selected" not in plain:
+        return plain
+    return SelectedKey(plain["selected"], plain["entries"], restore(plain["counter"]), plain["answer"])
+
+
 class OpenKeyRelease:
     """Continual private key selection and counts per selected key (module docstring)."""
 
@@ -66,21 +165,11 @@ class OpenKeyRelease:
         self.ledger = Ledger(params.ledger_budget)
         self.ledger.charge(params.selection_cost, ("open_keys", "select"))
         self.ledger.charge(params.answers_budget, ("open_keys", "answers"))
-        self.mechanism = CountMechanism(1, kind)
         self.persons = PersonKeys(limit)
         self.candidates: dict = {}  # key -> plain state (unselected keys with live contributors or entries)
-        self.selected: dict = {}  # key -> (selection period, counter)
-        self.entries: dict = {}  # selected key -> live entries (the truth; for the counters' batches)
-        self.node_noise = NodeNoise(params, noise)
+        self.selected: dict = {}  # key -> SelectedKey (its selection period, live entries, counter)
+        self.context = KeyContext(params, self.answer_budget, noise)
         self.period = 0
-
-    def _counter(self, key, p: int):
-        h = self.params.horizon
-        horizon = None if h is None else h - p + 1
-        name = choose_counter(self.params.noise_kind, horizon)
-        return make_counter(
-            name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", key)
-        )
 
     def step(self, updates) -> PeriodRelease:
         """Consume one period's ``(person, Update)`` pairs; release the period."""
@@ -91,35 +180,45 @@ class OpenKeyRelease:
         _, refused, events = self.persons.decide_tick(p, updates)
         change: dict = {}
         for key, d_live, d_entries in events:
-            if key in self.selected:
-                change[key] = change.get(key, 0) + d_entries
-                self.entries[key] += d_entries
-                continue
-            state = apply_event(self.candidates.get(key), d_live, d_entries)
-            if state is None:
-                self.candidates.pop(key, None)
-                self.node_noise.forget(key)
-            else:
-                self.candidates[key] = state
+            c = change.setdefault(key, [0, 0])
+            c[0] += d_live
+            c[1] += d_entries
+        ctx = self.context
         newly = []
-        # in a canonical order (the candidates' dict order is their arrival order: not a release)
-        for key, state in sorted(self.candidates.items(), key=lambda kv: repr(kv[0])):
-            if self.node_noise.test(key, state, p):
+        # in a canonical order (the candidates' dict order is their arrival order: not a release); every
+        # key's noise is drawn at its own coordinates, so the order changes no value
+        for key in sorted(set(self.candidates).union(change), key=repr):
+            if key in self.selected:
+                continue
+            d_live, d_entries = change.get(key, (0, 0))
+            state, _, selected = advance_key(ctx, key, self.candidates.get(key), d_live, d_entries, p)
+            self.candidates.pop(key, None)
+            if selected:
                 newly.append(key)
-                del self.candidates[key]
-                self.node_noise.forget(key)
-                self.selected[key] = (p, self._counter(key, p))
-                self.entries[key] = state["entries"]
-                change[key] = state["entries"]  # the first batch: the key's live entries at p
+                self.selected[key] = state
+            elif state is not None:
+                self.candidates[key] = state
         answers = {}
-        for key, (_, counter) in self.selected.items():
-            est = counter.step(np.array([change.get(key, 0)], dtype=np.int64), self.noise)
-            answers[key] = int(round(float(est[0])))
+        for key, state in self.selected.items():
+            if key in newly:
+                answers[key] = state.answer
+                continue
+            _, d_entries = change.get(key, (0, 0))
+            state, answers[key], _ = advance_key(ctx, key, state, 0, d_entries, p)
         return PeriodRelease(p, answers, tuple(newly), refused)
+
+    @property
+    def node_noise(self) -> NodeNoise:
+        return self.context.node_noise
+
+    @property
+    def entries(self) -> dict:
+        """Selected key -> its live entries (the truth; operator-side)."""
+        return self.truth()
 
     def truth(self) -> dict:
         """The exact live entries of every selected key (for tests and benchmarks)."""
-        return dict(self.entries)
+        return {key: state.entries for key, state in self.selected.items()}
 
     def memory(self) -> dict:
         """Operator figures: candidates held and selected keys (confidential: the number of candidates

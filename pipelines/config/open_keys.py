@@ -1,0 +1,69 @@
+"""Open stream keys in the configuration (issue 33): what ``streams: {field, keys: open, ...}`` needs from
+the other sections, and the core objects it configures (``transforms/open_keys.py``,
+``transforms/core/selection``). Checked before any pipeline runs: a bad value is one line naming the key."""
+
+from __future__ import annotations
+
+from pipelines.model import issue
+from transforms.core.selection import KeyLimit, SelectionParams
+
+__all__ = ["check_open_keys_config", "key_limit", "selection_params", "open_keys_digest"]
+
+
+def check_open_keys_config(cfg) -> None:
+    """What open keys need from the rest of the configuration (nothing when the keys are declared)."""
+    if not cfg.open_keys:
+        return
+    if cfg.person_field is None:
+        raise issue(
+            "open keys need privacy.unit person (a person's keys are bounded by max_keys_per_person)", "privacy.unit"
+        )
+    if cfg.max_entries_per_person is None or cfg.max_entries_window is not None:
+        raise issue("open keys need max_entries_per_person over the whole release (no window)", "privacy")
+    if cfg.end is None:
+        raise issue("open keys need time.end: the selection's horizon is public", "time.end")
+    if cfg.every_ticks != 1:
+        raise issue(f"open keys release every tick (every_ticks 1); got {cfg.every_ticks}", "release.every_ticks")
+    if cfg.mechanism != "auto":
+        raise issue(
+            f"open keys choose their own counters (net_change's choice); write kind: auto, got {cfg.mechanism}",
+            "mechanism.kind",
+        )
+    if cfg.queries_source is not None:
+        raise issue("not supported with open keys", "queries_source")
+    if cfg.consistent:
+        raise issue("not supported with open keys (one count per key: nothing to make consistent)", "release")
+    if len(cfg.queries) != 1 or cfg.queries[0].type != "count":
+        kinds = ", ".join(f"{q.name} ({q.type})" for q in cfg.queries)
+        raise issue(
+            f"with keys: open the one query supported is a count (a count per open key); got {kinds}", "queries"
+        )
+
+
+def key_limit(cfg) -> KeyLimit:
+    """``K`` keys, ``L`` entries per person, ``k`` mutations per entry."""
+    return KeyLimit(
+        cfg.streams_config.max_keys_per_person, cfg.max_entries_per_person, int(cfg.max_mutations_per_entry or 1)
+    )
+
+
+def selection_params(cfg, horizon: int) -> SelectionParams:
+    """The selection's parameters from the configured budget (the person unit's target), ``K``, the share and
+    failure, over ``horizon`` periods (the ticks to ``time.end``)."""
+    s = cfg.streams_config
+    return SelectionParams(
+        cfg.target_budget(),
+        s.max_keys_per_person,
+        selection_share=s.selection_share,
+        failure=s.failure,
+        horizon=horizon,
+        group=key_limit(cfg).group,
+    )
+
+
+def open_keys_digest(cfg) -> tuple:
+    """The open-key settings for the release digest (empty when the keys are declared: today's digests)."""
+    if not cfg.open_keys:
+        return ()
+    s = cfg.streams_config
+    return (("open_keys", s.max_keys, s.max_keys_per_person, s.selection_share, s.failure),)

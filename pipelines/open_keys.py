@@ -1,0 +1,126 @@
+"""The release of open stream keys in the pipeline (issue 33): parsed records -> the open-key step
+(:class:`transforms.open_keys.ReleaseOpenKeys`) -> release records in the format of a declared key's
+(``release.avsc``), and dead letters.
+
+A selected key's records start at its selection period (nothing is written before it); a key never
+selected is in no record, metric, log line or file name. The number of candidate keys is never written
+here (an operator figure: ``benchmarks/bench_open_keys_beam.py``)."""
+
+from __future__ import annotations
+
+import json
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from pipelines.config.open_keys import key_limit, selection_params
+from transforms.core.foundation.accounting import ZCDP, ApproxDP
+from transforms.core.foundation.entries import DELETE, Update
+from transforms.core.foundation.noise import config_digest
+from transforms.open_keys import DEAD, ReleaseOpenKeys
+from transforms.records import DeadLetter
+from transforms.spec import NAMESPACE
+
+__all__ = ["release_open_keys", "open_release_dict", "OUT_OF_RANGE"]
+
+#: an update outside the release's ticks (before tick 1 or after time.end)
+OUT_OF_RANGE = "out_of_range"
+
+
+class _ToPairFn(beam.DoFn):
+    """UpdateRecord -> ``(person, (tick, Update))`` (the key: the record's stream), or a dead letter."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def process(self, rec):
+        tick = self.spec.tick_of(rec.event_time)
+        if tick < 1 or tick > self.spec.end_tick:
+            Metrics.counter(NAMESPACE, f"dead_letter_{OUT_OF_RANGE}").inc()
+            yield beam.pvalue.TaggedOutput(DEAD, DeadLetter(OUT_OF_RANGE, rec, "open_keys", None))
+            return
+        item = None if rec.op == DELETE else (rec.stream,)
+        yield (rec.person, (tick, Update(rec.op, rec.entry_id, item)))
+
+
+def _dead_letter(d: dict) -> DeadLetter:
+    Metrics.counter(NAMESPACE, f"dead_letter_{d['reason']}").inc()
+    record = json.dumps({"tick": d["tick"], "op": d["op"], "id": d["entry_id"]}, sort_keys=True)
+    return DeadLetter(d["reason"], record, d["stage"], None)
+
+
+def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
+    """``records`` (UpdateRecords, timestamped) -> ``{"answers": (period, key, answer), "dead_letters":
+    DeadLetter}``; the noise is keyed by the release identity and the selection's parameters."""
+    params, limit = selection_params(cfg, spec.end_tick), key_limit(cfg)
+    ident = release.with_digest(config_digest("open-keys-transform-v1", params, limit, spec))
+    streaming = cfg.streaming
+    pairs = records | "OpenKeyUpdates" >> beam.ParDo(_ToPairFn(spec)).with_outputs(DEAD, main="pairs")
+    out = pairs.pairs | "ReleaseOpenKeys" >> ReleaseOpenKeys(
+        params, limit, (noise_key, ident), spec, bounded=not streaming
+    )
+    dead = out[DEAD] | "OpenKeyDeadLetters" >> beam.Map(_dead_letter)
+    dead = (pairs[DEAD], dead) | "OpenKeyAllDead" >> beam.Flatten()
+    return {"answers": out["answers"], "dead_letters": dead}
+
+
+class OpenReleaseDict:
+    """``(period, key, answer)`` -> a release record as written (``release.avsc``): the key as its stream,
+    the count query's answer (clamped / rounded as configured), the release's whole spend (charged when it
+    starts: it does not depend on the data), no stated bound (``error_bound`` null)."""
+
+    def __init__(self, cfg, spec):
+        self.query = cfg.queries[0].name
+        self.clamp, self.beta, self.spec = cfg.clamp, cfg.beta, spec
+        budget = selection_params(cfg, spec.end_tick).ledger_budget
+        v = [float(x) for x in budget.vector()]
+        if isinstance(budget, ZCDP):
+            self.spent = {"epsilon_spent": None, "delta_spent": None, "rho_spent": v[0]}
+        else:
+            delta = v[1] if isinstance(budget, ApproxDP) else 0.0
+            self.spent = {"epsilon_spent": v[0], "delta_spent": delta, "rho_spent": None}
+
+    def __call__(self, a) -> dict:
+        p, key, answer = a
+        est = float(max(answer, 0) if self.clamp else answer)
+        return {
+            "stream": key,
+            "tick": p,
+            "segment": 0,
+            "query": self.query,
+            "estimate": est,
+            "error_bound": None,
+            "beta": float(self.beta),
+            **self.spent,
+            "as_of": self.spec.as_of(p),
+            "update_level_spent": None,
+        }
+
+
+def open_release_dict(cfg, spec) -> OpenReleaseDict:
+    return OpenReleaseDict(cfg, spec)
+
+
+def open_keys_plan(cfg) -> list[str]:
+    """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
+    selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
+    from pipelines.outputs import budget_dict, budget_text
+
+    h = cfg.end_tick
+    p = selection_params(cfg, h)
+    s, limit = cfg.streams_config, key_limit(cfg)
+    return [
+        f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released from the first "
+        "period at which a noisy count of its live contributors exceeds the threshold, then every period to the "
+        "end (a count of its live entries); nothing before; a key never selected is in no output",
+        f"selection: the {p.selection_test} test ({p.selection_noise} noise), {s.selection_share:.0%} of the "
+        f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
+        f"contributors at period 1, {p.threshold_at(h):.1f} at period {h}; delta {p.event_delta:.3g} "
+        f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
+        "contribution_bounded)",
+        f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
+        f"{budget_text(budget_dict(p.answers_budget))}, calibrated for {limit.group} updates per person",
+        f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
+        "the whole release, with the selection's delta above; the number of candidate keys is operator data "
+        "(never released)",
+    ]
