@@ -10,7 +10,13 @@ Nothing here imports Apache Beam.
 
 from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, new_candidate_state
 from transforms.core.selection.keys import KEYS_STATE_VERSION, KeyLimit, PersonKeys, key_of, new_keys_state
-from transforms.core.selection.params import SelectionParams, dyadic_nodes
+from transforms.core.selection.params import (
+    NEED_DELTA,
+    OpenKeysNeedDelta,
+    SelectionParams,
+    dyadic_nodes,
+    selection_guarantee,
+)
 from transforms.core.selection.release import OpenKeyRelease, PeriodRelease
 
 __all__ = [
@@ -27,4 +33,7 @@ __all__ = [
     "key_of",
     "new_candidate_state",
     "new_keys_state",
+    "NEED_DELTA",
+    "OpenKeysNeedDelta",
+    "selection_guarantee",
 ]
