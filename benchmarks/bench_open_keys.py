@@ -12,10 +12,14 @@ probability 1/2; about ``--updates`` updates over ``--periods`` periods; the per
 * the error of released keys: mean |answer - truth| over released keys and periods;
 * the naive approach on the same budget: a fresh batch selection at every period (budget / periods
   each, threshold for the same delta per period) and a fresh noisy count of each released key
-  (numpy noise of the same law: a baseline only, never a release);
+  (numpy noise of the same law: a baseline only, never a release), its counts calibrated to what a
+  person changes in one period's histogram of live entries (``L``: at most ``L`` live entries, L1 and
+  L2), and, for comparison with the earlier figures, to group privacy (``g = L (2k - 1)``);
+* ``--calibration group``: the selected keys' counters calibrated by group privacy (the earlier
+  calibration) instead of by contribution (``selection/answers.py``), to measure the gain;
 * the memory per candidate key: the bytes of its encoded plain-data state, and per person.
 
-Usage: ``python -m benchmarks.bench_open_keys [--quick] [--budget pure|approx|both]``
+Usage: ``python -m benchmarks.bench_open_keys [--quick] [--budget pure|approx|both] [--calibration group]``
 (``--quick``: 10^4 keys, 10^5 updates). Prints one JSON object per budget.
 """
 
@@ -28,6 +32,7 @@ import time
 
 import numpy as np
 
+from transforms.core.contribution.sensitivity import calibrated_budget
 from transforms.core.foundation.accounting import ApproxDP, PureDP, rho_for_approx
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
@@ -100,10 +105,12 @@ def naive_figures(truth_hist, periods: int, budget, rng, g: int):
     }
 
 
-def run(budget, stream, periods: int, seed: int = 7, test: str = "auto"):
+def run(budget, stream, periods: int, seed: int = 7, test: str = "auto", calibration: str = "contribution"):
     params = SelectionParams(budget, K, selection_share=SHARE, failure=1e-9, horizon=periods, test=test)
     limit = KeyLimit(K, ENTRIES, MUTATIONS)
     rel = OpenKeyRelease(params, limit, NoiseSource(bytes([seed]) * 32))
+    if calibration == "group":  # the earlier calibration, for the comparison only
+        rel.answer_budget = calibrated_budget(params.answers_budget, float(limit.group), params.noise_kind)
     appeared, released_at, errs, hist = {}, {}, [], []
     cand_bytes, max_cand = [], 0
     t0 = time.perf_counter()
@@ -163,6 +170,7 @@ def main(argv=None):
     ap.add_argument("--zipf", type=float, default=1.0)
     ap.add_argument("--budget", choices=("pure", "approx", "both"), default="both")
     ap.add_argument("--test", choices=("auto", "tree", "svt"), default="auto")
+    ap.add_argument("--calibration", choices=("contribution", "group"), default="contribution")
     a = ap.parse_args(argv)
     n_keys = a.keys or (10_000 if a.quick else 100_000)
     n_updates = a.updates or (100_000 if a.quick else 1_000_000)
@@ -172,13 +180,16 @@ def main(argv=None):
     for budget in budgets[a.budget]:
         if a.test == "svt" and not isinstance(budget, PureDP):
             continue
-        _, params, hist, fig = run(budget, stream, a.periods, test=a.test)
-        fig["test"] = params.selection_test
+        _, params, hist, fig = run(budget, stream, a.periods, test=a.test, calibration=a.calibration)
+        fig["test"], fig["calibration"] = params.selection_test, a.calibration
         fig["updates"], fig["universe"], fig["periods"] = n, n_keys, a.periods
-        naive = naive_figures(hist, a.periods, budget, np.random.default_rng(3), KeyLimit(K, ENTRIES, MUTATIONS).group)
+        naive = naive_figures(hist, a.periods, budget, np.random.default_rng(3), ENTRIES)
+        group = naive_figures(hist, a.periods, budget, np.random.default_rng(3), KeyLimit(K, ENTRIES, MUTATIONS).group)
         fig["naive"] = naive
+        fig["naive_group_privacy_error"] = group["mean_abs_error"]
         if fig["mean_abs_error_released"]:
             fig["naive_over_ours_error"] = round(naive["mean_abs_error"] / fig["mean_abs_error_released"], 1)
+            fig["naive_group_over_ours_error"] = round(group["mean_abs_error"] / fig["mean_abs_error_released"], 1)
         print(json.dumps(fig), flush=True)
 
 

@@ -27,6 +27,7 @@ from transforms.core.selection import (
     dyadic_nodes,
 )
 from transforms.core.selection.candidate import select_coords
+from transforms.core.selection.params import OpenKeysNeedDelta, selection_guarantee
 
 KEY = NoiseSource(bytes(range(32)))
 
@@ -162,7 +163,7 @@ def test_candidate_and_person_state_round_trip():
 
 def test_release_restores_mid_stream_and_noise_is_keyed():
     stream = _random_stream(3, 12)
-    params = SelectionParams(ZCDP(2.0), 2, horizon=12, threshold=1)
+    params = SelectionParams(ApproxDP(2.0, 1e-3), 2, horizon=12, threshold=1, test="tree")
     a = OpenKeyRelease(params, KeyLimit(2, 3, 3), KEY)
     outs = [a.step(u) for u in stream]
     b = OpenKeyRelease(params, KeyLimit(2, 3, 3), KEY)
@@ -175,16 +176,30 @@ def test_release_restores_mid_stream_and_noise_is_keyed():
     assert [b.step(u).selected for u in stream[6:]] == [o.selected for o in outs[6:]]
 
 
-@pytest.mark.parametrize("budget", [PureDP(1.0), ApproxDP(1.0, 1e-6), ZCDP(0.5)])
-def test_accounting_charges_the_budget(budget):
-    params = SelectionParams(budget, 3, horizon=16)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ApproxDP(1.0, 1e-6)])
+@pytest.mark.parametrize("test", ["svt", "tree"])
+def test_accounting_charges_the_stated_guarantee(budget, test):
+    params = SelectionParams(budget, 3, horizon=16, failure=1e-8, selection_share=0.4, test=test)
     rel = OpenKeyRelease(params, KeyLimit(3, 2, 2), KEY)
-    spent = rel.ledger.spent
-    assert spent.vector() == pytest.approx(params.ledger_budget.vector(), rel=1e-12)
-    if isinstance(budget, PureDP):
-        assert params.ledger_budget == ApproxDP(1.0, params.failure)  # pure eps is not possible for open keys
-    g = params.guarantee(1e-6) if isinstance(budget, ZCDP) else params.guarantee()
-    assert g.delta >= params.event_delta
+    stated = selection_guarantee(budget, 0.4, 3, 2, 2, failure=1e-8)
+    assert type(rel.ledger.spent) is ApproxDP and type(stated) is ApproxDP
+    assert rel.ledger.spent.vector() == pytest.approx(stated.vector(), rel=1e-12)  # the charge is the statement
+    assert params.guarantee() == stated == params.ledger_budget
+    if isinstance(budget, PureDP):  # pure eps is not possible for open keys: stated as (eps, failure)
+        assert stated == ApproxDP(1.0, 1e-8)
+    else:
+        assert stated == budget
+    assert stated.delta >= params.event_delta > 0  # never a silent delta
+
+
+@pytest.mark.parametrize("budget", [ZCDP(0.5), ApproxDP(1.0, 0.0)])
+def test_a_budget_without_a_delta_is_refused(budget):
+    with pytest.raises(OpenKeysNeedDelta, match="^open keys need a delta: "):
+        SelectionParams(budget, 2)
+    with pytest.raises(ValueError, match="^open keys need a delta: "):  # a ValueError for the configuration layer
+        selection_guarantee(budget, 0.5, 2, 4, 2)
+    with pytest.raises(ValueError, match="max_entries"):
+        selection_guarantee(PureDP(1.0), 0.5, 2, 0, 2)
 
 
 # -- the exact privacy loss of the selection counters --------------------------------------------
@@ -235,7 +250,7 @@ def _adversary(K_used: int, periods: int, shared: str | None = None):
     return extra
 
 
-@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5), ApproxDP(1.0, 1e-6)])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ApproxDP(1.0, 1e-6)])
 def test_selection_counters_exact_loss_within_budget(budget):
     K, H = 3, 13
     params = SelectionParams(budget, K, horizon=H, test="tree")
@@ -294,7 +309,6 @@ def _false_selection(params: SelectionParams, span: int) -> float:
     "budget,test",
     [
         (PureDP(2.0), "auto"),
-        (ZCDP(2.0), "auto"),
         (ApproxDP(2.0, 1e-3), "auto"),
         (PureDP(2.0), "tree"),
         (ApproxDP(2.0, 1e-3), "tree"),
@@ -305,9 +319,8 @@ def test_a_key_nobody_else_has_is_selected_with_probability_at_most_delta(budget
     span = int(20 * math.sqrt(params.noise_profile(1).variance())) + 50
     p = _false_selection(params, span)
     assert 0 < p <= params.key_delta
-    if not isinstance(budget, ZCDP):  # K delta_key e^eps_sel = delta_event
-        k_e = params.max_keys_per_person * math.exp(params.counter_budget.epsilon)
-        assert k_e * params.key_delta == pytest.approx(params.event_delta, rel=1e-12)
+    k_e = params.max_keys_per_person * math.exp(params.counter_budget.epsilon)  # K delta_key e^eps_sel = delta_event
+    assert k_e * params.key_delta == pytest.approx(params.event_delta, rel=1e-12)
 
     class LowThreshold(SelectionParams):
         def threshold_at(self, q):  # a twin whose threshold forgot the delta schedule over periods

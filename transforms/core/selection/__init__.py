@@ -3,14 +3,22 @@
 * :mod:`.params`: the threshold, the per-key budget and the delta schedule from the budget;
 * :mod:`.keys`: at most ``max_keys_per_person`` keys per person (first-come), key events;
 * :mod:`.candidate`: a candidate key's plain-data state and its test;
+* :mod:`.answers`: the selected keys' counters calibrated by contribution (person unit);
 * :mod:`.release`: the in-memory release (what a Beam step keyed by candidate key will drive).
 
 Nothing here imports Apache Beam.
 """
 
+from transforms.core.selection.answers import AnswerCalibration, answer_budget, answer_calibration
 from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, new_candidate_state
 from transforms.core.selection.keys import KEYS_STATE_VERSION, KeyLimit, PersonKeys, key_of, new_keys_state
-from transforms.core.selection.params import SelectionParams, dyadic_nodes
+from transforms.core.selection.params import (
+    NEED_DELTA,
+    OpenKeysNeedDelta,
+    SelectionParams,
+    dyadic_nodes,
+    selection_guarantee,
+)
 from transforms.core.selection.release import (
     KEY_STATE_VERSION,
     KeyContext,
@@ -42,4 +50,10 @@ __all__ = [
     "advance_key",
     "key_state_from_plain",
     "key_state_to_plain",
+    "NEED_DELTA",
+    "OpenKeysNeedDelta",
+    "selection_guarantee",
+    "AnswerCalibration",
+    "answer_budget",
+    "answer_calibration",
 ]

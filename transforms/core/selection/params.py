@@ -14,7 +14,7 @@ L2^2 at most 2 per level. Level ``l`` gets the share ``w_l`` of the per-key budg
 at most 1):
 
 * pure eps (discrete Laplace): node scale ``b_l = 2 / (eps_key w_l)``: ``eps_key`` per key;
-* zCDP / (eps, delta) (discrete Gaussian): ``sigma_l^2 = 2 / (2 rho_key w_l)``: ``rho_key`` per key;
+* (eps, delta) (discrete Gaussian, calibrated in zCDP): ``sigma_l^2 = 2 / (2 rho_key w_l)``: ``rho_key`` per key;
 
 and ``eps_key = eps_sel / K`` (``rho_key = rho_sel / K``): K keys per person, sequential
 composition over the keys a person touches (the other keys' counters do not move).
@@ -28,8 +28,8 @@ period it is tested: a noisy threshold ``T_p + rho`` (``rho`` discrete Laplace o
 drawn once per key) and a fresh query noise ``nu_p`` (scale ``4 / eps_key``); one person changes each
 query by at most 1 (a contributor indicator is 0 or 1); the test halts at the first crossing
 (the key is selected): ``eps_key``-DP for any number of periods (its noise is discrete Laplace under
-(eps, delta) too: its delta is all ``delta_event``). The tree test (``test="tree"``) is the default under
-zCDP (discrete Gaussian nodes; discrete Laplace under pure eps).
+(eps, delta) too: its delta is all ``delta_event``). The tree test (``test="tree"``: discrete Gaussian
+nodes under (eps, delta), discrete Laplace under pure eps) is the alternative.
 
 Threshold: a key whose counter's input is zero at every period (a key nobody has) crosses the
 threshold ``T_p`` at period ``p`` with probability at most ``P(|Z_p| > T_p) <= delta_p``, ``Z_p`` the
@@ -38,6 +38,23 @@ sum of the noise of the nodes decomposing ``[1, p]`` (a Chernoff bound: ``NoiseP
 at most ``delta_key``. Over the at most K keys only the extra person has:
 ``K delta_key = delta_event / e^eps_sel``, so the selection is ``(eps_sel, delta_event)``-DP
 (``docs/open_keys.md``, "Why the event costs delta").
+
+The stated guarantee (:func:`selection_guarantee`; the ledger is charged exactly that). No budget kind
+makes the event free: a key only one person has is released with a probability above zero with that
+person and exactly zero without, so no open-key release is pure eps-DP, and none is rho-zCDP.
+
+* ``(eps, delta)``: the release is ``(eps, delta)``-DP; ``delta_event`` is a share of the configured
+  delta (nothing is added).
+* pure ``eps``: the release is stated, charged and reported as ``(eps, delta_event)``-DP, with
+  ``delta_event`` the configured failure probability: never as pure eps. The noise stays discrete
+  Laplace (the counters and the sparse vector are pure eps; only the event costs delta).
+* ``rho`` (zCDP): **refused** (:class:`OpenKeysNeedDelta`). The selection is ``(eps(rho, d), d +
+  e^eps delta_event)``-DP for every ``d`` (the coupling of ``docs/open_keys.md``), but zCDP has no
+  delta to state ``delta_event`` in, and approximate zCDP (rho plus delta, Bun and Steinke 2016,
+  Def. 8.1) needs events of probability ``1 - delta`` on both sides under which the Renyi bound
+  holds: the coupling gives the event on one side only, and conditioning the Gaussian noise on it
+  breaks the Renyi bound. We do not state what we cannot prove: a zCDP user configures ``(epsilon,
+  delta)`` (the tree test then calibrates discrete Gaussian noise in zCDP inside it).
 """
 
 from __future__ import annotations
@@ -48,8 +65,17 @@ from dataclasses import dataclass
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, rho_for_approx
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
 from transforms.core.foundation.samplers import as_ratio_up
+from transforms.core.selection.keys import KeyLimit
 
-__all__ = ["SelectionParams", "dyadic_nodes"]
+__all__ = ["OpenKeysNeedDelta", "SelectionParams", "dyadic_nodes", "selection_guarantee", "NEED_DELTA"]
+
+#: the start of every refusal of a budget that cannot state the selection's delta
+NEED_DELTA = "open keys need a delta: "
+
+
+class OpenKeysNeedDelta(ValueError):
+    """The budget cannot state the selection's delta (a zCDP budget, or (eps, 0)): the configuration
+    layer turns it into a ConfigError naming the budget key. Its text starts with :data:`NEED_DELTA`."""
 
 
 def dyadic_nodes(p: int) -> tuple[tuple[int, int], ...]:
@@ -65,17 +91,18 @@ class SelectionParams:
     """The selection's parameters (module docstring).
 
     Attributes:
-      budget: the whole open-key release's budget (PureDP, ApproxDP or ZCDP).
+      budget: the whole open-key release's budget (PureDP or ApproxDP; ZCDP is refused:
+        :class:`OpenKeysNeedDelta`, module docstring).
       max_keys_per_person: ``K``.
       selection_share: the share of ``budget`` the selection spends (the answers the rest).
-      failure: ``delta_event`` under a pure-eps or zCDP budget (the probability budget of selecting a
-        key only the extra person has); under (eps, delta) the selection takes half its delta share.
+      failure: ``delta_event`` under a pure-eps budget (the probability budget of selecting a key only
+        the extra person has; the release is stated as ``(eps, failure)``); under (eps, delta) unused:
+        the selection takes its delta share (half of it with the tree test).
       horizon: the number of periods (None: unbounded).
       group: ``g``, updates one person accounts for in the answers (group privacy over the keys'
         counters, a histogram over keys).
       threshold: a fixed threshold instead of the derived one (tests with noise off only).
-      test: ``auto`` (``svt`` under pure eps and (eps, delta), ``tree`` under zCDP), ``tree`` or ``svt``
-        (not under zCDP).
+      test: ``auto`` (``svt``), ``tree`` or ``svt``.
     """
 
     budget: Budget
@@ -88,8 +115,13 @@ class SelectionParams:
     test: str = "auto"
 
     def __post_init__(self):
-        if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)) or self.budget.is_zero:
-            raise ValueError("budget must be a PureDP, ApproxDP or ZCDP budget above zero")
+        if isinstance(self.budget, ZCDP):
+            raise OpenKeysNeedDelta(
+                NEED_DELTA + "a zCDP budget cannot state the probability that a key only one person has is"
+                " released (the selection is not rho-zCDP); configure an (epsilon, delta) budget"
+            )
+        if not isinstance(self.budget, (PureDP, ApproxDP)) or self.budget.is_zero:
+            raise ValueError("budget must be a PureDP or ApproxDP budget above zero")
         for name in ("max_keys_per_person", "group"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -101,20 +133,19 @@ class SelectionParams:
         if not 0 < self.failure < 1:
             raise ValueError(f"failure must be in (0, 1), got {self.failure!r}")
         if isinstance(self.budget, ApproxDP) and self.budget.delta == 0:
-            raise ValueError("an (eps, delta) budget needs delta > 0 here (use a PureDP budget for pure eps)")
+            raise OpenKeysNeedDelta(
+                NEED_DELTA + "an (epsilon, delta) budget with delta = 0 leaves none for the selection of a key only"
+                " one person has; give delta > 0, or a pure epsilon budget (stated as (epsilon, failure))"
+            )
         if self.test not in ("auto", "tree", "svt"):
             raise ValueError(f"test must be auto, tree or svt, got {self.test!r}")
-        if self.test == "svt" and isinstance(self.budget, ZCDP):
-            raise ValueError("the sparse-vector test is calibrated in eps (discrete Laplace), not under a zCDP budget")
         object.__setattr__(self, "_thresholds", {})
 
     @property
     def selection_test(self) -> str:
-        """``svt`` or ``tree`` (``auto``: the sparse-vector test under pure eps and (eps, delta), the tree
-        under zCDP: the lower thresholds, ``docs/open_keys.md``)."""
-        if self.test != "auto":
-            return self.test
-        return "tree" if isinstance(self.budget, ZCDP) else "svt"
+        """``svt`` or ``tree`` (``auto``: the sparse-vector test, the lower thresholds under both budget
+        kinds, ``docs/open_keys.md``)."""
+        return "svt" if self.test == "auto" else self.test
 
     @property
     def svt_scales(self) -> tuple[float, float]:
@@ -154,11 +185,8 @@ class SelectionParams:
 
     @property
     def selection_cost(self) -> Budget:
-        """The selection's charge: the counters' cost and ``delta_event`` (zCDP: the counters' rho;
-        ``delta_event`` is added at the conversion to (eps, delta), :meth:`guarantee`)."""
+        """The selection's charge: the counters' cost and ``delta_event``."""
         c = self.counter_budget
-        if isinstance(c, ZCDP):
-            return c
         return ApproxDP(c.epsilon, (c.delta if isinstance(c, ApproxDP) else 0.0) + self.event_delta)
 
     @property
@@ -174,14 +202,9 @@ class SelectionParams:
             return ApproxDP(self.budget.epsilon, self.event_delta)
         return self.budget
 
-    def guarantee(self, delta: float | None = None) -> ApproxDP:
-        """The whole release's (eps, delta); a zCDP budget converts at ``delta`` (the conversion's
-        share) and adds ``e^eps delta_event``."""
-        if isinstance(self.budget, ZCDP):
-            if delta is None:
-                raise ValueError("converting zCDP to (eps, delta) needs a target delta")
-            a = self.budget.to_approx(delta)
-            return ApproxDP(a.epsilon, a.delta + math.exp(a.epsilon) * self.event_delta)
+    def guarantee(self) -> ApproxDP:
+        """The whole release's stated guarantee: ``(eps, delta)`` (the configured budget, or ``(eps,
+        delta_event)`` under pure eps); what the ledger is charged in total (:func:`selection_guarantee`)."""
         return self.ledger_budget
 
     @property
@@ -190,15 +213,12 @@ class SelectionParams:
         c = self.counter_budget
         if self.selection_noise == LAPLACE:
             return c.epsilon / self.max_keys_per_person
-        rho = c.rho if isinstance(c, ZCDP) else rho_for_approx(c)
-        return rho / self.max_keys_per_person
+        return rho_for_approx(c) / self.max_keys_per_person
 
     @property
     def key_delta(self) -> float:
         """``delta_key``: the probability that a key nobody has is ever selected."""
         c = self.counter_budget
-        if isinstance(c, ZCDP):
-            return self.event_delta / self.max_keys_per_person
         return self.event_delta / (self.max_keys_per_person * math.exp(c.epsilon))
 
     # -- the tree ----------------------------------------------------------------------
@@ -245,3 +265,24 @@ class SelectionParams:
         if p not in cache:
             cache[p] = self.noise_profile(p).tail_bound(self.period_delta(p))
         return cache[p]
+
+
+def selection_guarantee(
+    budget: Budget,
+    share: float,
+    max_keys_per_person: int,
+    max_entries: int,
+    max_mutations: int,
+    failure: float = 1e-9,
+) -> ApproxDP:
+    """The stated guarantee of an open-key release, person unit (``max_keys_per_person`` keys,
+    ``max_entries`` entries of ``max_mutations`` mutations each), selection share ``share``, failure
+    probability ``failure`` (``delta_event`` under pure eps): ``(eps, delta)`` under an (eps, delta)
+    budget, ``(eps, failure)`` under pure eps. It does not depend on ``K``, ``L`` or ``k`` (the
+    selection and the answers are calibrated to them inside it); they are checked like the release
+    checks them. Raises :class:`OpenKeysNeedDelta` (a ValueError) for a zCDP budget or (eps, 0), and
+    ValueError for any other invalid argument. :class:`~.release.OpenKeyRelease`'s ledger is charged
+    exactly this in total (``tests/test_open_keys.py``)."""
+    KeyLimit(max_keys_per_person, max_entries, max_mutations)
+    params = SelectionParams(budget, max_keys_per_person, selection_share=share, failure=failure)
+    return params.guarantee()

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from transforms.core.continual.net_change import choose_counter
-from transforms.core.contribution.sensitivity import calibrated_budget
 from transforms.core.counters import make_counter
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import StateError, restore, to_plain
+from transforms.core.selection.answers import answer_budget
 from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event
 from transforms.core.selection.keys import KeyLimit, PersonKeys
 from transforms.core.selection.params import SelectionParams
@@ -161,7 +161,7 @@ class OpenKeyRelease:
             raise ValueError("params.max_keys_per_person and limit.max_keys differ")
         self.params, self.limit, self.noise = params, limit, noise
         kind = params.noise_kind
-        self.answer_budget = calibrated_budget(params.answers_budget, float(limit.group), kind)
+        self.answer_budget = answer_budget(params, limit)  # by contribution (answers.py), not group privacy
         self.ledger = Ledger(params.ledger_budget)
         self.ledger.charge(params.selection_cost, ("open_keys", "select"))
         self.ledger.charge(params.answers_budget, ("open_keys", "answers"))
