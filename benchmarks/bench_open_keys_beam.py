@@ -108,7 +108,7 @@ def run(n: int, flink: bool = False) -> dict:
     }
 
 
-def demo_records(persons: int = 600, keys: int = 60, seed: int = 33) -> list[dict]:
+def demo_records(persons: int = 3000, keys: int = 60, seed: int = 33) -> list[dict]:
     """The input of ``configs/open_keys.yaml``: visits of ``persons`` customers to ``keys`` cities (a Zipf
     tail: city-000 most visited) over one day; a visit is inserted, sometimes moved to another city
     (upsert) and sometimes deleted; a customer visits up to 4 cities (the third and later are refused

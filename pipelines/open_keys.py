@@ -105,6 +105,7 @@ def open_keys_plan(cfg) -> list[str]:
     """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
     selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
     from pipelines.outputs import budget_dict, budget_text
+    from transforms.core.selection import answer_calibration
 
     h = cfg.end_tick
     p = selection_params(cfg, h)
@@ -119,7 +120,7 @@ def open_keys_plan(cfg) -> list[str]:
         f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
         "contribution_bounded)",
         f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
-        f"{budget_text(budget_dict(p.answers_budget))}, calibrated for {limit.group} updates per person",
+        f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: {answer_calibration(p, limit).method}",
         f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
         "the whole release, with the selection's delta above; the number of candidate keys is operator data "
         "(never released)",

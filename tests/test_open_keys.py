@@ -137,6 +137,22 @@ def test_contribution_bound_first_come_and_for_good():
     )
 
 
+def test_later_updates_of_an_entry_refused_for_its_key_are_refused_the_same_way():
+    """An entry whose insertion took no slot (K keys taken) is refused contribution_bounded for good: its
+    upsert and delete too (not unknown_entry: the input is right, the bound is by design), through a state
+    round trip; an entry of an admitted key is unaffected."""
+    pk = PersonKeys(KeyLimit(1, 5, 4))
+    _, refused, _ = pk.decide_tick(1, [("a", Update("insert", "e0", ("x",))), ("a", Update("insert", "e1", ("y",)))])
+    assert [(u.entry_id, r) for (_, u), r in refused] == [("e1", "contribution_bounded")]
+    pk.persons = {p: decode(encode(st)) for p, st in pk.persons.items()}
+    _, refused, events = pk.decide_tick(2, [("a", Update("upsert", "e1", ("x",)))])
+    assert [(u.entry_id, r) for (_, u), r in refused] == [("e1", "contribution_bounded")] and events == []
+    _, refused, _ = pk.decide_tick(3, [("a", Update("delete", "e1")), ("a", Update("delete", "e9"))])
+    assert sorted((u.entry_id, r) for (_, u), r in refused) == [("e1", "contribution_bounded"), ("e9", "unknown_entry")]
+    _, refused, events = pk.decide_tick(4, [("a", Update("delete", "e0"))])
+    assert refused == [] and events == [("x", -1, -1)]
+
+
 def test_mutation_limit_and_unknown_entries():
     pk = PersonKeys(KeyLimit(3, 2, 2))
     _, refused, _ = pk.decide_tick(1, [("a", Update("delete", "e1"))])

@@ -14,7 +14,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 
-from transforms.core.foundation.accounting import ZCDP, ApproxDP
+from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import decode, encode
@@ -101,7 +101,7 @@ def _run(params, noise, stream, streaming: bool) -> tuple[list, list]:
 
 
 @pytest.mark.parametrize("streaming", [False, True])
-@pytest.mark.parametrize("budget", [ZCDP(2.0), ApproxDP(1.0, 1e-6)])
+@pytest.mark.parametrize("budget", [PureDP(2.0), ApproxDP(1.0, 1e-6)])
 def test_beam_equals_core(streaming, budget):
     stream = _stream(3, 8)
     params = SelectionParams(budget, 2, horizon=8, threshold=1)
@@ -113,7 +113,7 @@ def test_noise_off_threshold_zero_releases_every_live_key_at_once_exactly():
     """Noise off, T = 0: a key is selected at the first period it has a live contributor, its answers
     are its exact live entries; a key nobody keeps is in no output."""
     stream = _stream(7, 6)
-    params = SelectionParams(ZCDP(2.0), 2, horizon=6, threshold=0)
+    params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=6, threshold=0)
     rel = OpenKeyRelease(params, LIMIT, NoiseSource.disabled())
     first, truth = {}, []
     for ups in stream:
@@ -136,7 +136,7 @@ def test_never_selected_key_is_in_no_output():
     ups += [("c", Update("insert", "e1", ("lone",))), ("c", Update("insert", "e2", ("x",)))]
     ups += [("c", Update("insert", "e3", ("y",)))]  # c's third key: refused (K = 2)
     stream = [ups, [], [("c", Update("delete", "e1"))]]
-    params = SelectionParams(ZCDP(2.0), 2, horizon=3, threshold=1)
+    params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=3, threshold=1)
     spec = _spec(3)
     with TestPipeline(options=PipelineOptions(runner="BundleBasedDirectRunner")) as p:
         src = p | beam.Create([tv.value for tv in _elements(stream)])
@@ -152,7 +152,7 @@ def test_restore_from_state_then_a_new_key():
     answers equal the uninterrupted core's."""
     stream = _stream(11, 9)
     stream[6] = [*stream[6], ("p1", Update("insert", "e9", ("knew",))), ("p2", Update("insert", "e9", ("knew",)))]
-    params = SelectionParams(ZCDP(2.0), 2, horizon=9, threshold=1)
+    params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=9, threshold=1)
     expect, _ = _core(params, KEY, stream)
     assert any(k == "knew" for _, k, _ in expect)
 

@@ -70,6 +70,17 @@ def test_open_stream_keys_need_what_they_rely_on():
     assert "privacy.unit" in _error(raw)
 
 
+def test_open_keys_need_a_budget_that_states_the_selections_delta():
+    """No open-key release is rho-zCDP or (eps, 0)-DP (transforms/core/selection/params.py): refused before the
+    pipeline, naming the budget key; a pure epsilon budget is accepted (stated as (epsilon, failure))."""
+    raw = _raw(streams=OPEN)
+    privacy = {k: v for k, v in raw["privacy"].items() if k not in ("epsilon", "delta", "rho")}
+    err = _error({**raw, "privacy": {**privacy, "rho": 0.5}})
+    assert "open keys need a delta" in err and "privacy.rho" in err and err.count("\n") == 0
+    for pure in ({"epsilon": 1.0}, {"epsilon": 1.0, "delta": 0.0}):  # delta 0 is the pure epsilon budget
+        assert parse_config({**raw, "privacy": {**privacy, **pure}}).open_keys
+
+
 def test_open_histogram_domain_is_refused_in_one_line():
     raw = read_raw("configs/demo_person.yaml")
     raw["queries"] = [dict(q) for q in raw["queries"]]

@@ -250,7 +250,7 @@ def _coverage(budget, shrink: float = 1.0) -> dict:
         for p, ups in enumerate(stream, 1):
             answers, truth = rel.step(ups).answers, rel.truth()
             for key, ans in answers.items():
-                bound = rel.selected[key][1].error_bound(BETA) * shrink
+                bound = rel.selected[key].counter.error_bound(BETA) * shrink
                 c = out.setdefault((key, p), [0, 0])
                 c[0] += abs(ans - truth[key]) > bound + 0.5
                 c[1] += 1
@@ -290,6 +290,6 @@ def test_published_figures_equal_the_configured_ones(budget):
     stream = [b + e for b, e in zip(_base(), _adds_to_existing())]
     for ups in stream:
         rel.step(ups)
-    assert rel.selected and all(c.budget == answer_budget(params, limit) for _, c in rel.selected.values())
+    assert rel.selected and all(s.counter.budget == answer_budget(params, limit) for s in rel.selected.values())
     if isinstance(budget, PureDP):  # a twin stating pure eps (the configured kind) would not match
         assert stated != budget and stated == ApproxDP(budget.epsilon, 1e-8)

@@ -5,7 +5,7 @@ the other sections, and the core objects it configures (``transforms/open_keys.p
 from __future__ import annotations
 
 from pipelines.model import issue
-from transforms.core.selection import KeyLimit, SelectionParams
+from transforms.core.selection import KeyLimit, OpenKeysNeedDelta, SelectionParams
 
 __all__ = ["check_open_keys_config", "key_limit", "selection_params", "open_keys_digest"]
 
@@ -33,6 +33,10 @@ def check_open_keys_config(cfg) -> None:
         raise issue("not supported with open keys", "queries_source")
     if cfg.consistent:
         raise issue("not supported with open keys (one count per key: nothing to make consistent)", "release")
+    try:  # the budget must be able to state the selection's delta (transforms/core/selection/params.py)
+        selection_params(cfg, cfg.end_tick)
+    except OpenKeysNeedDelta as e:
+        raise issue(str(e), "privacy.rho" if cfg.rho is not None else "privacy.delta") from None
     if len(cfg.queries) != 1 or cfg.queries[0].type != "count":
         kinds = ", ".join(f"{q.name} ({q.type})" for q in cfg.queries)
         raise issue(

@@ -9,7 +9,9 @@ here. The rule is first-come, a pure function of the person's own records:
 * a key takes one of the person's ``K`` *slots* at the first accepted insertion (or upsert) of an
   entry into it; an insertion or upsert into a new key when the ``K`` slots are taken is refused,
   reason ``contribution_bounded``. A slot is taken for good (a key the person left keeps its slot):
-  so the person's keys are at most ``K`` over the whole release;
+  so the person's keys are at most ``K`` over the whole release. A delete or upsert of an entry whose
+  insertion was refused so (and that is not live) is refused with the same reason, not as
+  ``unknown_entry``: the input is not wrong, the bound is by design (what is admitted is unchanged);
 * an entry makes at most ``max_mutations`` mutations (insert, upsert, delete each count one; a deleted
   entry id keeps counting if it comes back): else ``constraint_exceeded``; ``unknown_entry`` for a
   delete or upsert of an entry that is not live, ``duplicate_insert`` for an insert of a live one;
@@ -22,7 +24,8 @@ what a Beam step keyed by candidate key consumes. A reason names the rule, never
 
 The person's state is plain data, versioned: ``{"v": 1, "bound": the PersonBounder state,
 "entries": {entry id: [key or None when deleted, mutations]}, "keys": {key: live entries},
-"left": [keys whose contribution ended]}``. Nothing here imports Apache Beam.
+"left": [keys whose contribution ended], "refused": [entry ids refused contribution_bounded] (only when
+some are)}``. Nothing here imports Apache Beam.
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ class PersonKeys:
         accepted, refused, events = [], [], []
         for person, pairs in by_person.items():
             state, acc, ref, ev = self.decide_person(self.persons.get(person), tick, pairs)
-            if state["entries"] or state["keys"] or state["left"] or state["bound"] is not None:
+            if state["entries"] or state["keys"] or state["left"] or state.get("refused") or state["bound"] is not None:
                 self.persons[person] = state
             accepted += acc
             refused += ref
@@ -118,6 +121,7 @@ class PersonKeys:
         st = _check(state)
         entries = {e: list(v) for e, v in st["entries"].items()}
         keys, left = dict(st["keys"]), list(st["left"])
+        bounded = set(st.get("refused", ()))  # entry ids whose insertion was refused contribution_bounded
         bounder = self._bounder
         bounder.persons = {} if st["bound"] is None else {pairs[0][0]: st["bound"]}
         ok, refused = bounder.bound_tick(tick, pairs)
@@ -143,6 +147,12 @@ class PersonKeys:
         accepted = []
         for person, u in sorted(ok, key=lambda pu: _rank(pu[1])):
             reason = self._reason(entries, keys, left, u)
+            if reason == UNKNOWN_ENTRY and u.entry_id in bounded:
+                reason = CONTRIBUTION_BOUNDED  # its insertion took no slot: the bound, not a wrong input
+            elif reason == CONTRIBUTION_BOUNDED and u.op == INSERT:
+                bounded.add(u.entry_id)
+            elif reason is None and u.op == INSERT:
+                bounded.discard(u.entry_id)  # admitted after all (into a key of its slots)
             if reason is not None:
                 refused.append(((person, u), reason))
                 continue
@@ -158,6 +168,8 @@ class PersonKeys:
             old[0], old[1] = new_key, old[1] + 1
             accepted.append((person, u))
         new = {"v": KEYS_STATE_VERSION, "bound": bound_state, "entries": entries, "keys": keys, "left": left}
+        if bounded:
+            new["refused"] = sorted(bounded, key=repr)
         events = [(k, c[0], c[1]) for k, c in changes.items() if c[0] or c[1]]
         return new, accepted, refused, events
 

@@ -160,7 +160,6 @@ class OpenKeyRelease:
         if params.max_keys_per_person != limit.max_keys:
             raise ValueError("params.max_keys_per_person and limit.max_keys differ")
         self.params, self.limit, self.noise = params, limit, noise
-        kind = params.noise_kind
         self.answer_budget = answer_budget(params, limit)  # by contribution (answers.py), not group privacy
         self.ledger = Ledger(params.ledger_budget)
         self.ledger.charge(params.selection_cost, ("open_keys", "select"))
