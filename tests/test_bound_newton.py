@@ -215,6 +215,21 @@ def test_a_rows_value_does_not_depend_on_the_other_rows():
     assert tail_bounds(terms, m[::-1], 0.05).tolist() == full[::-1].tolist()
 
 
+def test_the_loop_in_place_gives_the_bits_of_the_loop_on_copies(monkeypatch):
+    """While every row iterates, the Newton loop works on its arrays themselves (``_IN_PLACE``): the bits of the
+    loop that copies the rows at every iteration, also where the Laplace columns are a selection (Gaussian terms
+    among many: numpy lays the selection out in Fortran order, where a row sum rounds otherwise)."""
+    from transforms.core.foundation import bounds as bounds_mod
+
+    profiles = _ordinary_profiles() + _lattice_profiles() + _profiles(525_600, range(1, 525_601, 9_999))
+    for terms, m in (_matrix(profiles), _matrix(_profiles(20_000, range(1, 3001)))):
+        for beta in (0.05, 1e-6):
+            fast = tail_bounds(terms, m, beta).tolist()
+            monkeypatch.setattr(bounds_mod, "_IN_PLACE", False)
+            assert tail_bounds(terms, m, beta).tolist() == fast
+            monkeypatch.setattr(bounds_mod, "_IN_PLACE", True)
+
+
 def test_special_rows_take_the_scalar_path():
     """A single discrete Laplace term (its exact tail), no Laplace term (the closed form), no term (0): the
     scalar path's own bits."""
