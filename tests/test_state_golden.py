@@ -54,7 +54,21 @@ def test_golden_state_restores_and_continues_identically(key):
     batches = workload(name, ticks=60, seed=11)
     rest = [core.process_tick(t, ups, noise) for t, ups in batches[25:]] + core.run_to_end(noise)
     got = [[list(x) if isinstance(x, tuple) else x for x in a] for a in answers(rest)]
-    assert got and _same(got, entry["continuation"])
+    want = entry["continuation"]
+    assert got and len(got) == len(want) and all(_same_answer(a, b) for a, b in zip(got, want))
+
+
+BOUND = 5  # the error_bound field of an answer (test_contract.answers)
+
+
+def _same_answer(a: list, b: list) -> bool:
+    """One answer as :func:`_same`, its stated error bound to 1e-9 relative: the golden file was written with the
+    golden-section minimiser, and every bound is now its exact minimum (Newton, issue 30), which moves the last
+    digits (~1e-11 relative; ~1e-6 on a sum's lattice profiles); the estimates and the rest still to 1e-12."""
+    if len(a) != len(b) or not _same(a[:BOUND] + a[BOUND + 1 :], b[:BOUND] + b[BOUND + 1 :]):
+        return False
+    x, y = a[BOUND], b[BOUND]
+    return isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isclose(x, y, rel_tol=1e-9)
 
 
 def _same(a, b) -> bool:

@@ -15,11 +15,14 @@ domain of the moment generating functions,
 with the exact MGF of the discrete Laplace,
 ``M(l) = (1-q)^2 / ((1 - q e^l)(1 - q e^-l))``, ``q = exp(-1/b)``, and the
 sub-Gaussian bound ``M(l) <= exp(l^2 sigma2 / 2)`` of the discrete Gaussian
-(CKS 2020, Cor. 9). Any lambda gives a valid bound, so the numerical search
-over lambda only affects tightness. A single discrete Laplace term uses its
-exact tail instead. :func:`tail_bounds` computes the bounds of many profiles at
-once (a vectorised Newton iteration on the same exponent: the k-ary tree's
-bounds over long horizons, ``docs/performance.md``).
+(CKS 2020, Cor. 9). Any lambda gives a valid bound, provided the exponent is
+evaluated accurately (the search over lambda only affects tightness): every
+bound is its exact minimum over lambda to float rounding, by one minimiser,
+the safeguarded Newton iteration of :func:`tail_bounds` (vectorised over many
+profiles: the k-ary tree's bounds by blocks; :meth:`NoiseProfile.tail_bound`
+is one row), with the log-MGF in a form accurate on lattice profiles too
+(``tests/test_bound_newton.py``, ``docs/performance.md``). A single discrete
+Laplace term uses its exact tail instead.
 """
 
 from __future__ import annotations
@@ -187,72 +190,35 @@ def _tail_bound(items: tuple[tuple[Key, int], ...], beta: float) -> float:
     if len(items) == 1:
         ((kind, p, w), c) = items[0]
         if kind == LAPLACE and c == 1:
-            # exact: P(|X| >= k) = 2 q^k / (1 + q) for k >= 1
+            # exact: P(|X| >= k) = 2 q^k / (1 + q) for k >= 1, the least such k with it <= beta; log q is -1/p
+            # exactly (math.log(q) of the rounded q loses ~7 digits at a lattice's scale ~1e7: k off by one)
             q = math.exp(-1.0 / p)
-            k = math.ceil(math.log(beta * (1 + q) / 2) / math.log(q))
+            k = math.ceil(p * math.log(2 / (beta * (1 + q))))
             return abs(w) * max(k - 1, 0)
-    log2b = math.log(2 / beta)
-    lap = [(p, abs(w), c) for (kind, p, w), c in items if kind == LAPLACE and w != 0]
-    gvar = math.fsum(c * w * w * p for (kind, p, w), c in items if kind == GAUSSIAN)
-    if not lap:  # sub-Gaussian: closed form
-        return math.sqrt(2 * gvar * log2b)
-    lp = np.array([x[0] for x in lap])
-    lw = np.array([x[1] for x in lap])
-    lc = np.array([x[2] for x in lap], dtype=float)
-    lq = -1.0 / lp
-    base = 2 * np.log1p(-np.exp(lq))
-    lam_max = float(np.min(1.0 / (lp * lw)))
-
-    if len(lap) <= 32:  # few terms: scalar math is an order of magnitude faster than numpy calls
-        terms = [(float(c), float(b_), float(q), float(w)) for c, b_, q, w in zip(lc, base, lq, lw)]
-        log1p, exp = math.log1p, math.exp
-
-        def bound(lam: float) -> float:
-            log_mgf = 0.0
-            for c, b_, q, w in terms:
-                x = lam * w
-                log_mgf += c * (b_ - log1p(-exp(q + x)) - log1p(-exp(q - x)))
-            return (log_mgf + lam * lam * gvar / 2 + log2b) / lam
-
-    else:
-
-        def bound(lam: float) -> float:
-            x = lam * lw
-            log_mgf = np.sum(lc * (base - np.log1p(-np.exp(lq + x)) - np.log1p(-np.exp(lq - x))))
-            return (float(log_mgf) + lam * lam * gvar / 2 + log2b) / lam
-
-    lo, hi = math.log(lam_max) - 30, math.log(lam_max * (1 - 1e-9))
-    g = (math.sqrt(5) - 1) / 2
-    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = bound(math.exp(a)), bound(math.exp(b))
-    best = min(fa, fb)
-    for _ in range(70):
-        if fa < fb:
-            hi, b, fb = b, a, fa
-            a = hi - g * (hi - lo)
-            fa = bound(math.exp(a))
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + g * (hi - lo)
-            fb = bound(math.exp(b))
-        best = min(best, fa, fb)
-    return best
+    terms = [term for term, _ in items]
+    lap = np.array([kind == LAPLACE and w != 0 for kind, _, w in terms], dtype=bool)
+    if not lap.any():  # sub-Gaussian: closed form
+        gvar = math.fsum(c * w * w * p for (kind, p, w), c in items if kind == GAUSSIAN)
+        return math.sqrt(2 * gvar * math.log(2 / beta))
+    counts = np.array([[c for _, c in items]], dtype=np.int64)
+    return float(_newton_rows(terms, counts, lap, beta)[0])
 
 
 def tail_bounds(terms: list[Key], counts: np.ndarray, beta: float) -> np.ndarray:
     """:meth:`NoiseProfile.tail_bound` of many profiles at once: row ``i`` is the profile
     ``{terms[k]: counts[i, k]}`` (non-negative integer counts; zeros are absent terms).
 
-    The same Chernoff bound, minimised over lambda by a safeguarded Newton iteration instead of the golden
-    section: the root of ``phi(l) = l G'(l) - G(l) - log(2 / beta)`` (``G`` the log-MGF of the sum; ``phi``
-    increases on ``(0, lam_max)`` since ``G`` is convex), bracketed in the golden section's range ``[lam_max
-    e^-30, lam_max (1 - 1e-9)]``, a Newton step when it falls inside the bracket, else a geometric bisection.
-    Every value returned is the Chernoff exponent evaluated at one lambda of the range (the least over the
-    iterates), so it is a valid bound whatever the rounding; it equals the golden section's value to within
-    1e-9 relative (``tests/test_bound_newton.py`` on the counters' profiles). Vectorised with numpy, whose
+    The Chernoff bound of the module docstring, minimised over lambda by a safeguarded Newton iteration: the
+    root of ``phi(l) = l G'(l) - G(l) - log(2 / beta)`` (``G`` the log-MGF of the sum; ``phi`` increases on
+    ``(0, lam_max)`` since ``G`` is convex), bracketed in ``[lam_max e^-30, lam_max (1 - 1e-9)]``, a Newton step
+    when it falls inside the bracket, else a geometric bisection. Every value returned is the Chernoff exponent
+    evaluated at one lambda of the range (the least over the iterates), so it is a valid bound whatever the
+    rounding, and it is within a few ulps of the exact minimum (``tests/test_bound_newton.py``, mpmath at 40
+    digits; also on lattice profiles, where the golden section used before lost ~7 digits). It is the one
+    minimiser: :meth:`NoiseProfile.tail_bound` computes its profile as one row. Vectorised with numpy, whose
     exp / log1p differ from ``math``'s in the last bits (not from each other with the array's length: a row's
     value does not depend on the other rows); rows stop iterating one by one when their Newton step is below
-    1e-13 relative. A row of one discrete Laplace term (the exact tail) or without a Laplace term (the closed
+    1e-11 relative. A row of one discrete Laplace term (the exact tail) or without a Laplace term (the closed
     form) takes :meth:`NoiseProfile.tail_bound`'s path, the same bits; an all-zero row is 0."""
     if not 0 < beta < 1:
         raise ValueError(f"beta must be in (0, 1), got {beta}")
@@ -290,31 +256,39 @@ def _newton_rows(terms: list[Key], counts: np.ndarray, lap: np.ndarray, beta: fl
     with np.errstate(divide="ignore"):
         lam_max = (1.0 / (p * w)).min(axis=1)
     log2b = math.log(2 / beta)
-    lo, hi = lam_max * math.exp(-30.0), lam_max * (1 - 1e-9)  # the golden section's range
+    lo, hi = lam_max * math.exp(-30.0), lam_max * (1 - 1e-9)
     # start at the lambda of the Gaussian approximation (the sum's variance), inside the bracket
     var = (c * w * w * 2 * eq / (om * om)).sum(axis=1) + gvar
     x = np.clip(np.sqrt(2 * log2b / var), lo * 2, hi / 2)
     best = np.full(len(c), np.inf)
     active = np.arange(len(c))
+    # the loop's operands in C order (``counts[:, cols]`` may be in Fortran order, and a row sum's rounding
+    # follows the memory order): while every row iterates they are used as they are, else their rows are taken
+    c, w = np.ascontiguousarray(c), np.ascontiguousarray(w)
     for _ in range(_MAX_NEWTON):
-        xa, ca, wa, ga = x[active], c[active], w[active], gvar[active]
+        if _IN_PLACE and active.size == len(c):  # the arrays themselves: their copies' values, without copying
+            xa, ca, wa, ga, la, ha = x, c, w, gvar, lo, hi
+        else:
+            xa, ca, wa, ga, la, ha = x[active], c[active], w[active], gvar[active], lo[active], hi[active]
         lx = xa[:, None] * wa
         g = _log_mgf(lx, ca, eq, om) + xa * xa * ga / 2
-        ea, eb = np.exp(lq + lx), np.exp(lq - lx)
-        oa, ob = -np.expm1(lq + lx), -np.expm1(lq - lx)
-        g1 = (ca * wa * (ea / oa - eb / ob)).sum(axis=1) + xa * ga
-        g2 = (ca * wa * wa * (ea / (oa * oa) + eb / (ob * ob))).sum(axis=1) + ga
+        up, down = lq + lx, lq - lx
+        ea, eb = np.exp(up), np.exp(down)
+        oa, ob = -np.expm1(up), -np.expm1(down)
+        cw = ca * wa
+        g1 = (cw * (ea / oa - eb / ob)).sum(axis=1) + xa * ga
+        g2 = (cw * wa * (ea / (oa * oa) + eb / (ob * ob))).sum(axis=1) + ga
         best[active] = np.minimum(best[active], (g + log2b) / xa)
         phi = xa * g1 - g - log2b  # h'(x) x^2 for h(x) = (G(x) + log(2 / beta)) / x: increasing
         below = phi < 0
-        la = lo[active] = np.where(below, xa, lo[active])
-        ha = hi[active] = np.where(below, hi[active], xa)
+        la = lo[active] = np.where(below, xa, la)
+        ha = hi[active] = np.where(below, ha, xa)
         step = phi / (xa * g2)
         nxt = xa - step
         inside = (nxt > la) & (nxt < ha)
         nxt = np.where(inside, nxt, np.sqrt(la * ha))  # Newton inside the bracket, else geometric bisection
-        x[active] = nxt
         done = (np.abs(step) <= 1e-11 * xa) | (ha - la <= 1e-15 * xa)
+        x[active] = nxt  # after the last use of xa (x itself while every row iterates)
         if done.any():  # the bound at the converged point itself
             fin, xd = active[done], nxt[done]
             g = _log_mgf(xd[:, None] * w[fin], c[fin], eq, om) + xd * xd * gvar[fin] / 2
@@ -325,6 +299,9 @@ def _newton_rows(terms: list[Key], counts: np.ndarray, lap: np.ndarray, beta: fl
     return best
 
 
+#: While every row iterates, the loop works on the arrays themselves instead of copies of their rows (~10% of a
+#: bound; ``tests/test_bound_newton.py`` checks that False, copies at every iteration, gives the same bits).
+_IN_PLACE = True
 _MAX_NEWTON = 100  # Newton converges in ~10 steps from the Gaussian start; bisection alone would need ~60
 
 

@@ -190,11 +190,10 @@ class KaryTreeCounter(ContinualCounter):
         (:func:`~transforms.core.foundation.bounds.tail_bounds`, vectorised): with Honaker's estimate the
         profile of period t is a function of t alone (its mixed-radix digits, :func:`kary_digits`) and of the
         counter's public parameters, so a whole block's profiles are known ahead, and the same period gets the
-        same bound whichever period a run starts or restores at (blocks are aligned, rows independent). Over a
-        horizon shorter than ``NEWTON_FROM`` periods the golden section of :meth:`NoiseProfile.tail_bound` (its
-        ~0.1-0.3 ms a period is negligible there; the bounds released so far keep their bits); from it on, the
-        Newton minimiser (within 1e-9 relative of the golden section, and within a few ulps of the exact minimum
-        where the golden section is off by up to ~1e-11: ``tests/test_bound_newton.py``)."""
+        same bound whichever period a run starts or restores at (blocks are aligned, rows independent). The same
+        exact minimiser as :meth:`NoiseProfile.tail_bound` (Newton; within a few ulps of the exact minimum of the
+        Chernoff bound: ``tests/test_bound_newton.py``), at every horizon (``NEWTON_FROM`` = 1): a short horizon
+        computes one block of ``horizon`` rows."""
         if self.t == 0 or self.noiseless or not any(self._digits):
             return 0.0
         if not self.honaker or self.horizon < NEWTON_FROM:
@@ -220,7 +219,7 @@ def kary_digits(t: np.ndarray, radices: tuple[int, ...]) -> np.ndarray:
 
 
 _BLOCK = 4096  # periods whose bounds are computed at once (a year of one-minute periods: 129 blocks)
-NEWTON_FROM = 4096  # the horizon (periods) from which the bounds are computed by blocks (error_bound)
+NEWTON_FROM = 1  # the horizon (periods) from which the bounds are computed by blocks (error_bound): every horizon
 
 
 @functools.lru_cache(maxsize=64)
