@@ -355,6 +355,21 @@ def test_release_derivations_are_pinned():
     assert a.config_digest == "d"
 
 
+def test_config_digest_refuses_a_repr_with_a_memory_address():
+    """A part without its own repr would key the noise differently in every process (seen: the open-key step's
+    KeyLimit): a replay of a release must draw the same noise, so such a part is refused."""
+
+    class NoRepr:
+        pass
+
+    with pytest.raises(ValueError, match="memory address"):
+        config_digest("open-keys-transform-v1", NoRepr())
+    from transforms.core.selection import KeyLimit
+
+    assert repr(KeyLimit(2, 4, 3)) == "KeyLimit(max_keys=2, max_entries=4, max_mutations=3)"
+    assert config_digest(KeyLimit(2, 4, 3)) == config_digest(KeyLimit(2, 4, 3)) != config_digest(KeyLimit(2, 4, 2))
+
+
 def test_noise_helpers_validate_and_compute():
     """Input validation of the samplers (negative exponent, non-positive bound),
     the ratio rounding (a Fraction whose terms do not fit 62 bits is rounded up

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 
 from transforms.core.foundation.random_stream import Coordinate, RandomStream, encode_coordinates
@@ -123,8 +124,17 @@ class ReleaseIdentity:
 
 def config_digest(*parts) -> str:
     """A stable digest of configuration values (their ``repr``; frozen dataclasses,
-    tuples, numbers and strings have deterministic reprs)."""
-    return hashlib.sha256(encode_coordinates(tuple(repr(p) for p in parts))).hexdigest()[:32]
+    tuples, numbers and strings have deterministic reprs). A repr that shows a memory address (an object
+    without its own ``__repr__``) is refused: it would key the noise differently in every process, so a
+    replay of a release (the same key and release id) would draw fresh noise."""
+    reprs = tuple(repr(p) for p in parts)
+    for r in reprs:
+        if _ADDRESS.search(r):
+            raise ValueError(f"config_digest: a part's repr shows a memory address (give it a __repr__): {r[:120]}")
+    return hashlib.sha256(encode_coordinates(reprs)).hexdigest()[:32]
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
 class NoiseSource:

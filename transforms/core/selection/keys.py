@@ -67,6 +67,15 @@ class KeyLimit:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         self.max_keys, self.max_entries, self.max_mutations = max_keys, max_entries, max_mutations
 
+    def __repr__(self) -> str:  # deterministic: it keys the release's noise (noise.config_digest)
+        return f"KeyLimit(max_keys={self.max_keys}, max_entries={self.max_entries}, max_mutations={self.max_mutations})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KeyLimit) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
     @property
     def group(self) -> int:
         """Updates one person accounts for in the answers: ``L (2k - 1)`` (an upsert is two)."""
