@@ -22,7 +22,8 @@ References: ``config_snapshot_stop39.json`` is today's (stop 39). It has a 17th 
 (``configs/open_keys.yaml``, issue 33), and differs from ``config_snapshot_stop38.json`` in 11 of the 16 others
 only in bound fields (``error_bound``, and ``lower`` / ``upper`` where written): every tail bound is now the
 exact (Newton) minimum, up to 2.2e-6 relative higher on lattice profiles where the golden section stated less
-than the exact minimum (docs/performance.md). ``config_snapshot_stop38.json`` differs from ``config_snapshot_stop37.json``
+than the exact minimum (docs/performance.md).
+``config_snapshot_stop38.json`` differs from ``config_snapshot_stop37.json``
 only in the ``releases`` of ``pubsub`` and ``pubsub_local``, and there only in ``error_bound`` (7,200 periods
 pass ``kary.NEWTON_FROM``: the k-ary tree's bound by the vectorised Newton minimiser, docs/performance.md;
 ``python -m benchmarks.snapshot_fields`` lists the fields). ``config_snapshot_stop37.json`` differs from

@@ -120,7 +120,8 @@ def open_keys_plan(cfg) -> list[str]:
         f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
         "contribution_bounded)",
         f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
-        f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: {answer_calibration(p, limit).method}",
+        f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: "
+        f"{answer_calibration(p, limit).method}",
         f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
         "the whole release, with the selection's delta above; the number of candidate keys is operator data "
         "(never released)",

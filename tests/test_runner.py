@@ -1,8 +1,12 @@
 """``pipelines.runner``: how a local streaming run ends when the operator presses Ctrl-C."""
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,6 +69,16 @@ GUARD_SCRIPT = textwrap.dedent(
     def main():
         # a runner's thread that never ends (not a daemon): the interpreter's shutdown would wait for it for ever
         threading.Thread(target=time.sleep, args=(3600,), name="stuck-runner-thread").start()
+        if sys.argv[1].startswith("child"):  # and a child process (a job server's JVM) its atexit would stop
+            if sys.argv[1] == "child-twin":
+                runner._end_children = lambda *a: None  # the guard as before: the child outlives the run
+            import subprocess
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(3600)"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            print("child", child.pid, flush=True)
         done = runner.run(Pipeline(), streaming=True, local=True, duration=0.1)
         if sys.argv[1] == "summary-hangs":
             time.sleep(3600)
@@ -101,6 +115,35 @@ def test_a_stopped_run_ends_its_process_when_a_runner_thread_blocks_the_shutdown
         pass
     else:
         raise AssertionError("without the guard the stuck thread should keep the process alive")
+
+
+def test_the_forced_exit_ends_the_processes_the_run_started():
+    """A -n 3 CI run on a loaded machine left a Kafka job server's JVM running for an hour: the forced exit
+    cut short the ``atexit`` that stops it. The guard now ends the process's children (SIGTERM, then SIGKILL)
+    before it exits; the twin without the guard leaves the child alive (ended here by the test)."""
+    proc = _guarded("child", stop_grace=60.0, timeout=40)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    pid = int(proc.stdout.split()[1])
+    assert proc.stdout.split()[2:] == ["summary", "stopped"], proc.stdout
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the run's child process outlived it"
+    twin = _guarded("child-twin", stop_grace=60.0, timeout=40)
+    pid = int(twin.stdout.split()[1])
+    try:
+        assert twin.returncode == 0 and _alive(pid), "without ending its children the run leaves them running"
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 def test_a_stopped_run_whose_summary_hangs_ends_with_every_threads_stack():
