@@ -34,6 +34,7 @@ import pytest
 from scipy import stats
 
 from transforms.core import MECHANISMS, NoiseSource
+from transforms.core.counters.factorization import kary
 from transforms.core.foundation.accounting import PrivacyUnit
 from transforms.core.foundation.bounds import NoiseProfile
 
@@ -183,6 +184,14 @@ PURE_TWIN_CASES = [("net_change", "pure"), ("hdcr", "pure")]
 def _patch_tail_bound(monkeypatch, how):
     real = NoiseProfile.tail_bound
     monkeypatch.setattr(NoiseProfile, "tail_bound", lambda self, beta: how(real, self, beta))
+    # the Honaker k-ary tree computes its bounds by blocks of periods (kary._block_bounds, cached, through
+    # bounds.tail_bounds), not through NoiseProfile.tail_bound: the same twin there, uncached
+    block = kary._block_bounds.__wrapped__
+
+    def twin_block(levels, radices, horizon, beta, index):
+        return how(lambda _self, b: block(levels, radices, horizon, b, index), None, beta)
+
+    monkeypatch.setattr(kary, "_block_bounds", twin_block)
 
 
 @pytest.mark.statistical

@@ -202,13 +202,13 @@ def _running(tmp_path, raw, *, cap: float = 120.0):
 
 
 def _wait_for(proc, output, done, what: str, timeout: float) -> None:
-    """Poll ``done()`` every second until it is true; fails (with the run's output) when the run ends first or
+    """Poll ``done()`` every quarter second until it is true; fails (with the run's output) when the run ends first or
     ``timeout`` seconds pass: the tests wait on the data, and the timeout only bounds a broken run."""
     deadline = time.monotonic() + timeout
     while not done():
         assert proc.poll() is None, f"the run ended before {what}: " + output()[-3000:]
         assert time.monotonic() < deadline, f"no {what} after {timeout:.0f} s: " + output()[-3000:]
-        time.sleep(1)
+        time.sleep(0.25)
 
 
 def _pull_once(subscription: str) -> list[dict]:
