@@ -593,7 +593,8 @@ def _time_of(line):
 
 # The plain (not checkpointed) run of the same command was a second parameter; it is left out to keep CI under its
 # time (it took 34-47 s): the checkpointed run takes the same path plus the checkpoints, and the followed file
-# without checkpoints is checked on Flink at the transform level (test_unbounded_followed_file_on_flink_equals_the_core).
+# without checkpoints is checked on Flink at the transform level
+# (test_unbounded_followed_file_on_flink_equals_the_core).
 @pytest.mark.parametrize("checkpointed", [True], ids=["checkpointed"])
 def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flink_jar, tmp_path, checkpointed):
     """``source: {type: follow}`` through ``python -m pipelines.release`` on Flink (streaming: the job follows
