@@ -56,7 +56,9 @@ LATENESS = 4  # ticks of allowed lateness in the tests' configurations (the modu
 LEAD = 6.0  # seconds: updates are published this long before their event time (the module's docstring)
 EVERY = 1.0  # seconds of event time between two updates (the module's docstring)
 
-pytestmark = pytest.mark.pubsub
+# one worker runs every Pub/Sub test (pyproject.toml: --dist loadgroup): they mostly wait on the wall clock (real
+# time streaming), so the other worker computes meanwhile, instead of both workers waiting at once
+pytestmark = [pytest.mark.pubsub, pytest.mark.xdist_group("pubsub")]
 
 
 def _reachable(hostport: str) -> bool:
