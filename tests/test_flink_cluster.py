@@ -23,7 +23,12 @@ import pytest
 
 from pipelines.tools import flink_cluster, flink_jobserver
 
-pytestmark = [pytest.mark.flink, pytest.mark.slow]
+# Not run by default (CI's 20-minute budget on 2 cores, stop 39: the suite reached 15.5 min here, about 20 on CI,
+# and this test costs ~2 min of a worker): DP_DYNAMIC_LONG_E2E=1 runs it (docs/testing.md, docs/flink.md).
+LONG_E2E = pytest.mark.skipif(
+    not os.environ.get("DP_DYNAMIC_LONG_E2E"), reason="a long end-to-end test: set DP_DYNAMIC_LONG_E2E=1 to run it"
+)
+pytestmark = [pytest.mark.flink, pytest.mark.slow, LONG_E2E]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY_HEX = bytes(range(32, 64)).hex()
