@@ -34,8 +34,8 @@ class _ToPairFn(beam.DoFn):
         self.spec = spec
 
     def process(self, rec):
-        tick = self.spec.tick_of(rec.event_time)
-        if tick < 1 or tick > self.spec.end_tick:
+        tick, end = self.spec.tick_of(rec.event_time), self.spec.end_tick
+        if tick < 1 or (end is not None and tick > end):  # without time.end: every tick from 1
             Metrics.counter(NAMESPACE, f"dead_letter_{OUT_OF_RANGE}").inc()
             yield beam.pvalue.TaggedOutput(DEAD, DeadLetter(OUT_OF_RANGE, rec, "open_keys", None))
             return
@@ -50,14 +50,21 @@ def _dead_letter(d: dict) -> DeadLetter:
 
 
 def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
-    """``records`` (UpdateRecords, timestamped) -> ``{"answers": (period, key, answer), "dead_letters":
-    DeadLetter}``; the noise is keyed by the release identity and the selection's parameters."""
+    """``records`` (UpdateRecords, timestamped) -> ``{"answers": (period, key, answer, stated bound),
+    "dead_letters": DeadLetter}``; the noise is keyed by the release identity and the selection's parameters.
+    ``streams.max_keys`` caps the released keys; ``mechanism.beta`` is the stated bounds' failure probability."""
     params, limit = selection_params(cfg, spec.end_tick), key_limit(cfg)
     ident = release.with_digest(config_digest("open-keys-transform-v1", params, limit, spec))
     streaming = cfg.streaming
     pairs = records | "OpenKeyUpdates" >> beam.ParDo(_ToPairFn(spec)).with_outputs(DEAD, main="pairs")
     out = pairs.pairs | "ReleaseOpenKeys" >> ReleaseOpenKeys(
-        params, limit, (noise_key, ident), spec, bounded=not streaming
+        params,
+        limit,
+        (noise_key, ident),
+        spec,
+        bounded=not streaming,
+        beta=cfg.beta,
+        max_keys=cfg.streams_config.max_keys,
     )
     dead = out[DEAD] | "OpenKeyDeadLetters" >> beam.Map(_dead_letter)
     dead = (pairs[DEAD], dead) | "OpenKeyAllDead" >> beam.Flatten()
@@ -65,9 +72,11 @@ def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
 
 
 class OpenReleaseDict:
-    """``(period, key, answer)`` -> a release record as written (``release.avsc``): the key as its stream,
-    the count query's answer (clamped / rounded as configured), the release's whole spend (charged when it
-    starts: it does not depend on the data), no stated bound (``error_bound`` null)."""
+    """``(period, key, answer, bound)`` -> a release record as written (``release.avsc``): the key as its
+    stream, the count query's answer (clamped as configured), the release's whole spend (charged when it
+    starts: it does not depend on the data), the stated (1 - beta) bound of the answer at the release's beta
+    (``error_bound``: the key's counter's own bound + 1/2 for the rounding,
+    :meth:`~transforms.core.selection.release.KeyContext.bound`)."""
 
     def __init__(self, cfg, spec):
         self.query = cfg.queries[0].name
@@ -81,15 +90,15 @@ class OpenReleaseDict:
             self.spent = {"epsilon_spent": v[0], "delta_spent": delta, "rho_spent": None}
 
     def __call__(self, a) -> dict:
-        p, key, answer = a
-        est = float(max(answer, 0) if self.clamp else answer)
+        p, key, answer, bound = a
+        est = float(max(answer, 0) if self.clamp else answer)  # a clamp at 0 moves it towards the truth
         return {
             "stream": key,
             "tick": p,
             "segment": 0,
             "query": self.query,
             "estimate": est,
-            "error_bound": None,
+            "error_bound": float(bound),
             "beta": float(self.beta),
             **self.spent,
             "as_of": self.spec.as_of(p),

@@ -47,12 +47,12 @@ def _stream(seed: int, periods: int, persons: int = 10, keys: int = 7, per: int 
     return out
 
 
-def _core(params, noise, stream) -> tuple[list, list]:
-    rel = OpenKeyRelease(params, LIMIT, noise)
+def _core(params, noise, stream, max_keys=None) -> tuple[list, list]:
+    rel = OpenKeyRelease(params, LIMIT, noise, max_keys=max_keys)
     answers, refused = [], []
     for ups in stream:
         r = rel.step(ups)
-        answers += [(r.period, k, a) for k, a in r.answers.items()]
+        answers += [(r.period, k, a, r.bounds[k]) for k, a in r.answers.items()]
         refused += [r for _, r in r.refused]
     return sorted(answers), sorted(refused)
 
@@ -70,7 +70,7 @@ def _spec(periods: int) -> StreamSpec:
     return StreamSpec(tick_seconds=TICK, end_time=periods * TICK)
 
 
-def _run(params, noise, stream, streaming: bool) -> tuple[list, list]:
+def _run(params, noise, stream, streaming: bool, max_keys=None, periods=None) -> tuple[list, list]:
     spec = _spec(len(stream))
     results = {}
     if streaming:
@@ -91,10 +91,10 @@ def _run(params, noise, stream, streaming: bool) -> tuple[list, list]:
         opts = PipelineOptions(runner="BundleBasedDirectRunner")
     with TestPipeline(options=opts) as p:
         src = p | (ts if streaming else beam.Create([tv.value for tv in _elements(stream)]))
-        out = src | ReleaseOpenKeys(params, LIMIT, noise, spec, bounded=not streaming)
+        out = src | ReleaseOpenKeys(params, LIMIT, noise, spec, bounded=not streaming, max_keys=max_keys)
         results["answers"] = out["answers"]
         results["dead"] = out[DEAD] | beam.Map(lambda d: d["reason"])
-        expect_answers, expect_dead = _core(params, noise, stream)
+        expect_answers, expect_dead = _core(params, noise, stream, max_keys)
         assert_that(results["answers"], equal_to(expect_answers), label="answers")
         assert_that(results["dead"], equal_to(expect_dead), label="dead")
     return expect_answers, expect_dead
@@ -122,11 +122,11 @@ def test_noise_off_threshold_zero_releases_every_live_key_at_once_exactly():
             first.setdefault(k, r.period)
         live = {k: s["live"] for k, s in rel.candidates.items()}
         assert not any(live.values())  # every key with a live contributor is selected at once
-        truth += [(r.period, k, n) for k, n in rel.truth().items()]
+        truth += [(r.period, k, n, 0.0) for k, n in rel.truth().items()]
     assert first
     answers, _ = _run(params, NoiseSource.disabled(), stream, streaming=False)
     assert answers == sorted(truth)
-    assert {(k, p) for p, k, _ in answers if p == first[k]} == {(k, p) for k, p in first.items()}
+    assert {(k, p) for p, k, *_ in answers if p == first[k]} == {(k, p) for k, p in first.items()}
 
 
 def test_never_selected_key_is_in_no_output():
@@ -141,7 +141,8 @@ def test_never_selected_key_is_in_no_output():
     with TestPipeline(options=PipelineOptions(runner="BundleBasedDirectRunner")) as p:
         src = p | beam.Create([tv.value for tv in _elements(stream)])
         out = src | ReleaseOpenKeys(params, LIMIT, NoiseSource.disabled(), spec, bounded=True)
-        assert_that(out["answers"], equal_to([(1, "pair", 2), (2, "pair", 2), (3, "pair", 2)]), label="answers")
+        expect = [(1, "pair", 2, 0.0), (2, "pair", 2, 0.0), (3, "pair", 2, 0.0)]
+        assert_that(out["answers"], equal_to(expect), label="answers")
         dead = out[DEAD] | beam.Map(lambda d: (d["reason"], "lone" in repr(d) or "'y'" in repr(d)))
         assert_that(dead, equal_to([("contribution_bounded", False)]), label="dead")
 
@@ -154,7 +155,7 @@ def test_restore_from_state_then_a_new_key():
     stream[6] = [*stream[6], ("p1", Update("insert", "e9", ("knew",))), ("p2", Update("insert", "e9", ("knew",)))]
     params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=9, threshold=1)
     expect, _ = _core(params, KEY, stream)
-    assert any(k == "knew" for _, k, _ in expect)
+    assert any(k == "knew" for _, k, *_ in expect)
 
     def worker():
         fn = OpenKeysFn(params, LIMIT, KEY, _spec(9), 9)
@@ -177,7 +178,7 @@ def test_restore_from_state_then_a_new_key():
         for key in sorted(set(cells).union(events)):
             plain, last = cells.get(key, (None, 0))
             state, last, answers, _ = run_key(fn.ctx, key, key_state_from_plain(plain), last, events.get(key, []), t, 9)
-            got += [(p, key, a) for p, a in answers]
+            got += [(p, key, a, b) for p, a, b in answers]
             if state is None:
                 cells.pop(key, None)
             else:
