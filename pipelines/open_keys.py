@@ -112,26 +112,35 @@ def open_release_dict(cfg, spec) -> OpenReleaseDict:
 
 def open_keys_plan(cfg) -> list[str]:
     """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
-    selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
+    selection's test, threshold, share, delta and cost, the cap on released keys, the answers' budget and stated
+    bounds, the stated guarantee (a run without an end included)."""
     from pipelines.outputs import budget_dict, budget_text
     from transforms.core.selection import answer_calibration
 
     h = cfg.end_tick
     p = selection_params(cfg, h)
     s, limit = cfg.streams_config, key_limit(cfg)
+    last = h if h is not None else 8760
+    until = "to the end" if h is not None else "for as long as the run goes (no time.end)"
     return [
         f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released from the first "
-        "period at which a noisy count of its live contributors exceeds the threshold, then every period to the "
-        "end (a count of its live entries); nothing before; a key never selected is in no output",
+        f"period at which a noisy count of its live contributors exceeds the threshold, then every period {until} "
+        "(a count of its live entries); nothing before; a key never selected is in no output",
         f"selection: the {p.selection_test} test ({p.selection_noise} noise), {s.selection_share:.0%} of the "
         f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
-        f"contributors at period 1, {p.threshold_at(h):.1f} at period {h}; delta {p.event_delta:.3g} "
-        f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
-        "contribution_bounded)",
-        f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
+        f"contributors at period 1, {p.threshold_at(last):.1f} at period {last}"
+        + ("" if h is not None else " (no end: the per-period delta shrinks as 1 / (p (p + 1)))")
+        + f"; delta {p.event_delta:.3g} (per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: "
+        "dead letters contribution_bounded)",
+        f"max_keys: at most {s.max_keys} keys are released; once {s.max_keys} are, no further key is selected "
+        "(decided from the released keys only: no cost); a run that reaches it says so "
+        "(counter open_keys_max_keys_reached)",
+        f"answers: a continual counter per selected key (auto's choice for the remaining horizon), "
         f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: "
-        f"{answer_calibration(p, limit).method}",
+        f"{answer_calibration(p, limit).method}; each record states its (1 - beta) bound at beta {cfg.beta:g} "
+        "(the counter's own bound + 1/2 for the rounding)",
         f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
-        "the whole release, with the selection's delta above; the number of candidate keys is operator data "
-        "(never released)",
+        "the whole release"
+        + ("" if h is not None else " however long it runs")
+        + ", with the selection's delta above; the number of candidate keys is operator data (never released)",
     ]

@@ -76,7 +76,8 @@ _ACCEPTED = Metrics.counter(SPEC_NAMESPACE, "updates_accepted")
 _SELECTED = Metrics.counter(NAMESPACE, "keys_selected")
 # 1 when streams.max_keys keys are released (public: the released keys are); the keys refused after the cap
 # are NOT counted (how many candidates pass their test after the cap is not a released figure)
-_CAP_REACHED = Metrics.counter(NAMESPACE, "max_keys_reached")
+# (in the common namespace: the pipelines' summary says it)
+_CAP_REACHED = Metrics.counter(SPEC_NAMESPACE, "open_keys_max_keys_reached")
 #: timers are never set at or past this time (well inside Beam's range): a run without an end schedules one
 #: period at a time, and the periods past Beam's time range are never scheduled
 MAX_TS = Timestamp.of(2**62 / 1e6)
