@@ -16,6 +16,9 @@ import yaml
 
 from pipelines.config import ConfigError, load_config, parse_config
 from pipelines.config.load import read_raw
+from pipelines.config.open_keys import selection_params
+from pipelines.ledger import new_release
+from pipelines.manifest import release_identity
 from pipelines.plan import main as plan_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +88,18 @@ def test_open_keys_without_an_end_on_a_streaming_source_are_accepted(budget, cap
     text = "\n".join(open_keys_plan(cfg))
     assert "no time.end" in text and "however long it runs" in text
     assert ("through blt" if "delta" in budget else "through infinite_honaker") in text
+    # what the ledger charges for a run without an end: the launch registers the whole stated budget once
+    # (the release's core ledger charges exactly its guarantee, tests/test_open_keys_bounds.py), as with an end
+    if "delta" in budget:
+        raw["privacy"]["ledger"] = {
+            "url": "sqlite:///ledger.db",
+            "dataset": "visits",
+            "cap": {"epsilon": 3.0, "delta": 1e-5},
+        }
+        cfg = parse_config(raw)
+        new = new_release(cfg, release_identity(cfg))
+        stated = selection_params(cfg, None).guarantee()
+        assert new.kind == "approx" and [float(v) for v in new.budget.values()] == list(stated.vector())
 
 
 def test_open_keys_without_an_end_refuse_a_counter_without_a_person_level_bound(monkeypatch):
