@@ -59,14 +59,14 @@ def run(n: int, flink: bool = False) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
     from apache_beam.testing.test_stream import TestStream
 
-    from transforms.core.foundation.accounting import ZCDP
+    from transforms.core.foundation.accounting import ApproxDP
     from transforms.core.foundation.entries import Update
     from transforms.core.foundation.noise import NoiseSource
     from transforms.core.selection import KeyLimit, SelectionParams
     from transforms.open_keys import ReleaseOpenKeys
     from transforms.spec import StreamSpec
 
-    params = SelectionParams(ZCDP(1.0), 2, horizon=PERIODS, threshold=1e6)
+    params = SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=PERIODS, threshold=1e6)
     spec = StreamSpec(tick_seconds=TICK, end_time=PERIODS * TICK)
     elems = [
         beam.window.TimestampedValue((f"p{i}", (1, Update("insert", "e1", (f"k{i}",)))), TICK / 2) for i in range(n)

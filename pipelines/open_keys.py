@@ -34,8 +34,8 @@ class _ToPairFn(beam.DoFn):
         self.spec = spec
 
     def process(self, rec):
-        tick = self.spec.tick_of(rec.event_time)
-        if tick < 1 or tick > self.spec.end_tick:
+        tick, end = self.spec.tick_of(rec.event_time), self.spec.end_tick
+        if tick < 1 or (end is not None and tick > end):  # without time.end: every tick from 1
             Metrics.counter(NAMESPACE, f"dead_letter_{OUT_OF_RANGE}").inc()
             yield beam.pvalue.TaggedOutput(DEAD, DeadLetter(OUT_OF_RANGE, rec, "open_keys", None))
             return
@@ -50,14 +50,21 @@ def _dead_letter(d: dict) -> DeadLetter:
 
 
 def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
-    """``records`` (UpdateRecords, timestamped) -> ``{"answers": (period, key, answer), "dead_letters":
-    DeadLetter}``; the noise is keyed by the release identity and the selection's parameters."""
+    """``records`` (UpdateRecords, timestamped) -> ``{"answers": (period, key, answer, stated bound),
+    "dead_letters": DeadLetter}``; the noise is keyed by the release identity and the selection's parameters.
+    ``streams.max_keys`` caps the released keys; ``mechanism.beta`` is the stated bounds' failure probability."""
     params, limit = selection_params(cfg, spec.end_tick), key_limit(cfg)
     ident = release.with_digest(config_digest("open-keys-transform-v1", params, limit, spec))
     streaming = cfg.streaming
     pairs = records | "OpenKeyUpdates" >> beam.ParDo(_ToPairFn(spec)).with_outputs(DEAD, main="pairs")
     out = pairs.pairs | "ReleaseOpenKeys" >> ReleaseOpenKeys(
-        params, limit, (noise_key, ident), spec, bounded=not streaming
+        params,
+        limit,
+        (noise_key, ident),
+        spec,
+        bounded=not streaming,
+        beta=cfg.beta,
+        max_keys=cfg.streams_config.max_keys,
     )
     dead = out[DEAD] | "OpenKeyDeadLetters" >> beam.Map(_dead_letter)
     dead = (pairs[DEAD], dead) | "OpenKeyAllDead" >> beam.Flatten()
@@ -65,9 +72,11 @@ def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
 
 
 class OpenReleaseDict:
-    """``(period, key, answer)`` -> a release record as written (``release.avsc``): the key as its stream,
-    the count query's answer (clamped / rounded as configured), the release's whole spend (charged when it
-    starts: it does not depend on the data), no stated bound (``error_bound`` null)."""
+    """``(period, key, answer, bound)`` -> a release record as written (``release.avsc``): the key as its
+    stream, the count query's answer (clamped as configured), the release's whole spend (charged when it
+    starts: it does not depend on the data), the stated (1 - beta) bound of the answer at the release's beta
+    (``error_bound``: the key's counter's own bound + 1/2 for the rounding,
+    :meth:`~transforms.core.selection.release.KeyContext.bound`)."""
 
     def __init__(self, cfg, spec):
         self.query = cfg.queries[0].name
@@ -81,15 +90,15 @@ class OpenReleaseDict:
             self.spent = {"epsilon_spent": v[0], "delta_spent": delta, "rho_spent": None}
 
     def __call__(self, a) -> dict:
-        p, key, answer = a
-        est = float(max(answer, 0) if self.clamp else answer)
+        p, key, answer, bound = a
+        est = float(max(answer, 0) if self.clamp else answer)  # a clamp at 0 moves it towards the truth
         return {
             "stream": key,
             "tick": p,
             "segment": 0,
             "query": self.query,
             "estimate": est,
-            "error_bound": None,
+            "error_bound": float(bound),
             "beta": float(self.beta),
             **self.spent,
             "as_of": self.spec.as_of(p),
@@ -103,26 +112,35 @@ def open_release_dict(cfg, spec) -> OpenReleaseDict:
 
 def open_keys_plan(cfg) -> list[str]:
     """What the plan, the summary and the manifest say of an open-key release: which keys are open, the
-    selection's test, threshold, share, delta and cost, the answers' budget, the stated guarantee."""
+    selection's test, threshold, share, delta and cost, the cap on released keys, the answers' budget and stated
+    bounds, the stated guarantee (a run without an end included)."""
     from pipelines.outputs import budget_dict, budget_text
     from transforms.core.selection import answer_calibration
 
     h = cfg.end_tick
     p = selection_params(cfg, h)
     s, limit = cfg.streams_config, key_limit(cfg)
+    last = h if h is not None else 8760
+    until = "to the end" if h is not None else "for as long as the run goes (no time.end)"
     return [
         f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released from the first "
-        "period at which a noisy count of its live contributors exceeds the threshold, then every period to the "
-        "end (a count of its live entries); nothing before; a key never selected is in no output",
+        f"period at which a noisy count of its live contributors exceeds the threshold, then every period {until} "
+        "(a count of its live entries); nothing before; a key never selected is in no output",
         f"selection: the {p.selection_test} test ({p.selection_noise} noise), {s.selection_share:.0%} of the "
         f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
-        f"contributors at period 1, {p.threshold_at(h):.1f} at period {h}; delta {p.event_delta:.3g} "
-        f"(per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: dead letters "
-        "contribution_bounded)",
-        f"answers: a continual counter per selected key (net_change's choice for the remaining horizon), "
+        f"contributors at period 1, {p.threshold_at(last):.1f} at period {last}"
+        + ("" if h is not None else " (no end: the per-period delta shrinks as 1 / (p (p + 1)))")
+        + f"; delta {p.event_delta:.3g} (per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: "
+        "dead letters contribution_bounded)",
+        f"max_keys: at most {s.max_keys} keys are released; once {s.max_keys} are, no further key is selected "
+        "(decided from the released keys only: no cost); a run that reaches it says so "
+        "(counter open_keys_max_keys_reached)",
+        f"answers: a continual counter per selected key (auto's choice for the remaining horizon), "
         f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: "
-        f"{answer_calibration(p, limit).method}",
+        f"{answer_calibration(p, limit).method}; each record states its (1 - beta) bound at beta {cfg.beta:g} "
+        "(the counter's own bound + 1/2 for the rounding)",
         f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
-        "the whole release, with the selection's delta above; the number of candidate keys is operator data "
-        "(never released)",
+        "the whole release"
+        + ("" if h is not None else " however long it runs")
+        + ", with the selection's delta above; the number of candidate keys is operator data (never released)",
     ]

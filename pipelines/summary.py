@@ -55,6 +55,8 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
         from pipelines.open_keys import open_keys_plan
 
         lines += [f"open keys:           {line}" for line in open_keys_plan(cfg)]
+        if counts.get("open_keys_max_keys_reached"):  # public: the released keys are
+            lines.append(f"open keys:           max_keys reached: {cfg.streams_config.max_keys} keys released, no more")
     else:
         lines += [f"mechanisms:          {line}" for line in mechanism_plan(cfg)]
     released = counts.get("releases_written", 0)

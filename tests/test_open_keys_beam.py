@@ -25,7 +25,7 @@ from transforms.core.selection import (
     key_state_from_plain,
     key_state_to_plain,
 )
-from transforms.open_keys import DEAD, OpenKeysFn, ReleaseOpenKeys, decide_person, run_key
+from transforms.open_keys import DEAD, MAX_TS, OpenKeysFn, ReleaseOpenKeys, decide_person, run_key
 from transforms.spec import StreamSpec
 
 TICK = 10.0
@@ -47,54 +47,73 @@ def _stream(seed: int, periods: int, persons: int = 10, keys: int = 7, per: int 
     return out
 
 
-def _core(params, noise, stream) -> tuple[list, list]:
-    rel = OpenKeyRelease(params, LIMIT, noise)
+def _core(params, noise, stream, max_keys=None) -> tuple[list, list]:
+    rel = OpenKeyRelease(params, LIMIT, noise, max_keys=max_keys)
     answers, refused = [], []
     for ups in stream:
         r = rel.step(ups)
-        answers += [(r.period, k, a) for k, a in r.answers.items()]
+        answers += [(r.period, k, a, r.bounds[k]) for k, a in r.answers.items()]
         refused += [r for _, r in r.refused]
     return sorted(answers), sorted(refused)
 
 
-def _elements(stream) -> list:
+def _elements(stream, tick: float = TICK) -> list:
     """``(person, (tick, Update))`` timestamped in the middle of their tick."""
     return [
-        beam.window.TimestampedValue((person, (t, u)), (t - 0.5) * TICK)
+        beam.window.TimestampedValue((person, (t, u)), (t - 0.5) * tick)
         for t, ups in enumerate(stream, 1)
         for person, u in ups
     ]
+
+
+#: a tick after which only a dozen periods fit before Beam's time range ends (the no-end runs)
+NO_END_TICK = 4.6e11
+
+
+def _last_scheduled(spec) -> int:
+    """The last period the no-end step (with a cap) schedules: its cap stage's flush, half a tick after
+    ``final_at``, is before ``MAX_TS``."""
+    p = 1
+    while spec.tick_middle(p + 1 + spec.lateness_ticks + 2) < MAX_TS:
+        p += 1
+    return p
 
 
 def _spec(periods: int) -> StreamSpec:
     return StreamSpec(tick_seconds=TICK, end_time=periods * TICK)
 
 
-def _run(params, noise, stream, streaming: bool) -> tuple[list, list]:
-    spec = _spec(len(stream))
+def _run(params, noise, stream, streaming: bool, max_keys=None) -> tuple[list, list]:
+    """Beam (bounded, or streaming: TestStream) against the core. Without a horizon (a run without an end,
+    streaming only) the tick is so long that the periods whose timers fall past Beam's time range
+    (``transforms.open_keys.MAX_TS``) come after a few: the step releases up to there, the core as far."""
+    tick = TICK if params.horizon is not None else NO_END_TICK
+    spec = _spec(len(stream)) if params.horizon is not None else StreamSpec(tick_seconds=tick)
+    if params.horizon is None:
+        stream = stream + [[]] * (_last_scheduled(spec) - len(stream))
     results = {}
     if streaming:
         opts = PipelineOptions(runner="BundleBasedDirectRunner")
         opts.view_as(StandardOptions).streaming = True
         ts, wm = TestStream(), 0.0
         for t, ups in enumerate(stream, 1):
-            ts = ts.add_elements(_elements([[]] * (t - 1) + [list(reversed(ups))]))
+            ts = ts.add_elements(_elements([[]] * (t - 1) + [list(reversed(ups))], tick))
             # the BundleBased runner holds no watermark for pending timers: quarter-tick steps (BEAM_NOTES)
-            while wm < t * TICK:
-                wm += TICK / 4
+            while wm < t * tick:
+                wm += tick / 4
                 ts = ts.advance_watermark_to(wm)
-        while wm < (len(stream) + 3) * TICK:
-            wm += TICK / 4
+        while wm < (len(stream) + 3) * tick:
+            wm += tick / 4
             ts = ts.advance_watermark_to(wm)
         ts = ts.advance_watermark_to_infinity()
     else:
         opts = PipelineOptions(runner="BundleBasedDirectRunner")
     with TestPipeline(options=opts) as p:
-        src = p | (ts if streaming else beam.Create([tv.value for tv in _elements(stream)]))
-        out = src | ReleaseOpenKeys(params, LIMIT, noise, spec, bounded=not streaming)
+        src = p | (ts if streaming else beam.Create([tv.value for tv in _elements(stream, tick)]))
+        out = src | ReleaseOpenKeys(params, LIMIT, noise, spec, bounded=not streaming, max_keys=max_keys)
         results["answers"] = out["answers"]
         results["dead"] = out[DEAD] | beam.Map(lambda d: d["reason"])
-        expect_answers, expect_dead = _core(params, noise, stream)
+        expect_answers, expect_dead = _core(params, noise, stream, max_keys)
         assert_that(results["answers"], equal_to(expect_answers), label="answers")
         assert_that(results["dead"], equal_to(expect_dead), label="dead")
     return expect_answers, expect_dead
@@ -122,11 +141,11 @@ def test_noise_off_threshold_zero_releases_every_live_key_at_once_exactly():
             first.setdefault(k, r.period)
         live = {k: s["live"] for k, s in rel.candidates.items()}
         assert not any(live.values())  # every key with a live contributor is selected at once
-        truth += [(r.period, k, n) for k, n in rel.truth().items()]
+        truth += [(r.period, k, n, 0.0) for k, n in rel.truth().items()]
     assert first
     answers, _ = _run(params, NoiseSource.disabled(), stream, streaming=False)
     assert answers == sorted(truth)
-    assert {(k, p) for p, k, _ in answers if p == first[k]} == {(k, p) for k, p in first.items()}
+    assert {(k, p) for p, k, *_ in answers if p == first[k]} == {(k, p) for k, p in first.items()}
 
 
 def test_never_selected_key_is_in_no_output():
@@ -141,7 +160,8 @@ def test_never_selected_key_is_in_no_output():
     with TestPipeline(options=PipelineOptions(runner="BundleBasedDirectRunner")) as p:
         src = p | beam.Create([tv.value for tv in _elements(stream)])
         out = src | ReleaseOpenKeys(params, LIMIT, NoiseSource.disabled(), spec, bounded=True)
-        assert_that(out["answers"], equal_to([(1, "pair", 2), (2, "pair", 2), (3, "pair", 2)]), label="answers")
+        expect = [(1, "pair", 2, 0.0), (2, "pair", 2, 0.0), (3, "pair", 2, 0.0)]
+        assert_that(out["answers"], equal_to(expect), label="answers")
         dead = out[DEAD] | beam.Map(lambda d: (d["reason"], "lone" in repr(d) or "'y'" in repr(d)))
         assert_that(dead, equal_to([("contribution_bounded", False)]), label="dead")
 
@@ -154,7 +174,7 @@ def test_restore_from_state_then_a_new_key():
     stream[6] = [*stream[6], ("p1", Update("insert", "e9", ("knew",))), ("p2", Update("insert", "e9", ("knew",)))]
     params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=9, threshold=1)
     expect, _ = _core(params, KEY, stream)
-    assert any(k == "knew" for _, k, _ in expect)
+    assert any(k == "knew" for _, k, *_ in expect)
 
     def worker():
         fn = OpenKeysFn(params, LIMIT, KEY, _spec(9), 9)
@@ -177,9 +197,48 @@ def test_restore_from_state_then_a_new_key():
         for key in sorted(set(cells).union(events)):
             plain, last = cells.get(key, (None, 0))
             state, last, answers, _ = run_key(fn.ctx, key, key_state_from_plain(plain), last, events.get(key, []), t, 9)
-            got += [(p, key, a) for p, a in answers]
+            got += [(p, key, a, b) for p, a, b in answers]
             if state is None:
                 cells.pop(key, None)
             else:
                 cells[key] = (key_state_to_plain(state), last)
     assert sorted(got) == expect
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_max_keys_caps_the_released_keys_beam_equals_core(streaming):
+    """``max_keys`` below the number of keys the input selects (the core releases 3 of at least 5): the
+    Beam step (bounded: the admitted set as a side input; streaming: the one-key cap stage) releases what
+    the capped core releases."""
+    stream = _stream(3, 8)
+    params = SelectionParams(PureDP(2.0), 2, horizon=8, threshold=1)
+    free, _ = _core(params, KEY, stream)
+    assert len({k for _, k, *_ in free}) >= 5
+    answers, _ = _run(params, KEY, stream, streaming, max_keys=3)
+    assert len({k for _, k, *_ in answers}) == 3
+
+
+@pytest.mark.parametrize("budget", [None, ApproxDP(1.0, 1e-6)])
+def test_run_without_an_end_streaming_equals_core(budget):
+    """No ``time.end`` (horizon None): streaming TestStream equals the in-memory core, noise off and
+    threshold 0 exactly (every key with a live contributor released at once, its true live entries), and
+    with noise (unbounded counters: ``blt``); every key with state is woken one period at a time, never
+    at a horizon."""
+    stream = _stream(5, 5)
+    if budget is None:
+        params = SelectionParams(ApproxDP(2.0, 1e-6), 2, horizon=None, threshold=0)
+        noise = NoiseSource.disabled()
+    else:
+        params, noise = SelectionParams(budget, 2, horizon=None, threshold=1), KEY
+    answers, _ = _run(params, noise, stream, streaming=True, max_keys=4)
+    periods = {p for p, *_ in answers}
+    assert answers and max(periods) > len(stream)  # answered after the input, to the last scheduled period
+    if budget is None:
+        rel = OpenKeyRelease(params, LIMIT, NoiseSource.disabled())
+        truth = []
+        for ups in stream + [[]] * (max(periods) - len(stream)):
+            rel.step(ups)
+            truth += [(rel.period, k, n, 0.0) for k, n in rel.truth().items()][:4]
+        assert sorted(a for a in answers if a[1] in set(list(rel.selected)[:4])) == sorted(truth)
+    with pytest.raises(ValueError, match="bounded input need a horizon"):
+        ReleaseOpenKeys(params, LIMIT, noise, StreamSpec(tick_seconds=TICK), bounded=True)

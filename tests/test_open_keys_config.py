@@ -16,6 +16,9 @@ import yaml
 
 from pipelines.config import ConfigError, load_config, parse_config
 from pipelines.config.load import read_raw
+from pipelines.config.open_keys import selection_params
+from pipelines.ledger import new_release
+from pipelines.manifest import release_identity
 from pipelines.plan import main as plan_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +59,7 @@ def test_open_stream_keys_bad_values_name_the_key():
 def test_open_stream_keys_need_what_they_rely_on():
     raw = _raw(streams=OPEN)
     raw["time"] = {k: v for k, v in raw["time"].items() if k != "end"}
-    assert "time.end" in _error(raw)
+    assert "time.end" in _error(raw)  # a bounded source needs its end
     assert "queries" in _error(
         _raw(
             streams=OPEN,
@@ -68,6 +71,51 @@ def test_open_stream_keys_need_what_they_rely_on():
     raw = _raw(streams=OPEN)
     raw["privacy"] = {"epsilon": 1.0, "unit": "update"}
     assert "privacy.unit" in _error(raw)
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 1.0}])
+def test_open_keys_without_an_end_on_a_streaming_source_are_accepted(budget, capsys):
+    """A Pub/Sub (or Kafka, followed file) deployment runs for ever: open keys without ``time.end`` are
+    accepted there, with the unbounded counters (calibrated by contribution); the plan says so."""
+    raw = yaml.safe_load((ROOT / "configs" / "open_keys.yaml").read_text())
+    raw["time"] = {k: v for k, v in raw["time"].items() if k != "end"}
+    raw["privacy"] = {**{k: v for k, v in raw["privacy"].items() if k not in ("epsilon", "delta")}, **budget}
+    raw["source"] = {"type": "pubsub", "subscription": "projects/p/subscriptions/updates", "timestamp_attribute": "ts"}
+    cfg = parse_config(raw)
+    assert cfg.open_keys and cfg.end_tick is None and cfg.streaming
+    from pipelines.open_keys import open_keys_plan
+
+    text = "\n".join(open_keys_plan(cfg))
+    assert "no time.end" in text and "however long it runs" in text
+    assert ("through blt" if "delta" in budget else "through infinite_honaker") in text
+    # what the ledger charges for a run without an end: the launch registers the whole stated budget once
+    # (the release's core ledger charges exactly its guarantee, tests/test_open_keys_bounds.py), as with an end
+    if "delta" in budget:
+        raw["privacy"]["ledger"] = {
+            "url": "sqlite:///ledger.db",
+            "dataset": "visits",
+            "cap": {"epsilon": 3.0, "delta": 1e-5},
+        }
+        cfg = parse_config(raw)
+        new = new_release(cfg, release_identity(cfg))
+        stated = selection_params(cfg, None).guarantee()
+        assert new.kind == "approx" and [float(v) for v in new.budget.values()] == list(stated.vector())
+
+
+def test_open_keys_without_an_end_refuse_a_counter_without_a_person_level_bound(monkeypatch):
+    """Should ``auto`` pick, for a run without an end, a counter that ``transforms/core/contribution`` cannot
+    bound at person level, the configuration is refused in one line naming ``time.end`` (not run on group
+    privacy unnoticed)."""
+    import transforms.core.selection.answers as answers
+
+    raw = yaml.safe_load((ROOT / "configs" / "open_keys.yaml").read_text())
+    raw["time"] = {k: v for k, v in raw["time"].items() if k != "end"}
+    raw["privacy"] = {**{k: v for k, v in raw["privacy"].items() if k not in ("epsilon", "delta")}, "epsilon": 1.0}
+    raw["source"] = {"type": "pubsub", "subscription": "projects/p/subscriptions/updates", "timestamp_attribute": "ts"}
+    assert parse_config(raw).open_keys
+    monkeypatch.setattr(answers, "answer_counter", lambda kind, horizon: "anytime_sqrt")
+    msg = _error(raw)
+    assert "time.end" in msg and "not supported at person level" in msg and "\n" not in msg
 
 
 def test_open_keys_need_a_budget_that_states_the_selections_delta():

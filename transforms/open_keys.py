@@ -38,7 +38,8 @@ import apache_beam as beam
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.timestamp import Timestamp
 
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
@@ -47,13 +48,23 @@ from transforms.core.selection.keys import KeyLimit, PersonKeys, new_keys_state
 from transforms.core.selection.params import SelectionParams
 from transforms.core.selection.release import (
     OpenKeyRelease,
+    admit_keys,
     advance_key,
     key_state_from_plain,
     key_state_to_plain,
 )
 from transforms.spec import NAMESPACE as SPEC_NAMESPACE
 
-__all__ = ["OPEN_KEYS_CELL_VERSION", "DEAD", "OpenKeysFn", "ReleaseOpenKeys", "decide_person", "run_key"]
+__all__ = [
+    "OPEN_KEYS_CELL_VERSION",
+    "DEAD",
+    "OpenKeysCapFn",
+    "OpenKeysFn",
+    "ReleaseOpenKeys",
+    "admitted_keys",
+    "decide_person",
+    "run_key",
+]
 
 NAMESPACE = "dp_dynamic.open_keys"
 OPEN_KEYS_CELL_VERSION = 1
@@ -63,6 +74,13 @@ _REFUSED = Metrics.counter(NAMESPACE, "updates_refused")
 # the pipelines' summary reads this one in the common namespace (counts only: never a key or person)
 _ACCEPTED = Metrics.counter(SPEC_NAMESPACE, "updates_accepted")
 _SELECTED = Metrics.counter(NAMESPACE, "keys_selected")
+# 1 when streams.max_keys keys are released (public: the released keys are); the keys refused after the cap
+# are NOT counted (how many candidates pass their test after the cap is not a released figure)
+# (in the common namespace: the pipelines' summary says it)
+_CAP_REACHED = Metrics.counter(SPEC_NAMESPACE, "open_keys_max_keys_reached")
+#: timers are never set at or past this time (well inside Beam's range): a run without an end schedules one
+#: period at a time, and the periods past Beam's time range are never scheduled
+MAX_TS = Timestamp.of(2**62 / 1e6)
 # the stateful DoFn parameters, short
 _KEY, _TS, _STATE, _TIMER = beam.DoFn.KeyParam, beam.DoFn.TimestampParam, beam.DoFn.StateParam, beam.DoFn.TimerParam
 
@@ -100,11 +118,12 @@ def decide_person(keys: PersonKeys, state, person, updates) -> tuple[dict, list]
     return state, out
 
 
-def run_key(ctx, key, state, last: int, events, upto: int, end: int) -> tuple:
-    """Periods ``last + 1 .. min(upto, end)`` of one key: ``events`` ``(period, d_contributors,
-    d_entries)`` (any order; those after ``upto`` are returned) -> ``(state, last period run, answers
-    [(period, answer)], events left)``. A key without state skips to its next event's period."""
-    stop = min(upto, end)
+def run_key(ctx, key, state, last: int, events, upto: int, end: int | None) -> tuple:
+    """Periods ``last + 1 .. min(upto, end)`` of one key (``end`` None: a run without an end) : ``events``
+    ``(period, d_contributors, d_entries)`` (any order; those after ``upto`` are returned) -> ``(state, last
+    period run, answers [(period, answer, stated bound)], events left)``. A key without state skips to its
+    next event's period."""
+    stop = upto if end is None else min(upto, end)
     due: dict = {}
     later = []
     for p, dl, de in events:
@@ -130,13 +149,14 @@ def run_key(ctx, key, state, last: int, events, upto: int, end: int) -> tuple:
         if newly:
             _SELECTED.inc()
         if answer is not None:
-            answers.append((p, answer))
+            answers.append((p, answer, ctx.bound(state)))
     return state, p, answers, later
 
 
 class _Setup(beam.DoFn):
-    def __init__(self, params: SelectionParams, limit: KeyLimit, noise, spec, end: int):
-        self.params, self.limit, self.noise, self.spec, self.end = params, limit, noise, spec, int(end)
+    def __init__(self, params: SelectionParams, limit: KeyLimit, noise, spec, end: int | None, beta: float = 0.05):
+        self.params, self.limit, self.noise, self.spec = params, limit, noise, spec
+        self.end, self.beta = (None if end is None else int(end)), beta
 
     def setup(self):
         self.keys = PersonKeys(self.limit)
@@ -145,7 +165,7 @@ class _Setup(beam.DoFn):
             key, release = noise
             noise = key.load().for_release(release)
         # the context the in-memory driver builds (its answers' budget included), without the node cache
-        self.ctx = OpenKeyRelease(self.params, self.limit, noise).context
+        self.ctx = OpenKeyRelease(self.params, self.limit, noise, beta=self.beta).context
         self.ctx.remember = False
 
 
@@ -199,11 +219,11 @@ class OpenKeysFn(_Setup):
         _, event = element
         state, last, timer_p, pending = _read(cell.read(), 5, (None, 0, None, ()))
         p = max(int(event[0]), last + 1)
-        if p > self.end:
+        if self.end is not None and p > self.end:
             return  # after the configured end: nothing is released any more
         if timer_p is None or p < timer_p:
             timer_p = p
-            timer.set(self.spec.final_at(p))
+            _set(timer, self.spec.final_at(p))
         cell.write((OPEN_KEYS_CELL_VERSION, state, last, timer_p, (*pending, (p, *event[1:]))))
 
     @on_timer(PERIOD_END)
@@ -211,20 +231,21 @@ class OpenKeysFn(_Setup):
         upto = self.spec.final_tick(ts)
         plain, last, _, pending = _read(cell.read(), 5, (None, 0, None, ()))
         state, last, answers, later = run_key(self.ctx, key, key_state_from_plain(plain), last, pending, upto, self.end)
-        for p, answer in answers:
-            yield (p, key, answer)
-        if state is not None and last < self.end:
-            nxt = last + 1
+        for p, answer, bound in answers:
+            yield (p, key, answer, bound)
+        over = self.end is not None and last >= self.end  # without an end: never (no horizon to schedule to)
+        if state is not None and not over:
+            nxt = last + 1  # one period at a time: a timer is never set past the next period
         elif later:
             nxt = min(e[0] for e in later)
         else:
             nxt = None
-        if (state is None and not later) or last >= self.end:
+        if (state is None and not later) or over:
             cell.clear()  # evicted, or the release is over: the key leaves no state
             return
         cell.write((OPEN_KEYS_CELL_VERSION, key_state_to_plain(state), last, nxt, tuple(later)))
         if nxt is not None:
-            timer.set(self.spec.final_at(nxt))
+            _set(timer, self.spec.final_at(nxt))
 
 
 class OpenKeysBoundedFn(_Setup):
@@ -233,8 +254,87 @@ class OpenKeysBoundedFn(_Setup):
     def process(self, element):
         key, events = element
         _, _, answers, _ = run_key(self.ctx, key, None, 0, list(events), self.end, self.end)
-        for p, answer in answers:
-            yield (p, key, answer)
+        for p, answer, bound in answers:
+            yield (p, key, answer, bound)
+
+
+def admitted_keys(firsts, max_keys: int) -> frozenset:
+    """``streams.max_keys`` over whole (bounded) answers: ``firsts`` ``(key, selection period)`` of every key
+    whose selection test passed -> the released ones, period by period through :func:`admit_keys` (the
+    core's rule: canonical order within a period; none once ``max_keys`` are released)."""
+    by_period: dict = {}
+    for key, p in firsts:
+        by_period.setdefault(int(p), []).append(key)
+    out: list = []
+    for p in sorted(by_period):
+        admitted, _ = admit_keys(by_period[p], len(out), max_keys)
+        out += admitted
+    if len(out) >= max_keys:
+        _CAP_REACHED.inc()
+    return frozenset(out)
+
+
+class OpenKeysCapFn(beam.DoFn):
+    """Streaming stage 3, ``streams.max_keys`` (the cap on released keys): one Beam key (the released keys,
+    at most ``max_keys``, are public; the stage sees the selected keys' answers only, never a candidate).
+    Buffers ``(period, key, answer, bound)`` until the period's answers are all in (half a tick after
+    ``final_at(p)``, when stage 2 emits them), then admits a period's newly selected keys in the core's order
+    (:func:`admit_keys`) and passes the released keys' answers on. State ``open_keys_cap``: ``(version,
+    released keys in release order, the earliest pending period)``; bag ``open_keys_cap_pending``; timer
+    ``cap_flush``."""
+
+    RELEASED = ReadModifyWriteStateSpec("open_keys_cap", FastPrimitivesCoder())
+    PENDING = BagStateSpec("open_keys_cap_pending", FastPrimitivesCoder())
+    FLUSH = TimerSpec("cap_flush", TimeDomain.WATERMARK)
+
+    def __init__(self, spec, max_keys: int):
+        self.spec, self.max_keys = spec, int(max_keys)
+
+    def _flush_at(self, p: int):
+        return self.spec.tick_middle(p + self.spec.lateness_ticks + 2)  # half a tick after final_at(p)
+
+    def process(self, element, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH)):
+        _, a = element
+        pending.add(a)
+        released, timer_p = _read(cell.read(), 3, ((), None))
+        if timer_p is None or a[0] < timer_p:  # a timer holds one time: keep the earliest
+            _set(timer, self._flush_at(a[0]))
+            cell.write((OPEN_KEYS_CELL_VERSION, released, a[0]))
+
+    @on_timer(FLUSH)
+    def on_flush(self, ts=_TS, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH)):
+        released = list(_read(cell.read(), 3, ((), None))[0])
+        known = set(released)
+        due, later = [], []
+        for a in pending.read():
+            (due if self._flush_at(a[0]) <= ts else later).append(a)
+        pending.clear()
+        for a in later:
+            pending.add(a)
+        nxt = min(a[0] for a in later) if later else None
+        if nxt is not None:
+            _set(timer, self._flush_at(nxt))
+        by_period: dict = {}
+        for a in due:
+            by_period.setdefault(a[0], []).append(a)
+        full = len(released) >= self.max_keys
+        for p in sorted(by_period):
+            new = {a[1] for a in by_period[p]} - known
+            admitted, _ = admit_keys(new, len(released), self.max_keys)
+            released += admitted
+            known.update(new)  # a key refused by the cap stays refused (nothing is admitted after the cap)
+            keep = set(released)
+            for a in sorted(by_period[p], key=lambda a: repr(a[1])):
+                if a[1] in keep:
+                    yield a
+        if not full and len(released) >= self.max_keys:
+            _CAP_REACHED.inc()
+        cell.write((OPEN_KEYS_CELL_VERSION, tuple(released), nxt))
+
+
+def _set(timer, ts) -> None:
+    if ts < MAX_TS:  # past Beam's time range (a run without an end): never scheduled
+        timer.set(ts)
 
 
 def _read(cell, n: int, default: tuple) -> tuple:
@@ -246,18 +346,32 @@ def _read(cell, n: int, default: tuple) -> tuple:
 
 
 class ReleaseOpenKeys(beam.PTransform):
-    """``(person, (tick, Update))`` -> ``(period, key, answer)`` (main) and dead letters (``dead_letters``)
-    (module docstring). ``spec``: the :class:`~transforms.spec.StreamSpec` (its ``closes_at``,
-    ``closed_tick``, ``final_at``, ``final_tick``); ``end``: the last period (the selection's horizon:
-    required, a public end). ``noise``: a NoiseSource, or ``(NoiseKey, ReleaseIdentity)`` (the pipelines: the
-    key is loaded on the workers, never put in the graph)."""
+    """``(person, (tick, Update))`` -> ``(period, key, answer, stated bound)`` (main) and dead letters
+    (``dead_letters``) (module docstring). ``spec``: the :class:`~transforms.spec.StreamSpec` (its
+    ``closes_at``, ``closed_tick``, ``final_at``, ``final_tick``); the last period is the selection's horizon
+    (``params.horizon``, the configured end; None: a run without an end, streaming only: every key with state
+    has one timer, at its next period, never at a horizon). ``noise``: a NoiseSource, or ``(NoiseKey,
+    ReleaseIdentity)`` (the pipelines: the key is loaded on the workers, never put in the graph). ``beta``:
+    the failure probability of the stated bounds. ``max_keys``: the cap on released keys (None: none;
+    :func:`~transforms.core.selection.release.admit_keys`), applied after stage 2 (stage 2 keeps testing and
+    answering keys past the cap; only released keys' answers leave the step)."""
 
-    def __init__(self, params: SelectionParams, limit: KeyLimit, noise, spec, bounded: bool):
+    def __init__(
+        self,
+        params: SelectionParams,
+        limit: KeyLimit,
+        noise,
+        spec,
+        bounded: bool,
+        *,
+        beta: float = 0.05,
+        max_keys: int | None = None,
+    ):
         super().__init__()
-        if params.horizon is None:
-            raise ValueError("open keys in Beam need a horizon (the configured end)")
-        self.args = (params, limit, noise, spec, params.horizon)
-        self.bounded = bounded
+        if params.horizon is None and bounded:
+            raise ValueError("open keys on a bounded input need a horizon (the configured end)")
+        self.args = (params, limit, noise, spec, params.horizon, beta)
+        self.bounded, self.spec, self.max_keys = bounded, spec, max_keys
 
     def expand(self, pcoll):
         if self.bounded:
@@ -267,9 +381,27 @@ class ReleaseOpenKeys(beam.PTransform):
             )
             by_key = persons.events | "GroupOpenKeys" >> beam.GroupByKey()
             answers = by_key | "OpenKeys" >> beam.ParDo(OpenKeysBoundedFn(*self.args))
+            if self.max_keys is not None:
+                cap = self.max_keys
+                firsts = (
+                    answers
+                    | "OpenKeysFirst" >> beam.Map(lambda a: (a[1], a[0]))
+                    | "OpenKeysSelectedAt" >> beam.CombinePerKey(min)
+                    | "OpenKeysAllSelected" >> beam.combiners.ToList()
+                    | "OpenKeysReleased" >> beam.Map(admitted_keys, cap)
+                )
+                answers = answers | "OpenKeysCap" >> beam.Filter(
+                    lambda a, keys: a[1] in keys, keys=beam.pvalue.AsSingleton(firsts)
+                )
         else:
             persons = pcoll | "OpenKeyPersons" >> beam.ParDo(OpenKeyPersonsFn(*self.args)).with_outputs(
                 DEAD, main="events"
             )
             answers = persons.events | "OpenKeys" >> beam.ParDo(OpenKeysFn(*self.args))
+            if self.max_keys is not None:
+                answers = (
+                    answers
+                    | "OpenKeysCapKey" >> beam.Map(lambda a: (0, a))
+                    | "OpenKeysCap" >> beam.ParDo(OpenKeysCapFn(self.spec, self.max_keys))
+                )
         return {"answers": answers, DEAD: persons[DEAD]}

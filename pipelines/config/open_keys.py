@@ -5,7 +5,8 @@ the other sections, and the core objects it configures (``transforms/open_keys.p
 from __future__ import annotations
 
 from pipelines.model import issue
-from transforms.core.selection import KeyLimit, OpenKeysNeedDelta, SelectionParams
+from transforms.core.contribution.sensitivity import UnsupportedCounter
+from transforms.core.selection import KeyLimit, OpenKeysNeedDelta, SelectionParams, answer_calibration
 
 __all__ = ["check_open_keys_config", "key_limit", "selection_params", "open_keys_digest"]
 
@@ -20,8 +21,12 @@ def check_open_keys_config(cfg) -> None:
         )
     if cfg.max_entries_per_person is None or cfg.max_entries_window is not None:
         raise issue("open keys need max_entries_per_person over the whole release (no window)", "privacy")
-    if cfg.end is None:
-        raise issue("open keys need time.end: the selection's horizon is public", "time.end")
+    if cfg.end is None and not cfg.streaming:
+        raise issue(
+            "open keys on a bounded source need time.end (the last period released); without an end: a streaming "
+            "source (pubsub, kafka, follow)",
+            "time.end",
+        )
     if cfg.every_ticks != 1:
         raise issue(f"open keys release every tick (every_ticks 1); got {cfg.every_ticks}", "release.every_ticks")
     if cfg.mechanism != "auto":
@@ -37,6 +42,13 @@ def check_open_keys_config(cfg) -> None:
         selection_params(cfg, cfg.end_tick)
     except OpenKeysNeedDelta as e:
         raise issue(str(e), "privacy.rho" if cfg.rho is not None else "privacy.delta") from None
+    if cfg.end is None:  # the answers' counters are the unbounded ones: calibrated by contribution, or refused
+        try:
+            answer_calibration(selection_params(cfg, None), key_limit(cfg))
+        except UnsupportedCounter as e:
+            raise issue(
+                f"open keys without an end: the answers' counter is not supported at person level ({e})", "time.end"
+            ) from None
     if len(cfg.queries) != 1 or cfg.queries[0].type != "count":
         kinds = ", ".join(f"{q.name} ({q.type})" for q in cfg.queries)
         raise issue(
@@ -51,9 +63,9 @@ def key_limit(cfg) -> KeyLimit:
     )
 
 
-def selection_params(cfg, horizon: int) -> SelectionParams:
+def selection_params(cfg, horizon: int | None) -> SelectionParams:
     """The selection's parameters from the configured budget (the person unit's target), ``K``, the share and
-    failure, over ``horizon`` periods (the ticks to ``time.end``)."""
+    failure, over ``horizon`` periods (the ticks to ``time.end``; None: a run without an end, streaming)."""
     s = cfg.streams_config
     return SelectionParams(
         cfg.target_budget(),

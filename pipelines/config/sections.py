@@ -392,7 +392,8 @@ class StreamsConfig(Section):
     """``streams``: the field that names a record's stream and the declared (public) stream keys; no field:
     one stream. ``keys: open`` (issue 33): the keys are not declared; a key is released from the period its
     noisy count of contributors crosses the selection's threshold (``transforms/open_keys.py``), with
-    ``max_keys`` (the candidate keys the operator provisions state for: checked, an operator figure),
+    ``max_keys`` (the cap on RELEASED keys: once that many are released no further key is selected;
+    decided from the released keys only, so it costs nothing),
     ``max_keys_per_person`` (K: enforced, refused updates are dead letters ``contribution_bounded``),
     ``selection_share`` (of the budget) and ``failure`` (the selection's delta under pure epsilon)."""
 

@@ -2,7 +2,7 @@
 proof: ``docs/open_keys.md``, "After selection").
 
 A key selected at period ``p`` is answered by one continual counter of its live entries
-(:class:`~.release.OpenKeyRelease`: ``choose_counter(noise, H - p + 1)``, first batch the key's live
+(:class:`~.release.OpenKeyRelease`: ``answer_counter(noise, H - p + 1)``, first batch the key's live
 entries at ``p``, then each period's signed change). Every key's counter is built with the one
 update-level budget :func:`answer_budget` returns, chosen so that **one person** (``K`` keys, ``L``
 entries of ``k`` mutations) loses at most the answers' share ``(1 - s) B`` over all the keys:
@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 
 from transforms.core.config import QuerySet
-from transforms.core.continual.net_change import choose_counter
+from transforms.core.continual.auto import auto_counter
 from transforms.core.contribution.sensitivity import calibrated_budget, contribution_sensitivity
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.foundation.accounting import ZCDP, Budget, rho_for_approx
@@ -47,9 +47,19 @@ from transforms.core.foundation.bounds import GAUSSIAN
 from transforms.core.selection.keys import KeyLimit
 from transforms.core.selection.params import SelectionParams
 
-__all__ = ["AnswerCalibration", "answer_calibration", "answer_budget"]
+__all__ = ["AnswerCalibration", "answer_calibration", "answer_budget", "answer_counter"]
 
 _COUNT = QuerySet("open_keys", "count")
+
+
+def answer_counter(noise_kind: str, horizon: int | None) -> str:
+    """The counter of a selected key's answers over ``horizon`` periods (None: a run without an end):
+    what ``counter: auto`` picks for a count at person level
+    (:func:`~transforms.core.continual.auto.auto_counter`; today ``net_change``'s choice:
+    ``sqrt_factorization`` / ``kary_tree`` with an end, ``blt`` / ``infinite_honaker`` without one). The
+    calibration below is by contribution through that counter; a counter the person unit's bound does
+    not cover is refused (:class:`~transforms.core.contribution.sensitivity.UnsupportedCounter`)."""
+    return auto_counter(noise_kind, horizon, "person")
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,7 @@ def _gaussian_key_multiplier(horizon: int | None, max_entries: int, max_mutation
     """(m, counter): the largest person-unit multiplier of one key's count counter over every
     counter horizon the release can build (``t = 1 .. horizon``; the BLT without a horizon)."""
     unit = ContributionUnit.person(max_entries, max_mutations)
-    counter = choose_counter(GAUSSIAN, horizon)
+    counter = answer_counter(GAUSSIAN, horizon)
     if horizon is None:
         return contribution_sensitivity(_COUNT, counter, GAUSSIAN, unit).multiplier, counter
     m = max(
@@ -89,7 +99,7 @@ def _gaussian_key_multiplier(horizon: int | None, max_entries: int, max_mutation
 
 def _laplace_mass(horizon: int | None, limit: KeyLimit) -> tuple[float, str]:
     unit = ContributionUnit.person(limit.max_entries, limit.max_mutations)
-    counter = choose_counter("laplace", horizon)
+    counter = answer_counter("laplace", horizon)
     cells = min(limit.max_keys, limit.max_mutations)
     query = _COUNT if cells == 1 else QuerySet("open_keys", "histogram", domain_size=cells)
     return contribution_sensitivity(query, counter, "laplace", unit, horizon=horizon).multiplier, counter
