@@ -102,6 +102,38 @@ def test_open_keys_without_an_end_on_a_streaming_source_are_accepted(budget, cap
         assert new.kind == "approx" and [float(v) for v in new.budget.values()] == list(stated.vector())
 
 
+def test_a_pure_epsilon_open_key_release_with_a_ledger_is_refused(monkeypatch):
+    """Under pure epsilon an open-key release is an (epsilon, delta = failure) release: a ledger whose cap is in
+    pure epsilon terms could not record it, so the configuration is refused naming ``privacy.ledger``. Without the
+    refusal the launch registers the stated (epsilon, failure), never the pure budget (checked with the check
+    switched off: the ledger must never record less than what the release states)."""
+    import pipelines.config.open_keys as open_keys_config
+
+    raw = yaml.safe_load((ROOT / "configs" / "open_keys.yaml").read_text())
+    raw["privacy"] = {**{k: v for k, v in raw["privacy"].items() if k not in ("epsilon", "delta")}, "epsilon": 1.0}
+    raw["privacy"]["ledger"] = {"url": "sqlite:///ledger.db", "dataset": "visits", "cap": {"epsilon": 3.0}}
+    message = _error(raw)
+    assert "privacy.ledger" in message and "delta" in message, message
+    real = open_keys_config.check_open_keys_config
+
+    def without_the_ledger_check(cfg):
+        ledger = cfg.privacy.ledger
+        object.__setattr__(cfg.privacy, "ledger", None)
+        try:
+            real(cfg)
+        finally:
+            object.__setattr__(cfg.privacy, "ledger", ledger)
+
+    import pipelines.config.pipeline as pipeline_module
+
+    monkeypatch.setattr(pipeline_module, "check_open_keys_config", without_the_ledger_check)
+    cfg = parse_config(raw)
+    new = new_release(cfg, release_identity(cfg))
+    stated = selection_params(cfg, cfg.end_tick).guarantee()
+    assert new.kind == "approx" and [float(v) for v in new.budget.values()] == list(stated.vector())
+    assert float(new.budget["delta"]) > 0
+
+
 def test_open_keys_without_an_end_refuse_a_counter_without_a_person_level_bound(monkeypatch):
     """Should ``auto`` pick, for a run without an end, a counter that ``transforms/core/contribution`` cannot
     bound at person level, the configuration is refused in one line naming ``time.end`` (not run on group

@@ -42,6 +42,15 @@ def check_open_keys_config(cfg) -> None:
         selection_params(cfg, cfg.end_tick)
     except OpenKeysNeedDelta as e:
         raise issue(str(e), "privacy.rho" if cfg.rho is not None else "privacy.delta") from None
+    if cfg.privacy.ledger is not None and cfg.rho is None and not cfg.delta:
+        # the ledger records what a release states: here (epsilon, failure), which a cap in pure epsilon terms
+        # cannot be compared with
+        raise issue(
+            "open keys under a pure epsilon budget are an (epsilon, delta = streams.failure) release, which a "
+            "ledger with a pure epsilon cap cannot record: configure privacy.delta (and a ledger cap with a delta), "
+            "or no ledger",
+            "privacy.ledger",
+        )
     if cfg.end is None:  # the answers' counters are the unbounded ones: calibrated by contribution, or refused
         try:
             answer_calibration(selection_params(cfg, None), key_limit(cfg))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from pipelines.config.open_keys import selection_params
 from pipelines.ledger.backends import open_store
 from pipelines.ledger.compose import budget_of, cap_of, text
 from pipelines.ledger.store import NewRelease, Registration, redact
@@ -27,11 +28,15 @@ CANCELLED_EXIT = 130
 
 def new_release(cfg, release) -> NewRelease:
     """What ``cfg``'s launch of ``release`` registers. The budget is the per-stream budget
-    (``cfg.target_budget()``): the streams are disjoint partitions of the data (each update belongs to the one
-    stream its stream field names), so by parallel composition the release's guarantee on the whole dataset is
-    the largest per-stream one, which is the configured budget of each."""
+    (``cfg.target_budget()``; with open keys, the release's stated guarantee, ``docs/open_keys.md``): the
+    streams are disjoint partitions of the data (each update belongs to the one stream its stream field names),
+    so by parallel composition the release's guarantee on the whole dataset is the largest per-stream one, which
+    is the configured budget of each."""
     ledger = cfg.privacy.ledger
-    kind, budget = budget_of(cfg.target_budget())
+    stated = cfg.target_budget()
+    if cfg.open_keys:  # what an open-key release states and charges (equal to the budget under (eps, delta))
+        stated = selection_params(cfg, cfg.end_tick).guarantee()
+    kind, budget = budget_of(stated)
     return NewRelease(
         dataset=ledger.dataset,
         release_id=release.release_id,
