@@ -183,10 +183,14 @@ class _AdditiveMechanism(StaticMechanism):
 
     def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
         h = self.validate_hist(hist)
-        noise = self.draw_noise(budget, stream)
+        p = self._param(budget)  # once (draw_noise_n and noise_profile each calibrate: the same value)
+        if self.noise_kind == LAPLACE:
+            noise = discrete_laplace(stream, p, self.num_queries)
+        else:
+            noise = discrete_gaussian(stream, p, self.num_queries)
         values = (self._answers_units(h) + noise).astype(np.int64)
         out = values * self.unit if self.unit != 1.0 else values
-        return Release(out, budget, self.noise_profile(budget))
+        return Release(out, budget, NoiseProfile.single(self.noise_kind, p, self.unit))
 
 
 @functools.lru_cache(maxsize=4096)
