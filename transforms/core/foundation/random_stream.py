@@ -30,24 +30,42 @@ def encode_coordinates(coords: Iterable[Coordinate]) -> bytes:
     for c in coords:
         t = type(c)
         if t is str:
-            payload = c.encode("utf-8")
-            parts.append(b"s" + len(payload).to_bytes(4, "big") + payload)
+            enc = _STR_ENCODED.get(c)
+            if enc is None:
+                enc = _encode_str(c)
+                if len(_STR_ENCODED) < _STR_ENCODED_MAX:
+                    _STR_ENCODED[c] = enc
+            parts.append(enc)
         elif t is int:
-            payload = str(c).encode("ascii")
-            parts.append(b"i" + len(payload).to_bytes(4, "big") + payload)
+            payload = b"%d" % c
+            n = len(payload)
+            parts.append(b"i" + (_LEN4[n] if n < 64 else n.to_bytes(4, "big")) + payload)
         elif isinstance(c, bool):
             raise TypeError("release coordinates must be int, str or bytes, not bool")
         elif isinstance(c, (int, np.integer)):
             payload = str(int(c)).encode("ascii")
             parts.append(b"i" + len(payload).to_bytes(4, "big") + payload)
         elif isinstance(c, str):
-            payload = c.encode("utf-8")
-            parts.append(b"s" + len(payload).to_bytes(4, "big") + payload)
+            parts.append(_encode_str(c))
         elif isinstance(c, (bytes, bytearray)):
             parts.append(b"b" + len(c).to_bytes(4, "big") + bytes(c))
         else:
             raise TypeError(f"release coordinates must be int, str or bytes, got {type(c).__name__}")
     return b"".join(parts)
+
+
+def _encode_str(c: str) -> bytes:
+    payload = c.encode("utf-8")
+    return b"s" + len(payload).to_bytes(4, "big") + payload
+
+
+# A node release encodes its coordinates once (its keyed stream): the strings among them (stream names, the
+# mechanism's and the tree's labels) are few and repeat, so their encodings are kept (at most
+# _STR_ENCODED_MAX of them: later strings are encoded each time); the 4-byte length of a short int's digits
+# comes from a table. The bytes are the same (``tests/test_speed_noise_path.py``).
+_STR_ENCODED: dict[str, bytes] = {}
+_STR_ENCODED_MAX = 4096
+_LEN4 = tuple(i.to_bytes(4, "big") for i in range(64))
 
 
 class RandomStream:
@@ -75,8 +93,9 @@ class RandomStream:
         nwords = max(grow, n)
         block = hashlib.shake_256(self._seed + struct.pack(">Q", self._counter)).digest(8 * nwords)
         self._counter += 1
-        rest = self._buf[self._pos :]
-        self._buf = np.concatenate([rest, np.frombuffer(block, dtype="<u8").astype(np.uint64)])
+        fresh = np.frombuffer(block, dtype="<u8").astype(np.uint64)
+        # the same words in the same order; a node release's first refill has nothing left to keep
+        self._buf = np.concatenate([self._buf[self._pos :], fresh]) if self._pos < len(self._buf) else fresh
         self._pos = 0
 
     def words(self, n: int) -> np.ndarray:

@@ -29,6 +29,7 @@ Cost of one release (update-level, add/remove-one-item neighbours):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -158,15 +159,7 @@ class _AdditiveMechanism(StaticMechanism):
     # -- calibration ------------------------------------------------------
     def _param(self, budget: Budget) -> float:
         self.check_budget(budget)
-        if self.noise_kind == LAPLACE:
-            eps = budget.epsilon
-            if eps <= 0:
-                raise ValueError("epsilon must be > 0 to release")
-            return float(as_ratio_up(self.l1 / eps))
-        rho = budget.gaussian_rho()
-        if rho <= 0:
-            raise ValueError("rho must be > 0 to release")
-        return float(as_ratio_up(self.l2**2 / (2 * rho)))
+        return _calibrated(self.noise_kind, self.l1, self.l2, budget)
 
     def noise_profile(self, budget: Budget) -> NoiseProfile:
         return NoiseProfile.single(self.noise_kind, self._param(budget), self.unit)
@@ -190,10 +183,32 @@ class _AdditiveMechanism(StaticMechanism):
 
     def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
         h = self.validate_hist(hist)
-        noise = self.draw_noise(budget, stream)
+        p = self._param(budget)  # once (draw_noise_n and noise_profile each calibrate: the same value)
+        if self.noise_kind == LAPLACE:
+            noise = discrete_laplace(stream, p, self.num_queries)
+        else:
+            noise = discrete_gaussian(stream, p, self.num_queries)
         values = (self._answers_units(h) + noise).astype(np.int64)
         out = values * self.unit if self.unit != 1.0 else values
-        return Release(out, budget, self.noise_profile(budget))
+        return Release(out, budget, NoiseProfile.single(self.noise_kind, p, self.unit))
+
+
+@functools.lru_cache(maxsize=4096)
+def _calibrated(noise_kind: str, l1: float, l2: float, budget: Budget) -> float:
+    """The noise parameter of one release under ``budget`` (a discrete Laplace scale l1 / eps, or a discrete
+    Gaussian sigma^2 l2^2 / (2 rho), rounded up to an exact rational). Every node release of a counter asks for
+    the same few budgets: the result is kept (an error, such as a budget of the wrong family, is raised each
+    time; budgets are frozen dataclasses, equal only to their own type's equal values). The caller has checked
+    that the budget's family fits the noise (``check_budget``)."""
+    if noise_kind == LAPLACE:
+        eps = budget.epsilon
+        if eps <= 0:
+            raise ValueError("epsilon must be > 0 to release")
+        return float(as_ratio_up(l1 / eps))
+    rho = budget.gaussian_rho()
+    if rho <= 0:
+        raise ValueError("rho must be > 0 to release")
+    return float(as_ratio_up(l2**2 / (2 * rho)))
 
 
 class _CellsMechanism(_AdditiveMechanism):

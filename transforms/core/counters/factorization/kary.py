@@ -176,8 +176,9 @@ class KaryTreeCounter(ContinualCounter):
             self._sums[j] = self._sums[j] + z
             self._digits[j] += 1
         self.noiseless = noise.is_disabled
-        self.estimate = self._sums.sum(axis=0)
-        self._terms = [(self.node_budget, sum(self._digits), 1.0)] if sum(self._digits) else []
+        self.estimate = np.add.reduce(self._sums, axis=0)  # what .sum(axis=0) computes, without its wrappers
+        nodes = sum(self._digits)
+        self._terms = [(self.node_budget, nodes, 1.0)] if nodes else []
         return self.estimate
 
     def noise_profile(self) -> NoiseProfile:

@@ -104,7 +104,9 @@ class Scope:
         new = cost
         while scope is not None:
             cur = scope._total
-            if scope.kind == Scope.SEQUENTIAL:
+            if len(cur) == 1:  # eps or rho (the same arithmetic, without the generators: one charge per node)
+                nxt = (cur[0] + (new[0] - old[0]),) if scope.kind == Scope.SEQUENTIAL else (max(cur[0], new[0]),)
+            elif scope.kind == Scope.SEQUENTIAL:
                 nxt = tuple(c + (n - o) for c, n, o in zip(cur, new, old))
             else:
                 nxt = tuple(max(c, n) for c, n in zip(cur, new))
