@@ -65,8 +65,9 @@ class AutoOptions:
 
 
 def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update") -> str:
-    """The additive part's counter under ``counter: auto``: ``net_change``'s
-    :func:`choose_counter`, except at update level under Gaussian noise:
+    """The additive part's counter under ``counter: auto``.
+
+    ``net_change``'s :func:`choose_counter`, except at update level under Gaussian noise:
 
     * a bounded run: ``scaled_sqrt`` (6-16% lower max variance than ``sqrt_factorization`` at
       every horizon from 2^4 to 2^20, the same work per step);
@@ -74,9 +75,9 @@ def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update"
       2^24 stays within a bounded factor of the square root designed for t (``docs/counters.md``),
       where ``blt``'s grows linearly past its design horizon 2^12 (2.4x the square root at 2^16,
       6.8x at 2^18); ``blt`` is better only for runs shorter than about 2^13 periods, which a run
-      without an end cannot promise. It has no step limit (wide exact limbs past 2^21 steps) but
-      keeps O(t) state per stream (``blt``: O(2^13)): a year of one-minute periods is a few tens
-      of MB per cell (``docs/counters.md``, "Anytime square root").
+      without an end cannot promise. It has no step limit (exact wide int64 limbs once its
+      coefficients sum past 2^31) but keeps O(t) state per stream (``blt``: O(2^13)): about 17 MB
+      per cell after a year of one-minute periods (``docs/counters.md``, "Anytime square root").
 
     The entry and person units' sensitivity by contribution (``transforms/core/contribution/``)
     covers ``sqrt_factorization`` and ``blt`` only, so they keep ``choose_counter``'s pick.
