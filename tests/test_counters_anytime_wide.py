@@ -12,9 +12,7 @@ import pytest
 from transforms.core.continual.auto import auto_counter
 from transforms.core.counters import make_counter
 from transforms.core.counters.factorization.anytime import (
-    NARROW_STEPS,
     WideTables,
-    anytime_coefficients,
     anytime_tables,
     limb_dot,
     limb_width,
@@ -75,11 +73,14 @@ def test_auto_picks_anytime_sqrt_for_a_gaussian_run_without_an_end():
     assert auto_counter("gaussian", 4096) == "scaled_sqrt"
 
 
+OLD_LIMIT = 1 << 21  # the first version refused to step past it
+
+
 def _seeded(t0: int, m: int, rng) -> tuple:
     """A counter as if it had stepped t0 times (noise off) through random small batches: the tables of
-    NARROW_STEPS steps, the windows holding the batches (noise off, the decoded rows are the batches)."""
+    OLD_LIMIT steps, the windows holding the batches (noise off, the decoded rows are the batches)."""
     c = make_counter("anytime_sqrt", HistogramMechanism(m, "gaussian"), ZCDP(1.0))
-    c.cap = NARROW_STEPS
+    c.cap = OLD_LIMIT
     c._tab = anytime_tables(c.cap)
     c.window = c._tab.size
     hist = rng.integers(-3, 6, (t0, m)).astype(np.float64)
@@ -93,14 +94,13 @@ def _seeded(t0: int, m: int, rng) -> tuple:
     return c, hist.sum(axis=0)
 
 
-@pytest.mark.slow  # the tables of 2^21 and 2^22 steps (series inverses of those lengths): about 10 s
-def test_noise_off_exact_across_the_old_two_limb_boundary(no_noise):
-    """A counter seeded at t = 2^21 - 3 steps on: the tables double to 2^22 steps, whose coefficients sum
-    past 2^31 (the old limit: ``LatticeTables`` refuses them), and the releases stay the prefix sums, in
-    float mode and, after a 2^40 batch, in the wide int64 limbs."""
+@pytest.mark.slow  # the tables of 2^21 and 2^22 steps (series inverses of those lengths): 10-30 s
+def test_noise_off_exact_across_the_old_step_limit(no_noise):
+    """A counter seeded at t = 2^21 - 3 steps (the first version refused step 2^21 + 1): the tables
+    double to 2^22 steps and the releases stay the prefix sums, in float mode and, after a 2^40 batch,
+    in int64 limbs."""
     rng = np.random.default_rng(4)
-    c, prefix = _seeded(NARROW_STEPS - 3, 2, rng)
-    assert int(anytime_coefficients(NARROW_STEPS).sum()) < 1 << 31
+    c, prefix = _seeded(OLD_LIMIT - 3, 2, rng)
     for t in range(8):
         b = np.array([1 << 40, -7]) if t == 5 else rng.integers(-3, 6, 2)
         prefix = prefix + b
@@ -109,5 +109,18 @@ def test_noise_off_exact_across_the_old_two_limb_boundary(no_noise):
             np.testing.assert_array_equal(out, prefix)
         else:
             np.testing.assert_allclose(out, prefix, rtol=1e-12)
-    assert c.cap == 2 * NARROW_STEPS and isinstance(c._tab, WideTables) and c._tab.s1 >= 1 << 31
-    assert not c._float_mode
+    assert c.cap == 2 * OLD_LIMIT and not c._float_mode
+
+
+def test_wide_tables_accept_what_lattice_tables_refuse():
+    """Coefficients summing past 2^31 (2^20, then 2100 times 2^20 - 1): ``LatticeTables`` refuses them,
+    ``WideTables`` holds them with the exact s1 and n2."""
+    from transforms.core.counters.factorization.lattice import LatticeTables
+
+    cint = np.array([1 << 20] + [(1 << 20) - 1] * 2100, dtype=np.int64)
+    with pytest.raises(ValueError):
+        LatticeTables(cint, 64)
+    tab = WideTables(cint, 64)
+    vals = cint.tolist()
+    assert tab.s1 == sum(vals) >= 1 << 31 and tab.n2 == sum(v * v for v in vals)
+    assert len(tab.b) == 64 and tab.size == 2101

@@ -4,17 +4,20 @@ designed for the current length, with exact lattice noise (``docs/counters.md``,
 
 The infinite square root S = C C (c_k = binom(2k, k) / 4^k) is not private for ever: its
 column norm^2 sum_k c_k^2 ~ ln(t) / pi grows without bound. Damping its coefficients by a
-slowly decreasing factor,
+slowly decreasing factor, e_k = c_k h(k), gives a lower-triangular Toeplitz encoder E whose
+(infinite) column is square-summable. Two damping profiles (the counter's versioned ``profile``;
+a stored state without it is profile 1 and continues as it did):
 
-    e_k = c_k h(k),   h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS),
+* profile 1: h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS) (worst ratio to the square root designed
+  for t, over t = 2^10 .. 2^24: 1.57x);
+* profile 2 (new counters): h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2 = 2^24 (P2 < 1),
+  then h(N2)^2 (1 + B2 ln(k / N2))^-Q2 (Q2 > 1): the ratio is lower at 2^10 and 2^24
+  (``docs/counters.md`` has the table).
 
-gives a lower-triangular Toeplitz encoder E whose (infinite) column is square-summable: its
-tail is at most sum_{k >= N} h(k)^2 / (pi k) <= (1 + A ln((N - 1) / K0))^-EPS / (pi A EPS) for
-N - 1 >= K0 (c_k^2 <= 1 / (pi k); a decreasing function's sum below its integral from N - 1;
-ln(1 + x/K0) >= ln(x/K0); substitute v = ln(x / K0)); :func:`anytime_tail_bound`. The decoder
-S E^-1 is post-processing; its row norms grow a little faster than the square root's. With the
-constants below the variance at t = 2^10 .. 2^24 is within 1.57x of the square root designed for
-horizon t (``docs/counters.md``; no horizon is declared: the counter is the same at every t).
+Tail: sum_{k >= N} c_k^2 h(k)^2 <= int_{N-1}^inf h(x)^2 / (pi x) dx (c_k^2 <= 1 / (pi k); h^2 / x
+decreasing), in closed form per regime (:func:`anytime_tail_bound`; the proof in
+``docs/counters.md``). The decoder S E^-1 is post-processing; its row norms grow a little faster
+than the square root's. No horizon is declared: the counter is the same at every t.
 
 Exactness: K_k = floor(e_k 2^20) (floor, not round: then K_k <= e_k 2^20 everywhere and the tail
 bound holds for the integers), made non-increasing; K_0 = 2^20. The encoder, noise and decoder
@@ -28,7 +31,7 @@ for ever.
 Memory and work: O(t m) numbers and O(t m) work per step (as ``sqrt_factorization`` at
 horizon t), plus an FFT of length 2t at each doubling (the decoder weights). No step limit: the
 lattice counters' exact int64 encoder splits a batch into two 31-bit limbs, which needs
-sum_k K_k < 2^31 (up to NARROW_STEPS = 2^21 steps, 4 years of one-minute periods); past it the
+sum_k K_k < 2^31 (both profiles: up to the table of NARROW_STEPS = 2^24 steps); past it the
 tables are :class:`WideTables` and the encoder splits into as many narrower limbs as
 ``s1 2^w < 2^61`` requires (:func:`limb_dot`): still exact, int64 products, Python-int sums.
 
