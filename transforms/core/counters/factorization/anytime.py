@@ -31,7 +31,7 @@ for ever.
 Memory and work: O(t m) numbers and O(t m) work per step (as ``sqrt_factorization`` at
 horizon t), plus an FFT of length 2t at each doubling (the decoder weights). No step limit: the
 lattice counters' exact int64 encoder splits a batch into two 31-bit limbs, which needs
-sum_k K_k < 2^31 (both profiles: up to the table of NARROW_STEPS = 2^24 steps); past it the
+sum_k K_k < 2^31 (both profiles: up to the table of NARROW_STEPS = 2^23 steps); past it the
 tables are :class:`WideTables` and the encoder splits into as many narrower limbs as
 ``s1 2^w < 2^61`` requires (:func:`limb_dot`): still exact, int64 products, Python-int sums.
 
@@ -88,11 +88,11 @@ A, K0, EPS = 0.9, 250_000.0, 0.72
 # h(N2)^2 (1 + B2 ln(k / N2))^-Q2: an exponent below 1 up to 2^24 steps (32 years of one-minute periods;
 # not summable alone), a summable tail after it; (A2, K02, P2) by Nelder-Mead on the exact float model
 # over the ratio at t = 2^10, 2^14, 2^18, 2^22, 2^24 (docs/counters.md, "Anytime square root")
-A2, K02, P2 = 0.9, 15849.0, 0.8607
+A2, K02, P2 = 0.933, 1640.0, 0.711
 N2, B2, Q2 = float(1 << 24), 1.0, 2.0
 PROFILE = 2  # the profile of a new counter
 EXACT_TERMS = 1 << 21  # the column summed exactly below this, bounded above it
-NARROW_STEPS = 1 << 24  # the largest table (a power of 2) of either profile whose K_k sum below 2^31
+NARROW_STEPS = 1 << 23  # the largest table (a power of 2) of both profiles whose K_k sum below 2^31
 _NARROW_S1 = 1 << 31  # LatticeTables' limit on s1 (two 31-bit limbs)
 _CHUNK = 8192  # numbers per partial product (below OpenBLAS's multi-threading size, as lattice.py's)
 _FIRST_CAP = 256
