@@ -92,7 +92,7 @@ def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root
     assert np.all(np.diff(_h2(k, 2)) < 0) and _h2(2 * N2, 2) < _h2(N2, 2)
 
 
-def _tail_estimate(n: int, profile: int, m: int = 1 << 23) -> float:
+def _tail_estimate(n: int, profile: int, m: int = 1 << 22) -> float:
     """sum_{k >= n} c_k^2 h(k)^2: the float sum to m, then the integral of h(x)^2 / (pi x) beyond m
     (c_k^2 = (1 - O(1/k)) / (pi k): relative error below 1e-6 there)."""
     from scipy.integrate import quad
@@ -113,7 +113,7 @@ def _tail_estimate(n: int, profile: int, m: int = 1 << 23) -> float:
 
 @pytest.mark.parametrize("profile", [1, 2])
 def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column(profile):
-    """The tail bound is above the tail (float sum plus the integral beyond 2^23) at N = 2, 2^10, 2^21
+    """The tail bound is above the tail (float sum plus the integral beyond 2^22) at N = 2, 2^10, 2^21
     and within 10% of it where it is used (N = 2^21); the sensitivity n2 is at least the exact head
     plus 95% of the tail (the floor snap loses well under 5% of it): a bound halved, or a head
     without its tail, fails."""
