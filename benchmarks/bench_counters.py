@@ -15,11 +15,15 @@ event-level counting are printed beside them.
 the trees at T = 2^10, 2^16, 2^20 from their exact noise laws (no run), with
 the square-root factorization's reference (rho = 1: 5.355 / 10.564 / 15.01),
 and ``--timing`` the wall time of a T-step run of the new counters (1 cell).
+``--anytime`` prints ``anytime_sqrt``'s variance over the square root's designed for t (rho = 1,
+exact lattice figures, both coefficient profiles) at t = 2^10 .. 2^24 with ``blt``'s beside it, then
+the bytes of its encoded state and the CPU time of a step at t = 10^4 and 10^5 (1 cell; ``blt``'s).
 
 Usage: python benchmarks/bench_counters.py [--T 10 16] [--runs-small 30] [--runs-large 2]
        python benchmarks/bench_counters.py --analytic [--T 10 16 20]
        python benchmarks/bench_counters.py --timing [--T 10 16]
        python benchmarks/bench_counters.py --pure [--T 10 14 18 20 24]
+       python benchmarks/bench_counters.py --anytime [--T 10 12 14 16 18 20 22 24]
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from transforms.core.counters.factorization import (  # noqa: E402
     sqrt_coefficients,
     toeplitz_variance_path,
 )
-from transforms.core.counters.factorization.anytime import MAX_STEPS, anytime_variance_path  # noqa: E402
+from transforms.core.counters.factorization.anytime import anytime_variance_path  # noqa: E402
 from transforms.core.counters.factorization.kary_signed import signed_node_counts, signed_shape  # noqa: E402
 from transforms.core.counters.factorization.scaled import scaled_variance_path  # noqa: E402
 
@@ -113,12 +117,11 @@ def analytic_table(logs) -> None:
             f"{vs.max():.3f} | {vs.mean():.3f} | refuses | {vs.max() / ref:.5f} (HKU explicit {hku_up:.2f}: "
             f"{vs.max() / hku_up:.4f}x; lower bound {hku_lo:.2f}) |"
         )
-        if T <= MAX_STEPS:
-            va = anytime_variance_path(T)
-            print(
-                f"| 2^{lt} | rho=1 | anytime_sqrt | damped infinite square root, no horizon | {va.max():.3f} | "
-                f"{va.mean():.3f} | no horizon | at t = T: {va[-1] / ref:.4f} |"
-            )
+        va = anytime_variance_path(T)
+        print(
+            f"| 2^{lt} | rho=1 | anytime_sqrt | damped infinite square root, no horizon | {va.max():.3f} | "
+            f"{va.mean():.3f} | no horizon | at t = T: {va[-1] / ref:.4f} |"
+        )
         try:
             vb = toeplitz_variance_path("blt", T, steps=4 * T)
             print(
@@ -209,6 +212,44 @@ def pure_table(logs) -> None:
             print(f"| 2^{lt} | {name} | {shape} | {v.max():.1f} | {v.mean():.1f} | {ratio} |", flush=True)
 
 
+def anytime_table(logs) -> None:
+    """anytime_sqrt (profiles 1 and 2) and blt (design 2^12) over the square root designed for t."""
+    from transforms.core.counters.factorization.anytime import PROFILE
+
+    top = 1 << max(logs)
+    s = np.cumsum(sqrt_coefficients(top) ** 2)
+    paths = {p: anytime_variance_path(top, profile=p) for p in (1, PROFILE)}
+    vb = toeplitz_variance_path("blt", 1 << 12, steps=min(top, 1 << 20))
+    print(
+        f"| t | square root for horizon t, s(t)^2/2 | profile 1 | **profile {PROFILE}** (new counters) | blt (2^12) |"
+    )
+    print("|---|---|---|---|---|")
+    for lt in logs:
+        t = 1 << lt
+        ref = s[t - 1] ** 2 / 2
+        cells = [f"{paths[p][t - 1]:.3f} ({paths[p][t - 1] / ref:.3f}x)" for p in (1, PROFILE)]
+        b = f"{vb[t - 1] / ref:.2f}x" if t <= len(vb) else "grows linearly"
+        print(f"| 2^{lt} | {ref:.3f} | {cells[0]} | **{cells[1]}** | {b} |", flush=True)
+    from transforms.core.foundation import state as state_mod
+
+    noise = NoiseSource.generate()
+    print("\n| counter | t | encoded state (bytes, 1 cell) | CPU per step |")
+    print("|---|---|---|---|")
+    for name in ("anytime_sqrt", "blt"):
+        c, t, one = make_counter(name, CountMechanism(1, "gaussian"), ZCDP(1.0)), 0, np.array([1])
+        for target in (10**4, 10**5):
+            while t < target - 200:
+                c.step(one, noise)
+                t += 1
+            t0 = time.process_time()
+            for _ in range(200):
+                c.step(one, noise)
+            t += 200
+            per = (time.process_time() - t0) / 200
+            size = len(state_mod.encode(state_mod.to_plain(c)))
+            print(f"| {name} | {t} | {size} | {per * 1e3:.3f} ms |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--T", nargs="+", type=int, default=None, help="log2 of the horizons")
@@ -218,7 +259,10 @@ def main(argv=None):
     ap.add_argument("--analytic", action="store_true", help="the analytic variance table only")
     ap.add_argument("--timing", action="store_true", help="the timing table only")
     ap.add_argument("--pure", action="store_true", help="the pure-DP table (kary_signed) only")
+    ap.add_argument("--anytime", action="store_true", help="anytime_sqrt against the square root, and its state")
     args = ap.parse_args(argv)
+    if args.anytime:
+        return anytime_table(args.T or [10, 12, 14, 16, 18, 20, 22, 24])
     if args.analytic:
         return analytic_table(args.T or [10, 16, 20])
     if args.pure:

@@ -13,10 +13,17 @@ from scipy import stats
 
 from transforms.core.counters import COUNTER_NAMES, UNBOUNDED_COUNTERS, make_counter
 from transforms.core.counters.factorization import LATTICE_BITS, sqrt_coefficients
+from transforms.core.counters.factorization import anytime as anytime_mod
 from transforms.core.counters.factorization.anytime import (
+    A2,
+    B2,
     EPS,
     EXACT_TERMS,
     K0,
+    K02,
+    N2,
+    P2,
+    Q2,
     A,
     anytime_coefficients,
     anytime_sensitivity_sq,
@@ -65,39 +72,59 @@ def test_noise_off_exact_huge_batches(no_noise):
     assert not c._float_mode
 
 
-def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root():
-    a, b = anytime_coefficients(5000), anytime_coefficients(9000)
+def _h2(k, profile: int):
+    """h(k)^2 of each profile, written out again from docs/counters.md."""
+    k = np.asarray(k, dtype=np.float64)
+    if profile == 1:
+        return (1 + A * np.log1p(k / K0)) ** (-(1 + EPS))
+    first = (1 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2)
+    return first * (1 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2)
+
+
+@pytest.mark.parametrize("profile", [1, 2])
+def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root(profile):
+    a, b = anytime_coefficients(5000, profile), anytime_coefficients(9000, profile)
     assert np.array_equal(a, b[:5000]) and np.all(np.diff(b) <= 0) and b[0] == 1 << LATTICE_BITS
-    k = np.arange(9000, dtype=np.float64)
-    h = (1 + A * np.log1p(k / K0)) ** (-(1 + EPS) / 2)
+    h = np.sqrt(_h2(np.arange(9000), profile))
     assert np.all(b <= sqrt_coefficients(9000) * h * 2.0**LATTICE_BITS)
+    # past N2 (profile 2's second regime) the damping is below the first regime's continued
+    k = np.array([N2, 2 * N2, 2**30])
+    assert np.all(np.diff(_h2(k, 2)) < 0) and _h2(2 * N2, 2) < _h2(N2, 2)
 
 
-def _tail_estimate(n: int, m: int = 1 << 23) -> float:
+def _tail_estimate(n: int, profile: int, m: int = 1 << 22) -> float:
     """sum_{k >= n} c_k^2 h(k)^2: the float sum to m, then the integral of h(x)^2 / (pi x) beyond m
     (c_k^2 = (1 - O(1/k)) / (pi k): relative error below 1e-6 there)."""
     from scipy.integrate import quad
 
-    k = np.arange(n, m, dtype=np.float64)
-    part = float(np.sum((1 + A * np.log1p(k / K0)) ** (-(1 + EPS)) * sqrt_coefficients(m)[n:] ** 2))
-    # x = e^u; ln(1 + x / K0) = logaddexp(0, u - ln K0) (no overflow at large u)
-    rest, _ = quad(lambda u: (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi, math.log(m), np.inf)
+    part = float(np.sum(_h2(np.arange(n, m), profile) * sqrt_coefficients(m)[n:] ** 2))
+
+    def f(u):  # x = e^u, h(x)^2 / pi (ln(1 + x / K0) = logaddexp(0, u - ln K0): no overflow)
+        if profile == 1:
+            return (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi
+        first = (1 + A2 * np.logaddexp(0.0, min(u, math.log(N2)) - math.log(K02))) ** (-P2)
+        return first * (1 + B2 * max(0.0, u - math.log(N2))) ** (-Q2) / np.pi
+
+    brk = [math.log(N2)] if profile == 2 and m < N2 else []
+    edges = [math.log(m), *brk, np.inf]
+    rest = sum(quad(f, a, b, limit=200)[0] for a, b in zip(edges, edges[1:]))
     return part + rest
 
 
-def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column():
-    """The tail bound is above the tail (float sum plus the integral beyond 2^23) at N = 2, 2^10, 2^21
+@pytest.mark.parametrize("profile", [1, 2])
+def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column(profile):
+    """The tail bound is above the tail (float sum plus the integral beyond 2^22) at N = 2, 2^10, 2^21
     and within 10% of it where it is used (N = 2^21); the sensitivity n2 is at least the exact head
     plus 95% of the tail (the floor snap loses well under 5% of it): a bound halved, or a head
     without its tail, fails."""
     for n in (2, 1 << 10, EXACT_TERMS):
-        est = _tail_estimate(n)
-        assert est < anytime_tail_bound(n), n
+        est = _tail_estimate(n, profile)
+        assert est < anytime_tail_bound(n, profile), n
         if n == EXACT_TERMS:
-            assert anytime_tail_bound(n) < 1.1 * est
-    head = int(np.sum(anytime_coefficients(EXACT_TERMS) ** 2))
-    tail = _tail_estimate(EXACT_TERMS) * 2.0 ** (2 * LATTICE_BITS)
-    assert head + 0.95 * tail <= anytime_sensitivity_sq() <= head + 1.1 * tail
+            assert anytime_tail_bound(n, profile) < 1.1 * est
+    head = int(np.sum(anytime_coefficients(EXACT_TERMS, profile) ** 2))
+    tail = _tail_estimate(EXACT_TERMS, profile) * 2.0 ** (2 * LATTICE_BITS)
+    assert head + 0.95 * tail <= anytime_sensitivity_sq(profile) <= head + 1.1 * tail
 
 
 def _released(item_at: int | None, T: int) -> np.ndarray:
@@ -173,3 +200,23 @@ def test_state_round_trip_across_a_doubling():
         np.testing.assert_array_equal(out, c3.step(b, noise))
     assert c.cap == c2.cap == c3.cap == 1024
     assert c.variance() == c2.variance() == c3.variance()
+
+
+def test_first_version_state_restores_and_continues_identically():
+    """A stored state of main b046a8c's counter (profile 1, no ``profile`` field; tests/golden/
+    anytime_sqrt_v1.json) restores as profile 1 and releases exactly what that code released next,
+    across the doubling at 256; a counter of the current profile differs (the golden file is not
+    trivially satisfied)."""
+    import base64
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "golden" / "anytime_sqrt_v1.json").read_text())
+    plain = state_mod.decode(base64.b64decode(doc["state_b64"]))
+    assert "profile" not in plain["f"]
+    c = state_mod.restore(plain)
+    assert c.profile == 1
+    noise = key(doc["key"])
+    outs = [c.step(np.array([1, t % 2]), noise).tolist() for t in range(150)]
+    assert outs == doc["releases"] and c.variance() == doc["variance"] and c.cap == doc["cap"]
+    assert anytime_mod.PROFILE != 1 and not np.array_equal(anytime_coefficients(300, 1), anytime_coefficients(300))

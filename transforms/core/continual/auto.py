@@ -65,18 +65,29 @@ class AutoOptions:
 
 
 def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update") -> str:
-    """The additive part's counter under ``counter: auto``: ``net_change``'s
-    :func:`choose_counter`, except ``scaled_sqrt`` for a bounded Gaussian run at update level
-    (6-16% lower max variance than ``sqrt_factorization`` at every horizon from 2^4 to 2^20,
-    the same work per step). A run with no end keeps ``choose_counter``'s pick: ``anytime_sqrt``
-    is an explicit choice only, because it stops at 2^21 periods (its exact int64 encoding: a
-    streaming job would fail then), keeps O(t) state, and is 1.57x the square root at t = 2^10
-    where ``blt`` is 1.12x (``docs/counters.md``). The entry and person units' sensitivity by
-    contribution covers ``sqrt_factorization`` and ``blt`` only, so they keep them.
+    """The additive part's counter under ``counter: auto``.
+
+    ``net_change``'s :func:`choose_counter`, except at update level under Gaussian noise:
+
+    * a bounded run: ``scaled_sqrt`` (6-16% lower max variance than ``sqrt_factorization`` at
+      every horizon from 2^4 to 2^20, the same work per step);
+    * a run with no end: ``anytime_sqrt`` instead of ``blt``. Its variance at every t from 2^10 to
+      2^24 stays within 1.38x of the square root designed for t (``docs/counters.md``),
+      where ``blt``'s grows linearly past its design horizon 2^12 (2.4x the square root at 2^16,
+      6.8x at 2^18); ``blt`` is better only for runs shorter than about 2^14 periods (the two are
+      even there), which a run without an end cannot promise. It has no step limit (exact wide int64 limbs once its
+      coefficients sum past 2^31) but keeps O(t) state per stream (``blt``: O(2^13)): about 17 MB
+      per cell after a year of one-minute periods (``docs/counters.md``, "Anytime square root").
+
+    The entry and person units' sensitivity by contribution (``transforms/core/contribution/``)
+    covers ``sqrt_factorization`` and ``blt`` only, so they keep ``choose_counter``'s pick.
     A public function of the configuration only (noise kind, horizon, unit): it decides which
     counter's noise is drawn, never when a release happens."""
-    if noise_kind == "gaussian" and unit_kind == "update" and horizon is not None and horizon >= 2:
-        return "scaled_sqrt"
+    if noise_kind == "gaussian" and unit_kind == "update":
+        if horizon is None:
+            return "anytime_sqrt"
+        if horizon >= 2:
+            return "scaled_sqrt"
     return choose_counter(noise_kind, horizon)
 
 

@@ -4,17 +4,20 @@ designed for the current length, with exact lattice noise (``docs/counters.md``,
 
 The infinite square root S = C C (c_k = binom(2k, k) / 4^k) is not private for ever: its
 column norm^2 sum_k c_k^2 ~ ln(t) / pi grows without bound. Damping its coefficients by a
-slowly decreasing factor,
+slowly decreasing factor, e_k = c_k h(k), gives a lower-triangular Toeplitz encoder E whose
+(infinite) column is square-summable. Two damping profiles (the counter's versioned ``profile``;
+a stored state without it is profile 1 and continues as it did):
 
-    e_k = c_k h(k),   h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS),
+* profile 1: h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS) (worst ratio to the square root designed
+  for t, over t = 2^10 .. 2^24: 1.57x);
+* profile 2 (new counters): h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2 = 2^24 (P2 < 1),
+  then h(N2)^2 (1 + B2 ln(k / N2))^-Q2 (Q2 > 1): the ratio is lower at 2^10 and 2^24
+  (``docs/counters.md`` has the table).
 
-gives a lower-triangular Toeplitz encoder E whose (infinite) column is square-summable: its
-tail is at most sum_{k >= N} h(k)^2 / (pi k) <= (1 + A ln((N - 1) / K0))^-EPS / (pi A EPS) for
-N - 1 >= K0 (c_k^2 <= 1 / (pi k); a decreasing function's sum below its integral from N - 1;
-ln(1 + x/K0) >= ln(x/K0); substitute v = ln(x / K0)); :func:`anytime_tail_bound`. The decoder
-S E^-1 is post-processing; its row norms grow a little faster than the square root's. With the
-constants below the variance at t = 2^10 .. 2^24 is within 1.57x of the square root designed for
-horizon t (``docs/counters.md``; no horizon is declared: the counter is the same at every t).
+Tail: sum_{k >= N} c_k^2 h(k)^2 <= int_{N-1}^inf h(x)^2 / (pi x) dx (c_k^2 <= 1 / (pi k); h^2 / x
+decreasing), in closed form per regime (:func:`anytime_tail_bound`; the proof in
+``docs/counters.md``). The decoder S E^-1 is post-processing; its row norms grow a little faster
+than the square root's. No horizon is declared: the counter is the same at every t.
 
 Exactness: K_k = floor(e_k 2^20) (floor, not round: then K_k <= e_k 2^20 everywhere and the tail
 bound holds for the integers), made non-increasing; K_0 = 2^20. The encoder, noise and decoder
@@ -26,9 +29,11 @@ times 2^40, rounded up (:func:`anytime_sensitivity_sq`): fixed before the first 
 for ever.
 
 Memory and work: O(t m) numbers and O(t m) work per step (as ``sqrt_factorization`` at
-horizon t), plus an FFT of length 2t at each doubling (the decoder weights). The exact int64
-encoder needs sum_k K_k < 2^31: at most MAX_STEPS = 2^21 steps (4 years of one-minute periods),
-then it refuses, like a horizon.
+horizon t), plus an FFT of length 2t at each doubling (the decoder weights). No step limit: the
+lattice counters' exact int64 encoder splits a batch into two 31-bit limbs, which needs
+sum_k K_k < 2^31 (both profiles: up to the table of NARROW_STEPS = 2^23 steps); past it the
+tables are :class:`WideTables` and the encoder splits into as many narrower limbs as
+``s1 2^w < 2^61`` requires (:func:`limb_dot`): still exact, int64 products, Python-int sums.
 
 Under pure DP (Laplace noise) the L1 norm of such a column diverges (e_k ~ k^-1/2); the counter
 is then ``blt`` itself (finite support, private for ever); ``auto`` keeps ``infinite_honaker``.
@@ -44,9 +49,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from transforms.core.counters.factorization.coefficients import LATTICE_BITS, sqrt_coefficients
+from transforms.core.counters.factorization.coefficients import LATTICE_BITS, series_inverse, sqrt_coefficients
 from transforms.core.counters.factorization.lattice import BLTCounter, LatticeTables
-from transforms.core.foundation.accounting import BudgetExceededError
 from transforms.core.foundation.bounds import GAUSSIAN
 from transforms.core.foundation.noise import as_ratio_up
 from transforms.core.foundation.state import state_class
@@ -55,9 +59,20 @@ __all__ = [
     "A",
     "K0",
     "EPS",
+    "A2",
+    "K02",
+    "P2",
+    "N2",
+    "B2",
+    "Q2",
+    "PROFILE",
     "EXACT_TERMS",
-    "MAX_STEPS",
+    "NARROW_STEPS",
     "AnytimeSqrtCounter",
+    "WideTables",
+    "chunked_dot",
+    "limb_dot",
+    "limb_width",
     "anytime_coefficients",
     "anytime_sensitivity_sq",
     "anytime_tables",
@@ -65,57 +80,134 @@ __all__ = [
     "anytime_variance_path",
 ]
 
-# the damping h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS): balanced by Nelder-Mead over the ratio to
-# the square root at t = 2^10, 2^14, 2^18, 2^22, then checked at 2^24 (docs/counters.md)
+# profile 1 (the counter's first version; a restored counter without ``profile`` in its state): the
+# damping h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS), balanced by Nelder-Mead over the ratio to the
+# square root at t = 2^10, 2^14, 2^18, 2^22, then checked at 2^24 (docs/counters.md)
 A, K0, EPS = 0.9, 250_000.0, 0.72
+# profile 2 (new counters): h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2, then
+# h(N2)^2 (1 + B2 ln(k / N2))^-Q2: an exponent below 1 up to 2^24 steps (32 years of one-minute periods;
+# not summable alone), a summable tail after it; (A2, K02, P2) by Nelder-Mead on the exact float model
+# over the ratio at t = 2^10, 2^14, 2^18, 2^22, 2^24 (docs/counters.md, "Anytime square root")
+A2, K02, P2 = 0.933, 1640.0, 0.711
+N2, B2, Q2 = float(1 << 24), 1.0, 2.0
+PROFILE = 2  # the profile of a new counter
 EXACT_TERMS = 1 << 21  # the column summed exactly below this, bounded above it
-MAX_STEPS = 1 << 21  # sum_{k < 2^21} K_k < 2^31 (the exact int64 encoder)
+NARROW_STEPS = 1 << 23  # the largest table (a power of 2) of both profiles whose K_k sum below 2^31
+_NARROW_S1 = 1 << 31  # LatticeTables' limit on s1 (two 31-bit limbs)
+_CHUNK = 8192  # numbers per partial product (below OpenBLAS's multi-threading size, as lattice.py's)
 _FIRST_CAP = 256
 _BLOCK = 4096  # the damping is evaluated in aligned blocks (the same floats for any table size)
 
 
 @functools.lru_cache(maxsize=1024)
-def _damping_block(i: int) -> np.ndarray:
+def _damping_block(i: int, profile: int = 1) -> np.ndarray:
     k = np.arange(i * _BLOCK, (i + 1) * _BLOCK, dtype=np.float64)
-    return (1.0 + A * np.log1p(k / K0)) ** (-(1.0 + EPS) / 2)
+    if profile == 1:
+        return (1.0 + A * np.log1p(k / K0)) ** (-(1.0 + EPS) / 2)
+    h1 = (1.0 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2 / 2)  # h(min(k, N2))
+    return h1 * (1.0 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2 / 2)
 
 
-def anytime_coefficients(n: int) -> np.ndarray:
+def anytime_coefficients(n: int, profile: int = PROFILE) -> np.ndarray:
     """K_k = floor(c_k h(k) 2^20), k < n (int64), made non-increasing; every prefix is the same
     whatever n (aligned blocks, a running minimum)."""
-    h = np.concatenate([_damping_block(i) for i in range(-(-n // _BLOCK))])[:n]
+    h = np.concatenate([_damping_block(i, profile) for i in range(-(-n // _BLOCK))])[:n]
     k = np.floor(sqrt_coefficients(n) * h * float(1 << LATTICE_BITS)).astype(np.int64)
     return np.minimum.accumulate(k)
 
 
-def anytime_tail_bound(n: int) -> float:
+def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
     """An upper bound on sum_{k >= n} c_k^2 h(k)^2 (module docstring; ``docs/counters.md`` has the
-    proof), n >= 2: the smaller of two integral bounds."""
+    proof), n >= 2. Profile 1: the smaller of two integral bounds. Profile 2: the integral of
+    h(x)^2 / (pi x) from n - 1, in closed form piece by piece (``docs/counters.md``)."""
     x = n - 1
-    out = (1.0 + K0 / x) * (1.0 + A * math.log1p(x / K0)) ** (-EPS) / (math.pi * A * EPS)
-    if x >= K0:  # h(x)^2 <= (1 + A ln(x / K0))^-(1+EPS) there: substitute v = ln(x / K0)
-        out = min(out, (1.0 + A * math.log(x / K0)) ** (-EPS) / (math.pi * A * EPS))
+    if profile == 1:
+        out = (1.0 + K0 / x) * (1.0 + A * math.log1p(x / K0)) ** (-EPS) / (math.pi * A * EPS)
+        if x >= K0:  # h(x)^2 <= (1 + A ln(x / K0))^-(1+EPS) there: substitute v = ln(x / K0)
+            out = min(out, (1.0 + A * math.log(x / K0)) ** (-EPS) / (math.pi * A * EPS))
+        return out
+    h2n = (1.0 + A2 * math.log1p(N2 / K02)) ** (-P2)  # h(N2)^2
+    # past max(x, N2): v = ln(x / N2), int (1 + B2 v)^-Q2 dv from v0
+    out = h2n * (1.0 + B2 * math.log(max(x, N2) / N2)) ** (1.0 - Q2) / (math.pi * B2 * (Q2 - 1.0))
+    if x < N2:  # from x to N2: 1/x <= (1 + K02/x) / (x + K02), u = ln(1 + x / K02), int (1 + A2 u)^-P2 du
+        ua, ub = math.log1p(x / K02), math.log1p(N2 / K02)
+        part = ((1.0 + A2 * ub) ** (1.0 - P2) - (1.0 + A2 * ua) ** (1.0 - P2)) / (A2 * (1.0 - P2))
+        out += (1.0 + K02 / x) * part / math.pi
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def anytime_sensitivity_sq() -> int:
+@functools.lru_cache(maxsize=2)
+def anytime_sensitivity_sq(profile: int = PROFILE) -> int:
     """An integer upper bound on the squared norm of every column of the infinite encoder
     (lattice units): sum_{k < EXACT_TERMS} K_k^2 exactly, plus the tail bound times 2^40
     (K_k <= c_k h(k) 2^20), rounded up with a relative margin of 1e-9 for the floating-point
     evaluation of h (a few ulps)."""
-    k = anytime_coefficients(EXACT_TERMS)
+    k = anytime_coefficients(EXACT_TERMS, profile)
     assert int(k[0]) ** 2 * EXACT_TERMS < 1 << 63  # every partial sum of K_k^2 fits int64: exact (2^61)
     head = int(np.sum(k * k))
-    tail = anytime_tail_bound(EXACT_TERMS) * (1.0 + 1e-9)
+    tail = anytime_tail_bound(EXACT_TERMS, profile) * (1.0 + 1e-9)
     return head + math.ceil(tail * float(1 << (2 * LATTICE_BITS)))
 
 
+class WideTables(LatticeTables):
+    """:class:`LatticeTables` whose coefficients may sum to 2^31 or more (the tables past
+    NARROW_STEPS): the same arrays; the counter encodes them with :func:`limb_dot`."""
+
+    def __init__(self, cint: np.ndarray, precompute: int):  # noqa: D107 (LatticeTables' arrays, no s1 limit)
+        cint = np.asarray(cint, dtype=np.int64)
+        if cint[0] != 1 << LATTICE_BITS or not cint[1] < cint[0] or np.any(cint <= 0) or np.any(np.diff(cint) > 0):
+            raise AssertionError("lattice coefficients must be positive, decreasing from c_0 = 1, non-increasing")
+        self.cint = cint
+        self.crev_i = cint[::-1].copy()
+        self.crev_f = self.crev_i.astype(np.float64)
+        self.s1 = int(np.sum(cint))  # exact: len(cint) 2^20 < 2^63
+        sq = cint * cint  # each < 2^40; chunks of 2^22 sum below 2^62: exact
+        self.n2 = sum(int(np.sum(sq[a : a + (1 << 22)])) for a in range(0, len(sq), 1 << 22))
+        self.b = np.cumsum(series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), precompute))
+        self.bsq = np.cumsum(self.b * self.b)
+        for a in (self.cint, self.crev_i, self.crev_f, self.b, self.bsq):
+            a.setflags(write=False)
+
+
+def chunked_dot(c: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The product c @ w in fixed row chunks of about _CHUNK numbers (single-threaded BLAS sizes; integer
+    inputs keep exact integer partial sums, fixed boundaries keep floats reproducible)."""
+    rows = max(64, _CHUNK // max(1, w.shape[1]))
+    out = c[:rows] @ w[:rows]
+    for a in range(rows, len(c), rows):
+        out = out + c[a : a + rows] @ w[a : a + rows]
+    return out
+
+
+def limb_width(s1: int) -> int:
+    """The limb width w of :func:`limb_dot` for coefficients summing to s1: s1 2^w < 2^61."""
+    return 61 - int(s1).bit_length()
+
+
+def limb_dot(c: np.ndarray, win: np.ndarray, s1: int) -> list[int]:
+    """sum_k c_k win_k (c int64 > 0 summing to s1, win int64 (L, m), |win| < 2^62) exactly, as
+    Python ints: win = sum_j l_j 2^(w j) with l_j in [0, 2^w) below the top limb and the top
+    limb signed, |top| <= 2^w; every int64 partial sum is below s1 2^w < 2^61."""
+    w = limb_width(s1)
+    if w < 2:
+        raise ValueError("the lattice coefficients sum to 2^59 or more: no exact int64 limbs left")
+    out = [0] * win.shape[1]
+    rest, shift, mask = win, 0, (1 << w) - 1
+    while True:
+        top = bool(np.all(np.abs(rest) <= 1 << w))
+        part = chunked_dot(c, rest if top else rest & mask)
+        out = [o + (int(p) << shift) for o, p in zip(out, part)]
+        if top:
+            return out
+        rest, shift = rest >> w, shift + w
+
+
 @functools.lru_cache(maxsize=4)
-def anytime_tables(cap: int) -> LatticeTables:
+def anytime_tables(cap: int, profile: int = PROFILE) -> LatticeTables:
     """The lattice tables of the first ``cap`` steps, with ``n2`` the infinite column's bound."""
-    tab = LatticeTables(anytime_coefficients(cap), cap)
-    tab.n2 = anytime_sensitivity_sq()
+    cint = anytime_coefficients(cap, profile)
+    tab = LatticeTables(cint, cap) if int(np.sum(cint)) < _NARROW_S1 else WideTables(cint, cap)
+    tab.n2 = anytime_sensitivity_sq(profile)
     return tab
 
 
@@ -123,13 +215,17 @@ def anytime_tables(cap: int) -> LatticeTables:
 class AnytimeSqrtCounter(BLTCounter):
     """No horizon, variance near the square root designed for the current length (module
     docstring), exact lattice noise, private for ever. Gaussian noise; under pure DP it is
-    ``blt``. Memory O(t m), work per step O(t m), at most MAX_STEPS steps."""
+    ``blt``. Memory O(t m), work per step O(t m), no step limit (wide limbs past NARROW_STEPS)."""
 
     name = "anytime_sqrt"
     needs_horizon = False
+    narrow_s1 = _NARROW_S1  # the two-limb encoder below this s1, wide limbs from it (tests lower it)
+
+    profile = 1  # a stored state without ``profile`` (the first version) restores and continues as profile 1
 
     def __init__(self, mechanism, budget, *, horizon: int | None = None, coords=(), scope=None, **kw):
         self.cap = _FIRST_CAP
+        self.profile = PROFILE
         super().__init__(mechanism, budget, horizon=horizon, coords=coords, scope=scope, **kw)
 
     @property
@@ -137,17 +233,36 @@ class AnytimeSqrtCounter(BLTCounter):
         return self.mechanism.noise_kind == GAUSSIAN
 
     def _tables(self):
-        return anytime_tables(self.cap) if self._gaussian else super()._tables()
+        return anytime_tables(self.cap, self.profile) if self._gaussian else super()._tables()
 
     def _grow(self) -> None:
         """Double the tables (and the row windows) before step cap + 1: every past row is kept."""
-        if self.cap >= MAX_STEPS:
-            raise BudgetExceededError(f"anytime_sqrt reached its exact-encoding limit of {MAX_STEPS} steps")
         self.cap *= 2
         self._tab = self._tables()
         self.window = self._tab.size
         for w in (self._d, self._x):
             w.keep, w.limit = self.window, 2 * self.window
+
+    def _encode(self, d):
+        """The lattice counters' exact encoder while the coefficients sum below 2^31 (two 31-bit
+        limbs), else the same steps with :func:`limb_dot`'s narrower limbs."""
+        tab = self._tab
+        if tab.s1 < self.narrow_s1:
+            return super()._encode(d)
+        L = min(self.t, self.window)
+        dmax = int(np.max(np.abs(d))) if len(d) else 0
+        if dmax >= 1 << 62:
+            raise ValueError("a batch answer of 2^62 or more cannot be encoded exactly")
+        self._dmax = max(self._dmax, dmax)
+        if self._float_mode and tab.s1 * self._dmax >= 1 << 53:
+            self._float_mode = False
+            self._d.astype(np.int64)
+        self._d.push(d)
+        win = self._d.last(L)
+        c = tab.crev_i[self.window - L :]
+        if self._float_mode:  # every partial sum an integer below 2^53: exact in float64
+            return chunked_dot(tab.crev_f[self.window - L :], win)
+        return limb_dot(c, win, tab.s1)
 
     def step(self, batch, noise):
         if self._gaussian and self.t >= self.cap:
@@ -155,9 +270,9 @@ class AnytimeSqrtCounter(BLTCounter):
         return super().step(batch, noise)
 
 
-def anytime_variance_path(steps: int, rho: float = 1.0) -> np.ndarray:
-    """Analytic per-step variance of ``anytime_sqrt`` (count, zCDP rho), t = 1..steps (<= MAX_STEPS)."""
+def anytime_variance_path(steps: int, rho: float = 1.0, profile: int = PROFILE) -> np.ndarray:
+    """Analytic per-step variance of ``anytime_sqrt`` (count, zCDP rho), t = 1..steps."""
     cap = max(_FIRST_CAP, 1 << (steps - 1).bit_length())
-    tab = anytime_tables(cap)
+    tab = anytime_tables(cap, profile)
     sigma2 = float(as_ratio_up(Fraction(tab.n2) / (2 * Fraction(rho))))
     return sigma2 * 2.0 ** (-2 * LATTICE_BITS) * np.asarray(tab.bsq[:steps])
