@@ -16,7 +16,7 @@ from pipelines.config import ConfigError, check_environment, check_mechanism, pa
 from pipelines.manifest import noise_key_for
 from transforms.core.counters.factorization.blt import blt_params
 from transforms.core.counters.factorization.coefficients import snap_coefficients, sqrt_coefficients
-from transforms.core.limits import BLT_MAX_HORIZON, MAX_PERIODS, SQRT_MAX_HORIZON
+from transforms.core.limits import BLT_MAX_HORIZON, MAX_PERIODS, SQRT_MAX_HORIZON, counter_limit, periods_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
@@ -80,6 +80,10 @@ def test_the_counter_limits_are_the_code_s_own():
     blt_params(BLT_MAX_HORIZON.bit_length() - 1)
     with pytest.raises(ValueError, match="no BLT parameters"):
         blt_params(BLT_MAX_HORIZON.bit_length())
+    # anytime_sqrt has no step limit (wide int64 limbs past 2^31, tests/test_counters_anytime_wide.py): a bounded
+    # release on it is limited by MAX_PERIODS only
+    assert counter_limit("anytime_sqrt") is None
+    assert periods_limit(["anytime_sqrt"])[0] == MAX_PERIODS
 
 
 def _keyed(raw, **privacy):

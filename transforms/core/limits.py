@@ -29,8 +29,6 @@ def counter_limit(counter: str | None) -> tuple[int, str] | None:
         return SQRT_MAX_HORIZON, "the sqrt_factorization counter's int64 lattice encoding (coefficients sum < 2^31)"
     if counter == "scaled_sqrt":
         return SQRT_MAX_HORIZON, "the scaled_sqrt counter's int64 lattice encoding (as sqrt_factorization's)"
-    if counter == "anytime_sqrt":
-        return 1 << 21, "the anytime_sqrt counter's int64 lattice encoding (coefficients sum < 2^31)"
     if counter == "blt":
         return BLT_MAX_HORIZON, "the blt counter's table of design horizons (2^3 to 2^20)"
     return None
