@@ -4,6 +4,7 @@ declare), where the runner runs, and the wait for a run (bounded: to its end; st
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import faulthandler
 import logging
@@ -268,6 +269,11 @@ def run_as_process(main) -> int:
     runner's thread blocks the interpreter's shutdown (a daemon timer ends it with the run's exit status, the
     outputs flushed), and within :data:`STOP_GRACE_SECONDS` of the stop in any case."""
     _ProcessGuard.enabled = True
+    # registered before the run, so it runs after every atexit the run registers (LIFO): Beam's own stop of a
+    # job server or expansion service sends its JVM a SIGTERM and does not wait for it; a JVM busy with a
+    # cancelled Flink job can ignore it (CI, stop 40: a Kafka job server's JVM outlived the test's CLI run and
+    # used a core for 14 minutes). What is still running then is ended: SIGTERM, then SIGKILL after 5 s.
+    atexit.register(_end_children)
     code = main()
     if _ProcessGuard.stopped:
         for stream in (sys.stdout, sys.stderr):
@@ -307,9 +313,9 @@ def _children() -> list[int]:
 
 
 def _end_children(grace: float = 5.0) -> None:
-    """Before the forced exit: end the processes this one started (a Flink or Kafka job server's JVM, stopped
-    in ``atexit`` when the shutdown is not cut short; seen on a loaded machine: a JVM left running after its
-    run ended): SIGTERM, then SIGKILL after ``grace`` seconds."""
+    """At exit, and before the forced exit: end the processes this one started (a Flink or Kafka job server's
+    JVM, which Beam's ``atexit`` only sends a SIGTERM, and not at all when the shutdown is cut short; seen on
+    loaded machines: a JVM left running after its run ended): SIGTERM, then SIGKILL after ``grace`` seconds."""
     pids = _children()
     for pid in pids:
         with contextlib.suppress(OSError):
