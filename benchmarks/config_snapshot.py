@@ -18,7 +18,10 @@ follows the wall clock, so its bytes are not a function of the code alone).
 
 Usage: ``python -m benchmarks.config_snapshot [--out FILE] [NAME ...]``; compare two outputs with ``diff``.
 
-References: ``config_snapshot_stop39.json`` is today's (stop 39). It has a 17th entry, ``open_keys``
+References: ``config_snapshot_stop40.json`` is today's (stop 40). It differs from ``config_snapshot_stop39.json``
+only in the ``releases`` of ``open_keys``, and there only in ``error_bound`` (null before: every open-key record
+now states its (1 - beta) bound, docs/open_keys.md; with it nulled the bytes are stop 39's).
+``config_snapshot_stop39.json`` (stop 39) has a 17th entry, ``open_keys``
 (``configs/open_keys.yaml``, issue 33), and differs from ``config_snapshot_stop38.json`` in 11 of the 16 others
 only in bound fields (``error_bound``, and ``lower`` / ``upper`` where written): every tail bound is now the
 exact (Newton) minimum, up to 2.2e-6 relative higher on lattice profiles where the golden section stated less
