@@ -13,7 +13,7 @@ import json
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from pipelines.config.open_keys import key_limit, selection_params
+from pipelines.config.open_keys import key_limit, open_settings, selection_params
 from transforms.core.foundation.accounting import ZCDP, ApproxDP
 from transforms.core.foundation.entries import DELETE, Update
 from transforms.core.foundation.noise import config_digest
@@ -28,10 +28,11 @@ OUT_OF_RANGE = "out_of_range"
 
 
 class _ToPairFn(beam.DoFn):
-    """UpdateRecord -> ``(person, (tick, Update))`` (the key: the record's stream), or a dead letter."""
+    """UpdateRecord -> ``(person, (tick, Update))`` (the key: the record's stream; with a histogram's
+    ``domain: open`` the pair ``(stream, cell)``, the cell's text parsed into the item), or a dead letter."""
 
-    def __init__(self, spec):
-        self.spec = spec
+    def __init__(self, spec, cells: bool = False):
+        self.spec, self.cells = spec, cells
 
     def process(self, rec):
         tick, end = self.spec.tick_of(rec.event_time), self.spec.end_tick
@@ -39,7 +40,8 @@ class _ToPairFn(beam.DoFn):
             Metrics.counter(NAMESPACE, f"dead_letter_{OUT_OF_RANGE}").inc()
             yield beam.pvalue.TaggedOutput(DEAD, DeadLetter(OUT_OF_RANGE, rec, "open_keys", None))
             return
-        item = None if rec.op == DELETE else (rec.stream,)
+        key = (rec.stream, rec.item[0]) if self.cells and rec.op != DELETE else rec.stream
+        item = None if rec.op == DELETE else (key,)
         yield (rec.person, (tick, Update(rec.op, rec.entry_id, item)))
 
 
@@ -56,7 +58,8 @@ def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
     params, limit = selection_params(cfg, spec.end_tick), key_limit(cfg)
     ident = release.with_digest(config_digest("open-keys-transform-v1", params, limit, spec))
     streaming = cfg.streaming
-    pairs = records | "OpenKeyUpdates" >> beam.ParDo(_ToPairFn(spec)).with_outputs(DEAD, main="pairs")
+    settings = open_settings(cfg)
+    pairs = records | "OpenKeyUpdates" >> beam.ParDo(_ToPairFn(spec, settings.cells)).with_outputs(DEAD, main="pairs")
     out = pairs.pairs | "ReleaseOpenKeys" >> ReleaseOpenKeys(
         params,
         limit,
@@ -64,7 +67,7 @@ def release_open_keys(records, cfg, spec, noise_key, release) -> dict:
         spec,
         bounded=not streaming,
         beta=cfg.beta,
-        max_keys=cfg.streams_config.max_keys,
+        max_keys=settings.max_keys,
     )
     dead = out[DEAD] | "OpenKeyDeadLetters" >> beam.Map(_dead_letter)
     dead = (pairs[DEAD], dead) | "OpenKeyAllDead" >> beam.Flatten()
@@ -80,6 +83,7 @@ class OpenReleaseDict:
 
     def __init__(self, cfg, spec):
         self.query = cfg.queries[0].name
+        self.cells = open_settings(cfg).cells
         self.clamp, self.beta, self.spec = cfg.clamp, cfg.beta, spec
         budget = selection_params(cfg, spec.end_tick).ledger_budget
         v = [float(x) for x in budget.vector()]
@@ -92,8 +96,12 @@ class OpenReleaseDict:
     def __call__(self, a) -> dict:
         p, key, answer, bound = a
         est = float(max(answer, 0) if self.clamp else answer)  # a clamp at 0 moves it towards the truth
+        stream = key
+        if self.cells:  # a histogram's open cell: one record per (stream, cell, period), named in its estimate
+            stream, cell = key
+            est = {cell: est}
         return {
-            "stream": key,
+            "stream": stream,
             "tick": p,
             "segment": 0,
             "query": self.query,
@@ -119,28 +127,36 @@ def open_keys_plan(cfg) -> list[str]:
 
     h = cfg.end_tick
     p = selection_params(cfg, h)
-    s, limit = cfg.streams_config, key_limit(cfg)
+    s, limit = open_settings(cfg), key_limit(cfg)
     last = h if h is not None else 8760
     until = "to the end" if h is not None else "for as long as the run goes (no time.end)"
+    key, cap, per = ("cell", "max_cells", "cells") if s.cells else ("key", "max_keys", "keys")
+    if s.cells:  # a histogram's domain: open (issue 33): a (stream, cell) pair is a key
+        what = (
+            f"open domain: the cells of histogram '{cfg.queries[0].name}' (field '{s.field}') are not declared "
+            "(domain: open): a (stream, cell) pair is released"
+        )
+    else:
+        what = f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released"
     return [
-        f"open keys: the keys of '{s.field}' are not declared (keys: open): a key is released from the first "
+        f"{what} from the first "
         f"period at which a noisy count of its live contributors exceeds the threshold, then every period {until} "
-        "(a count of its live entries); nothing before; a key never selected is in no output",
+        f"(a count of its live entries); nothing before; a {key} never selected is in no output",
         f"selection: the {p.selection_test} test ({p.selection_noise} noise), {s.selection_share:.0%} of the "
         f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
         f"contributors at period 1, {p.threshold_at(last):.1f} at period {last}"
         + ("" if h is not None else " (no end: the per-period delta shrinks as 1 / (p (p + 1)))")
-        + f"; delta {p.event_delta:.3g} (per key {p.key_delta:.3g}); at most {limit.max_keys} keys per person (more: "
+        + f"; delta {p.event_delta:.3g} (per {key} {p.key_delta:.3g}); at most {limit.max_keys} {per} per person (more: "
         "dead letters contribution_bounded)",
-        f"max_keys: at most {s.max_keys} keys are released; once {s.max_keys} are, no further key is selected "
+        f"{cap}: at most {s.max_keys} {per} are released; once {s.max_keys} are, no further {key} is selected "
         "(decided from the released keys only: no cost); a run that reaches it says so "
         "(counter open_keys_max_keys_reached)",
-        f"answers: a continual counter per selected key (auto's choice for the remaining horizon), "
+        f"answers: a continual counter per selected {key} (auto's choice for the remaining horizon), "
         f"{budget_text(budget_dict(p.answers_budget))}, calibrated by contribution: "
         f"{answer_calibration(p, limit).method}; each record states its (1 - beta) bound at beta {cfg.beta:g} "
         "(the counter's own bound + 1/2 for the rounding)",
-        f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all keys and "
+        f"guarantee: {budget_text(budget_dict(p.ledger_budget))} for everything one person does, over all {per} and "
         "the whole release"
         + ("" if h is not None else " however long it runs")
-        + ", with the selection's delta above; the number of candidate keys is operator data (never released)",
+        + f", with the selection's delta above; the number of candidate {per} is operator data (never released)",
     ]

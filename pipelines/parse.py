@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 SEQ_RANGE = (-(2**63), 2**63 - 1)  # seq orders an entry's updates; Beam encodes it as a 64-bit varint
+MAX_CELL_TEXT = 256  # an open histogram's cell (issue 33): its text, at most this long (else bad_value)
 SUM_BUCKETS = 101  # pipelines.config.queries: a sum's values are rounded to 101 levels in [lower, upper]
 
 
@@ -50,6 +51,10 @@ def encode_detail(query, record) -> tuple[int | None, str | None, bool]:
     if not isinstance(record, dict) or query.field not in record:
         return None, "missing_field", False
     value = record.get(query.field)
+    if query.type == "histogram" and query.open_domain:  # issue 33: the cell's text is the item (a key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e300  # not NaN
+        text = _domain_text(value) if isinstance(value, str) or number else ""
+        return (text, None, False) if 0 < len(text) <= MAX_CELL_TEXT else (None, "bad_value", False)
     if query.type == "histogram":
         for i, d in enumerate(query.domain):
             if type(value) is type(d) and value == d:

@@ -4,21 +4,69 @@ the other sections, and the core objects it configures (``transforms/open_keys.p
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pipelines.model import issue
 from transforms.core.contribution.sensitivity import UnsupportedCounter
 from transforms.core.selection import KeyLimit, OpenKeysNeedDelta, SelectionParams, answer_calibration
 
-__all__ = ["check_open_keys_config", "key_limit", "selection_params", "open_keys_digest"]
+__all__ = [
+    "check_open_keys_config",
+    "key_limit",
+    "selection_params",
+    "open_keys_digest",
+    "OpenSettings",
+    "open_settings",
+    "open_histogram",
+]
+
+
+class OpenSettings(NamedTuple):
+    """The settings of an open domain, wherever it is configured: ``streams: {field, keys: open, max_keys,
+    max_keys_per_person, ...}`` (a key is a stream key) or a histogram query's ``{field, domain: open,
+    max_cells, max_cells_per_person, ...}`` (a key is a (stream, cell) pair; ``cells`` True). The core's names:
+    ``max_keys`` the cap on released keys, ``max_keys_per_person`` the K of the selection."""
+
+    field: str
+    max_keys: int
+    max_keys_per_person: int
+    selection_share: float
+    failure: float
+    cells: bool = False
+
+
+def open_histogram(cfg):
+    """The histogram query whose domain is open (issue 33), or None."""
+    return next((q for q in cfg.queries if q.open_domain), None)
+
+
+def open_settings(cfg) -> OpenSettings:
+    """The open domain's settings (``cfg.open_keys`` must be True)."""
+    q = open_histogram(cfg)
+    if q is not None:
+        return OpenSettings(q.field, q.max_cells, q.max_cells_per_person, q.selection_share, q.failure, True)
+    s = cfg.streams_config
+    return OpenSettings(s.field, s.max_keys, s.max_keys_per_person, s.selection_share, s.failure)
 
 
 def check_open_keys_config(cfg) -> None:
     """What open keys need from the rest of the configuration (nothing when the keys are declared)."""
     if not cfg.open_keys:
         return
+    hist = open_histogram(cfg)
+    if hist is not None:  # domain: open (issue 33): the one query; its cells are keys within declared streams
+        if cfg.streams_config.open_keys:
+            raise issue(
+                "domain: open with streams keys: open is not supported: declare the streams (or one stream) and "
+                "keep the histogram's cells open",
+                "domain",
+            )
+        if len(cfg.queries) != 1:
+            kinds = ", ".join(f"{q.name} ({q.type})" for q in cfg.queries)
+            raise issue(f"with domain: open the histogram is the one query of the release; got {kinds}", "queries")
     if cfg.person_field is None:
-        raise issue(
-            "open keys need privacy.unit person (a person's keys are bounded by max_keys_per_person)", "privacy.unit"
-        )
+        bounded = "cells are bounded by max_cells_per_person" if hist else "keys are bounded by max_keys_per_person"
+        raise issue(f"open keys need privacy.unit person (a person's {bounded})", "privacy.unit")
     if cfg.max_entries_per_person is None or cfg.max_entries_window is not None:
         raise issue("open keys need max_entries_per_person over the whole release (no window)", "privacy")
     if cfg.end is None and not cfg.streaming:
@@ -58,7 +106,7 @@ def check_open_keys_config(cfg) -> None:
             raise issue(
                 f"open keys without an end: the answers' counter is not supported at person level ({e})", "time.end"
             ) from None
-    if len(cfg.queries) != 1 or cfg.queries[0].type != "count":
+    if hist is None and (len(cfg.queries) != 1 or cfg.queries[0].type != "count"):
         kinds = ", ".join(f"{q.name} ({q.type})" for q in cfg.queries)
         raise issue(
             f"with keys: open the one query supported is a count (a count per open key); got {kinds}", "queries"
@@ -68,14 +116,14 @@ def check_open_keys_config(cfg) -> None:
 def key_limit(cfg) -> KeyLimit:
     """``K`` keys, ``L`` entries per person, ``k`` mutations per entry."""
     return KeyLimit(
-        cfg.streams_config.max_keys_per_person, cfg.max_entries_per_person, int(cfg.max_mutations_per_entry or 1)
+        open_settings(cfg).max_keys_per_person, cfg.max_entries_per_person, int(cfg.max_mutations_per_entry or 1)
     )
 
 
 def selection_params(cfg, horizon: int | None) -> SelectionParams:
     """The selection's parameters from the configured budget (the person unit's target), ``K``, the share and
     failure, over ``horizon`` periods (the ticks to ``time.end``; None: a run without an end, streaming)."""
-    s = cfg.streams_config
+    s = open_settings(cfg)
     return SelectionParams(
         cfg.target_budget(),
         s.max_keys_per_person,
@@ -90,5 +138,7 @@ def open_keys_digest(cfg) -> tuple:
     """The open-key settings for the release digest (empty when the keys are declared: today's digests)."""
     if not cfg.open_keys:
         return ()
-    s = cfg.streams_config
+    s = open_settings(cfg)
+    if s.cells:  # a histogram's domain: open (its name and field are in the queries' part of the digest)
+        return (("open_cells", s.max_keys, s.max_keys_per_person, s.selection_share, s.failure),)
     return (("open_keys", s.max_keys, s.max_keys_per_person, s.selection_share, s.failure),)

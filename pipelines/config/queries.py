@@ -9,9 +9,10 @@ import math
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from pipelines.config.sections import OPEN_DOMAIN_REFUSED
+from pipelines.config.sections import check_open_domain, refuse_open_cell_settings
 from pipelines.model import Section, choice, in_range, issue, not_applicable, number, text
 from transforms.core.config import QuerySet
 
@@ -19,7 +20,12 @@ __all__ = ["QueryConfig", "SUM_BUCKETS", "QUERY_TYPES"]
 
 QUERY_TYPES = ("count", "histogram", "sum")
 SUM_BUCKETS = 101  # a sum's values are rounded to 101 evenly spaced levels in [lower, upper]
-_DOMAIN_SCHEMA = {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "boolean"]}}
+_DOMAIN_SCHEMA = {
+    "anyOf": [
+        {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "boolean"]}},
+        {"const": "open"},  # issue 33: cells not declared (docs/open_keys.md "Open histogram cells")
+    ]
+}
 
 
 def _required(data: dict, key: str):
@@ -49,9 +55,17 @@ class QueryConfig(Section):
     lower: float = 0.0
     upper: float = 0.0
     weight: float = 1.0
+    # domain: open (issue 33): set by check_open_domain, never in the legacy repr (the digest takes them through
+    # pipelines/config/open_keys.py::open_keys_digest, only when the domain is open)
+    open_domain: SkipJsonSchema[bool] = False
+    max_cells: int | None = None
+    max_cells_per_person: int | None = None
+    selection_share: float | None = None
+    failure: float | None = None
 
     @classmethod
     def check_raw(cls, q: dict) -> dict:
+        refuse_open_cell_settings(q)
         out = cls._check_query(q)
         if "weight" in q:  # its share of the stream's budget, against the other queries' (default 1: equal)
             w = _at("weight", number, q["weight"], positive=True)
@@ -71,8 +85,9 @@ class QueryConfig(Section):
         if qtype == "histogram":
             not_applicable(q, ("lower", "upper"), "to a histogram query (it has a domain)")
             dom = q.get("domain")
-            if dom == "open":
-                raise issue(OPEN_DOMAIN_REFUSED, "domain")
+            if dom == "open":  # issue 33: the cells are selected privately (pipelines/config/open_keys.py)
+                settings = {k: q[k] for k in ("max_cells", "max_cells_per_person") if k in q}
+                return {"name": name, "type": qtype, "field": fld, **settings, **check_open_domain(q)}
             if not isinstance(dom, list) or not dom or len(set(map(repr, dom))) != len(dom):
                 raise issue("must be a non-empty list of distinct values", "domain")
             for v in dom:
@@ -107,6 +122,8 @@ class QueryConfig(Section):
 
     def _query_set(self) -> QuerySet:
         if self.type == "count":
+            return QuerySet(self.name, "count")
+        if self.type == "histogram" and self.open_domain:  # issue 33: each released cell is a count (a key)
             return QuerySet(self.name, "count")
         if self.type == "histogram":
             return QuerySet(self.name, "histogram", domain_size=len(self.domain))

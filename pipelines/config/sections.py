@@ -352,25 +352,27 @@ class TimeConfig(Section):
         return 1.0 if self.ticks else 0.0
 
 
-#: the refusal of a histogram's ``domain: open`` (issue 33): not supported yet; a count per open stream key is
+#: kept for importers (issue 33, round 7): a histogram's ``domain: open`` was refused with this line; it is
+#: accepted since round 8 (:func:`check_open_domain`), the line names what an open domain needs
 OPEN_DOMAIN_REFUSED = (
-    "domain: open is not supported yet: declare the domain, or name the cells' field in streams: {field, keys: "
-    "open} with a count query (a count per open key)"
+    "domain: open needs max_cells and max_cells_per_person (and optionally selection_share, failure) on the "
+    "histogram query"
 )
 
 #: the open-key settings of ``streams`` (issue 33): with ``keys: open`` only
 OPEN_KEY_SETTINGS = ("max_keys", "max_keys_per_person", "selection_share", "failure")
 
+#: the open-cell settings of a histogram query (issue 33): with ``domain: open`` only
+OPEN_CELL_SETTINGS = ("max_cells", "max_cells_per_person", "selection_share", "failure")
 
-def check_open_keys(data: dict) -> dict:
-    """``streams: {field, keys: open, max_keys, max_keys_per_person, selection_share, failure}``: the checked
-    settings (``selection_share`` default 0.5, ``failure`` default 1e-9)."""
-    if data.get("field") is None:
-        raise issue("open keys need streams.field (the field that names the key)", "keys")
-    for key in ("max_keys", "max_keys_per_person"):
+
+def _open_settings(data: dict, cap: str, per_person: str, what: str) -> dict:
+    """The checked ``cap`` and ``per_person`` (integers >= 1, required), ``selection_share`` (default 0.5) and
+    ``failure`` (default 1e-9) of an open domain (``what``: where it is open, for the messages)."""
+    for key in (cap, per_person):
         v = data.get(key)
         if v is None:
-            raise issue("required with keys: open (an integer >= 1)", key)
+            raise issue(f"required with {what} (an integer >= 1)", key)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise issue(f"must be an integer >= 1; got {v!r}", key)
     share = data.get("selection_share", 0.5)
@@ -385,7 +387,33 @@ def check_open_keys(data: dict) -> dict:
             f"{failure!r}",
             "failure",
         )
-    return {**data, "keys": (), "open_keys": True, "selection_share": float(share), "failure": float(failure)}
+    return {"selection_share": float(share), "failure": float(failure)}
+
+
+def check_open_keys(data: dict) -> dict:
+    """``streams: {field, keys: open, max_keys, max_keys_per_person, selection_share, failure}``: the checked
+    settings (``selection_share`` default 0.5, ``failure`` default 1e-9)."""
+    if data.get("field") is None:
+        raise issue("open keys need streams.field (the field that names the key)", "keys")
+    settings = _open_settings(data, "max_keys", "max_keys_per_person", "keys: open")
+    return {**data, "keys": (), "open_keys": True, **settings}
+
+
+def check_open_domain(q: dict) -> dict:
+    """A histogram query's ``domain: open`` (issue 33): the cells are not declared; ``max_cells`` (the cap on
+    released cells, as ``streams.max_keys``), ``max_cells_per_person`` (the (stream, cell) pairs a person may
+    contribute to: the K of the selection), ``selection_share`` and ``failure`` as ``streams: {keys: open}``.
+    Returns the checked settings (``open_domain`` True, the domain empty)."""
+    return {"domain": (), "open_domain": True, **_open_settings(q, "max_cells", "max_cells_per_person", "domain: open")}
+
+
+def refuse_open_cell_settings(q: dict) -> None:
+    """The open-cell settings apply to ``domain: open`` only; ``open_domain`` is never written."""
+    if "open_domain" in q:
+        raise issue("unknown key; write domain: open", "open_domain")
+    for key in OPEN_CELL_SETTINGS:
+        if key in q and q.get("domain") != "open":
+            raise issue("applies only with domain: open (a histogram query)", key)
 
 
 class StreamsConfig(Section):

@@ -26,7 +26,15 @@ from transforms.core.foundation.samplers import discrete_gaussian, discrete_lapl
 from transforms.core.foundation.state import StateError
 from transforms.core.selection.params import SelectionParams, dyadic_nodes
 
-__all__ = ["CANDIDATE_STATE_VERSION", "new_candidate_state", "apply_event", "NodeNoise", "select_coords", "svt_coords"]
+__all__ = [
+    "CANDIDATE_STATE_VERSION",
+    "new_candidate_state",
+    "apply_event",
+    "NodeNoise",
+    "select_coords",
+    "svt_coords",
+    "key_coords",
+]
 
 CANDIDATE_STATE_VERSION = 1
 
@@ -49,15 +57,23 @@ def apply_event(state, d_live: int, d_entries: int) -> dict | None:
     return {"v": CANDIDATE_STATE_VERSION, "live": live, "entries": entries}
 
 
+def key_coords(key) -> tuple:
+    """A key as noise coordinates: a stream key is one string; an open histogram's cell is the pair ``(stream,
+    cell)`` (issue 33), two strings after the marker ``"cell"`` (coordinates are ints, strings or bytes; every key
+    of one release has the same shape, so the coordinates of two keys never coincide)."""
+    return ("cell", *key) if isinstance(key, tuple) else (key,)
+
+
 def select_coords(key, level: int, index: int) -> tuple:
     """The noise coordinates of one node of a key's selection tree."""
-    return ("open_keys", "select", key, int(level), int(index))
+    return ("open_keys", "select", *key_coords(key), int(level), int(index))
 
 
 def svt_coords(key, p: int | None = None) -> tuple:
     """The noise coordinates of a key's sparse-vector test: its threshold noise (``p`` None) and its
     query noise at period ``p``."""
-    return ("open_keys", "svt", key, "threshold") if p is None else ("open_keys", "svt", key, "query", int(p))
+    k = key_coords(key)
+    return ("open_keys", "svt", *k, "threshold") if p is None else ("open_keys", "svt", *k, "query", int(p))
 
 
 class NodeNoise:

@@ -35,7 +35,7 @@ from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import StateError, restore, to_plain
 from transforms.core.selection.answers import answer_budget, answer_counter
-from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event
+from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, key_coords
 from transforms.core.selection.keys import KeyLimit, PersonKeys
 from transforms.core.selection.params import SelectionParams
 from transforms.core.static.linear import CountMechanism
@@ -129,7 +129,7 @@ class KeyContext:
         horizon = None if h is None else h - p + 1
         name = answer_counter(self.params.noise_kind, horizon)
         return make_counter(
-            name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", key)
+            name, self.mechanism, self.answer_budget, horizon=horizon, coords=("open_keys", "answer", *key_coords(key))
         )
 
 
