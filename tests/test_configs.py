@@ -30,7 +30,15 @@ DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
 PERSON = yaml.safe_load((ROOT / "configs" / "demo_person.yaml").read_text())
 KEY_HEX = bytes(range(32)).hex()
 #: run here; the others need a service (their tests say where they run)
-FILE_CONFIGS = ("changelog.yaml", "demo.yaml", "demo_person.yaml", "growing.yaml", "local_dp.yaml", "open_keys.yaml")
+FILE_CONFIGS = (
+    "changelog.yaml",
+    "demo.yaml",
+    "demo_person.yaml",
+    "growing.yaml",
+    "local_dp.yaml",
+    "open_histogram.yaml",
+    "open_keys.yaml",
+)
 SERVICE_CONFIGS = ("kafka_local.yaml", "pubsub.yaml", "pubsub_local.yaml")
 #: PipelineConfig.release_digest() of each bundled file, as the code before the models computed it (it keys
 #: the noise: a change here changes every release)
@@ -41,6 +49,7 @@ DIGESTS = {
     "growing.yaml": "25fc41a453645f42c7f16a7b38f0c97c",
     "kafka_local.yaml": "6527efc6e443eda002e197050eae75a3",  # new with the models
     "local_dp.yaml": "ec349fb767521c16153045e961c34c41",
+    "open_histogram.yaml": "5c3d25ff28438d44441d109d84f4ed6d",  # new with open histogram cells (issue 33)
     "open_keys.yaml": "a4604d8e79b0b2820752245ef13e2184",  # new with open keys (issue 33)
     "pubsub.yaml": "2cc4ef47ae60b54e9c3a300f56296765",
     "pubsub_local.yaml": "6ec625f029efda0e263e1159801085a0",
