@@ -21,7 +21,7 @@ from transforms.open_keys import DEAD, ReleaseOpenKeys
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE
 
-__all__ = ["release_open_keys", "open_release_dict", "OUT_OF_RANGE"]
+__all__ = ["release_open_keys", "open_release_dict", "open_key", "OUT_OF_RANGE"]
 
 #: an update outside the release's ticks (before tick 1 or after time.end)
 OUT_OF_RANGE = "out_of_range"
@@ -40,9 +40,16 @@ class _ToPairFn(beam.DoFn):
             Metrics.counter(NAMESPACE, f"dead_letter_{OUT_OF_RANGE}").inc()
             yield beam.pvalue.TaggedOutput(DEAD, DeadLetter(OUT_OF_RANGE, rec, "open_keys", None))
             return
-        key = (rec.stream, rec.item[0]) if self.cells and rec.op != DELETE else rec.stream
-        item = None if rec.op == DELETE else (key,)
+        item = None if rec.op == DELETE else (open_key(rec, self.cells),)
         yield (rec.person, (tick, Update(rec.op, rec.entry_id, item)))
+
+
+def open_key(rec, cells: bool):
+    """The open-key core's key of an insert or upsert record: its stream (``streams: {keys: open}``), or with a
+    histogram's ``domain: open`` the pair ``(stream, cell)`` (the cell's text, parsed into the record's item by
+    ``pipelines.parse.encode_detail``): a (stream, cell) pair is a key, so a person's ``max_cells_per_person``
+    bounds the pairs they contribute to, over all streams."""
+    return (rec.stream, rec.item[0]) if cells else rec.stream
 
 
 def _dead_letter(d: dict) -> DeadLetter:
@@ -146,8 +153,8 @@ def open_keys_plan(cfg) -> list[str]:
         f"budget, cost {budget_text(budget_dict(p.selection_cost))}; threshold {p.threshold_at(1):.1f} "
         f"contributors at period 1, {p.threshold_at(last):.1f} at period {last}"
         + ("" if h is not None else " (no end: the per-period delta shrinks as 1 / (p (p + 1)))")
-        + f"; delta {p.event_delta:.3g} (per {key} {p.key_delta:.3g}); at most {limit.max_keys} {per} per person (more: "
-        "dead letters contribution_bounded)",
+        + f"; delta {p.event_delta:.3g} (per {key} {p.key_delta:.3g}); at most {limit.max_keys} {per} per person "
+        "(more: dead letters contribution_bounded)",
         f"{cap}: at most {s.max_keys} {per} are released; once {s.max_keys} are, no further {key} is selected "
         "(decided from the released keys only: no cost); a run that reaches it says so "
         "(counter open_keys_max_keys_reached)",
