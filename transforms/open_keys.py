@@ -280,10 +280,16 @@ class OpenKeysCapFn(beam.DoFn):
     Buffers ``(period, key, answer, bound)`` until the period's answers are all in (half a tick after
     ``final_at(p)``, when stage 2 emits them), then admits a period's newly selected keys in the core's order
     (:func:`admit_keys`) and passes the released keys' answers on. State ``open_keys_cap``: ``(version,
-    released keys in release order, the earliest pending period)``; bag ``open_keys_cap_pending``; timer
-    ``cap_flush``."""
+    released keys in release order, the earliest pending period)``; ``open_keys_cap_next`` (round 8):
+    ``(version, the earliest pending period)``, what an answer's arrival reads (it used to read
+    ``open_keys_cap``, a tuple of every released key, once per answer: O(N^2) work per period for N released
+    keys on a runner that decodes state on every read; ``benchmarks/bench_open_keys_cap.py``); absent in a
+    state written before it (then ``open_keys_cap`` is read once); bag ``open_keys_cap_pending``; timer
+    ``cap_flush``. Per period the stage does O(N) work for N released keys, all on one Beam key (one worker):
+    ``docs/open_keys.md`` "The cap stage" says up to how many keys that is fine."""
 
     RELEASED = ReadModifyWriteStateSpec("open_keys_cap", FastPrimitivesCoder())
+    NEXT = ReadModifyWriteStateSpec("open_keys_cap_next", FastPrimitivesCoder())
     PENDING = BagStateSpec("open_keys_cap_pending", FastPrimitivesCoder())
     FLUSH = TimerSpec("cap_flush", TimeDomain.WATERMARK)
 
@@ -293,16 +299,28 @@ class OpenKeysCapFn(beam.DoFn):
     def _flush_at(self, p: int):
         return self.spec.tick_middle(p + self.spec.lateness_ticks + 2)  # half a tick after final_at(p)
 
-    def process(self, element, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH)):
+    def process(
+        self, element, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH), nxt_cell=_STATE(NEXT)
+    ):
         _, a = element
         pending.add(a)
-        released, timer_p = _read(cell.read(), 3, ((), None))
+        small = nxt_cell.read()
+        if small is None:  # a state written before open_keys_cap_next (or the first answer): read the big cell once
+            released, timer_p = _read(cell.read(), 3, ((), None))
+        else:
+            (timer_p,) = _read(small, 2, (None,))
         if timer_p is None or a[0] < timer_p:  # a timer holds one time: keep the earliest
             _set(timer, self._flush_at(a[0]))
-            cell.write((OPEN_KEYS_CELL_VERSION, released, a[0]))
+            timer_p = a[0]
+            if small is None:
+                cell.write((OPEN_KEYS_CELL_VERSION, released, timer_p))
+        if small is None or timer_p != small[1]:
+            nxt_cell.write((OPEN_KEYS_CELL_VERSION, timer_p))
 
     @on_timer(FLUSH)
-    def on_flush(self, ts=_TS, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH)):
+    def on_flush(
+        self, ts=_TS, cell=_STATE(RELEASED), pending=_STATE(PENDING), timer=_TIMER(FLUSH), nxt_cell=_STATE(NEXT)
+    ):
         released = list(_read(cell.read(), 3, ((), None))[0])
         known = set(released)
         due, later = [], []
@@ -330,6 +348,7 @@ class OpenKeysCapFn(beam.DoFn):
         if not full and len(released) >= self.max_keys:
             _CAP_REACHED.inc()
         cell.write((OPEN_KEYS_CELL_VERSION, tuple(released), nxt))
+        nxt_cell.write((OPEN_KEYS_CELL_VERSION, nxt))
 
 
 def _set(timer, ts) -> None:
