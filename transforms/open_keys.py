@@ -58,8 +58,10 @@ from transforms.spec import NAMESPACE as SPEC_NAMESPACE
 __all__ = [
     "OPEN_KEYS_CELL_VERSION",
     "DEAD",
+    "OpenKeysBoundedFn",
     "OpenKeysCapFn",
     "OpenKeysFn",
+    "OpenKeysSelectBoundedFn",
     "ReleaseOpenKeys",
     "admitted_keys",
     "decide_person",
@@ -118,11 +120,11 @@ def decide_person(keys: PersonKeys, state, person, updates) -> tuple[dict, list]
     return state, out
 
 
-def run_key(ctx, key, state, last: int, events, upto: int, end: int | None) -> tuple:
+def run_key(ctx, key, state, last: int, events, upto: int, end: int | None, until_selected: bool = False) -> tuple:
     """Periods ``last + 1 .. min(upto, end)`` of one key (``end`` None: a run without an end) : ``events``
     ``(period, d_contributors, d_entries)`` (any order; those after ``upto`` are returned) -> ``(state, last
     period run, answers [(period, answer, stated bound)], events left)``. A key without state skips to its
-    next event's period."""
+    next event's period. ``until_selected``: stop at the selection period (the bounded cap's first pass)."""
     stop = upto if end is None else min(upto, end)
     due: dict = {}
     later = []
@@ -146,6 +148,8 @@ def run_key(ctx, key, state, last: int, events, upto: int, end: int | None) -> t
             p += 1
         dl, de = due.pop(p, (0, 0))
         state, answer, newly = advance_key(ctx, key, state, dl, de, p)
+        if newly and until_selected:
+            return state, p, [(p, answer, ctx.bound(state))], later
         if newly:
             _SELECTED.inc()
         if answer is not None:
@@ -249,13 +253,29 @@ class OpenKeysFn(_Setup):
 
 
 class OpenKeysBoundedFn(_Setup):
-    """Bounded stage 2: a key's events at once, periods 1 to the end."""
+    """Bounded stage 2: a key's events at once, periods 1 to the end. ``released`` (with ``max_keys``: the
+    released keys, a side input from :class:`OpenKeysSelectBoundedFn`): a key not released is neither tested
+    nor answered (operator compute only: its answers would be filtered out)."""
 
-    def process(self, element):
+    def process(self, element, released=None):
         key, events = element
+        if released is not None and key not in released:
+            return
         _, _, answers, _ = run_key(self.ctx, key, None, 0, list(events), self.end, self.end)
         for p, answer, bound in answers:
             yield (p, key, answer, bound)
+
+
+class OpenKeysSelectBoundedFn(_Setup):
+    """The bounded cap's first pass (``max_keys``): a key's events at once -> ``(key, selection period)`` if its
+    test passes, testing until then only (no answers). The same draws as stage 2's (the key's coordinates), so
+    stage 2 selects it at the same period."""
+
+    def process(self, element):
+        key, events = element
+        state, p, answers, _ = run_key(self.ctx, key, None, 0, list(events), self.end, self.end, until_selected=True)
+        if answers:
+            yield (key, p)
 
 
 def admitted_keys(firsts, max_keys: int) -> frozenset:
@@ -372,8 +392,10 @@ class ReleaseOpenKeys(beam.PTransform):
     has one timer, at its next period, never at a horizon). ``noise``: a NoiseSource, or ``(NoiseKey,
     ReleaseIdentity)`` (the pipelines: the key is loaded on the workers, never put in the graph). ``beta``:
     the failure probability of the stated bounds. ``max_keys``: the cap on released keys (None: none;
-    :func:`~transforms.core.selection.release.admit_keys`), applied after stage 2 (stage 2 keeps testing and
-    answering keys past the cap; only released keys' answers leave the step)."""
+    :func:`~transforms.core.selection.release.admit_keys`). Bounded: a test-only pass finds every key's
+    selection period, the released keys follow, and stage 2 tests and answers those only (round 8). Streaming:
+    applied after stage 2 (stage 2 keeps testing and answering keys past the cap, operator compute only; only
+    released keys' answers leave the step: the per-key stage cannot learn of the cap without a feedback loop)."""
 
     def __init__(
         self,
@@ -399,19 +421,20 @@ class ReleaseOpenKeys(beam.PTransform):
                 DEAD, main="events"
             )
             by_key = persons.events | "GroupOpenKeys" >> beam.GroupByKey()
-            answers = by_key | "OpenKeys" >> beam.ParDo(OpenKeysBoundedFn(*self.args))
-            if self.max_keys is not None:
+            if self.max_keys is None:
+                answers = by_key | "OpenKeys" >> beam.ParDo(OpenKeysBoundedFn(*self.args))
+            else:  # round 8: the released keys first (a test-only pass), then only they are answered
                 cap = self.max_keys
                 firsts = (
-                    answers
-                    | "OpenKeysFirst" >> beam.Map(lambda a: (a[1], a[0]))
+                    by_key
+                    | "OpenKeysFirst" >> beam.ParDo(OpenKeysSelectBoundedFn(*self.args))
                     | "OpenKeysSelectedAt" >> beam.CombinePerKey(min)
                     | "OpenKeysAllSelected" >> beam.combiners.ToList()
                     | "OpenKeysReleased" >> beam.Map(admitted_keys, cap)
                 )
-                answers = answers | "OpenKeysCap" >> beam.Filter(
-                    lambda a, keys: a[1] in keys, keys=beam.pvalue.AsSingleton(firsts)
-                )
+                released = beam.pvalue.AsSingleton(firsts)
+                answers = by_key | "OpenKeys" >> beam.ParDo(OpenKeysBoundedFn(*self.args), released=released)
+                answers = answers | "OpenKeysCap" >> beam.Filter(lambda a, keys: a[1] in keys, keys=released)
         else:
             persons = pcoll | "OpenKeyPersons" >> beam.ParDo(OpenKeyPersonsFn(*self.args)).with_outputs(
                 DEAD, main="events"
