@@ -56,7 +56,11 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
 
         lines += [f"open keys:           {line}" for line in open_keys_plan(cfg)]
         if counts.get("open_keys_max_keys_reached"):  # public: the released keys are
-            lines.append(f"open keys:           max_keys reached: {cfg.streams_config.max_keys} keys released, no more")
+            from pipelines.config.open_keys import open_settings
+
+            o = open_settings(cfg)  # an open histogram's cap is its max_cells (on (stream, cell) pairs)
+            cap, what = ("max_cells", "cells") if o.cells else ("max_keys", "keys")
+            lines.append(f"open keys:           {cap} reached: {o.max_keys} {what} released, no more")
     else:
         lines += [f"mechanisms:          {line}" for line in mechanism_plan(cfg)]
     released = counts.get("releases_written", 0)

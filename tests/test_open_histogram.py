@@ -390,3 +390,40 @@ def test_a_run_states_the_open_domain_and_never_names_an_unselected_cell(tmp_pat
     for cell in never:
         assert f'"{cell}"' not in text and f"'{cell}'" not in text
     assert f" {len(cells)} " not in text.replace("\n", " ")
+
+
+class _Metric:
+    def __init__(self, name, value):
+        self.key = type("K", (), {"metric": type("M", (), {"name": name})()})()
+        self.committed = value
+
+
+class _Result:
+    """A finished run's metrics, as ``pipelines.summary`` reads them (counters of our namespace)."""
+
+    def __init__(self, counts):
+        self._counts = counts
+
+    def metrics(self):
+        counts = self._counts
+
+        class _Q:
+            def query(self, _filter=None):
+                return {"counters": [_Metric(k, v) for k, v in counts.items()], "distributions": []}
+
+        return _Q()
+
+
+@pytest.mark.parametrize(
+    "config,line", [("open_histogram.yaml", "max_cells reached: "), ("open_keys.yaml", "max_keys reached: ")]
+)
+def test_the_summary_names_the_cap_that_was_reached(config, line):
+    """When the cap on released keys is reached the summary says which cap, with its configured value (an open
+    histogram's is ``max_cells``, not the streams' ``max_keys``, which is unset there)."""
+    from pipelines.summary import summary
+
+    cfg = load_config(ROOT / "configs" / config)
+    text = summary(_Result({"open_keys_max_keys_reached": 1}), {}, cfg, 1.0)
+    cap = open_settings(cfg).max_keys
+    assert f"{line}{cap} " in text and "None" not in text.split(line)[1].split("\n")[0]
+    assert line not in summary(_Result({}), {}, cfg, 1.0)
