@@ -81,6 +81,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from transforms.core.foundation.outputs import Answer
+
 __all__ = [
     "project_to_simplex",
     "simplex_projection",
@@ -291,7 +293,22 @@ def _like(template, values):
     return tuple(float(v) for v in values)
 
 
+_FAST_FIELDS = frozenset(("estimate", "error_bound", "beta"))
+
+
 def _replace(obj, **kw):
+    if type(obj) is Answer and kw.keys() <= _FAST_FIELDS:
+        # dataclasses.replace written out (a plain dataclass: its __init__ only sets the fields), 5x cheaper
+        return Answer(
+            obj.stream,
+            obj.tick,
+            obj.segment,
+            obj.query,
+            kw.get("estimate", obj.estimate),
+            kw.get("error_bound", obj.error_bound),
+            kw.get("beta", obj.beta),
+            obj.spent,
+        )
     if dataclasses.is_dataclass(obj):
         return dataclasses.replace(obj, **kw)
     return obj._replace(**kw)
