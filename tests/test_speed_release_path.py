@@ -98,7 +98,8 @@ def test_release_format_gives_each_record_its_own_spend_fields():
     b = fmt(SimpleNamespace(**{**vars(rel), "spent": (0.5,)}))
     a2 = fmt(rel)
     assert a["epsilon_spent"] != b["epsilon_spent"] and a2 == a
-    a["update_level_spent"]["epsilon"] = -1.0  # a sink that changed a record changes no other record
+    assert isinstance(a2["update_level_spent"], dict)
+    a2["update_level_spent"]["epsilon"] = -1.0  # a sink that changed a record changes no other record
     assert fmt(rel)["update_level_spent"] == release_dict(cfg, rel)["update_level_spent"]
 
 
