@@ -173,3 +173,55 @@ def test_make_consistent_equals_it_with_dataclasses_replace(monkeypatch):
         monkeypatch.undo()
         assert repr(got) == repr(want)
         assert not any(math.isnan(x) for a in got for x in a.estimate)
+
+
+def _former_simplex_projection(x, total):
+    """``consistency.simplex_projection`` as it was written before (round 8), for comparison."""
+    x = np.asarray(x, dtype=float)
+    if total == 0:
+        return np.zeros_like(x), max(float(x.max()), 0.0)
+    u = np.sort(x)[::-1]
+    css = np.cumsum(u) - total
+    idx = np.arange(1, x.size + 1)
+    hits = np.nonzero(u - css / idx > 0)[0]
+    rho = int(hits[-1]) if hits.size else 0
+    tau = css[rho] / (rho + 1)
+    p = np.maximum(x - tau, 0.0)
+    p[int(np.argmax(p))] += total - float(p.sum())
+    return np.maximum(p, 0.0), float(tau)
+
+
+def test_simplex_projection_is_the_former_computation_bit_for_bit():
+    rng = np.random.default_rng(11)
+    cases = [([3.0, 3.0, 3.0], 2.0), ([-1.0, 5.0], 0.0), ([0.5], 7.0), ([2.0, -2.0, 2.0, 0.0], 1.5)]
+    for n in (1, 2, 3, 7, 8, 9, 16, 17, 40):
+        for _ in range(40):
+            x = rng.normal(rng.uniform(-5, 20), rng.uniform(0.1, 30), size=n)
+            if rng.random() < 0.3:
+                x = np.round(x)  # ties
+            cases.append((x, float(abs(rng.normal(n * 5, 40)))))
+    for x, total in cases:
+        got, want = consistency.simplex_projection(x, total), _former_simplex_projection(x, total)
+        assert got[0].tobytes() == want[0].tobytes() and repr(got[1]) == repr(want[1]), (x, total)
+        assert got[0] is not consistency.simplex_projection(x, total)[0]  # a fresh array each call
+
+
+def test_in_global_window_is_what_the_runner_makes_of_a_timestamped_value():
+    from apache_beam.transforms.window import GlobalWindow, GlobalWindows, TimestampedValue, WindowFn
+    from apache_beam.utils.windowed_value import WindowedValue
+
+    from transforms.per_stream import in_global_window
+
+    tagged = beam_tagged = object()
+    records = [TimestampedValue(("a", 1), 60), beam_tagged, TimestampedValue(("b", 2), 120.5)]
+    got = list(in_global_window(iter(records), GlobalWindow()))
+    assert got[1] is tagged
+    for r, g in zip(records[::2], got[::2]):
+        want = WindowedValue(r.value, r.timestamp, GlobalWindows().assign(WindowFn.AssignContext(r.timestamp, r.value)))
+        assert type(g) is WindowedValue
+        assert (g.value, g.timestamp, tuple(g.windows), g.pane_info) == (
+            want.value,
+            want.timestamp,
+            tuple(want.windows),
+            want.pane_info,
+        )
