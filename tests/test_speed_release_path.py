@@ -225,3 +225,48 @@ def test_in_global_window_is_what_the_runner_makes_of_a_timestamped_value():
             tuple(want.windows),
             want.pane_info,
         )
+
+
+def test_auto_parts_noise_memo_follows_the_source_given():
+    """``AutoRelease._noise`` keeps the parts' sources of the last source given: a run given one source object
+    throughout equals a run given a fresh equal source every call with the memo cleared (never hit), and a run
+    that switches to another key or release half-way draws that source's noise (the memo is not stale)."""
+    from transforms.core import DynamicConfig, QuerySet, Update
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
+
+    config = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(1.0))
+    rng = np.random.default_rng(4)
+    ticks = [
+        (t, [Update("insert", f"e{t}-{j}", (0, int(rng.integers(4)))) for j in range(t % 3)]) for t in range(1, 25)
+    ]
+    k1, k2 = bytes(range(32)), bytes(range(1, 33))
+    plans = [
+        lambda t: (k1, "a"),
+        lambda t: (k1, "a") if t <= 12 else (k2, "a"),
+        lambda t: (k1, "a") if t <= 12 else (k1, "b"),
+    ]
+    for which in plans:
+        made = {}
+
+        def shared(t, which=which, made=made):
+            key, rid = which(t)
+            if (key, rid) not in made:
+                made[key, rid] = NoiseSource(key).for_release(ReleaseIdentity(rid))
+            return made[key, rid]
+
+        def fresh(t, which=which):
+            key, rid = which(t)
+            return NoiseSource(key).for_release(ReleaseIdentity(rid))
+
+        runs = []
+        for source in (shared, fresh):
+            core = AutoRelease(config, stream="s", end_tick=24, every_ticks=1)
+            out = []
+            for t, ups in ticks:
+                if source is fresh:
+                    core._noise_memo = None  # the reference: the parts' sources made anew every call
+                out.append(core.process_tick(t, ups, source(t)))
+            runs.append([(a.tick, a.query, tuple(a.estimate.tolist())) for r in out for a in r.answers])
+        assert runs[0] == runs[1] and len(runs[0]) == 48
+    assert len({k for k in made}) == 2
