@@ -13,7 +13,7 @@ from apache_beam.metrics import Metrics
 
 from pipelines.io import OUTPUTS
 from pipelines.manifest import release_identity
-from pipelines.outputs import dead_dict, node_dict, release_dict
+from pipelines.outputs import ReleaseFormat, dead_dict, node_dict
 from pipelines.parse import RecordParser
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateRecord
@@ -187,7 +187,7 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
     # the differentially private outputs go to a sink's folder or topics; dead letters (raw records:
     # confidential operator data) apart
     outputs = {
-        "releases": (out["answers"], lambda r: release_dict(cfg, r)),
+        "releases": (out["answers"], ReleaseFormat(cfg)),  # release_dict, its look-ups done once
         "nodes": (out["nodes"], node_dict),
         "dead_letters": (dead, lambda d: dead_dict(cfg, d)),
     }
@@ -212,7 +212,12 @@ def write_outputs(cfg, outputs: dict, avro: bool = True, release_id: str | None 
         for name, (pcoll, to_dict) in outputs.items():
             if not sink.takes(name):
                 continue
-            records = pcoll | f"Format{name}{i}" >> beam.Map(_Stamped(to_dict, release_id))
+            stamped = (
+                ReleaseFormat(to_dict.cfg, release_id)  # adds the id itself (no copy of each record)
+                if type(to_dict) is ReleaseFormat and to_dict.release_id is None
+                else _Stamped(to_dict, release_id)
+            )
+            records = pcoll | f"Format{name}{i}" >> beam.Map(stamped)
             written.append(
                 sink.write(
                     records,

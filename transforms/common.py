@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
 
 from transforms.core.continual.consistency import Consistency, make_consistent
@@ -29,6 +30,7 @@ __all__ = [
     "NODES",
     "ReleaseStep",
     "emit_results",
+    "floats",
     "apply_in_order",
     "update_record",
     "update_order",
@@ -38,6 +40,7 @@ __all__ = [
 
 _PROGRESS = logging.getLogger("dp_dynamic.progress")
 _RELEASES_EMITTED = Metrics.counter(NAMESPACE, "releases_emitted")  # resolved in the running step's container
+_SEGMENTS_CLOSED = Metrics.counter(NAMESPACE, "segments_closed")  # the same: made once, not once per call
 NODES = "nodes"  # the node outputs' tag of the release steps
 
 
@@ -182,10 +185,10 @@ def emit_results(fn, core, results, timestamp_of):
     Per record only what differs: the answers of one tick (one per query set) share its ``as_of`` and
     timestamp, and ``releases_emitted`` counts a call's answers at once (a year of one-minute periods emits
     a million records: the metric look-up and the time formatting per record were ~10% of the release)."""
-    last_tick = as_of = stamp = None
+    last_tick = as_of = stamp = last_spent = spent = None
     for res in results:
         if res.closes:
-            Metrics.counter(NAMESPACE, "segments_closed").inc(len(res.closes))
+            _SEGMENTS_CLOSED.inc(len(res.closes))
         for tick, event in res.events:
             Metrics.counter(NAMESPACE, event).inc()
             if event != "ended":
@@ -201,17 +204,11 @@ def emit_results(fn, core, results, timestamp_of):
                 _PROGRESS.info("releases emitted by this worker: %d", fn.emitted)
             if a.tick != last_tick:
                 last_tick, as_of, stamp = a.tick, fn.spec.as_of(a.tick), timestamp_of(a.tick)
+            if a.spent is not last_spent:  # the answers of a call mostly carry one spend object
+                last_spent, spent = a.spent, as_vector(a.spent)
             yield beam.window.TimestampedValue(
                 ReleaseRecord(
-                    a.stream,
-                    a.tick,
-                    a.segment,
-                    a.query,
-                    tuple(map(float, a.estimate)),
-                    a.error_bound,
-                    a.beta,
-                    as_vector(a.spent),
-                    as_of,
+                    a.stream, a.tick, a.segment, a.query, floats(a.estimate), a.error_bound, a.beta, spent, as_of
                 ),
                 stamp,
             )
@@ -220,6 +217,17 @@ def emit_results(fn, core, results, timestamp_of):
     if fn.emit_nodes:
         for n in nodes:  # stamped with their own tick's time too, whichever firing computed them
             yield beam.pvalue.TaggedOutput(NODES, beam.window.TimestampedValue(node_record(n), timestamp_of(n.tick)))
+
+
+def floats(estimate) -> tuple:
+    """``tuple(map(float, estimate))``: a float64 array's values by ``tolist`` (the same Python floats, one
+    call instead of one ``float`` per cell); anything else (ints, tuples, other dtypes) as before."""
+    if type(estimate) is np.ndarray and estimate.dtype == _F64:
+        return tuple(estimate.tolist())
+    return tuple(map(float, estimate))
+
+
+_F64 = np.dtype(np.float64)
 
 
 def apply_in_order(core, aggregates, noise):

@@ -159,7 +159,7 @@ class AutoRelease(ContinualRelease):
     between the parts by :func:`plan` (sequential composition)."""
 
     name = "auto"
-    _STATE_EXCLUDE = ("_spent_memo",)  # a memo of :attr:`spent` (recomputed on first use)
+    _STATE_EXCLUDE = ("_spent_memo", "_noise_memo")  # memos of :attr:`spent` and :meth:`_noise` (remade on use)
     deletions_allowed = True
     options_cls = AutoOptions
     horizon_unit = "periods"
@@ -267,8 +267,14 @@ class AutoRelease(ContinualRelease):
 
     def _noise(self, noise: NoiseSource, i: int) -> NoiseSource:
         """Part ``i``'s own sub-key: the parts never share noise."""
-        base = noise.release.release_id if noise.release is not None else ""
-        return noise.for_release(ReleaseIdentity(f"{base}/auto/{self.part_names[i]}"))
+        # the parts' sources of the last source given (a period's apply and advance, every period, get the
+        # same one): a source is its key and release (it draws by coordinates, keeps no other state)
+        memo = getattr(self, "_noise_memo", None)
+        if memo is None or memo[0] is not noise or memo[1] != (noise.release, noise.is_disabled):
+            base = noise.release.release_id if noise.release is not None else ""
+            subs = [noise.for_release(ReleaseIdentity(f"{base}/auto/{name}")) for name in self.part_names]
+            memo = self._noise_memo = (noise, (noise.release, noise.is_disabled), subs)
+        return memo[2][i]
 
     def _merge(self, results: list[TickResult], res: TickResult) -> None:
         spent = self.spent
