@@ -52,13 +52,35 @@ from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.contribution.sensitivity import UnsupportedCounter, calibrated_budget, contribution_sensitivity
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters import COUNTER_NAMES
-from transforms.core.foundation.accounting import Budget, PrivacyUnit
+from transforms.core.counters import COUNTERS
+from transforms.core.foundation.accounting import ApproxDP, Budget, Ledger, PrivacyUnit, TightGaussian
+from transforms.core.foundation.accounting import gaussian_rho_for_approx_tight
 from transforms.core.foundation.state import state_class
 from transforms.core.plans import Calibration, PlanEntry, weighted_shares
 
-__all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter"]
+__all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter", "tight_account", "lattice_counter"]
 
 AUTO = "auto"
+TIGHT, ZCDP_CALIBRATION = "tight", "zcdp"
+
+# the tight Gaussian account's budget type in stored state (a ledger holds its budget); its name
+# is part of the state format (the other budgets are registered in transforms/core/protocol.py)
+state_class("budget.tight_gaussian")(TightGaussian)
+
+
+def lattice_counter(counter: str) -> bool:
+    """Whether ``counter`` adds discrete Gaussian noise on the integer lattice calibrated by
+    ``Budget.gaussian_calibration`` (so that a tight Gaussian account covers it: its class offers
+    the ``tight`` calibration): ``sqrt_factorization``, ``blt``, ``scaled_sqrt``, ``anytime_sqrt``."""
+    spec = COUNTERS.get(counter)
+    return spec is not None and "tight" in getattr(spec.cls, "approx_calibrations", ())
+
+
+def tight_account(config: DynamicConfig) -> bool:
+    """Whether ``net_change`` accounts ``config`` by the tight Gaussian account: Gaussian noise
+    under an (epsilon, delta > 0) budget. A public function of the configuration only (it decides
+    the noise scale, never when a release happens)."""
+    return config.noise_kind == "gaussian" and isinstance(config.budget, ApproxDP) and config.budget.delta > 0
 
 
 @state_class("options.net_change")
@@ -73,16 +95,24 @@ class NetChangeOptions:
         from the configured end (``ceil(end_tick / every_ticks)``), else
         unbounded. A finite counter stops releasing after it
         (``horizon_reached``).
+      calibration: under an (epsilon, delta > 0) budget with Gaussian noise, ``tight`` (the
+        default: the whole release is one tight Gaussian account, ``docs/accounting.md``) or
+        ``zcdp`` (each counter's share through the CKS conversion, as before round 8: ``auto``
+        sets it for its additive part beside a ``fully_dynamic`` part). Not in the repr (so the
+        options' digest, and the noise keyed by it, stay those of before).
     """
 
     counter: str = AUTO
     horizon: int | None = None
+    calibration: str = dataclasses.field(default=TIGHT, repr=False)
 
     def __post_init__(self):
         if self.counter != AUTO and self.counter not in COUNTER_NAMES:
             raise ValueError(f"unknown counter {self.counter!r}; choose auto or one of {', '.join(COUNTER_NAMES)}")
         if self.horizon is not None and (isinstance(self.horizon, bool) or int(self.horizon) < 1):
             raise ValueError(f"horizon must be an integer >= 1 (periods) or None, got {self.horizon!r}")
+        if self.calibration not in (TIGHT, ZCDP_CALIBRATION):
+            raise ValueError(f"calibration must be {TIGHT} or {ZCDP_CALIBRATION}, got {self.calibration!r}")
 
 
 def choose_counter(noise_kind: str, horizon: int | None) -> str:
@@ -109,10 +139,16 @@ class NetChangeRelease(ContinualCountRelease):
     _coord = "net"
 
     @classmethod
-    def ledger_cap(cls, config: DynamicConfig) -> Budget:
-        """The configured guarantee itself, in the ledger's currency (zCDP for Gaussian
-        noise): the counters' scopes charge at their sensitivity for the unit
-        (:meth:`calibrations`). At update level this is the update-level budget, as before."""
+    def ledger_cap(cls, config: DynamicConfig, options=None) -> Budget:
+        """The configured guarantee itself, in the ledger's currency: the counters' scopes charge at
+        their sensitivity for the unit (:meth:`calibrations`). Gaussian noise under (eps, delta > 0)
+        (:func:`tight_account`, ``options.calibration`` ``tight``, the default): the tight Gaussian
+        account ``TightGaussian(gaussian_rho_for_approx_tight(eps, delta))``, split over the query sets
+        in rho; else (zCDP for Gaussian noise) the update-level budget, as before."""
+        options = cls.options_cls() if options is None else options
+        if options.calibration == TIGHT and tight_account(config):
+            b = config.budget
+            return TightGaussian(gaussian_rho_for_approx_tight(float(b.epsilon), float(b.delta)))
         return dataclasses.replace(config, unit=PrivacyUnit.update()).ledger_budget
 
     @classmethod
@@ -156,7 +192,7 @@ class NetChangeRelease(ContinualCountRelease):
         multiplier (``calibrated_budget``: ``rho / m^2``, ``eps / m``; the share itself when
         ``m = 1``), charged at sensitivity ``m``."""
         config = self.config
-        cap = self.ledger_cap(config)
+        cap = self.ledger_cap(config, self.options)
         shares = [cap.part(w, w) for w in weighted_shares(config.queries)]  # 1 / k each without weights
         cal = self.calibrations(config, self.options, end_tick=self.end_tick, every_ticks=self.every_ticks or 1)
         if not cal:
@@ -171,7 +207,24 @@ class NetChangeRelease(ContinualCountRelease):
         kinds = sorted({q.kind for q in self.config.queries} - {"count", "histogram", "linear"})
         if kinds:
             raise ValueError(f"net_change answers additive query sets only (count, histogram, linear), not {kinds}")
+        self._check_calibration(self.config, self.options, self.end_tick, self.every_ticks)
+        cap = self.ledger_cap(self.config, self.options)
+        if cap != self.ledger.budget:  # options.calibration zcdp: before any charge and before the counters' scopes
+            self.ledger = Ledger(cap, keep_records=self.ledger.keep_records)
         super()._start()
+
+    @classmethod
+    def _check_calibration(cls, config: DynamicConfig, options, end_tick, every_ticks) -> None:
+        """A tight Gaussian account covers the lattice counters only (:func:`lattice_counter`)."""
+        if options.calibration != TIGHT or not tight_account(config):
+            return
+        counter, _ = cls.counter_choice(config, options, end_tick, every_ticks)
+        if not lattice_counter(counter):
+            raise ValueError(
+                f"mechanism.counter: {counter} is not a lattice counter; under an (epsilon, delta) budget with "
+                "Gaussian noise net_change accounts the whole release as one tight Gaussian mechanism, which "
+                "covers sqrt_factorization, blt, scaled_sqrt and anytime_sqrt (or use a zCDP budget)"
+            )
 
     def _counter_choice(self) -> tuple[str, int | None]:
         return self.counter_choice(self.config, self.options, self.end_tick, self.every_ticks)
@@ -202,4 +255,5 @@ class NetChangeRelease(ContinualCountRelease):
         """As every mechanism's, and the unit's calibration (:meth:`calibrations` raises where the unit
         cannot be served)."""
         super().check_settings(config, options, end_tick=end_tick, every_ticks=every_ticks)
+        cls._check_calibration(config, options, end_tick, every_ticks)
         cls.calibrations(config, options, end_tick=end_tick, every_ticks=every_ticks)

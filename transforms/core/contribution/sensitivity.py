@@ -38,7 +38,7 @@ from transforms.core.contribution.toeplitz import (
 from transforms.core.contribution.trees import change_costs, change_mass, kary_top_nodes
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters.factorization import kary_radices
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, TightGaussian, rho_for_approx
 
 __all__ = [
     "GAUSSIAN_COUNTERS",
@@ -275,6 +275,8 @@ def calibrated_budget(share: Budget, multiplier: float, noise: str) -> Budget:
     if m == 1.0 and (noise == "laplace" or isinstance(share, ZCDP)):
         return share  # the update level, unchanged: the same floats as today
     shrink = 1 - 1e-15
+    if noise == "gaussian" and isinstance(share, TightGaussian):  # a tight Gaussian account keeps its type
+        return TightGaussian(share.rho / (m * m) * shrink)
     if noise == "gaussian":
         rho = share.rho if isinstance(share, ZCDP) else rho_for_approx(share)
         return ZCDP(rho / (m * m) * shrink)

@@ -18,6 +18,7 @@ No code outside this package branches on the kind of a budget.
 from .budgets import (
     ZCDP,
     ApproxDP,
+    TightGaussian,
     Budget,
     BudgetExceededError,
     PureDP,
@@ -35,6 +36,8 @@ from .calibration import (
     cks_epsilon,
     gaussian_rho_for_approx_tight,
     rho_for_epsilon_delta,
+    tight_gaussian_delta,
+    tight_gaussian_epsilon,
     zcdp_epsilon,
 )
 from .ledger import Ledger, Record, Scope
@@ -60,6 +63,9 @@ __all__ = [
     "Scope",
     "SeriesSplit",
     "stated_spend",
+    "tight_gaussian_delta",
+    "tight_gaussian_epsilon",
+    "TightGaussian",
     "to_approx",
     "ZCDP",
     "zcdp_delta_for_epsilon",
