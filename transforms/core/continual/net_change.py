@@ -44,6 +44,7 @@ unbounded Chan-Shi-Song counter with Honaker trees. Proof note: ``docs/net_chang
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -53,7 +54,7 @@ from transforms.core.contribution.sensitivity import UnsupportedCounter, calibra
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters import COUNTER_NAMES
 from transforms.core.counters import COUNTERS
-from transforms.core.foundation.accounting import ApproxDP, Budget, Ledger, PrivacyUnit, TightGaussian
+from transforms.core.foundation.accounting import ApproxDP, Budget, PrivacyUnit, TightGaussian
 from transforms.core.foundation.accounting import gaussian_rho_for_approx_tight
 from transforms.core.foundation.state import state_class
 from transforms.core.plans import Calibration, PlanEntry, weighted_shares
@@ -66,6 +67,23 @@ TIGHT, ZCDP_CALIBRATION = "tight", "zcdp"
 # the tight Gaussian account's budget type in stored state (a ledger holds its budget); its name
 # is part of the state format (the other budgets are registered in transforms/core/protocol.py)
 state_class("budget.tight_gaussian")(TightGaussian)
+
+
+class _options_aware:  # noqa: N801 (used as a decorator, like classmethod)
+    """A classmethod whose ``options`` argument defaults to the instance's own options when it is
+    called on an instance (``self.ledger_cap(config)``: the release's ledger), and to the default
+    options when it is called on the class (what the configuration alone states)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj, cls):
+        func = self.func
+        if obj is None:
+            return functools.partial(func, cls)
+        own = getattr(obj, "options", None)
+        return lambda config, options=None: func(type(obj), config, own if options is None else options)
 
 
 def lattice_counter(counter: str) -> bool:
@@ -138,7 +156,7 @@ class NetChangeRelease(ContinualCountRelease):
     signed = True
     _coord = "net"
 
-    @classmethod
+    @_options_aware
     def ledger_cap(cls, config: DynamicConfig, options=None) -> Budget:
         """The configured guarantee itself, in the ledger's currency: the counters' scopes charge at
         their sensitivity for the unit (:meth:`calibrations`). Gaussian noise under (eps, delta > 0)
@@ -192,7 +210,7 @@ class NetChangeRelease(ContinualCountRelease):
         multiplier (``calibrated_budget``: ``rho / m^2``, ``eps / m``; the share itself when
         ``m = 1``), charged at sensitivity ``m``."""
         config = self.config
-        cap = self.ledger_cap(config, self.options)
+        cap = self.ledger_cap(config)
         shares = [cap.part(w, w) for w in weighted_shares(config.queries)]  # 1 / k each without weights
         cal = self.calibrations(config, self.options, end_tick=self.end_tick, every_ticks=self.every_ticks or 1)
         if not cal:
@@ -208,9 +226,6 @@ class NetChangeRelease(ContinualCountRelease):
         if kinds:
             raise ValueError(f"net_change answers additive query sets only (count, histogram, linear), not {kinds}")
         self._check_calibration(self.config, self.options, self.end_tick, self.every_ticks)
-        cap = self.ledger_cap(self.config, self.options)
-        if cap != self.ledger.budget:  # options.calibration zcdp: before any charge and before the counters' scopes
-            self.ledger = Ledger(cap, keep_records=self.ledger.keep_records)
         super()._start()
 
     @classmethod
