@@ -564,7 +564,12 @@ class Loss:
 
     def as_dict(self) -> dict:
         lattice = None if self.rho_lattice is None else float(self.rho_lattice)
-        return {"epsilon": float(self.epsilon), "rho": float(self.rho), "rho_lattice": lattice, "differing": self.differing}
+        return {
+            "epsilon": float(self.epsilon),
+            "rho": float(self.rho),
+            "rho_lattice": lattice,
+            "differing": self.differing,
+        }
 
 
 def exact_loss(a: Run, b: Run) -> Loss:
@@ -604,7 +609,11 @@ def exact_loss(a: Run, b: Run) -> Loss:
         if ra.kind == GAUSSIAN:
             out.rho += Fraction(sum(d * d for d in diff), 2) / ra.scale
             s2 = ra.scale - DISCRETE_TAU2
-            out.rho_lattice = None if out.rho_lattice is None or s2 <= 0 else out.rho_lattice + Fraction(sum(d * d for d in diff), 2) / s2
+            out.rho_lattice = (
+                None
+                if out.rho_lattice is None or s2 <= 0
+                else out.rho_lattice + Fraction(sum(d * d for d in diff), 2) / s2
+            )
         else:
             out.epsilon += Fraction(sum(abs(d) for d in diff)) / ra.scale
     return out

@@ -89,7 +89,9 @@ def test_twin_account_above_the_tight_rho_is_caught(monkeypatch):
     exact loss against the configured budget can tell) fails the proof's statement."""
     from transforms.core.continual import net_change
 
-    monkeypatch.setattr(net_change, "gaussian_rho_for_approx_tight", lambda e, d: 1.2 * gaussian_rho_for_approx_tight(e, d))
+    monkeypatch.setattr(
+        net_change, "gaussian_rho_for_approx_tight", lambda e, d: 1.2 * gaussian_rho_for_approx_tight(e, d)
+    )
     s = next(s for s in UPDATE if s.name == "net_change")
     problems = H.check_setting(s).problems
     assert any("(configured)" in p for p in problems), problems

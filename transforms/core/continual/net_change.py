@@ -52,10 +52,14 @@ from transforms.core.config import DynamicConfig
 from transforms.core.continual.baselines import ContinualCountRelease
 from transforms.core.contribution.sensitivity import UnsupportedCounter, calibrated_budget, contribution_sensitivity
 from transforms.core.contribution.units import ContributionUnit
-from transforms.core.counters import COUNTER_NAMES
-from transforms.core.counters import COUNTERS
-from transforms.core.foundation.accounting import ApproxDP, Budget, PrivacyUnit, TightGaussian
-from transforms.core.foundation.accounting import gaussian_rho_for_approx_tight
+from transforms.core.counters import COUNTER_NAMES, COUNTERS
+from transforms.core.foundation.accounting import (
+    ApproxDP,
+    Budget,
+    PrivacyUnit,
+    TightGaussian,
+    gaussian_rho_for_approx_tight,
+)
 from transforms.core.foundation.state import state_class
 from transforms.core.plans import Calibration, PlanEntry, weighted_shares
 

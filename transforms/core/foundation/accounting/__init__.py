@@ -18,10 +18,10 @@ No code outside this package branches on the kind of a budget.
 from .budgets import (
     ZCDP,
     ApproxDP,
-    TightGaussian,
     Budget,
     BudgetExceededError,
     PureDP,
+    TightGaussian,
     as_vector,
     compose_parallel,
     compose_sequential,

@@ -283,6 +283,8 @@ def stated_spend(spent: tuple[float, ...], *, ledger: Budget, unit: PrivacyUnit,
     stated = unit.guarantee(charged)
     configured = asdict(stated)
     if stated.rank > target.rank:  # Gaussian noise (zCDP) under an (epsilon, delta) target
-        eps = stated.to_approx(target.delta).epsilon if stated.rank > 2 else _approx_epsilon(stated.primary, target.delta)
+        eps = (
+            stated.to_approx(target.delta).epsilon if stated.rank > 2 else _approx_epsilon(stated.primary, target.delta)
+        )
         configured = {"epsilon": eps, "delta": target.delta, **configured}
     return configured, asdict(charged)
