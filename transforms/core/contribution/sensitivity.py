@@ -267,7 +267,8 @@ def noise_multiplier(
 def calibrated_budget(share: Budget, multiplier: float, noise: str) -> Budget:
     """The update-level budget to build a counter with so that a unit whose change is at most
     ``multiplier`` updates' gets ``share``: Gaussian ``ZCDP(rho / m^2)`` (an (eps, delta) share
-    goes through ``rho_for_approx`` first, as ``DynamicConfig.ledger_budget`` does), Laplace
+    goes through ``rho_for_approx`` first, as ``DynamicConfig.ledger_budget`` does; a share of a
+    tight Gaussian account stays one, ``TightGaussian(rho / m^2)``: ``docs/accounting.md``), Laplace
     ``eps / m``. Rounded down (never more budget than the proof allows)."""
     m = float(multiplier)
     if not m >= 1.0:

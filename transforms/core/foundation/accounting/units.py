@@ -276,7 +276,8 @@ def stated_spend(spent: tuple[float, ...], *, ledger: Budget, unit: PrivacyUnit,
     Returns:
       ``configured``: ``{"epsilon"}``, ``{"epsilon", "delta"}`` or ``{"rho"}``
       for the configured unit; a zCDP ledger under an (epsilon, delta) target
-      states ``{"epsilon", "delta", "rho"}``, converted at the target's delta.
+      states ``{"epsilon", "delta", "rho"}``, converted at the target's delta (CKS; a
+      tight Gaussian account by the analytic curve, ``TightGaussian.to_approx``).
       ``charged``: the ledger's charge with its field names.
     """
     charged = type(ledger).from_vector(tuple(spent))
