@@ -31,6 +31,7 @@ from transforms.core.foundation.accounting import (
     TightGaussian,
     gaussian_rho_for_approx_tight,
     rho_for_approx,
+    stated_share,
     tight_gaussian_delta,
     tight_gaussian_epsilon,
 )
@@ -196,3 +197,12 @@ def test_the_tight_gaussian_budget():
         assert tight_gaussian_delta(eps, rho) <= delta < tight_gaussian_delta(eps, rho * (1 + 1e-6))
         assert TightGaussian(rho).to_approx(delta) == ApproxDP(tight_gaussian_epsilon(rho, delta), delta)
         assert rho > rho_for_approx(ApproxDP(eps, delta))  # the gain over the CKS route
+
+
+def test_a_share_of_a_tight_account_is_stated_in_rho():
+    """The plan's per-query budget: a share of a tight account is its share of rho, not (w eps, w delta)."""
+    target = ApproxDP(1.0, 1e-6)
+    tight = TightGaussian(gaussian_rho_for_approx_tight(1.0, 1e-6))
+    assert stated_share(tight, target, 1 / 4) == TightGaussian(tight.rho / 4)
+    assert stated_share(ZCDP(0.5), target, 1 / 4) == ApproxDP(0.25, 2.5e-7)
+    assert tight_gaussian_epsilon(tight.rho / 4, 2.5e-7) > 0.25  # what (w eps, w delta) would misstate

@@ -50,6 +50,7 @@ __all__ = [
     "zcdp_to_approx",
     "zcdp_delta_for_epsilon",
     "rho_for_approx",
+    "stated_share",
 ]
 
 
@@ -407,6 +408,14 @@ class TightGaussian(ZCDP):
 
     def gaussian_calibration(self, method: str = "zcdp") -> tuple[float, int]:
         return self.rho, DISCRETE_TAU2
+
+
+def stated_share(ledger: Budget, target: Budget, w: float) -> Budget:
+    """The budget a share ``w`` of a release is stated with: ``w`` of the configured ``target``
+    ((eps, delta) parts compose by adding up), except under a tight Gaussian account, whose parts
+    are shares of its rho (``w`` of ``ledger``): (w eps, w delta) would misstate them, the analytic
+    curve is not linear."""
+    return ledger.scale(w) if isinstance(ledger, TightGaussian) else target.scale(w)
 
 
 def as_vector(b: Budget) -> tuple[float, ...]:
