@@ -50,7 +50,16 @@ from fractions import Fraction
 import numpy as np
 
 from transforms.core import MECHANISMS, ContinualCounter, DynamicConfig, NoiseSource, QuerySet, Update
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP, as_vector
+from transforms.core.foundation.accounting import (
+    DISCRETE_TAU2,
+    ZCDP,
+    ApproxDP,
+    PrivacyUnit,
+    PureDP,
+    TightGaussian,
+    as_vector,
+    tight_gaussian_epsilon,
+)
 from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
 from transforms.core.protocol import CONTRACT_BUDGETS
 from transforms.core.static.linear import StaticMechanism
@@ -532,13 +541,35 @@ class Loss:
     rho: Fraction = Fraction(0)  # Gaussian releases: sum Delta^2 / (2 sigma^2)
     releases: int = 0
     differing: int = 0
+    # Gaussian releases as the lattice proof sees them (docs/accounting.md, the tight Gaussian account):
+    # sum Delta^2 / (2 (sigma^2 - DISCRETE_TAU2)), i.e. mu_total^2 / 2 over every draw of the whole
+    # release; None where a differing draw has sigma^2 <= DISCRETE_TAU2 (the proof says nothing)
+    rho_lattice: Fraction | None = Fraction(0)
+    # the release is accounted by the tight Gaussian account (its ledger is a TightGaussian): its
+    # (eps, delta) is then checked by the lattice proof's own statement
+    lattice: bool = False
 
     def approx_epsilon(self, delta: float) -> float:
-        """eps at ``delta``: the Laplace part plus the Gaussian part's profile."""
-        return float(self.epsilon) + gaussian_profile_epsilon(float(self.rho), delta)
+        """eps at ``delta``: the Laplace part plus the Gaussian part's profile; for a tight Gaussian
+        account by the lattice proof: the analytic curve at ``mu_total^2 = sum Delta_j^2 / (sigma_j^2
+        - tau^2)`` over every draw, with the proof's slack (``tight_gaussian_epsilon``; inf where a
+        differing draw has ``sigma^2 <= tau^2``)."""
+        if not self.lattice:
+            return float(self.epsilon) + gaussian_profile_epsilon(float(self.rho), delta)
+        if not self.rho:
+            return float(self.epsilon)
+        if self.rho_lattice is None:
+            return math.inf
+        return float(self.epsilon) + tight_gaussian_epsilon(float(self.rho_lattice), delta)
 
     def as_dict(self) -> dict:
-        return {"epsilon": float(self.epsilon), "rho": float(self.rho), "differing": self.differing}
+        lattice = None if self.rho_lattice is None else float(self.rho_lattice)
+        return {
+            "epsilon": float(self.epsilon),
+            "rho": float(self.rho),
+            "rho_lattice": lattice,
+            "differing": self.differing,
+        }
 
 
 def exact_loss(a: Run, b: Run) -> Loss:
@@ -577,6 +608,12 @@ def exact_loss(a: Run, b: Run) -> Loss:
         out.differing += 1
         if ra.kind == GAUSSIAN:
             out.rho += Fraction(sum(d * d for d in diff), 2) / ra.scale
+            s2 = ra.scale - DISCRETE_TAU2
+            out.rho_lattice = (
+                None
+                if out.rho_lattice is None or s2 <= 0
+                else out.rho_lattice + Fraction(sum(d * d for d in diff), 2) / s2
+            )
         else:
             out.epsilon += Fraction(sum(abs(d) for d in diff)) / ra.scale
     return out
@@ -890,10 +927,17 @@ class Verdict:
     problems: list
 
 
+def tight_account(setting: Setting) -> bool:
+    """Whether the setting's release is accounted by the tight Gaussian account (its ledger's
+    budget, ``MechanismSpec.ledger_budget``, is a ``TightGaussian``)."""
+    return isinstance(MECHANISMS[setting.name].ledger_budget(setting.config()), TightGaussian)
+
+
 def check_setting(setting: Setting, *, pairs=None, factory=None) -> Verdict:
     """Run every neighbouring pair of the setting; the exact loss of each within the guarantee
     the ledger's spend states (``stated_spend``) and within the configured budget."""
     configured = configured_figures(setting.config())
+    lattice = tight_account(setting)
     problems, worst, worst_pair, ratio, stated = [], Loss(), "", -1.0, {}
     runs: dict[int, Run] = {}
 
@@ -907,6 +951,7 @@ def check_setting(setting: Setting, *, pairs=None, factory=None) -> Verdict:
         if a.rejections or b.rejections:
             raise AssertionError(f"{name}: the pair's updates were rejected ({a.rejections}, {b.rejections})")
         loss = exact_loss(a, b)
+        loss.lattice = lattice
         stated = a.stated
         for what, figures in (("ledger", a.stated), ("configured", configured)):
             for p in within(loss, figures):

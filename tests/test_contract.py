@@ -50,7 +50,7 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.foundation.accounting import PrivacyUnit, as_vector
+from transforms.core.foundation.accounting import PrivacyUnit, TightGaussian, as_vector
 from transforms.core.foundation.state import decode, encode
 from transforms.core.protocol import CONTRACT_BUDGETS, ContractParams
 from transforms.records import NoiseKey, UpdateRecord
@@ -415,7 +415,9 @@ def check_ledger_plan(name, budget, ticks=120, seed=3):
             if "step" in coords:  # a factorization counter: one charge, at its first step, for the stream
                 coords = coords[: coords.index("step")]
             assert charged[coords] >= 1, ("released without a charge", n.coordinates)
-    spent, cap = as_vector(top.spent), as_vector(top.config.ledger_budget)
+    # the cap: the configuration's ledger budget, or the release's own tight Gaussian account (issue 31)
+    tight = isinstance(top.ledger.budget, TightGaussian)
+    spent, cap = as_vector(top.spent), as_vector(top.ledger.budget if tight else top.config.ledger_budget)
     assert all(s <= c * (1 + 1e-12) for s, c in zip(spent, cap))
     return records, nodes
 

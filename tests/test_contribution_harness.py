@@ -147,7 +147,7 @@ def test_realised_loss_reaches_an_exact_bound(budget, kind):
     q = next(x for x in QUERIES if x.kind == kind)
     unit = ContributionUnit.person(4, 2, 1)
     s = contribution_sensitivity(q, counter, noise, unit, horizon=T)
-    share = DynamicConfig((q,), budget).ledger_budget
+    share = NetChangeRelease.ledger_cap(DynamicConfig((q,), budget))  # the tight Gaussian account under (eps, delta)
     life = [(p + 1, op, None if item is None else (item,)) for p, op, item in s.pattern]
     loss = neighbour_loss(
         lambda: NetChangeRelease(DynamicConfig((q,), budget), stream="s", end_tick=T, every_ticks=1),

@@ -22,7 +22,7 @@ from transforms.core import MECHANISMS, ApproxDP, DynamicConfig, PureDP, QuerySe
 from transforms.core.continual.auto import AutoRelease
 from transforms.core.contribution import ContributionUnit, contribution_sensitivity
 from transforms.core.contribution.harness import neighbour_loss
-from transforms.core.foundation.accounting import ZCDP, PrivacyUnit, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, PrivacyUnit, gaussian_rho_for_approx_tight
 from transforms.core.foundation.entries import EntryRegistry, MutationLimit
 from transforms.core.foundation.noise import NoiseSource
 
@@ -42,7 +42,9 @@ PERSON = PrivacyUnit.person(L, K)
 def ledger_rho_or_eps(budget) -> float:
     if isinstance(budget, PureDP):
         return budget.epsilon
-    return budget.rho if isinstance(budget, ZCDP) else rho_for_approx(budget)
+    if isinstance(budget, ZCDP):
+        return budget.rho
+    return gaussian_rho_for_approx_tight(budget.epsilon, budget.delta)  # the tight Gaussian account (issue 31)
 
 
 def batches(*streams, person: bool = True):
@@ -234,7 +236,7 @@ def test_the_ledger_and_the_stated_spend_hold_the_units_guarantee(budget, unit):
     noise = NoiseSource(b"k" * 32)
     core.process_tick(1, [("p", Update("insert", "x", (0, 1, 2)))] if unit.kind == "person" else [], noise)
     list(core.run_to_end(noise))
-    target = dataclasses.replace(config, unit=PrivacyUnit.update()).ledger_budget
+    target = AutoRelease.ledger_cap(config)  # (eps, delta): the tight Gaussian account of the configured budget
     spent = core.spent
     assert type(spent) is type(target)
     assert spent.vector() == pytest.approx(target.vector(), rel=1e-9)

@@ -103,7 +103,14 @@ def _net_change_options(config: DynamicConfig, options, end_tick: int | None, ev
         pick = auto_counter(config.noise_kind, horizon, config.unit.kind)
         if pick != choose_counter(config.noise_kind, horizon):
             counter = pick
-    return NetChangeOptions(counter, options.horizon)
+    return NetChangeOptions(counter, options.horizon, calibration=_calibration(config))
+
+
+def _calibration(config: DynamicConfig) -> str:
+    """The additive part's calibration: the tight Gaussian account when it is the only part (its
+    rho covers the whole release); beside a ``fully_dynamic`` part (not a lattice mechanism) the
+    zCDP route, as before: the two parts then compose as (w eps, w delta) + ((1 - w) eps, (1 - w) delta)."""
+    return "tight" if all(q.kind in ADDITIVE for q in config.queries) else "zcdp"
 
 
 @dataclass(frozen=True)
@@ -168,7 +175,11 @@ class AutoRelease(ContinualRelease):
     @classmethod
     def ledger_cap(cls, config: DynamicConfig) -> Budget:
         """The configured guarantee in the ledger's currency (at update level: the update-level
-        budget, as before); :attr:`spent` states each part's spend for the unit."""
+        budget, as before); :attr:`spent` states each part's spend for the unit. With additive query
+        sets only, the additive part's own (the tight Gaussian account under (eps, delta > 0) with
+        Gaussian noise: ``NetChangeRelease.ledger_cap``)."""
+        if _calibration(config) == "tight":
+            return NetChangeRelease.ledger_cap(config)
         return dataclasses.replace(config, unit=PrivacyUnit.update()).ledger_budget
 
     @classmethod

@@ -38,7 +38,7 @@ from transforms.core.contribution.toeplitz import (
 from transforms.core.contribution.trees import change_costs, change_mass, kary_top_nodes
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters.factorization import kary_radices
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, rho_for_approx
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, Budget, PureDP, TightGaussian, rho_for_approx
 
 __all__ = [
     "GAUSSIAN_COUNTERS",
@@ -267,7 +267,8 @@ def noise_multiplier(
 def calibrated_budget(share: Budget, multiplier: float, noise: str) -> Budget:
     """The update-level budget to build a counter with so that a unit whose change is at most
     ``multiplier`` updates' gets ``share``: Gaussian ``ZCDP(rho / m^2)`` (an (eps, delta) share
-    goes through ``rho_for_approx`` first, as ``DynamicConfig.ledger_budget`` does), Laplace
+    goes through ``rho_for_approx`` first, as ``DynamicConfig.ledger_budget`` does; a share of a
+    tight Gaussian account stays one, ``TightGaussian(rho / m^2)``: ``docs/accounting.md``), Laplace
     ``eps / m``. Rounded down (never more budget than the proof allows)."""
     m = float(multiplier)
     if not m >= 1.0:
@@ -275,6 +276,8 @@ def calibrated_budget(share: Budget, multiplier: float, noise: str) -> Budget:
     if m == 1.0 and (noise == "laplace" or isinstance(share, ZCDP)):
         return share  # the update level, unchanged: the same floats as today
     shrink = 1 - 1e-15
+    if noise == "gaussian" and isinstance(share, TightGaussian):  # a tight Gaussian account keeps its type
+        return TightGaussian(share.rho / (m * m) * shrink)
     if noise == "gaussian":
         rho = share.rho if isinstance(share, ZCDP) else rho_for_approx(share)
         return ZCDP(rho / (m * m) * shrink)

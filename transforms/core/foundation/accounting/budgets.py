@@ -30,6 +30,7 @@ from .calibration import (
     DISCRETE_TAU2,
     gaussian_rho_for_approx_tight,
     rho_for_epsilon_delta,
+    tight_gaussian_epsilon,
     zcdp_epsilon,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "PureDP",
     "ApproxDP",
     "ZCDP",
+    "TightGaussian",
     "BudgetExceededError",
     "as_vector",
     "compose_sequential",
@@ -48,6 +50,7 @@ __all__ = [
     "zcdp_to_approx",
     "zcdp_delta_for_epsilon",
     "rho_for_approx",
+    "stated_share",
 ]
 
 
@@ -341,6 +344,78 @@ class ZCDP(Budget):
 
     def gaussian_rho(self) -> float:
         return self.rho
+
+
+@dataclass(frozen=True)
+class TightGaussian(ZCDP):
+    """A tight Gaussian account: a composition of discrete Gaussian lattice releases on
+    non-adaptive integer inputs, each adding ``N_Z(0, sigma_j^2)`` per coordinate with
+    ``sigma_j^2 >= Delta_j^2 / (2 rho_j) + DISCRETE_TAU2`` (its share ``rho_j`` of ``rho``).
+
+    The whole composition is then one Gaussian mechanism up to the lattice slack: ``mu^2 =
+    sum_j Delta_j^2 / (sigma_j^2 - tau^2) <= 2 rho`` (rho adds up, as in zCDP), and its
+    (eps, delta) is the analytic Gaussian curve at ``mu`` (:func:`~.calibration.tight_gaussian_epsilon`),
+    not a zCDP conversion (proof: ``docs/accounting.md``, "The tight Gaussian account"). Under an
+    (eps, delta) target the account's total is ``gaussian_rho_for_approx_tight(eps, delta)``.
+
+    It is also ``rho``-zCDP (:meth:`as_zcdp`), but only releases calibrated by
+    :meth:`gaussian_calibration` (which adds ``DISCRETE_TAU2``) may be charged to it: a ledger of
+    this currency refuses any other cost (:meth:`express`), and :meth:`gaussian_rho` (the
+    calibration of a Gaussian release without the lattice term) refuses, so that a release the
+    proof does not cover fails loudly instead of being counted at the wrong price."""
+
+    rank: ClassVar[int] = 3  # composes only with itself (express refuses the others)
+
+    def part(self, w_eps: float, w_delta: float) -> TightGaussian:
+        return TightGaussian(self.rho * w_eps)
+
+    def express(self, cost: Budget) -> Budget:
+        if isinstance(cost, TightGaussian):
+            return cost
+        raise ValueError(
+            f"a tight Gaussian account charges discrete Gaussian lattice releases only, not {cost!r} "
+            "(docs/accounting.md, the tight Gaussian account)"
+        )
+
+    def as_zcdp(self) -> ZCDP:
+        return ZCDP(self.rho)
+
+    def to_approx(self, delta: float | None = None) -> ApproxDP:
+        if delta is None:
+            raise ValueError("stating a tight Gaussian account as (eps, delta) needs a target delta")
+        return ApproxDP(tight_gaussian_epsilon(self.rho, delta), delta)
+
+    def pure_step(self, w: float) -> tuple[float, ZCDP]:
+        raise ValueError("a tight Gaussian account has no pure-DP steps")
+
+    def for_sensitivity(self, ratio: float) -> TightGaussian:
+        return TightGaussian(self.rho / ratio**2)
+
+    def at_sensitivity(self, ratio: float) -> TightGaussian:
+        return TightGaussian(self.rho * ratio * ratio)
+
+    def group(self, g: int) -> TightGaussian:
+        return TightGaussian(g * g * self.rho)
+
+    def ungroup(self, g: int) -> TightGaussian:
+        return TightGaussian(self.rho / (g * g))
+
+    def gaussian_rho(self) -> float:
+        raise ValueError(
+            "a tight Gaussian account calibrates discrete Gaussian lattice counters only "
+            "(gaussian_calibration adds DISCRETE_TAU2); this release has no lattice calibration"
+        )
+
+    def gaussian_calibration(self, method: str = "zcdp") -> tuple[float, int]:
+        return self.rho, DISCRETE_TAU2
+
+
+def stated_share(ledger: Budget, target: Budget, w: float) -> Budget:
+    """The budget a share ``w`` of a release is stated with: ``w`` of the configured ``target``
+    ((eps, delta) parts compose by adding up), except under a tight Gaussian account, whose parts
+    are shares of its rho (``w`` of ``ledger``): (w eps, w delta) would misstate them, the analytic
+    curve is not linear."""
+    return ledger.scale(w) if isinstance(ledger, TightGaussian) else target.scale(w)
 
 
 def as_vector(b: Budget) -> tuple[float, ...]:

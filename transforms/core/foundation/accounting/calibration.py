@@ -26,6 +26,8 @@ __all__ = [
     "rho_for_epsilon_delta",
     "analytic_gaussian_delta",
     "gaussian_rho_for_approx_tight",
+    "tight_gaussian_delta",
+    "tight_gaussian_epsilon",
     "DISCRETE_TAU2",
     "TIGHT_EPS_SLACK",
     "TIGHT_DELTA_FACTOR",
@@ -147,3 +149,40 @@ def gaussian_rho_for_approx_tight(epsilon: float, delta: float) -> float:
             break
     lo = _largest(lambda mu: analytic_gaussian_delta(eps, mu) <= target, 0.0, hi, 200)
     return lo * lo / 2 * (1 - 1e-12)
+
+
+def tight_gaussian_delta(epsilon: float, rho: float) -> float:
+    """The delta the proof of :func:`gaussian_rho_for_approx_tight` states at ``epsilon`` for a
+    composition of discrete Gaussian lattice releases whose ``sum Delta_j^2 / (sigma_j^2 -
+    DISCRETE_TAU2)`` is at most ``2 rho`` (the slack and the float margin included): the
+    continuous curve at ``mu = sqrt(2 rho)`` and ``epsilon - TIGHT_EPS_SLACK``, times
+    ``TIGHT_DELTA_FACTOR (1 + TIGHT_FLOAT_MARGIN)``; 1 where ``epsilon`` is within the slack."""
+    if rho <= 0:
+        return 0.0
+    eps = epsilon - TIGHT_EPS_SLACK
+    if eps <= 0:
+        return 1.0
+    return min(1.0, analytic_gaussian_delta(eps, math.sqrt(2 * rho)) * TIGHT_DELTA_FACTOR * (1 + TIGHT_FLOAT_MARGIN))
+
+
+@functools.lru_cache(maxsize=4096)
+def tight_gaussian_epsilon(rho: float, delta: float) -> float:
+    """The smallest epsilon (bisection, rounded up) with :func:`tight_gaussian_delta`
+    ``(epsilon, rho) <= delta``: the epsilon a tight Gaussian account of ``rho`` states at
+    ``delta`` (the inverse of :func:`gaussian_rho_for_approx_tight`: at its rho, at most the
+    epsilon it was calibrated for). Cached: a release record states the same spend many times."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    if rho <= 0:
+        return 0.0
+    hi = 1.0
+    while tight_gaussian_delta(hi, rho) > delta:
+        hi *= 2
+    lo = 0.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if tight_gaussian_delta(mid, rho) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi

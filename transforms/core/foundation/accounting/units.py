@@ -276,12 +276,16 @@ def stated_spend(spent: tuple[float, ...], *, ledger: Budget, unit: PrivacyUnit,
     Returns:
       ``configured``: ``{"epsilon"}``, ``{"epsilon", "delta"}`` or ``{"rho"}``
       for the configured unit; a zCDP ledger under an (epsilon, delta) target
-      states ``{"epsilon", "delta", "rho"}``, converted at the target's delta.
+      states ``{"epsilon", "delta", "rho"}``, converted at the target's delta (CKS; a
+      tight Gaussian account by the analytic curve, ``TightGaussian.to_approx``).
       ``charged``: the ledger's charge with its field names.
     """
     charged = type(ledger).from_vector(tuple(spent))
     stated = unit.guarantee(charged)
     configured = asdict(stated)
     if stated.rank > target.rank:  # Gaussian noise (zCDP) under an (epsilon, delta) target
-        configured = {"epsilon": _approx_epsilon(stated.primary, target.delta), "delta": target.delta, **configured}
+        eps = (
+            stated.to_approx(target.delta).epsilon if stated.rank > 2 else _approx_epsilon(stated.primary, target.delta)
+        )
+        configured = {"epsilon": eps, "delta": target.delta, **configured}
     return configured, asdict(charged)
