@@ -28,6 +28,7 @@ quiet_third_party_warnings()  # before the imports below: some of them warn
 from pipelines.config import ConfigError, MissingTimeError, Override, load_config
 from pipelines.outputs import budget_dict, budget_text, mechanism_plan, unit_statement
 from transforms.core.forecast import DATA_DEPENDENT, DATA_INDEPENDENT, forecast, release_ticks
+from transforms.core.foundation.accounting import stated_share
 
 __all__ = ["main", "plan_rows", "plan_report", "UNBOUNDED_PERIODS"]
 
@@ -85,6 +86,7 @@ def plan_rows(cfg) -> list[dict]:
         ):
             known[(f.tick, f.query)] = f
     target = cfg.target_budget()
+    ledger = cfg.ledger_budget()  # a tight Gaussian account's shares are shares of its rho (stated_share)
     rows = []
     for stream in cfg.streams:
         for q in cfg.queries:
@@ -99,7 +101,7 @@ def plan_rows(cfg) -> list[dict]:
                 "horizon": entry.horizon,
                 "share": share,  # of the stream's budget; None: the mechanism splits its share its own way
                 "mechanism_share": entry.share,
-                "budget": budget_dict(target.scale(entry.share if share is None else share)),  # (the mechanism's)
+                "budget": budget_dict(stated_share(ledger, target, entry.share if share is None else share)),
                 "beta": cfg.beta,
             }
             for tick in ticks:

@@ -269,3 +269,19 @@ def test_the_plan_command_as_a_user_runs_it_prints_the_bounds_and_no_warning():
     got.pop("seconds")  # the time it took: measured, never asserted
     want = plan_report(load_config(ROOT / "configs" / "demo.yaml"), "configs/demo.yaml")
     assert got == json.loads(json.dumps(want))
+
+
+def test_the_plan_states_a_tight_accounts_share_in_rho():
+    """Under (eps, delta) with Gaussian noise the whole release is one tight Gaussian account
+    (``docs/accounting.md``): a query set's budget in the plan is its share of that rho, not (eps/3, delta/3),
+    which would misstate it (the analytic curve is not linear)."""
+    from pipelines.config import parse_config
+    from transforms.core.foundation.accounting import gaussian_rho_for_approx_tight
+
+    raw = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+    raw["privacy"] = {"epsilon": 1.0, "delta": 1e-6, "unit": "update"}
+    cfg = parse_config(raw, base_dir=ROOT)
+    rows = plan_rows(cfg)
+    rho = gaussian_rho_for_approx_tight(1.0, 1e-6)
+    assert rows[0]["share"] == pytest.approx(1 / 3)
+    assert rows[0]["budget"] == {"rho": pytest.approx(rho / 3, rel=1e-12)}

@@ -206,3 +206,35 @@ def test_a_share_of_a_tight_account_is_stated_in_rho():
     assert stated_share(tight, target, 1 / 4) == TightGaussian(tight.rho / 4)
     assert stated_share(ZCDP(0.5), target, 1 / 4) == ApproxDP(0.25, 2.5e-7)
     assert tight_gaussian_epsilon(tight.rho / 4, 2.5e-7) > 0.25  # what (w eps, w delta) would misstate
+
+
+def test_a_pairs_loss_is_within_an_approx_budget_by_the_tight_route_or_the_cks_route():
+    """``PrivacyLoss.within`` for (eps, delta): a pair whose noise is calibrated by the tight account to the
+    whole budget (sigma^2 = Delta^2 / (2 rho_tight) + DISCRETE_TAU2) is within it, although its rho is above the
+    CKS conversion's; with 1.2x the tight rho (less noise) it is not; and stated against the tight account
+    itself (``TightGaussian``) the comparison counts sigma^2 - DISCRETE_TAU2."""
+    from fractions import Fraction
+
+    from transforms.core.contribution.loss import Draw, privacy_loss
+    from transforms.core.foundation.accounting import (
+        DISCRETE_TAU2,
+        ApproxDP,
+        TightGaussian,
+        gaussian_rho_for_approx_tight,
+        rho_for_approx,
+    )
+
+    budget = ApproxDP(1.0, 1e-6)
+    rho = gaussian_rho_for_approx_tight(1.0, 1e-6)
+    diff = (3 << 20, 4 << 20)  # |Delta|^2 = 25 * 2^40, lattice units
+
+    def pair(r):
+        scale = Fraction(25 << 40, 1) / (2 * Fraction(r)) + DISCRETE_TAU2
+        a = {("s", "c", "q", 1): Draw(("s", "c", "q", 1), "gaussian", scale, diff)}
+        b = {("s", "c", "q", 1): Draw(("s", "c", "q", 1), "gaussian", scale, (0, 0))}
+        return privacy_loss(a, b)
+
+    ok, twin = pair(rho), pair(1.2 * rho)
+    assert ok.rho > rho_for_approx(budget)  # the CKS route alone would refuse it
+    assert ok.within(budget) and ok.within(TightGaussian(rho))
+    assert not twin.within(budget) and not twin.within(TightGaussian(rho))

@@ -64,6 +64,7 @@ __all__ = ["ContinualRelease", "NoOptions", "PlanEntry", "Calibration", "Contrac
 state_class("budget.pure")(accounting.PureDP)
 state_class("budget.approx")(accounting.ApproxDP)
 state_class("budget.zcdp")(accounting.ZCDP)
+state_class("budget.tight_gaussian")(accounting.TightGaussian)  # the tight Gaussian account (net_change)
 state_class("ledger")(accounting.Ledger)
 state_class("ledger.scope")(accounting.Scope)
 state_class("ledger.record")(accounting.Record)

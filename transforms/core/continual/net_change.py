@@ -74,10 +74,6 @@ __all__ = ["NetChangeRelease", "NetChangeOptions", "choose_counter", "tight_acco
 AUTO = "auto"
 TIGHT, ZCDP_CALIBRATION = "tight", "zcdp"
 
-# the tight Gaussian account's budget type in stored state (a ledger holds its budget); its name
-# is part of the state format (the other budgets are registered in transforms/core/protocol.py)
-state_class("budget.tight_gaussian")(TightGaussian)
-
 
 class _options_aware:  # noqa: N801 (used as a decorator, like classmethod)
     """A classmethod whose ``options`` argument defaults to the instance's own options when it is

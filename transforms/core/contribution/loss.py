@@ -25,11 +25,14 @@ from fractions import Fraction
 import numpy as np
 
 from transforms.core.foundation.accounting import (
+    DISCRETE_TAU2,
     ZCDP,
     ApproxDP,
     Budget,
     PureDP,
+    TightGaussian,
     analytic_gaussian_delta,
+    gaussian_rho_for_approx_tight,
     rho_for_approx,
 )
 
@@ -56,6 +59,7 @@ class PrivacyLoss:
     """The privacy loss of a whole output between two inputs."""
 
     rho: float = 0.0  # Gaussian part: sum Delta^2 / (2 sigma^2)
+    rho_lattice: float = 0.0  # the same with sigma^2 - DISCRETE_TAU2 (the tight calibration's statement)
     epsilon: float = 0.0  # Laplace part: sum |Delta| / b
     draws: int = 0
     differing: int = 0  # draws whose pre-noise values differ
@@ -71,13 +75,21 @@ class PrivacyLoss:
         Gaussian part); (eps, delta) with a Gaussian part: the counters' calibration route,
         ``rho <= rho_for_approx(budget)`` (and the Laplace part must be 0), with delta 0: as pure."""
         tol = 1 + TOLERANCE
+        if isinstance(budget, TightGaussian):  # a tight account's rho: the lattice proof's statement
+            return self.epsilon == 0 and self.rho_lattice <= budget.rho * tol
         if isinstance(budget, ZCDP):
             return self.rho + self.epsilon**2 / 2 <= budget.rho * tol
         if isinstance(budget, PureDP) or (isinstance(budget, ApproxDP) and budget.delta == 0):
             return self.rho == 0 and self.epsilon <= budget.epsilon * tol
         if self.epsilon:
             return self.epsilon <= budget.epsilon * tol and self.rho == 0
-        return self.rho <= rho_for_approx(budget) * tol
+        # either route proves (eps, delta) for the discrete Gaussian: the CKS conversion of rho-zCDP, or the
+        # lattice proof of the tight calibration (docs/accounting.md, "The tight Gaussian account"), whose rho
+        # counts sigma^2 - DISCRETE_TAU2; a release on a tight account may pass by the second only
+        eps, delta = float(budget.epsilon), float(budget.delta)
+        return self.rho <= rho_for_approx(budget) * tol or (
+            self.rho_lattice <= gaussian_rho_for_approx_tight(eps, delta) * tol
+        )
 
 
 def gaussian_epsilon(rho: float, delta: float) -> float:
@@ -115,8 +127,10 @@ def privacy_loss(a: dict, b: dict) -> PrivacyLoss:
         q = coords[2] if len(coords) > 2 else coords
         rho, eps = out.by_query.get(q, (0.0, 0.0))
         if da.noise == "gaussian":
-            v = float(Fraction(int(sum(int(x) * int(x) for x in diff)), 2) / da.scale)
+            sq = Fraction(int(sum(int(x) * int(x) for x in diff)), 2)
+            v = float(sq / da.scale)
             out.rho += v
+            out.rho_lattice += float(sq / (da.scale - DISCRETE_TAU2)) if da.scale > DISCRETE_TAU2 else math.inf
             rho += v
         else:
             v = float(Fraction(int(sum(abs(int(x)) for x in diff))) / da.scale)
