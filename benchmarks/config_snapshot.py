@@ -18,7 +18,12 @@ follows the wall clock, so its bytes are not a function of the code alone).
 
 Usage: ``python -m benchmarks.config_snapshot [--out FILE] [NAME ...]``; compare two outputs with ``diff``.
 
-References: ``config_snapshot_stop40.json`` is today's (stop 40). It differs from ``config_snapshot_stop39.json``
+References: ``config_snapshot_stop41.json`` is today's (stop 41). It has an 18th entry, ``open_histogram``
+(``configs/open_histogram.yaml``: a histogram whose cells are not declared, issue 33), and differs from
+``config_snapshot_stop40.json`` only in the ``releases`` of ``v_net_change_entry`` and ``v_person_net_change_approx``:
+(eps, delta) with Gaussian noise is now one tight Gaussian account (docs/accounting.md), 0.869x the noise variance
+and the spend stated in its rho; every other entry is byte-identical.
+``config_snapshot_stop40.json`` (stop 40) differs from ``config_snapshot_stop39.json``
 only in the ``releases`` of ``open_keys``, and there only in ``error_bound`` (null before: every open-key record
 now states its (1 - beta) bound, docs/open_keys.md; with it nulled the bytes are stop 39's).
 ``config_snapshot_stop39.json`` (stop 39) has a 17th entry, ``open_keys``
