@@ -99,3 +99,73 @@ def test_kary_bound_memo_gives_the_bounds_of_the_shared_cache(noise, mechanism, 
     assert "_bound_memo" in c.__dict__
     plain = repr(state_mod.to_plain(c))
     assert "_bound_memo" not in plain and "_bound_key" not in plain
+
+
+# --- the picture: the ticks of a JSON-lines file read by chunks ---------------------------------------------------
+
+
+def _reference_sampled(where, max_periods):
+    """``load_sampled`` as it was: the ticks by a regular expression per line (round 8)."""
+    import re
+
+    from pipelines.results import release_files
+
+    tick = re.compile(rb'"tick": ?(-?[0-9]+)')
+    ticks = set()
+    for path in release_files(where):
+        with open(path, "rb") as fh:
+            for line in fh:
+                m = tick.search(line)
+                if m is None and line.strip():
+                    return "load_rows"
+                if m is not None:
+                    ticks.add(int(m[1]))
+    if len(ticks) <= max_periods:
+        return "load_rows"
+    order = sorted(ticks)
+    k = math.ceil((len(order) - 1) / (max_periods - 1))
+    keep = set(order[::k]) | {order[-1]}
+    rows = []
+    for path in release_files(where):
+        with open(path, "rb") as fh:
+            rows += [json.loads(line) for line in fh if (m := tick.search(line)) and int(m[1]) in keep]
+    return rows, k, len(ticks)
+
+
+def _release_line(rng, t):
+    rec = {"stream": rng.choice(["a", 'b"tick": 9', "tick"]), "tick": t, "query": "q", "estimate": rng.random()}
+    if rng.random() < 0.3:
+        rec["note"] = {"tick": -t}  # a second "tick" later in the line: the first one counts
+    return json.dumps(rec, separators=(",", ":") if rng.random() < 0.5 else None)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 23])
+def test_picture_ticks_by_chunks_are_the_ticks_line_by_line(tmp_path, monkeypatch, chunk):
+    """Files with ticks out of order, blank and whitespace lines, CRLF endings, no final newline, a stream named
+    like a tick, read by chunks of 1 byte to 8 MB: the same rows, k and periods as the per-line reading; a file
+    with a non-blank line without a tick goes to the full reader as before."""
+    from pipelines import plot as plot_mod
+    from pipelines.plot import load_rows, load_sampled
+
+    monkeypatch.setattr(plot_mod, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    for case in range(4):
+        where = tmp_path / f"c{case}"
+        where.mkdir()
+        for f in range(2):
+            lines = [_release_line(rng, rng.randrange(-5, 300)) for _ in range(150)]
+            lines += ["", "  \t", "\r"]
+            rng.shuffle(lines)
+            end = "\r\n" if case == 1 else "\n"
+            (where / f"releases-{f}.jsonl").write_text(end.join(lines) + ("" if case == 2 else end))
+        expected = _reference_sampled(where, 40)
+        got = load_sampled(str(where), 40)
+        assert got == (load_rows(str(where)), 1, 0) if expected == "load_rows" else got == expected
+        assert expected != "load_rows"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    lines = [_release_line(rng, t) for t in range(100)]
+    lines[57] = '{"stream": "a", "query": "q", "estimate": 1.0}'
+    (bad / "releases-0.jsonl").write_text("\n".join(lines) + "\n")
+    assert _reference_sampled(bad, 40) == "load_rows"
+    assert load_sampled(str(bad), 40) == (load_rows(str(bad)), 1, 0)
