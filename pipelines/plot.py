@@ -74,49 +74,6 @@ def _sampled_ticks(ticks: set, max_periods: int) -> tuple[set | None, int]:
     return set(order[::k]) | {order[-1]}, k
 
 
-_LINE_TICK = re.compile(rb'^[^\n]*?"tick": ?(-?[0-9]+)', re.M)  # a line's first tick, as _TICK finds it
-_NONBLANK = re.compile(rb"^[ \t\r\f\v]*[^\s]", re.M)  # a line that is not blank (bytes.strip's whitespace)
-_CHUNK = 1 << 23  # bytes read at once by _file_ticks (whole lines)
-
-
-def _lines_ticks(paths: list) -> set | None:
-    """The distinct ticks of the files' lines (each line's first ``_TICK``), or None when a non-blank line has
-    none: the reference of :func:`_file_ticks`, a regular expression per line."""
-    ticks = set()
-    for path in paths:
-        with open(path, "rb") as fh:
-            for line in fh:
-                m = _TICK.search(line)
-                if m is None and line.strip():
-                    return None
-                if m is not None:
-                    ticks.add(int(m[1]))
-    return ticks
-
-
-def _file_ticks(paths: list) -> set | None:
-    """What :func:`_lines_ticks` returns, by a few megabytes of whole lines at a time: one ``findall`` of each
-    line's first tick and one count of the non-blank lines per chunk (in C, not a Python step per line); when
-    the counts differ (a non-blank line without a tick: the full reader decides), None."""
-    ticks = set()
-    for path in paths:
-        with open(path, "rb") as fh:
-            rest = b""
-            while True:
-                chunk = fh.read(_CHUNK)
-                data = rest + chunk
-                if chunk:
-                    cut = data.rfind(b"\n") + 1
-                    data, rest = data[:cut], data[cut:]
-                found = _LINE_TICK.findall(data)
-                if len(found) != len(_NONBLANK.findall(data)):
-                    return None
-                ticks.update(map(int, found))
-                if not chunk:
-                    break
-    return ticks
-
-
 def load_sampled(where: str, max_periods: int | None = None) -> tuple[list[dict], int, int]:
     """``(rows, k, periods)``: the release records of ``where`` (:func:`load_rows`) at every k-th of its
     ``periods`` distinct ticks (module docstring; ``k = 1``: all). JSON-lines files are read twice, the ticks
@@ -132,9 +89,15 @@ def load_sampled(where: str, max_periods: int | None = None) -> tuple[list[dict]
         keep, k = _sampled_ticks({r["tick"] for r in rows}, max_periods)
         periods = len({r["tick"] for r in rows})
         return (rows if keep is None else [r for r in rows if r["tick"] in keep]), k, periods
-    ticks = _file_ticks(paths)
-    if ticks is None:
-        return load_rows(where), 1, 0  # not a release line as written: the full reader decides
+    ticks = set()
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                m = _TICK.search(line)
+                if m is None and line.strip():
+                    return load_rows(where), 1, 0  # not a release line as written: the full reader decides
+                if m is not None:
+                    ticks.add(int(m[1]))
     keep, k = _sampled_ticks(ticks, max_periods)
     if keep is None:
         return load_rows(where), 1, len(ticks)
