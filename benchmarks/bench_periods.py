@@ -78,6 +78,11 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _peak_mb() -> float:
+    """Peak resident memory of this process (the DirectRunner runs in it), in MB (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--periods", type=int, default=YEAR)
@@ -104,7 +109,7 @@ def main(argv=None):
     print(
         f"bench_periods: {args.periods} one-minute periods, {len(lines)} updates, {n_out} release records: "
         f"{dt:.1f} s ({args.periods / dt:,.0f} periods/s; load {load:.1f} on 2 cores before the run), "
-        f"{cpu:.1f} s of CPU"
+        f"{cpu:.1f} s of CPU, peak memory {_peak_mb():,.0f} MB"
     )
 
 

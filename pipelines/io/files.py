@@ -35,6 +35,7 @@ __all__ = [
     "csv_header",
     "schema",
     "SCHEMAS",
+    "json_line",
 ]
 
 SOURCE_FORMATS = ("jsonl", "csv", "avro")
@@ -427,7 +428,7 @@ def write_files(
         else:
             (
                 records
-                | f"Json{label}" >> beam.Map(json.dumps)
+                | f"Json{label}" >> beam.Map(json_line)
                 | f"Write{label}" >> beam.io.WriteToText(prefix, file_name_suffix=suffix)
             )
         return prefix + "*" + suffix
@@ -450,6 +451,30 @@ def write_files(
         path=base, file_naming=_window_file_naming(name, suffix), sink=file_sink, shards=1
     )
     return prefix + "*" + suffix
+
+
+def _line_encoder():
+    """The encoder ``json.dumps(record)`` builds for every call (its defaults: ASCII escapes, ``", "`` and
+    ``": "``, NaN allowed, keys unsorted), built once: the same C encoder in the same one-shot mode, so the same
+    text. Without the circular-reference markers (a dict shared by every call and every thread would be mutable
+    state); a record that contains itself, which no output record does, raises RecursionError instead of
+    ValueError. ``None`` where the C accelerator is missing (then :func:`json_line` is ``json.dumps``)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    defaults = json.JSONEncoder()
+    return make(None, defaults.default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+
+
+_ENCODER = _line_encoder()
+
+
+def json_line(record) -> str:
+    """``json.dumps(record)``, without building a new encoder per record (the JSON lines sinks' step: one call
+    per output record)."""
+    if _ENCODER is None:
+        return json.dumps(record)
+    return "".join(_ENCODER(record, 0))
 
 
 def _window_file_naming(name: str, suffix: str):
@@ -476,7 +501,7 @@ class JsonFileSink(fileio.FileSink):
         self._fh = fh
 
     def write(self, record):
-        self._fh.write(json.dumps(record).encode() + b"\n")
+        self._fh.write((json_line(record) + "\n").encode())
 
     def flush(self):
         self._fh.flush()

@@ -107,7 +107,8 @@ class KaryTreeCounter(ContinualCounter):
 
     name = "kary_tree"
     needs_horizon = True
-    _STATE_EXCLUDE = ("_bound_key",)  # derived from the level profiles (rebuilt on first use)
+    # derived from the level profiles, and the last block of bounds used (both rebuilt on first use)
+    _STATE_EXCLUDE = ("_bound_key", "_bound_memo")
 
     @classmethod
     def planned_cost(cls, budget, coords, *, horizon, noise_kind):
@@ -199,11 +200,20 @@ class KaryTreeCounter(ContinualCounter):
             return 0.0
         if not self.honaker or self.horizon < NEWTON_FROM:
             return super().error_bound(beta, n)
+        t = self.t
+        index = (t - 1) // _BLOCK
+        # The last block used, kept on the instance: consecutive periods share a block (4096 of them), and the
+        # shared cache's key (the nested tuple of the level profiles' terms) is hashed on every look-up. The
+        # memo holds what _block_bounds returned for the same beta and block index (the key is fixed for the
+        # instance: its level profiles never change), so the bound is the same float.
+        memo = self.__dict__.get("_bound_memo")
+        if memo is not None and memo[0] == beta and memo[1] == index:
+            return float(memo[2][(t - 1) % _BLOCK])
         key = getattr(self, "_bound_key", None)
         if key is None:
             key = self._bound_key = tuple(tuple(sorted(p.terms.items())) for p in self._level_profiles)
-        t = self.t
-        block = _block_bounds(key, self.radices, self.horizon, beta / self.mechanism.num_queries, (t - 1) // _BLOCK)
+        block = _block_bounds(key, self.radices, self.horizon, beta / self.mechanism.num_queries, index)
+        self._bound_memo = (beta, index, block)
         return float(block[(t - 1) % _BLOCK])
 
 
