@@ -34,6 +34,7 @@ from transforms.core.foundation.accounting import (
     analytic_gaussian_delta,
     gaussian_rho_for_approx_tight,
     rho_for_approx,
+    smallest_epsilon,
 )
 
 __all__ = ["Draw", "PrivacyLoss", "privacy_loss", "gaussian_epsilon", "TOLERANCE"]
@@ -97,16 +98,7 @@ def gaussian_epsilon(rho: float, delta: float) -> float:
     if rho <= 0:
         return 0.0
     mu = math.sqrt(2 * rho)
-    lo, hi = 0.0, 1.0
-    while analytic_gaussian_delta(hi, mu) > delta:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if analytic_gaussian_delta(mid, mu) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return smallest_epsilon(lambda eps: analytic_gaussian_delta(eps, mu), delta)
 
 
 def privacy_loss(a: dict, b: dict) -> PrivacyLoss:

@@ -26,6 +26,7 @@ __all__ = [
     "rho_for_epsilon_delta",
     "analytic_gaussian_delta",
     "gaussian_rho_for_approx_tight",
+    "smallest_epsilon",
     "tight_gaussian_delta",
     "tight_gaussian_epsilon",
     "DISCRETE_TAU2",
@@ -175,13 +176,19 @@ def tight_gaussian_epsilon(rho: float, delta: float) -> float:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     if rho <= 0:
         return 0.0
+    return smallest_epsilon(lambda eps: tight_gaussian_delta(eps, rho), delta)
+
+
+def smallest_epsilon(delta_at, delta: float) -> float:
+    """The smallest epsilon with ``delta_at(epsilon) <= delta`` for a privacy profile ``delta_at``
+    non-increasing in epsilon: doubling from 1, then 200 bisection steps, rounded up (the safe side)."""
     hi = 1.0
-    while tight_gaussian_delta(hi, rho) > delta:
+    while delta_at(hi) > delta:
         hi *= 2
     lo = 0.0
     for _ in range(200):
         mid = (lo + hi) / 2
-        if tight_gaussian_delta(mid, rho) > delta:
+        if delta_at(mid) > delta:
             lo = mid
         else:
             hi = mid
