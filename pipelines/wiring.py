@@ -65,6 +65,7 @@ class _ParseFn(beam.DoFn):
         self.max_future_seconds = max_future_seconds
         self.read = Metrics.counter(NAMESPACE, "records_read")
         self.seen = 0
+        self.in_bundle = 0
         self.parser = None
 
     def setup(self):
@@ -75,8 +76,16 @@ class _ParseFn(beam.DoFn):
             max_future_seconds=self.max_future_seconds,
         )
 
+    def start_bundle(self):
+        self.in_bundle = 0
+
+    def finish_bundle(self):
+        if self.in_bundle:  # one metric update per bundle, not per element (ValidateFn does the same)
+            self.read.inc(self.in_bundle)
+        self.in_bundle = 0
+
     def process(self, element):
-        self.read.inc()
+        self.in_bundle += 1
         self.seen += 1
         if self.seen % PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
             PROGRESS.info("records read by this worker: %d", self.seen)
