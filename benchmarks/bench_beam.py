@@ -21,7 +21,8 @@ Wall time includes pipeline start-up. Batch reads the file with ReadFromText; th
 cannot run that splittable source, so there the keyed counts and the reference get the same lines from Create
 (the release CLI reads its file source as a bounded source: ``default`` runs in batch only). Peak memory is
 the peak of the summed RSS of the run's process tree (sampled every 0.2 s: the run's process and the SDK
-worker processes it starts).
+worker processes it starts). CPU seconds: user + sys of the run's process and the child processes it waited for
+(the figure to compare when the machine is shared: wall time follows the load).
 
 Every run is a fresh interpreter (an earlier pipeline's garbage, caches and threads would otherwise slow the
 later ones); each pipeline runs ``--repeat`` times, interleaved with the others, and the table gives the
@@ -236,9 +237,12 @@ def _tree_rss_kb(root: int) -> int:
     return sum(rss.get(pid, 0) for pid in tree)
 
 
-def measure(path: Path, mode: str, pipeline: str, end: float, timeout: float | None = None) -> tuple[float, float]:
+def measure(
+    path: Path, mode: str, pipeline: str, end: float, timeout: float | None = None
+) -> tuple[float, float, float]:
     """One run in a fresh interpreter (no garbage, caches or threads left by an
-    earlier pipeline): (seconds, peak summed RSS in MB of its process tree). Raises
+    earlier pipeline): (seconds, peak summed RSS in MB of its process tree, CPU seconds: user + sys of the run's
+    process and the processes it waited for). Raises
     ``subprocess.TimeoutExpired`` after ``timeout`` seconds (the run is killed)."""
     cmd = [sys.executable, __file__, "--one", mode, pipeline, str(path), repr(end)]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -256,7 +260,7 @@ def measure(path: Path, mode: str, pipeline: str, end: float, timeout: float | N
         if proc.returncode:
             raise subprocess.CalledProcessError(proc.returncode, cmd, out.read(), err.read()[-3000:])
         words = out.read().split()
-    return float(words[-2]), max(float(words[-1]), peak / 1024)
+    return float(words[-3]), max(float(words[-2]), peak / 1024), float(words[-1])
 
 
 def state_bytes(path: Path, end: float) -> tuple[float, float]:
@@ -303,7 +307,9 @@ def main(argv=None):
     if args.one:
         mode, pipeline, path, end = args.one
         t = run_one(Path(path), mode, pipeline, float(end))
-        print(f"{t:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        print(f"{t:.4f} {me.ru_maxrss / 1024:.0f} {cpu:.2f}")
         return
     if args.runner == "flink":
         return main_flink(args)
@@ -318,19 +324,27 @@ def main(argv=None):
         if args.state:
             entry, period = state_bytes(path, end)
             print(f"# streaming state: {entry:.0f} bytes per live entry (meta), {period:.0f} per open period\n")
-        print("| mode | pipeline | seconds | updates/s | peak RSS (MB) |")
-        print("|---|---|---|---|---|")
+        print("| mode | pipeline | seconds | CPU seconds | updates/s | peak RSS (MB) |")
+        print("|---|---|---|---|---|---|")
         for mode in modes:
             pipelines = [p for p in chosen if not (p == "default" and mode == "streaming")]
             times: dict[str, list[float]] = {p: [] for p in pipelines}
             rss: dict[str, list[float]] = {p: [] for p in pipelines}
+            cpus: dict[str, list[float]] = {p: [] for p in pipelines}
             for r in range(args.repeat):
                 for pipeline in pipelines:
                     if pipeline == "entry" and r:  # 1-1.5 min in batch (the SDK sizes every key's state): once
                         continue
-                    t, m = measure(path, mode, pipeline, end)
+                    load = os.getloadavg()[0]
+                    t, m, c = measure(path, mode, pipeline, end)
                     times[pipeline].append(t)
                     rss[pipeline].append(m)
+                    cpus[pipeline].append(c)
+                    print(
+                        f"# run {r + 1} {mode} {pipeline}: {t:.1f} s, {c:.1f} s CPU, peak {m:.0f} MB; "
+                        f"load {load:.1f} before, {os.getloadavg()[0]:.1f} after",
+                        flush=True,
+                    )
             for p in pipelines:
                 ts = times[p]
                 med = statistics.median(ts)
@@ -338,9 +352,11 @@ def main(argv=None):
                 extra = ""
                 if p in ("default", "fd") and "reference" in times:
                     per_run = "/".join(f"{a / b:.2f}" for a, b in zip(times["reference"], ts))
-                    extra = f"; reference/release run by run: {per_run}"
+                    per_cpu = "/".join(f"{a / b:.2f}" for a, b in zip(cpus["reference"], cpus[p]))
+                    extra = f"; reference/release run by run: {per_run} (CPU: {per_cpu})"
+                cpu = statistics.median(cpus[p])
                 print(
-                    f"| {MODES[mode]} | {PIPELINES[p]} | {med:.1f}{spread} | {n / med:,.0f}{extra} "
+                    f"| {MODES[mode]} | {PIPELINES[p]} | {med:.1f}{spread} | {cpu:.1f} | {n / med:,.0f}{extra} "
                     f"| {max(rss[p]):.0f} |",
                     flush=True,
                 )
@@ -365,13 +381,13 @@ def main_flink(args) -> None:
             print("|---|---|---|---|---|---|")
             for mode in modes:
                 runner = MODES[mode]
-                warm, _ = measure(path, mode, "warmup", last)
+                warm, _, _ = measure(path, mode, "warmup", last)
                 print(f"| {runner} | {mode} | warm-up job (100 elements, GroupByKey) | {warm:.1f} | - | - |")
                 times = {}
                 for pipeline in args.pipelines.split(","):
                     name = PIPELINES[pipeline]
                     try:
-                        t, rss = measure(path, mode, pipeline, last, timeout=args.flink_timeout)
+                        t, rss, _ = measure(path, mode, pipeline, last, timeout=args.flink_timeout)
                     except subprocess.TimeoutExpired:
                         for job in server.flink_jobs():  # the killed run's job would go on in the job server
                             server.rest("PATCH", f"/jobs/{job['jid']}?mode=cancel")

@@ -27,6 +27,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pipelines.wiring as wiring
 from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.outputs import dead_dict, schema
 from pipelines.parse import PubsubElement, RecordParser
@@ -578,6 +579,7 @@ def test_a_failed_pipeline_exits_non_zero_without_the_payload(tmp_path, capsys, 
         raise RuntimeError("SECRET-PAYLOAD")
 
     monkeypatch.setattr(RecordParser, "parse", boom)
+    monkeypatch.setattr(wiring, "fast_parse", lambda parser, element: None)  # the parse step's JSON-lines path
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(CLEAN[0]) + "\n")
     assert _run_cli(tmp_path, _raw(tmp_path, src), "--runner=DirectRunner") == 1

@@ -27,7 +27,7 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import dead_letter, resolve_updates, update_order
+from transforms.common import dead_letter, in_update_order, resolve_updates
 from transforms.core.foundation.aggregates import in_tick_order
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -66,7 +66,7 @@ class ResolveEntriesBoundedFn(beam.DoFn):
 
     def process(self, element):
         key, updates = element
-        ordered = sorted(updates, key=update_order)
+        ordered = in_update_order(updates)  # sorted(updates, key=update_order), without its key where it can
         acc = self.acc.get(key[0])
         if acc is None:
             acc = self.acc[key[0]] = {}

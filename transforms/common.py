@@ -11,6 +11,7 @@ The mechanisms are driven only through the ``ContinualRelease`` contract
 from __future__ import annotations
 
 import logging
+import operator
 
 import apache_beam as beam
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "apply_in_order",
     "update_record",
     "update_order",
+    "in_update_order",
     "resolve_updates",
     "dead_letter",
 ]
@@ -78,12 +80,35 @@ def dead_letter(reason: str, key, value, stage: str = "registry") -> DeadLetter:
 def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):
     """:func:`transforms.core.foundation.aggregates.resolve_entry` over the pipeline's
     update tuples ``(tick, seq, op, item, event_time[, raw])`` (given in
-    :func:`update_order`); the rejections come back with their full tuples."""
-    five = [(v[0], v[1], v[2], v[3], i) for i, v in enumerate(updates)]
-    state, batches, dead, accepted = resolve_entry(
-        state, entry_id, five, domain_sizes, deletions_allowed, max_mutations, into
-    )
-    return state, batches, [(reason, updates[v[4]]) for reason, v in dead], accepted
+    :func:`update_order`); the rejections come back with their full tuples (``resolve_entry`` reads the first
+    four fields of each and returns the rejected tuples as given: no copy of the updates)."""
+    return resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations, into)
+
+
+def in_update_order(updates) -> list:
+    """``sorted(updates, key=update_order)`` (update tuples of one entry), sorted by ``(tick, event_time,
+    seq)`` alone where those are distinct (nearly always: one update of an entry per time). A sort by a prefix
+    of :func:`update_order`'s key gives its order when no two updates tie on the prefix and the prefix's
+    values compare as numbers do (an int tick and seq, a float time that is not NaN: what ``ValidateFn``
+    passes on). A tie, or any other prefix, takes the full key."""
+    updates = updates if type(updates) is list else list(updates)
+    if len(updates) < 2:
+        return updates[:]
+    try:
+        ordered = sorted(updates, key=_PREFIX)
+    except TypeError:  # a prefix that does not compare: the full key decides (or raises) as before
+        return sorted(updates, key=update_order)
+    prev = None
+    for u in ordered:
+        cur = _PREFIX(u)
+        t = cur[1]
+        if cur == prev or type(cur[0]) is not int or type(t) is not float or t != t or type(cur[2]) is not int:
+            return sorted(updates, key=update_order)
+        prev = cur
+    return ordered
+
+
+_PREFIX = operator.itemgetter(0, 4, 1)  # (tick, event_time, seq): the first three fields of update_order's key
 
 
 class ReleaseStep(StreamStep):

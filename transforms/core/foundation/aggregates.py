@@ -70,10 +70,11 @@ def valid_item(item, domain_sizes) -> bool:
 def resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):
     """Resolve one entry's updates, given in (tick, seq) order, from ``state``.
 
-    ``updates``: tuples ``(tick, seq, op, item, event_time)``. Returns the new
+    ``updates``: tuples ``(tick, seq, op, item, event_time, ...)`` (fields after the fifth are carried, not
+    read: the pipelines' tuples hold the record as received there). Returns the new
     state, the accepted updates summed per tick (``into`` if given: tick ->
     ``[inserts, deletes, n]``, see :func:`fold`), the rejections as
-    ``(reason, update)`` pairs and the number of accepted updates. The common
+    ``(reason, update)`` pairs (the update tuple as given) and the number of accepted updates. The common
     cases (insert of a new entry, delete of a live one without a mutation
     limit) take a shortcut that decides them as ``resolve`` does; everything
     else goes through ``resolve``.
@@ -84,7 +85,7 @@ def resolve_entry(state, entry_id, updates, domain_sizes, deletions_allowed, max
     unlimited = max_mutations is None
     accepted = 0
     for value in updates:
-        tick, _, op, item, _ = value
+        tick, op, item = value[0], value[2], value[3]  # (tick, seq, op, item, event_time, ...)
         if plain_id and op == INSERT and state is None and valid_item(item, domain_sizes):
             state, ins, dele, n = (item, tick, 1), item, None, 1
         elif plain_id and unlimited and op == DELETE and state is not None and deletions_allowed:
