@@ -90,7 +90,7 @@ def merged_ratio_path(params=PROFILE2, t1: int = 512, n: int = N2, handover: boo
     v0 = g1[-1] if handover else 1.0  # "merged only": x_0 released alone with e_0, nothing before T1
     tau = t[t1:] - t1  # steps past T1 (tau >= 1)
     late = v0 * b2[tau] + bsq[tau - 1]
-    early = g1 if handover else np.full(t1, np.inf)
+    early = g1 if handover else np.concatenate([np.full(t1 - 1, np.inf), [1.0]])  # merged only: x_0 alone at T1
     var = np.concatenate([early, late]) * m / 2.0  # sigma^2 = M / (2 rho): the sensitivity is M in both
     return {"ratio": var / (s * s / 2.0), "M": m, "t": t}
 
@@ -174,9 +174,75 @@ def reduced_table(cases=((256, 4), (512, 8), (1024, 8))) -> list[str]:
     return out
 
 
+def capped_start_bound(n: int, t0: int, cap: float, iters: int = 80) -> float:
+    """The certified lower bound of ``anytime_floor.general_optimum`` with the rows before t0 held to a
+    ratio <= cap too (weights 1 / (s(t) sqrt(cap)) there): how much the optimum lives on a free start."""
+    from scipy.linalg import svd
+
+    s = sqrt_row_norms(n)
+    ts = np.arange(1, n + 1)
+    a = (np.arange(n)[None, :] < ts[:, None]).astype(float)
+    w = 1.0 / (s * np.sqrt(np.where(ts < t0, cap, 1.0)))
+    lam, mu, lower = np.full(n, 1.0 / n), np.full(n, 1.0 / n), 0.0
+    for _ in range(iters):
+        u, sv, vt = svd((np.sqrt(lam) * w)[:, None] * a * np.sqrt(mu)[None, :], full_matrices=False)
+        f = float(sv.sum())
+        lower = max(lower, f * f)
+        lam = np.sqrt(lam * ((u * u) @ sv) / f)
+        lam /= lam.sum()
+        mu = np.sqrt(mu * ((vt.T * vt.T) @ sv) / f)
+        mu /= mu.sum()
+    return lower
+
+
+def readout(n: int = 512, t0: int = 8) -> list[str]:
+    """The optimum's (X, E) at [t0, n]: X's stationarity and E's diagonal (``docs/counters.md``)."""
+    from benchmarks.anytime_floor import general_optimum, reverse_cholesky
+
+    g = general_optimum(n, t0)
+    x = g["x"]
+    e = reverse_cholesky(x)
+    out = [f"bound {g['lower']:.4f}, primal {g['primal']:.4f}"]
+    for lag in (1, 8, 128):
+        out.append(
+            f"X[j, j+{lag}], j = 16, 32, ..., 256: " + " ".join(f"{x[j, j + lag]:.3f}" for j in (16, 32, 64, 128, 256))
+        )
+    out.append(
+        "E diagonal, j = 0..8, 16, 64, 256, n-12, n-1: "
+        + " ".join(f"{e[j, j]:.3f}" for j in (*range(9), 16, 64, 256, n - 12, n - 1))
+    )
+    return out
+
+
+def inverse_variance_mix(step: int, lo: int = 10, hi: int = 24) -> tuple[float, np.ndarray]:
+    """Square roots for horizons 2^lo, 2^(lo+step), ..., 2^hi (each stopped at its horizon) with budget
+    shares p_i, combined at each t by inverse-variance weights: the ratio at t is
+    1 / sum_{T_i >= t} p_i s(t) / s(T_i); the shares minimising its max over t (16 points an octave)
+    by a linear program."""
+    from scipy.optimize import linprog
+
+    s = sqrt_row_norms(1 << hi)
+    hs = [1 << v for v in range(lo, hi + 1, step)]
+    if hs[-1] != 1 << hi:
+        hs.append(1 << hi)
+    ts = np.unique(np.round(2.0 ** np.arange(lo, hi + 1e-9, 1 / 16)).astype(int))
+    a_ub = [[-(s[t - 1] / s[h - 1]) if h >= t else 0.0 for h in hs] + [1.0] for t in ts]
+    m = len(hs)
+    res = linprog(
+        c=[0.0] * m + [-1.0],
+        A_ub=a_ub,
+        b_ub=[0.0] * len(ts),
+        A_eq=[[1.0] * m + [0.0]],
+        b_eq=[1.0],
+        bounds=[(0, None)] * m + [(None, None)],
+    )
+    return 1.0 / res.x[-1], res.x[:-1]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reduced", action="store_true")
+    ap.add_argument("--others", action="store_true", help="readout, capped start, inverse-variance mix")
     ap.add_argument("--t1", type=int, nargs="+", default=[256, 512, 768])
     ap.add_argument("--params", type=float, nargs=3, default=list(PROFILE2))
     args = ap.parse_args(argv)
@@ -185,6 +251,21 @@ def main(argv=None) -> int:
         print("|---|---|---|")
         for row in reduced_table():
             print(row, flush=True)
+        return 0
+    if args.others:
+        for line in readout():
+            print(line, flush=True)
+        for cap in (float("inf"), 4.0, 2.0, 1.5):
+            print(
+                f"[4, 256], rows before t0 held to ratio <= {cap}: bound {capped_start_bound(256, 4, cap):.4f}",
+                flush=True,
+            )
+        for step in (1, 2, 4, 7):
+            w, p = inverse_variance_mix(step)
+            print(
+                f"inverse-variance mix of square roots every {step} octaves: {w:.4f} (last share {p[-1]:.3f})",
+                flush=True,
+            )
         return 0
     print(f"params (A, K0, P) = {tuple(args.params)}")
     print("| T1 | variant | M | 2^10 | 2^14 | 2^18 | 2^22 | 2^24 | worst, every t in [2^10, 2^24] | t=1 | T1/2 | T1 |")
