@@ -1,0 +1,82 @@
+"""benchmarks/anytime_merge.py: the merged-start anytime counter model (``docs/counters.md``, "Anytime
+square root", "Merged start"). Its certified parts, on a dense 40-step model: the encoder and the
+decoder the closed form assumes are a counter (noise off = prefix sums), the closed-form variance is
+the decoder's row norms (a decoder that forgets the handover's variance is caught), the privacy claim
+(every column no heavier than the damped Toeplitz column: a phase 1 heavier by 5% is caught), and the
+model's worst ratio is never below the certified lower bound of any counter. Well under a second."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.anytime_floor import general_optimum, sqrt_coefficients_f, sqrt_row_norms
+from benchmarks.anytime_merge import (
+    closed_form_variances,
+    decoder_sq,
+    dense_decoder,
+    dense_merged,
+    merged_ratio_path,
+)
+
+N, T1 = 40, 8
+
+
+def parts(scale1: float = 1.0):
+    c = sqrt_coefficients_f(N)
+    e = c * (1.0 + np.arange(N) / 4.0) ** -0.3  # a damped square root, e_0 = 1
+    p1 = scale1 * c[:T1] / np.sqrt(np.sum(c[:T1] ** 2))  # phase 1: column norm^2 1 = e_0^2
+    return e, p1
+
+
+def test_noise_off_is_the_prefix_sum():
+    e, p1 = parts()
+    enc, dec = dense_merged(N, T1, e, p1), dense_decoder(N, T1, e, p1)
+    np.testing.assert_allclose(dec @ enc, np.tril(np.ones((N, N))), atol=1e-12)
+
+
+def test_closed_form_variance_is_the_decoder_rows():
+    e, p1 = parts()
+    dec = dense_decoder(N, T1, e, p1)
+    rows = (dec * dec).sum(axis=1)
+    cf = closed_form_variances(N, T1, e, p1)
+    np.testing.assert_allclose(cf, rows, rtol=1e-12)
+    # broken twin: the handover's variance (phase 1's at T1) taken as a fresh release's (1)
+    b2, bsq = decoder_sq(e[: N - T1 + 1])
+    tau = np.arange(1, N - T1 + 1)
+    twin = np.concatenate([cf[:T1], b2[tau] + bsq[tau - 1]])
+    assert np.abs(twin - rows).max() > 1e-3
+
+
+@pytest.mark.parametrize("scale1, ok", [(1.0, True), (1.05, False)])
+def test_columns_bounded_by_the_toeplitz_column(scale1, ok):
+    """Sensitivity: every item's column (phase 1 + the merged item's phase-2 entries, or a later
+    item's Toeplitz column) has squared norm at most sum_k e_k^2 over the merged stream's horizon
+    (the infinite column bounds it for ever); the first item's column attains it."""
+    e, p1 = parts(scale1)
+    enc = dense_merged(N, T1, e, p1)
+    cols = (enc * enc).sum(axis=0)
+    bound = float(np.sum(e[: N - T1 + 1] ** 2))
+    assert bool(cols.max() <= bound * (1 + 1e-12)) is ok
+    if ok:
+        np.testing.assert_allclose(cols[0], bound, rtol=1e-12)  # item 1: the whole phase-1 column
+
+
+def test_path_matches_the_closed_form_and_the_lower_bound():
+    """merged_ratio_path's ratios (n = 64, T1 = 4, profile 2's damping) are M/2 times the closed-form
+    variances over s(t)^2 / 2, and over [4, 64] never below the certified bound of any counter."""
+    n, t1 = 64, 4
+    path = merged_ratio_path(t1=t1, n=n)
+    from benchmarks.anytime_merge import PROFILE2, damped
+
+    e = damped(n, *PROFILE2)
+    c = sqrt_coefficients_f(t1)
+    cf = closed_form_variances(n, t1, e, c / np.sqrt(np.sum(c * c)))
+    s = sqrt_row_norms(n)
+    np.testing.assert_allclose(path["ratio"], path["M"] * cf / s**2, rtol=1e-9)
+    # the model's column on the 64 steps is at most M (its infinite column), so its true worst ratio
+    # on [4, 64] is at most the reported one and at least the certified lower bound
+    col = float(np.sum(e[: n - t1 + 1] ** 2))
+    assert col <= path["M"]
+    lower = general_optimum(n, t1, iters=40)["lower"]
+    assert lower <= (col * cf / s**2)[t1 - 1 :].max()
