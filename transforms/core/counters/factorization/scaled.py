@@ -60,6 +60,8 @@ __all__ = [
     "max_column_norm_sq",
     "scaled_objective",
     "optimize_scaled",
+    "polish_scaled",
+    "lattice_max_variance",
     "scaled_variance_path",
 ]
 
@@ -104,11 +106,16 @@ def _coefficients(horizon: int) -> np.ndarray:
 def scaled_diagonal(horizon: int) -> np.ndarray:
     """s_k = round(d_k 2^b), b = scale_bits(T), k < T, int64, with d normalised to max 1 (max s = 2^b).
     Fixed-order IEEE arithmetic (the same on every IEEE-754 platform)."""
-    logd = _basis(horizon) @ _coefficients(horizon)
-    logd = logd - logd.max()
-    s = np.rint(np.exp(logd) * float(1 << scale_bits(horizon))).astype(np.int64)
+    s = _diagonal(horizon, _coefficients(horizon))
     s.setflags(write=False)
     return s
+
+
+def _diagonal(horizon: int, coef) -> np.ndarray:
+    """s_k = round(d_k 2^b) for the cosine coefficients ``coef`` of log d (normalised to max 1)."""
+    logd = _basis(horizon) @ np.asarray(coef, dtype=np.float64)
+    logd = logd - logd.max()
+    return np.rint(np.exp(logd) * float(1 << scale_bits(horizon))).astype(np.int64)
 
 
 def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -175,16 +182,38 @@ class ScaledTables(LatticeTables):
         self.n2 = max_column_norm_sq(self.s, coarse) if scaled else self.n2
         self.s_f = self.s.astype(np.float64)
         self.smax = int(self.s.max())
-        w = float(1 << (2 * self.shift)) / (self.s_f * self.s_f)
-        row = _conv(self.b[:horizon] ** 2, w)[:horizon]
-        self.rowsq = np.maximum(row, 0.0) * (1.0 + 1e-9)  # FFT slack, rounded up
+        self.rowsq = _rowsq(self.b, self.s_f, self.shift, horizon)
         for arr in (self.s_f, self.rowsq):
             arr.setflags(write=False)
+
+
+def _rowsq(b: np.ndarray, s_f: np.ndarray, shift: int, horizon: int) -> np.ndarray:
+    """rowsq[t-1] = 4^shift sum_{k<t} b_{t-1-k}^2 / s_k^2 (one FFT), rounded up by 1e-9 (FFT slack)."""
+    w = float(1 << (2 * shift)) / (s_f * s_f)
+    row = _conv(np.asarray(b[:horizon]) ** 2, w)[:horizon]
+    return np.maximum(row, 0.0) * (1.0 + 1e-9)
 
 
 @functools.lru_cache(maxsize=8)
 def scaled_tables(horizon: int, scaled: bool = True) -> ScaledTables:
     return ScaledTables(horizon, scaled)
+
+
+def lattice_max_variance(horizon: int, coef=None, rho: float = 1.0) -> float:
+    """The exact lattice figure of a diagonal: the max over t of the per-step variance (count, zCDP
+    ``rho``) of ``scaled_sqrt`` at ``horizon`` whose log d has the cosine coefficients ``coef``
+    (default: the table's for ``horizon``, when it equals ``scaled_variance_path(horizon, rho).max()``):
+    the exact max column norm, sigma^2 rounded up, the decoder's row norms. What
+    :func:`polish_scaled` minimises."""
+    from fractions import Fraction
+
+    from transforms.core.foundation.noise import as_ratio_up
+
+    tab = scaled_tables(horizon)
+    s = tab.s if coef is None else _diagonal(horizon, coef)
+    n2 = max_column_norm_sq(s, tab.cint >> tab.shift)
+    sigma2 = float(as_ratio_up(Fraction(n2) / (2 * Fraction(rho))))
+    return sigma2 * 2.0 ** (-2 * LATTICE_BITS) * float(_rowsq(tab.b, s.astype(np.float64), tab.shift, horizon).max())
 
 
 @state_class("counter.scaled_sqrt")
@@ -244,18 +273,21 @@ def scaled_variance_path(horizon: int, rho: float = 1.0) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def scaled_objective(logd: np.ndarray, c2: np.ndarray, p: float) -> tuple[float, np.ndarray]:
+def scaled_objective(logd: np.ndarray, c2: np.ndarray, p: float, r2: np.ndarray | None = None):
     """Smoothed log(max column norm^2 of D C) + log(max row norm^2 of C D^-1) (p-norms
-    of the normalised norms, -> the max as p grows) and its gradient in log d."""
-    n = len(c2)
+    of the normalised norms, -> the max as p grows) and its gradient in log d. ``r2``: the
+    squared decoder weights when the encoder's Toeplitz part is not C itself (default ``c2``:
+    the decoder of C is C); ``c2`` may be shorter than ``logd`` (a snapped factor)."""
+    n = len(logd)
+    r2 = c2 if r2 is None else r2
     d2 = np.exp(2 * logd)
     col = _conv(d2[::-1], c2)[:n][::-1]
-    row = _conv(1.0 / d2, c2)[:n]
+    row = _conv(1.0 / d2, r2)[:n]
     wc, wr = (col / col.max()) ** p, (row / row.max()) ** p
     val = math.log(col.max()) + math.log(wc.sum()) / p + math.log(row.max()) + math.log(wr.sum()) / p
     gc, gr = wc / wc.sum() / col, wr / wr.sum() / row
     gd2 = _conv(gc, c2)[:n]
-    gi = _conv(gr[::-1], c2)[:n][::-1]
+    gi = _conv(gr[::-1], r2)[:n][::-1]
     return val, gd2 * 2 * d2 - gi * 2 / d2
 
 
@@ -280,3 +312,42 @@ def optimize_scaled(log2n: int, start=None) -> tuple[tuple[float, ...], float]:
     d2 = np.exp(2 * (phi @ a))
     col, row = _conv(d2[::-1], c2)[:n], _conv(1.0 / d2, c2)[:n]
     return tuple(map(float, a)), float(col.max() * row.max() / 2)
+
+
+def polish_scaled(log2n: int, start, evaluations: int = 15000, seed: int = 5) -> tuple[tuple[float, ...], float]:
+    """Offline: the coefficients ``start`` (a table entry) re-optimised for the lattice the counter
+    really runs at T = 2^log2n: L-BFGS on :func:`scaled_objective` with the snapped Toeplitz factor
+    and its own decoder (p = 20 .. 30000), then Nelder-Mead (initial simplices of 3e-3 .. 1e-4) and
+    ``evaluations`` random sparse perturbations on the exact figure :func:`lattice_max_variance`
+    (the rounding of s and the exact n2 make it piecewise constant: no gradient). Deterministic for
+    a seed. Returns (coefficients, lattice max variance at rho = 1). Row 10 of the table (issue 31)."""
+    from scipy.optimize import minimize
+
+    n = 1 << log2n
+    tab = scaled_tables(n)
+    k2 = ((tab.cint >> tab.shift).astype(np.float64) / float(1 << (LATTICE_BITS - tab.shift))) ** 2
+    b2 = np.asarray(tab.b[:n], dtype=np.float64) ** 2  # the decoder of K / 2^20 (K_0 = 1)
+    phi = _basis(n)
+
+    def f(a, p):
+        v, g = scaled_objective(phi @ a, k2, p, b2)
+        return v, phi.T @ g
+
+    a = np.asarray(start, dtype=np.float64)
+    for p in (20, 100, 1000, 10000, 30000):
+        opts = dict(maxiter=5000, ftol=1e-15, gtol=1e-12, maxcor=30)
+        a = minimize(f, a, args=(p,), jac=True, method="L-BFGS-B", options=opts).x
+    rng = np.random.default_rng(seed)
+    best = lattice_max_variance(n, a)
+    for scale in (3e-3, 1e-3, 3e-4, 1e-4):
+        simplex = np.vstack([a] + [a + scale * rng.standard_normal(BASIS) for _ in range(BASIS)])
+        opts = dict(initial_simplex=simplex, maxfev=3000, xatol=1e-8, fatol=1e-8)
+        r = minimize(lambda x: lattice_max_variance(n, x), a, method="Nelder-Mead", options=opts)
+        if r.fun < best:
+            best, a = float(r.fun), r.x.copy()
+    for _ in range(evaluations):
+        cand = a + 10 ** rng.uniform(-5, -2.5) * rng.standard_normal(BASIS) * (rng.random(BASIS) < 0.3)
+        v = lattice_max_variance(n, cand)
+        if v < best:
+            best, a = v, cand
+    return tuple(map(float, a)), best
