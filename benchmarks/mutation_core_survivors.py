@@ -8,6 +8,33 @@ a test that asserts a property (file::test). Each kill was checked by activating
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    # ---- the run of 2026-11-27 (benchmarks/mutation_fast.py, seed 20261127) ----
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_53": (
+        "astype(None) instead of astype(float): numpy reads dtype None as float64, the same array"
+    ),
+    "transforms.core.continual.auto.xǁAutoReleaseǁ_noise__mutmut_7": (
+        "the memo is looked up under another name, so it is never found and the parts' sources are derived "
+        "again on every call: for_release is a function of the key and the release id (a source keeps no "
+        "state), the same sources; speed only"
+    ),
+    "transforms.core.contribution.bounding.xǁPersonBounderǁbound_tick__mutmut_23": (
+        "keeps a person's state when admitted or counts (state[3]) is non-empty, instead of admitted or refused: "
+        "counts grow only with an admission (admitted non-empty iff counts non-empty), and a refusal needs a "
+        "window at max_entries >= 1 (PersonLimit refuses 0), so refused non-empty implies counts non-empty: the "
+        "same persons keep their state"
+    ),
+    "transforms.core.contribution.bounding.x__id_key__mutmut_4": (
+        "non-string entry ids sort under 2 instead of 1: the key only orders strings (0) before the rest, the same "
+        "order"
+    ),
+    "transforms.core.contribution.harness.x_neighbour_loss__mutmut_36": (
+        "the pre-noise values of run b as numpy's own dtype (int64) instead of object: noisy (object) minus int64 "
+        "gives the same integers (lattice values are far inside int64); the check compares them by value"
+    ),
+    "transforms.core.contribution.trees.x_change_mass__mutmut_5": (
+        "change_costs(columns) without norm='l1': 'l1' is its default, the same call"
+    ),
+    # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
         "a and b are the same or adjacent floats; at most an ulp larger eps (the safe side)"
@@ -32,7 +59,32 @@ EQUIVALENT: dict[str, str] = {
 }
 
 _T = "tests/"
+_K = _T + "test_mutation_kills_sample27.py::"
 KILLED_BY: dict[str, str] = {
+    # ---- the run of 2026-11-27 ----
+    "transforms.core.continual.consistency.x__replace__mutmut_7": _K
+    + "test_consistency_changes_only_the_estimate_its_bound_and_beta",
+    "transforms.core.config.xǁBudgetProfileǁtight__mutmut_6": _K
+    + "test_tight_profile_is_tuned_with_the_same_eta_and_horizon",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_38": _K
+    + "test_every_released_piece_names_its_node_and_the_nodes_fenwick_level",
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcheck_settings__mutmut_1": _K
+    + "test_net_change_horizon_must_cover_every_release_of_the_default_one_tick_period",
+    "transforms.core.contribution.loss.x_privacy_loss__mutmut_68": _K
+    + "test_exact_loss_of_a_gaussian_pair_counts_sigma2_and_the_lattice_sigma2_minus_tau2",
+    "transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_37": _K
+    + "test_a_lattice_loss_equal_to_its_allowance_is_within_and_one_ulp_more_is_not",
+    "transforms.core.contribution.toeplitz.x__check_kappa__mutmut_8": _K
+    + "test_lemmas_refuse_coefficients_that_are_not_positive_and_non_increasing",
+    "transforms.core.contribution.toeplitz.x_toeplitz_model__mutmut_97": _K
+    + "test_toeplitz_models_carry_the_column_norms_of_the_counters_coefficients",
+    "transforms.core.contribution.toeplitz.x_layer_cake_bound__mutmut_59": _K
+    + "test_layer_cake_bound_of_a_mixed_sign_row_is_its_spread_times_n_k",
+    "transforms.core.contribution.units.xǁContributionUnitǁdescribe__mutmut_11": _K
+    + "test_a_units_description_states_its_limits",
+    "transforms.core.contribution.units.xǁContributionUnitǁdescribe__mutmut_13": _K
+    + "test_a_units_description_states_its_limits",
+    # ---- the run of 2026-11-26 ----
     "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
     "test_profiles_name_themselves",
     "transforms.core.continual.consistency.x_apportion__mutmut_32": _T + "test_consistency.py::"
