@@ -34,6 +34,31 @@ EQUIVALENT: dict[str, str] = {
     "transforms.core.contribution.trees.x_change_mass__mutmut_5": (
         "change_costs(columns) without norm='l1': 'l1' is its default, the same call"
     ),
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_92": (
+        "method 'POWELL' for 'Powell': scipy.optimize.minimize lower-cases the method name, the same optimiser"
+    ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_61": (
+        "the node's noise z (already an int64 array from the sampler) without the float64 conversion: int64 plus "
+        "the int64 range sum, times the float unit, gives the same float64 values (far below 2^53)"
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_RowWindowǁpush__mutmut_13": (
+        "the row window grows by 3x instead of 2x up to the same limit: the same last rows (n counts them), a "
+        "different spare capacity only"
+    ),
+    "transforms.core.families.changelog.releases.xǁSWCRReleaseǁ_plan__mutmut_161": (
+        "the direct sliding window's branching c = 3 instead of 2 with h = 1: one layer of span c^0 = 1 either "
+        "way; c is read only by the layered paths (close_unit's parents, cover), which the direct window bypasses, "
+        "and is not in the state (_STATE_EXCLUDE)"
+    ),
+    "transforms.core.foundation.accounting.budgets.xǁBudgetǁpure_part__mutmut_2": (
+        "Budget.pure_part passes w_delta None instead of 0.0: ApproxDP overrides pure_part (PureDP of its share), "
+        "and the PureDP and ZCDP part() it reaches ignore w_delta"
+    ),
+    "transforms.core.foundation.accounting.calibration.x_smallest_epsilon__mutmut_17": (
+        "bisection moves lo also where delta_at(mid) == delta exactly: the delta curves are strictly decreasing, so "
+        "at one point at most; after 200 halvings both end on the same or the adjacent float, and hi keeps "
+        "delta_at(hi) <= delta either way (the safe side)"
+    ),
     # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
@@ -84,6 +109,22 @@ KILLED_BY: dict[str, str] = {
     + "test_a_units_description_states_its_limits",
     "transforms.core.contribution.units.xǁContributionUnitǁdescribe__mutmut_13": _K
     + "test_a_units_description_states_its_limits",
+    "transforms.core.counters.factorization.anytime.x_anytime_sensitivity_sq__mutmut_20": _K
+    + "test_anytime_sensitivity_rounds_the_tail_bound_up_past_its_exact_value",
+    "transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_tables__mutmut_6": _K
+    + "test_an_anytime_counter_of_profile_1_calibrates_to_profile_1s_column_norm",
+    "transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_encode__mutmut_16": _K
+    + "test_the_wide_anytime_encoder_refuses_a_batch_answer_of_2_to_the_62",
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_59": _K
+    + "test_kary_signed_node_releases_are_their_noise_plus_their_range_sums",
+    "transforms.core.counters.factorization.kary_signed.x_signed_shape__mutmut_47": _K
+    + "test_signed_shape_is_the_first_shape_of_least_mean_variance",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_encode__mutmut_13": _K
+    + "test_lattice_counters_refuse_a_batch_answer_of_2_to_the_62",
+    "transforms.core.forecast.x_forecast__mutmut_19": _K
+    + "test_forecast_of_a_noise_off_run_states_zero_error_bounds_and_of_a_noisy_run_positive",
+    "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_3": _K
+    + "test_zcdp_epsilon_of_no_loss_is_zero_and_grows_with_rho",
     # ---- the run of 2026-11-26 ----
     "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
     "test_profiles_name_themselves",

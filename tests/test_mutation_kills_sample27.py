@@ -10,6 +10,7 @@ import dataclasses
 import math
 from fractions import Fraction
 
+import mpmath as mp
 import numpy as np
 import pytest
 
@@ -23,13 +24,22 @@ from transforms.core.contribution.loss import TOLERANCE as LOSS_TOLERANCE
 from transforms.core.contribution.loss import Draw, PrivacyLoss, privacy_loss
 from transforms.core.contribution.toeplitz import LATTICE_BITS, _check_kappa, layer_cake_bound, toeplitz_model
 from transforms.core.contribution.units import ContributionUnit
+from transforms.core.counters import make_counter
+from transforms.core.counters.factorization import anytime as anytime_mod
+from transforms.core.counters.factorization.anytime import anytime_coefficients, anytime_sensitivity_sq
+from transforms.core.counters.factorization.kary_signed import _mean_cost, signed_shape
+from transforms.core.forecast import forecast
+from transforms.core.foundation import state as state_mod
 from transforms.core.foundation.accounting import (
     DISCRETE_TAU2,
+    ZCDP,
     ApproxDP,
     gaussian_rho_for_approx_tight,
     rho_for_approx,
 )
+from transforms.core.foundation.accounting.calibration import zcdp_epsilon
 from transforms.core.foundation.outputs import Answer
+from transforms.core.static import HistogramMechanism
 
 
 # kills transforms.core.continual.consistency.x__replace__mutmut_7 (the projected answer loses its segment)
@@ -149,3 +159,135 @@ def test_a_units_description_states_its_limits():
     assert ContributionUnit("entry", max_mutations=3).describe() == "one entry (<= 3 mutations)"
     person = ContributionUnit("person", max_mutations=2, max_entries=4, max_insertions=1, entries_window=7)
     assert person.describe() == "one person (<= 4 entries per 7 ticks, each <= 2 mutations, <= 1 insertion(s))"
+
+
+def _anytime_tail_bound_exact(n: int, profile: int):
+    """``anytime_tail_bound`` written out again from ``docs/counters.md`` in 60-digit arithmetic."""
+    with mp.workdps(60):
+        return _anytime_tail_bound_mp(n, profile)
+
+
+def _anytime_tail_bound_mp(n: int, profile: int):
+    x = mp.mpf(n - 1)
+    if profile == 1:
+        a, k0, e = mp.mpf(anytime_mod.A), mp.mpf(anytime_mod.K0), mp.mpf(anytime_mod.EPS)
+        out = (1 + k0 / x) * (1 + a * mp.log1p(x / k0)) ** (-e) / (mp.pi * a * e)
+        if x >= k0:
+            out = min(out, (1 + a * mp.log(x / k0)) ** (-e) / (mp.pi * a * e))
+        return out
+    a2, k02, p2 = mp.mpf(anytime_mod.A2), mp.mpf(anytime_mod.K02), mp.mpf(anytime_mod.P2)
+    n2, b2, q2 = mp.mpf(anytime_mod.N2), mp.mpf(anytime_mod.B2), mp.mpf(anytime_mod.Q2)
+    h2n = (1 + a2 * mp.log1p(n2 / k02)) ** (-p2)
+    out = h2n * (1 + b2 * mp.log(max(x, n2) / n2)) ** (1 - q2) / (mp.pi * b2 * (q2 - 1))
+    if x < n2:
+        ua, ub = mp.log1p(x / k02), mp.log1p(n2 / k02)
+        out += (1 + k02 / x) * ((1 + a2 * ub) ** (1 - p2) - (1 + a2 * ua) ** (1 - p2)) / (a2 * (1 - p2)) / mp.pi
+    return out
+
+
+# kills transforms.core.counters.factorization.anytime.x_anytime_sensitivity_sq__mutmut_20 (the float tail bound's
+# margin divided out instead of added: the column norm the noise is calibrated to rounded down)
+@pytest.mark.parametrize("profile", [1, 2])
+def test_anytime_sensitivity_rounds_the_tail_bound_up_past_its_exact_value(profile):
+    k = anytime_coefficients(anytime_mod.EXACT_TERMS, profile)
+    head = int(np.sum(k * k))
+    with mp.workdps(60):
+        exact_tail = _anytime_tail_bound_exact(anytime_mod.EXACT_TERMS, profile) * mp.mpf(2) ** (2 * LATTICE_BITS)
+        assert anytime_sensitivity_sq(profile) - head >= int(mp.ceil(exact_tail))
+
+
+# kills transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_tables__mutmut_6 (a counter restored as
+# profile 1 calibrated with the current profile's tables)
+def test_an_anytime_counter_of_profile_1_calibrates_to_profile_1s_column_norm():
+    c = make_counter("anytime_sqrt", HistogramMechanism(2, "gaussian"), ZCDP(1.0), coords=("p1",))
+    plain = state_mod.to_plain(c)
+    plain["f"].pop("profile")
+    old = state_mod.restore(plain)
+    assert (old.profile, c.profile) == (1, anytime_mod.PROFILE)
+    assert old._tables().n2 == anytime_sensitivity_sq(1) != anytime_sensitivity_sq(anytime_mod.PROFILE)
+    assert c._tables().n2 == anytime_sensitivity_sq(anytime_mod.PROFILE)
+
+
+# kills transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_encode__mutmut_16 (a batch answer of
+# exactly 2^62 accepted by the wide encoder, which is exact below it only)
+def test_the_wide_anytime_encoder_refuses_a_batch_answer_of_2_to_the_62():
+    c = make_counter("anytime_sqrt", HistogramMechanism(2, "gaussian"), ZCDP(1.0), coords=("wide",))
+    c.narrow_s1 = 1  # the wide-limb path from the first step
+    with pytest.raises(ValueError, match="2\\^62"):
+        c.step(np.array([1 << 62, 0]), NoiseSource(bytes(range(32))))
+
+
+# kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_59 (a node first
+# drawn after some of its items arrived logs its noise minus those items: the harness reads a wrong release)
+@pytest.mark.parametrize("noise_kind", ["laplace", "gaussian"])
+def test_kary_signed_node_releases_are_their_noise_plus_their_range_sums(noise_kind):
+    """Two runs under the same key, one on the data and one on zeros: every logged node release differs by the
+    node's exact range sum (the noise cancels)."""
+    horizon = 60
+    rng = np.random.default_rng(7)
+    batches = [rng.integers(-3, 4, size=2) for _ in range(horizon)]
+    logs = []
+    for data in (batches, [np.zeros(2, np.int64)] * horizon):
+        budget = PureDP(1.0) if noise_kind == "laplace" else ZCDP(1.0)
+        c = make_counter("kary_signed", HistogramMechanism(2, noise_kind), budget, horizon=horizon, coords=("ks",))
+        c.release_log = []
+        noise = NoiseSource(bytes(range(32)))
+        for b in data:
+            c.step(b, noise)
+        logs.append({coords: np.asarray(vals) for coords, _cost, vals in c.release_log})
+    prefix = np.cumsum([np.zeros(2, np.int64), *batches], axis=0)
+    assert logs[0].keys() == logs[1].keys()
+    late = 0
+    for coords, vals in logs[0].items():
+        j, i = coords[-2:]
+        lo, hi = (i - 1) * c.k**j, min(i * c.k**j, horizon)
+        late += j > 0
+        np.testing.assert_array_equal(vals - logs[1][coords], (prefix[hi] - prefix[lo]) * c.unit)
+    assert late  # nodes above the leaves: drawn after some of their items arrived
+
+
+# kills transforms.core.counters.factorization.kary_signed.x_signed_shape__mutmut_47 (a later shape of equal cost
+# replaces the first: the plan the counter states is not the one its rule names)
+@pytest.mark.parametrize("exponent", [1, 2])
+def test_signed_shape_is_the_first_shape_of_least_mean_variance(exponent):
+    for horizon in range(1, 41):
+        cands = [((3, 1), (horizon + 1) / 2.0)]
+        for h in range(2, max(2, horizon.bit_length()) + 2):
+            cands += [
+                ((k, h), _mean_cost(horizon, k, h) / h**2 * h**exponent)
+                for k in range(3, 1002, 2)
+                if k ** (h - 1) <= 4 * horizon
+            ]
+        least = min(v for _, v in cands)
+        first = next(s for s, v in cands if v <= least * (1 + 1e-12))
+        assert signed_shape(horizon, exponent) == first, horizon
+
+
+# kills transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_encode__mutmut_13 (a batch answer
+# of exactly 2^62 accepted by the exact encoder, which is exact below it only)
+@pytest.mark.parametrize("name", ["sqrt_factorization", "blt"])
+def test_lattice_counters_refuse_a_batch_answer_of_2_to_the_62(name):
+    c = make_counter(name, HistogramMechanism(2, "gaussian"), ZCDP(1.0), horizon=8, coords=("big",))
+    with pytest.raises(ValueError, match="2\\^62"):
+        c.step(np.array([1 << 62, 0]), NoiseSource(bytes(range(32))))
+
+
+# kills transforms.core.forecast.x_forecast__mutmut_19 (the forecast of a noise-off run states the noisy run's
+# bounds)
+def test_forecast_of_a_noise_off_run_states_zero_error_bounds_and_of_a_noisy_run_positive():
+    cfg = DynamicConfig((QuerySet("n"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
+    ticks = [1, 5, 16]
+    off = forecast(NetChangeRelease, cfg, NetChangeOptions(), ticks, end_tick=16, noise_off=True)
+    on = forecast(NetChangeRelease, cfg, NetChangeOptions(), ticks, end_tick=16)
+    assert len(off) == len(on) == 6
+    assert all(f.error_bound == 0 for f in off)  # the sd stays the configured noise's
+    assert all(f.error_bound > 0 and f.sd > 0 for f in on)
+
+
+# kills transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_3 (rho = 0 converted to eps = 1)
+def test_zcdp_epsilon_of_no_loss_is_zero_and_grows_with_rho():
+    delta = 1e-6
+    assert zcdp_epsilon(0.0, delta) == 0.0
+    eps = [zcdp_epsilon(r, delta) for r in (1e-6, 1e-3, 0.1, 1.0)]
+    assert 0 < eps[0] < eps[1] < eps[2] < eps[3]
+    assert eps[0] <= 1e-6 + 2 * math.sqrt(1e-6 * math.log(1 / delta))  # at most the classic conversion
