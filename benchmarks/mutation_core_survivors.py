@@ -59,6 +59,25 @@ EQUIVALENT: dict[str, str] = {
         "at one point at most; after 200 halvings both end on the same or the adjacent float, and hi keeps "
         "delta_at(hi) <= delta either way (the safe side)"
     ),
+    "transforms.core.foundation.noise.xǁNoiseSourceǁfrom_file__mutmut_6": (
+        "open(..., encoding='ASCII') for 'ascii': Python's codec names are case-insensitive, the same codec"
+    ),
+    "transforms.core.foundation.state.x__class_info__mutmut_24": (
+        "'__dict__' no longer skipped among __slots__ names: no class of the package lists '__dict__' in its "
+        "__slots__ (grep), the same slots"
+    ),
+    "transforms.core.limits.x_counter_limit__mutmut_9": (
+        "the 'why' text of a limit, read only into a ConfigError message (pipelines/config/mechanism.py): message "
+        "text, as the raise lines the benchmark excludes; no release, charge or bound"
+    ),
+    "transforms.core.limits.x_counter_limit__mutmut_14": (
+        "the 'why' text of a limit, read only into a ConfigError message (pipelines/config/mechanism.py): message "
+        "text, as the raise lines the benchmark excludes; no release, charge or bound"
+    ),
+    "transforms.core.protocol.xǁContinualReleaseǁ__init____mutmut_56": (
+        "noiseless starts True instead of False: process_tick and advance set it from the noise source before "
+        "_apply / _advance, and every reader runs inside them"
+    ),
     # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
@@ -125,6 +144,19 @@ KILLED_BY: dict[str, str] = {
     + "test_forecast_of_a_noise_off_run_states_zero_error_bounds_and_of_a_noisy_run_positive",
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_3": _K
     + "test_zcdp_epsilon_of_no_loss_is_zero_and_grows_with_rho",
+    "transforms.core.foundation.accounting.units.xǁPrivacyUnitǁgroup_size__mutmut_3": _K
+    + "test_group_size_of_each_unit",
+    "transforms.core.foundation.random_stream.x_encode_coordinates__mutmut_33": _K
+    + "test_long_int_coordinates_encode_injectively",
+    "transforms.core.foundation.samplers.x_discrete_laplace__mutmut_1": _K
+    + "test_discrete_laplace_and_gaussian_draw_one_value_by_default",
+    "transforms.core.plans.xǁPlanEntryǁtext__mutmut_19": _K
+    + "test_a_weighted_plan_line_states_each_query_sets_share_of_the_budget",
+    "transforms.core.selection.answers.x_answer_calibration__mutmut_33": _K
+    + "test_open_key_answer_calibration_states_its_route_multiplier_and_group",
+    "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_32": _K
+    + "test_selection_failure_probability_must_be_inside_zero_one",
+    "transforms.core.counters.xǁCounterSpecǁplanned_cost__mutmut_2": _K + "test_counter_specs_plan_laplace_by_default",
     # ---- the run of 2026-11-26 ----
     "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
     "test_profiles_name_themselves",

@@ -24,7 +24,7 @@ from transforms.core.contribution.loss import TOLERANCE as LOSS_TOLERANCE
 from transforms.core.contribution.loss import Draw, PrivacyLoss, privacy_loss
 from transforms.core.contribution.toeplitz import LATTICE_BITS, _check_kappa, layer_cake_bound, toeplitz_model
 from transforms.core.contribution.units import ContributionUnit
-from transforms.core.counters import make_counter
+from transforms.core.counters import COUNTERS, make_counter
 from transforms.core.counters.factorization import anytime as anytime_mod
 from transforms.core.counters.factorization.anytime import anytime_coefficients, anytime_sensitivity_sq
 from transforms.core.counters.factorization.kary_signed import _mean_cost, signed_shape
@@ -38,7 +38,12 @@ from transforms.core.foundation.accounting import (
     rho_for_approx,
 )
 from transforms.core.foundation.accounting.calibration import zcdp_epsilon
+from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.outputs import Answer
+from transforms.core.foundation.random_stream import encode_coordinates
+from transforms.core.foundation.samplers import discrete_gaussian, discrete_laplace
+from transforms.core.plans import PlanEntry
+from transforms.core.selection import KeyLimit, SelectionParams, answer_calibration
 from transforms.core.static import HistogramMechanism
 
 
@@ -291,3 +296,72 @@ def test_zcdp_epsilon_of_no_loss_is_zero_and_grows_with_rho():
     eps = [zcdp_epsilon(r, delta) for r in (1e-6, 1e-3, 0.1, 1.0)]
     assert 0 < eps[0] < eps[1] < eps[2] < eps[3]
     assert eps[0] <= 1e-6 + 2 * math.sqrt(1e-6 * math.log(1 / delta))  # at most the classic conversion
+
+
+# kills transforms.core.foundation.accounting.units.xǁPrivacyUnitǁgroup_size__mutmut_3 (the update unit's group
+# size read from its max_mutations: an update is one update)
+def test_group_size_of_each_unit():
+    assert PrivacyUnit.update().group_size == 1
+    assert PrivacyUnit("update", 3).group_size == 1  # a stated mutation limit does not make an update a group
+    assert PrivacyUnit.entry(3).group_size == 5
+    assert PrivacyUnit.person(2, 3).group_size == 10
+
+
+# kills transforms.core.foundation.random_stream.x_encode_coordinates__mutmut_33 (an int coordinate of 64 digits or
+# more cannot be encoded)
+def test_long_int_coordinates_encode_injectively():
+    big = 10**70
+    codes = {encode_coordinates((c,)) for c in (big, big + 1, -big, str(big), 10**63, 10**64)}
+    assert len(codes) == 6
+    assert encode_coordinates((big, 1)) != encode_coordinates((big,)) != encode_coordinates((big * 10 + 1,))
+
+
+# kills transforms.core.foundation.samplers.x_discrete_laplace__mutmut_1 (two draws by default: the next value of
+# the stream is the second draw of the call, not the first of the next one)
+def test_discrete_laplace_and_gaussian_draw_one_value_by_default():
+    noise = NoiseSource(bytes(range(32)))
+    one = discrete_laplace(noise.stream("dl"), Fraction(3))
+    assert one.shape == (1,)
+    assert one[0] == discrete_laplace(noise.stream("dl"), Fraction(3), 4)[0]
+    assert discrete_gaussian(noise.stream("dg"), Fraction(9)).shape == (1,)
+
+
+# kills transforms.core.plans.xǁPlanEntryǁtext__mutmut_19 (a weighted plan line without its query sets' shares: it
+# crashes instead of stating them)
+def test_a_weighted_plan_line_states_each_query_sets_share_of_the_budget():
+    e = PlanEntry("net_change", ("a", "b"), 0.5, "why", weights=(3.0, 1.0))
+    assert e.query_shares() == (0.375, 0.125)
+    assert e.text() == "a, b -> net_change (50% of the budget): why; weights: a 3 (38%), b 1 (12%) of the budget"
+
+
+# kills transforms.core.selection.answers.x_answer_calibration__mutmut_33 (the sequential route's account for the
+# plan and manifest left out)
+def test_open_key_answer_calibration_states_its_route_multiplier_and_group():
+    limit = KeyLimit(2, 3, 3)
+    for budget, route in ((ApproxDP(1.0, 1e-6), "sequential"), (PureDP(1.0), None)):
+        cal = answer_calibration(SelectionParams(budget, 2, horizon=16), limit)
+        assert route is None or cal.route == route
+        assert isinstance(cal.method, str) and f"group {limit.group}" in cal.method or cal.route == "group"
+        assert cal.multiplier <= limit.group  # the route taken is never worse than group privacy
+        if cal.route != "group":
+            assert f"x {cal.multiplier:.4g}" in cal.method
+
+
+# kills transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_32 (a failure probability of 1 or
+# more accepted)
+def test_selection_failure_probability_must_be_inside_zero_one():
+    SelectionParams(PureDP(1.0), 2, failure=0.5)
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="failure must be in"):
+            SelectionParams(PureDP(1.0), 2, failure=bad)
+
+
+# kills transforms.core.counters.xǁCounterSpecǁplanned_cost__mutmut_2 (the spec's default noise kind not Laplace:
+# the k-ary tree plans the Gaussian radices)
+def test_counter_specs_plan_laplace_by_default():
+    spec, differs = COUNTERS["kary_tree"], 0
+    for horizon in (8, 100, 1000, 10**5):
+        default = spec.planned_cost(PureDP(1.0), ("c",), horizon=horizon)
+        assert default == spec.planned_cost(PureDP(1.0), ("c",), horizon=horizon, noise_kind="laplace"), horizon
+        differs += default != spec.planned_cost(PureDP(1.0), ("c",), horizon=horizon, noise_kind="gaussian")
+    assert differs  # the noise kind matters to this plan
