@@ -78,6 +78,18 @@ EQUIVALENT: dict[str, str] = {
         "noiseless starts True instead of False: process_tick and advance set it from the noise source before "
         "_apply / _advance, and every reader runs inside them"
     ),
+    "transforms.core.foundation.entries.xǁEntryRegistryǁresolve_tick__mutmut_16": (
+        "the fast path never taken: every update goes through resolve(), whose decisions the fast path copies for "
+        "the well-formed cases (tests/test_aggregates.py compares the two one update at a time); slower only"
+    ),
+    "transforms.core.continual.net_change.x_tight_account__mutmut_6": (
+        "delta >= 0 for delta > 0 beside noise_kind == 'gaussian': a configuration's noise is Gaussian under an "
+        "ApproxDP budget only when delta > 0 (ApproxDP.gaussian_calibrated), so delta = 0 never reaches it"
+    ),
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_32": (
+        "next_close starts at 1 instead of 0: advance() starts the first segment (j == 0), which draws next_close, "
+        "before the loop reads it; nothing reads it earlier"
+    ),
     # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
@@ -157,6 +169,18 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_32": _K
     + "test_selection_failure_probability_must_be_inside_zero_one",
     "transforms.core.counters.xǁCounterSpecǁplanned_cost__mutmut_2": _K + "test_counter_specs_plan_laplace_by_default",
+    "transforms.core.contribution.bounding.x__check__mutmut_23": _K
+    + "test_a_malformed_person_state_is_refused_without_quoting_its_contents",
+    "transforms.core.contribution.harness.x_neighbour_loss__mutmut_45": _K
+    + "test_neighbour_loss_returns_both_recordings_and_their_loss",
+    "transforms.core.contribution.loss.x_privacy_loss__mutmut_69": _K
+    + "test_lattice_loss_of_a_draw_at_variance_tau2_or_below_is_infinite",
+    "transforms.core.contribution.toeplitz.x_histogram_bound__mutmut_20": _K
+    + "test_blt_histogram_bound_attains_at_integer_periods_one_window_apart",
+    "transforms.core.contribution.units.xǁContributionUnitǁ__post_init____mutmut_28": _K
+    + "test_entry_unit_refuses_the_person_units_fields",
+    "transforms.core.contribution.units.xǁContributionUnitǁentries__mutmut_7": _K
+    + "test_a_per_window_persons_entries_over_a_release_are_the_limit_times_its_windows",
     # ---- the run of 2026-11-26 ----
     "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
     "test_profiles_name_themselves",

@@ -397,7 +397,9 @@ class _Runner:
     def _confirm(self, items: dict) -> None:
         results = {}
         for name, wanted in self.args.pairs:
-            tests = [it for nid, it in items.items() if any(nid == t or nid.startswith(t + "::") for t in wanted)]
+            tests = [
+                it for nid, it in items.items() if any(nid == t or nid.startswith((t + "::", t + "[")) for t in wanted)
+            ]
             clean = self._one("none.none", tests, {}, limit=600)
             res = self._one(name, tests, {}, limit=600)
             ok = clean["status"] == "survived" and res["status"] == "killed"
@@ -447,7 +449,9 @@ def confirm(args: argparse.Namespace) -> None:
         from benchmarks.mutation_core_survivors import KILLED_BY  # noqa: PLC0415
 
         done = json.loads(RESULTS.read_text())
-        args.pairs = [(n, [t]) for n, t in KILLED_BY.items() if n in done]
+        args.pairs = [
+            (n, [t]) for n, t in KILLED_BY.items() if done.get(n, {}).get("status") in ("survived", "no tests")
+        ]
     else:
         args.pairs = [(args.names[0], args.tests)]
     wanted = sorted({t for _, ts in args.pairs for t in ts})

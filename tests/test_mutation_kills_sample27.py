@@ -20,9 +20,17 @@ from transforms.core.continual.consistency import Consistency, make_consistent
 from transforms.core.continual.fully_dynamic import FullyDynamicRelease
 from transforms.core.continual.fully_dynamic_node import node_level
 from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+from transforms.core.contribution.bounding import PersonLimit, bound_person
+from transforms.core.contribution.harness import neighbour_loss, record
 from transforms.core.contribution.loss import TOLERANCE as LOSS_TOLERANCE
 from transforms.core.contribution.loss import Draw, PrivacyLoss, privacy_loss
-from transforms.core.contribution.toeplitz import LATTICE_BITS, _check_kappa, layer_cake_bound, toeplitz_model
+from transforms.core.contribution.toeplitz import (
+    LATTICE_BITS,
+    _check_kappa,
+    histogram_bound,
+    layer_cake_bound,
+    toeplitz_model,
+)
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.counters import COUNTERS, make_counter
 from transforms.core.counters.factorization import anytime as anytime_mod
@@ -42,6 +50,7 @@ from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.outputs import Answer
 from transforms.core.foundation.random_stream import encode_coordinates
 from transforms.core.foundation.samplers import discrete_gaussian, discrete_laplace
+from transforms.core.foundation.state import StateError
 from transforms.core.plans import PlanEntry
 from transforms.core.selection import KeyLimit, SelectionParams, answer_calibration
 from transforms.core.static import HistogramMechanism
@@ -365,3 +374,71 @@ def test_counter_specs_plan_laplace_by_default():
         assert default == spec.planned_cost(PureDP(1.0), ("c",), horizon=horizon, noise_kind="laplace"), horizon
         differs += default != spec.planned_cost(PureDP(1.0), ("c",), horizon=horizon, noise_kind="gaussian")
     assert differs  # the noise kind matters to this plan
+
+
+# kills transforms.core.contribution.bounding.x__check__mutmut_23 (a malformed person state's message quotes its
+# first element when it is record data: the state holds entry ids, and payloads are never logged)
+def test_a_malformed_person_state_is_refused_without_quoting_its_contents():
+    limit = PersonLimit(2)
+    with pytest.raises(StateError) as e:
+        bound_person(("entry-id-of-a-person", {}, {}, {}), [], limit)
+    assert "entry-id-of-a-person" not in str(e.value) and "str" in str(e.value)
+    with pytest.raises(StateError, match=r"\(99\)"):  # a wrong version number is named
+        bound_person((99, {}, {}, {}), [], limit)
+
+
+# kills transforms.core.contribution.harness.x_neighbour_loss__mutmut_45 (the with-unit recording dropped: a caller
+# cannot audit the loss it is given)
+def test_neighbour_loss_returns_both_recordings_and_their_loss():
+    q = QuerySet("n")
+    cfg = DynamicConfig((q,), PureDP(1.0))
+    mine = [(2, [Update("insert", "me", (0,))]), (5, [Update("delete", "me")])]
+    others = [(1, [Update("insert", "bg", (0,))])]
+
+    def factory():
+        return NetChangeRelease(cfg, stream="s", end_tick=8, every_ticks=1)
+
+    with_unit = sorted(others + mine)
+    nl = neighbour_loss(factory, with_unit, others, end_tick=8)
+    assert nl.with_unit == record(factory, with_unit, end_tick=8)
+    assert nl.without_unit == record(factory, others, end_tick=8)
+    again = privacy_loss(nl.with_unit, nl.without_unit)
+    assert (again.epsilon, again.differing) == (nl.loss.epsilon, nl.loss.differing) and nl.loss.epsilon > 0
+
+
+# kills transforms.core.contribution.loss.x_privacy_loss__mutmut_69 (a Gaussian draw of variance exactly tau^2
+# divides by zero instead of stating an infinite lattice loss)
+def test_lattice_loss_of_a_draw_at_variance_tau2_or_below_is_infinite():
+    for scale in (Fraction(DISCRETE_TAU2), Fraction(DISCRETE_TAU2) / 2):
+        a = {("c", 1): Draw(("c", 1), "gaussian", scale, (1,))}
+        b = {("c", 1): Draw(("c", 1), "gaussian", scale, (0,))}
+        loss = privacy_loss(a, b)
+        assert loss.rho_lattice == math.inf and loss.rho == float(Fraction(1, 2) / scale)
+
+
+# kills transforms.core.contribution.toeplitz.x_histogram_bound__mutmut_20 (the BLT histogram's attaining lifecycle
+# at fractional periods)
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_blt_histogram_bound_attains_at_integer_periods_one_window_apart(k):
+    m = toeplitz_model("blt")
+    v, exact, pos = histogram_bound(m, k, 8, 2 * k)
+    assert exact and v == (2 * k - 1) * m.n2
+    assert len(pos) == k and all(type(p) is int and p >= 0 for p in pos)
+    assert all(b - a == m.window for a, b in zip(pos, pos[1:]))
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁ__post_init____mutmut_28 (an entry unit accepted with a
+# person's max_entries or window)
+def test_entry_unit_refuses_the_person_units_fields():
+    ContributionUnit("entry", max_mutations=2)
+    for kw in ({"max_entries": 3}, {"entries_window": 5}):
+        with pytest.raises(ValueError, match="belong to the person unit"):
+            ContributionUnit("entry", max_mutations=2, **kw)
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁentries__mutmut_7 (a per-window person's entries over
+# the release divided by the number of windows instead of multiplied: the group understated)
+def test_a_per_window_persons_entries_over_a_release_are_the_limit_times_its_windows():
+    unit = ContributionUnit("person", max_mutations=2, max_entries=3, entries_window=5)
+    assert [unit.entries(t) for t in (1, 5, 6, 12)] == [3, 3, 6, 9]
+    assert ContributionUnit("person", max_mutations=2, max_entries=3).entries(12) == 3
