@@ -555,7 +555,7 @@ def summary(args: argparse.Namespace) -> None:
             f"| `{m.removeprefix('transforms/core/')}` | {r['generated']} | {r['sampled']} | "
             f"{r['killed_first_run']} ({r['of_which_by_assertion']}; {r['of_which_timeout']}) | "
             f"{r['equivalent']} | {r['killed_by_new_tests']} | {len(r['open'])} | "
-            f"{r['non_equivalent_killed']}/{r['non_equivalent']} ({100 * rate:.0f}%) | "
+            f"{r['non_equivalent_killed']}/{r['non_equivalent']} ({'-' if rate is None else f'{100 * rate:.0f}%'}) | "
             f"{100 * r['ci95'][0]:.0f}-{100 * r['ci95'][1]:.0f}% |"
         )
     print(out["totals"], out["cpu_seconds_per_mutant_mean"])
