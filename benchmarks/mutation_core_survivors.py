@@ -90,6 +90,13 @@ EQUIVALENT: dict[str, str] = {
         "next_close starts at 1 instead of 0: advance() starts the first segment (j == 0), which draws next_close, "
         "before the loop reads it; nothing reads it earlier"
     ),
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_100": (
+        "Powell without xtol=1e-10 (its default 1e-4) after a Nelder-Mead that already converged (xatol 1e-9) and "
+        "with ftol 1e-14 kept: the same objective to the last bit, measured for (n, buffers) = (8, 2), (16, 2), "
+        "(64, 3) (ratios 1.0306886120429222, 1.0274211882373858, 1.0225537200555268 either way); the only "
+        "difference is a degenerate pole near 1e-52 where the loss is flat. Offline only: the counters read the "
+        "fixed BLT_TABLE"
+    ),
     # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
