@@ -8,6 +8,102 @@ a test that asserts a property (file::test). Each kill was checked by activating
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    # ---- the run of 2026-11-27 (benchmarks/mutation_fast.py, seed 20261127) ----
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_53": (
+        "astype(None) instead of astype(float): numpy reads dtype None as float64, the same array"
+    ),
+    "transforms.core.continual.auto.xǁAutoReleaseǁ_noise__mutmut_7": (
+        "the memo is looked up under another name, so it is never found and the parts' sources are derived "
+        "again on every call: for_release is a function of the key and the release id (a source keeps no "
+        "state), the same sources; speed only"
+    ),
+    "transforms.core.contribution.bounding.xǁPersonBounderǁbound_tick__mutmut_23": (
+        "keeps a person's state when admitted or counts (state[3]) is non-empty, instead of admitted or refused: "
+        "counts grow only with an admission (admitted non-empty iff counts non-empty), and a refusal needs a "
+        "window at max_entries >= 1 (PersonLimit refuses 0), so refused non-empty implies counts non-empty: the "
+        "same persons keep their state"
+    ),
+    "transforms.core.contribution.toeplitz.x__check_kappa__mutmut_8": (
+        "the lemmas' precondition accepts a zero coefficient (kappa < 0 for kappa <= 0): its only caller, "
+        "toeplitz_model, passes the snapped square-root and BLT coefficients, which are decreasing and cut after "
+        "their last non-zero (snap_coefficients; the square root refuses a vanishing one before): no zero reaches "
+        "it (a test needs the private function: tests/test_architecture.py refuses that import)"
+    ),
+    "transforms.core.contribution.bounding.x__id_key__mutmut_4": (
+        "non-string entry ids sort under 2 instead of 1: the key only orders strings (0) before the rest, the same "
+        "order"
+    ),
+    "transforms.core.contribution.harness.x_neighbour_loss__mutmut_36": (
+        "the pre-noise values of run b as numpy's own dtype (int64) instead of object: noisy (object) minus int64 "
+        "gives the same integers (lattice values are far inside int64); the check compares them by value"
+    ),
+    "transforms.core.contribution.trees.x_change_mass__mutmut_5": (
+        "change_costs(columns) without norm='l1': 'l1' is its default, the same call"
+    ),
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_92": (
+        "method 'POWELL' for 'Powell': scipy.optimize.minimize lower-cases the method name, the same optimiser"
+    ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_61": (
+        "the node's noise z (already an int64 array from the sampler) without the float64 conversion: int64 plus "
+        "the int64 range sum, times the float unit, gives the same float64 values (far below 2^53)"
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_RowWindowǁpush__mutmut_13": (
+        "the row window grows by 3x instead of 2x up to the same limit: the same last rows (n counts them), a "
+        "different spare capacity only"
+    ),
+    "transforms.core.families.changelog.releases.xǁSWCRReleaseǁ_plan__mutmut_161": (
+        "the direct sliding window's branching c = 3 instead of 2 with h = 1: one layer of span c^0 = 1 either "
+        "way; c is read only by the layered paths (close_unit's parents, cover), which the direct window bypasses, "
+        "and is not in the state (_STATE_EXCLUDE)"
+    ),
+    "transforms.core.foundation.accounting.budgets.xǁBudgetǁpure_part__mutmut_2": (
+        "Budget.pure_part passes w_delta None instead of 0.0: ApproxDP overrides pure_part (PureDP of its share), "
+        "and the PureDP and ZCDP part() it reaches ignore w_delta"
+    ),
+    "transforms.core.foundation.accounting.calibration.x_smallest_epsilon__mutmut_17": (
+        "bisection moves lo also where delta_at(mid) == delta exactly: the delta curves are strictly decreasing, so "
+        "at one point at most; after 200 halvings both end on the same or the adjacent float, and hi keeps "
+        "delta_at(hi) <= delta either way (the safe side)"
+    ),
+    "transforms.core.foundation.noise.xǁNoiseSourceǁfrom_file__mutmut_6": (
+        "open(..., encoding='ASCII') for 'ascii': Python's codec names are case-insensitive, the same codec"
+    ),
+    "transforms.core.foundation.state.x__class_info__mutmut_24": (
+        "'__dict__' no longer skipped among __slots__ names: no class of the package lists '__dict__' in its "
+        "__slots__ (grep), the same slots"
+    ),
+    "transforms.core.limits.x_counter_limit__mutmut_9": (
+        "the 'why' text of a limit, read only into a ConfigError message (pipelines/config/mechanism.py): message "
+        "text, as the raise lines the benchmark excludes; no release, charge or bound"
+    ),
+    "transforms.core.limits.x_counter_limit__mutmut_14": (
+        "the 'why' text of a limit, read only into a ConfigError message (pipelines/config/mechanism.py): message "
+        "text, as the raise lines the benchmark excludes; no release, charge or bound"
+    ),
+    "transforms.core.protocol.xǁContinualReleaseǁ__init____mutmut_56": (
+        "noiseless starts True instead of False: process_tick and advance set it from the noise source before "
+        "_apply / _advance, and every reader runs inside them"
+    ),
+    "transforms.core.foundation.entries.xǁEntryRegistryǁresolve_tick__mutmut_16": (
+        "the fast path never taken: every update goes through resolve(), whose decisions the fast path copies for "
+        "the well-formed cases (tests/test_aggregates.py compares the two one update at a time); slower only"
+    ),
+    "transforms.core.continual.net_change.x_tight_account__mutmut_6": (
+        "delta >= 0 for delta > 0 beside noise_kind == 'gaussian': a configuration's noise is Gaussian under an "
+        "ApproxDP budget only when delta > 0 (ApproxDP.gaussian_calibrated), so delta = 0 never reaches it"
+    ),
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_32": (
+        "next_close starts at 1 instead of 0: advance() starts the first segment (j == 0), which draws next_close, "
+        "before the loop reads it; nothing reads it earlier"
+    ),
+    "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_100": (
+        "Powell without xtol=1e-10 (its default 1e-4) after a Nelder-Mead that already converged (xatol 1e-9) and "
+        "with ftol 1e-14 kept: the same objective to the last bit, measured for (n, buffers) = (8, 2), (16, 2), "
+        "(64, 3) (ratios 1.0306886120429222, 1.0274211882373858, 1.0225537200555268 either way); the only "
+        "difference is a degenerate pole near 1e-52 where the loss is flat. Offline only: the counters read the "
+        "fixed BLT_TABLE"
+    ),
+    # ---- the run of 2026-11-26 (benchmarks/mutation_core.py, seed 20261126) ----
     "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_76": (
         "min(fa, classic) without fb: after 200 golden-section steps the bracket is below the float resolution, "
         "a and b are the same or adjacent floats; at most an ulp larger eps (the safe side)"
@@ -32,7 +128,71 @@ EQUIVALENT: dict[str, str] = {
 }
 
 _T = "tests/"
+_K = _T + "test_mutation_kills_sample27.py::"
 KILLED_BY: dict[str, str] = {
+    # ---- the run of 2026-11-27 ----
+    "transforms.core.continual.consistency.x__replace__mutmut_7": _K
+    + "test_consistency_changes_only_the_estimate_its_bound_and_beta",
+    "transforms.core.config.xǁBudgetProfileǁtight__mutmut_6": _K
+    + "test_tight_profile_is_tuned_with_the_same_eta_and_horizon",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_38": _K
+    + "test_every_released_piece_names_its_node_and_the_nodes_fenwick_level",
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcheck_settings__mutmut_1": _K
+    + "test_net_change_horizon_must_cover_every_release_of_the_default_one_tick_period",
+    "transforms.core.contribution.loss.x_privacy_loss__mutmut_68": _K
+    + "test_exact_loss_of_a_gaussian_pair_counts_sigma2_and_the_lattice_sigma2_minus_tau2",
+    "transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_37": _K
+    + "test_a_lattice_loss_equal_to_its_allowance_is_within_and_one_ulp_more_is_not",
+    "transforms.core.contribution.toeplitz.x_toeplitz_model__mutmut_97": _K
+    + "test_toeplitz_models_carry_the_column_norms_of_the_counters_coefficients",
+    "transforms.core.contribution.toeplitz.x_layer_cake_bound__mutmut_59": _K
+    + "test_layer_cake_bound_of_a_mixed_sign_row_is_its_spread_times_n_k",
+    "transforms.core.contribution.units.xǁContributionUnitǁdescribe__mutmut_11": _K
+    + "test_a_units_description_states_its_limits",
+    "transforms.core.contribution.units.xǁContributionUnitǁdescribe__mutmut_13": _K
+    + "test_a_units_description_states_its_limits",
+    "transforms.core.counters.factorization.anytime.x_anytime_sensitivity_sq__mutmut_20": _K
+    + "test_anytime_sensitivity_rounds_the_tail_bound_up_past_its_exact_value",
+    "transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_tables__mutmut_6": _K
+    + "test_an_anytime_counter_of_profile_1_calibrates_to_profile_1s_column_norm",
+    "transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_encode__mutmut_16": _K
+    + "test_the_wide_anytime_encoder_refuses_a_batch_answer_of_2_to_the_62",
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_59": _K
+    + "test_kary_signed_node_releases_are_their_noise_plus_their_range_sums",
+    "transforms.core.counters.factorization.kary_signed.x_signed_shape__mutmut_47": _K
+    + "test_signed_shape_is_the_first_shape_of_least_mean_variance",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_encode__mutmut_13": _K
+    + "test_lattice_counters_refuse_a_batch_answer_of_2_to_the_62",
+    "transforms.core.forecast.x_forecast__mutmut_19": _K
+    + "test_forecast_of_a_noise_off_run_states_zero_error_bounds_and_of_a_noisy_run_positive",
+    "transforms.core.foundation.accounting.calibration.x_zcdp_epsilon__mutmut_3": _K
+    + "test_zcdp_epsilon_of_no_loss_is_zero_and_grows_with_rho",
+    "transforms.core.foundation.accounting.units.xǁPrivacyUnitǁgroup_size__mutmut_3": _K
+    + "test_group_size_of_each_unit",
+    "transforms.core.foundation.random_stream.x_encode_coordinates__mutmut_33": _K
+    + "test_long_int_coordinates_encode_injectively",
+    "transforms.core.foundation.samplers.x_discrete_laplace__mutmut_1": _K
+    + "test_discrete_laplace_and_gaussian_draw_one_value_by_default",
+    "transforms.core.plans.xǁPlanEntryǁtext__mutmut_19": _K
+    + "test_a_weighted_plan_line_states_each_query_sets_share_of_the_budget",
+    "transforms.core.selection.answers.x_answer_calibration__mutmut_33": _K
+    + "test_open_key_answer_calibration_states_its_route_multiplier_and_group",
+    "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_32": _K
+    + "test_selection_failure_probability_must_be_inside_zero_one",
+    "transforms.core.counters.xǁCounterSpecǁplanned_cost__mutmut_2": _K + "test_counter_specs_plan_laplace_by_default",
+    "transforms.core.contribution.bounding.x__check__mutmut_23": _K
+    + "test_a_malformed_person_state_is_refused_without_quoting_its_contents",
+    "transforms.core.contribution.harness.x_neighbour_loss__mutmut_45": _K
+    + "test_neighbour_loss_returns_both_recordings_and_their_loss",
+    "transforms.core.contribution.loss.x_privacy_loss__mutmut_69": _K
+    + "test_lattice_loss_of_a_draw_at_variance_tau2_or_below_is_infinite",
+    "transforms.core.contribution.toeplitz.x_histogram_bound__mutmut_20": _K
+    + "test_blt_histogram_bound_attains_at_integer_periods_one_window_apart",
+    "transforms.core.contribution.units.xǁContributionUnitǁ__post_init____mutmut_28": _K
+    + "test_entry_unit_refuses_the_person_units_fields",
+    "transforms.core.contribution.units.xǁContributionUnitǁentries__mutmut_7": _K
+    + "test_a_per_window_persons_entries_over_a_release_are_the_limit_times_its_windows",
+    # ---- the run of 2026-11-26 ----
     "transforms.core.config.xǁBudgetProfileǁtight__mutmut_8": _T + "test_fully_dynamic_tight.py::"
     "test_profiles_name_themselves",
     "transforms.core.continual.consistency.x_apportion__mutmut_32": _T + "test_consistency.py::"
