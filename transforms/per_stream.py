@@ -46,6 +46,7 @@ from transforms.spec import StreamSpec
 __all__ = [
     "START",
     "QUERY",
+    "COUNTS",
     "BOUNDED_END",
     "CATCH_UP_TICKS",
     "StreamStep",
@@ -63,6 +64,8 @@ __all__ = [
 
 START = "__start__"  # the start marker of a declared stream
 QUERY = "__query__"  # tags a query: (QUERY, (tick, time, id, row))
+#: tags the registry step's output under a gate: (COUNTS, tick aggregates, ((tick, updates buffered - resolved), ...))
+COUNTS = "__counts__"
 _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
 #: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
 CATCH_UP_TICKS = 1024
@@ -173,6 +176,14 @@ class PerStreamStepFn(_StepFn):
       catch_up: set the catch-up timer. The transforms turn it off on the DirectRunner
         (``holds_timer_watermarks``): it holds no watermark for the registry step's timers, so a
         catch-up firing there could overtake their batches by up to a grid's worth of ticks.
+      gate: wait on the data as well as the watermark (the DirectRunner: ``transforms.streaming.counts_gate``).
+        The input then comes as ``(COUNTS, aggregates, counts)``: per tick, +1 for each update the
+        registry step buffered and -1 for each it resolved (``ResolveEntriesFn(counts=True)``), summed in
+        ``open_counts``. A wake walks no tick at or after the first tick whose count is not 0 (an update of
+        it not yet resolved, whose batch is still on its way); the wake is parked (``wake_tick`` written,
+        no timer) and the count that brings that tick to 0 sets the timer again. The watermark still
+        decides when a tick may be released (``final_at``, public); the counts can only make a release
+        wait for its own tick's updates, never come earlier, and they are never released.
     """
 
     CORE = ReadModifyWriteStateSpec("core", BytesCoder())  # the core's versioned state
@@ -182,13 +193,16 @@ class PerStreamStepFn(_StepFn):
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
+    # gate=True only: tick -> updates buffered minus updates resolved by the registry step (non-zero ones)
+    OPEN_COUNTS = ReadModifyWriteStateSpec("open_counts", FastPrimitivesCoder())
 
     LABEL = "stream_label"
 
-    def __init__(self, step: StreamStep, catch_up: bool = True):
+    def __init__(self, step: StreamStep, catch_up: bool = True, gate: bool = False):
         super().__init__(step)
         self.spec = step.spec
         self.catch_up = catch_up
+        self.gate = gate
 
     def setup(self):
         super().setup()
@@ -206,8 +220,12 @@ class PerStreamStepFn(_StepFn):
         queries=beam.DoFn.StateParam(QUERIES),
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
     ):
         stream, value = element
+        if type(value) is tuple and len(value) == 3 and value[0] == COUNTS:
+            self._counted(value, pending, wake_tick, wake, open_counts)
+            return
         if value == START:
             if core_state.read() is None:
                 core_state.write(encode(self.step.new_core(stream).to_state()))
@@ -235,11 +253,42 @@ class PerStreamStepFn(_StepFn):
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
     ):
         """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
-        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
+        bound = _open_bound(open_counts.read()) if self.gate else None
+        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound)
 
-    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up):
+    def _counted(self, value, pending, wake_tick, wake, open_counts):
+        """``gate``: the registry step's output: its aggregates buffered, its counts summed; the wake timer set
+        for the earliest tick with work unless a tick at or before it still has updates on their way (then
+        the wake is parked, and the count that closes that tick sets it)."""
+        _, aggs, counts = value
+        first = buffer_aggregates(aggs, pending)
+        opened = dict(open_counts.read() or {})
+        if counts:
+            for tick, d in counts:
+                d += opened.get(tick, 0)
+                if d:
+                    opened[tick] = d
+                else:
+                    opened.pop(tick, None)
+            open_counts.write(opened)
+        current = wake_tick.read()
+        due = current if first is None or (current is not None and current <= first) else first
+        if due is None:
+            return
+        bound = _open_bound(opened)
+        if bound is not None and due > bound:  # parked: a tick <= due still has updates on their way
+            if due != current:
+                wake_tick.write(due)
+            return
+        ts = self.spec.final_at(due)
+        if ts < _MAX_TS:  # set again (a timer holds one time): it may have been parked
+            wake_tick.write(due)
+            wake.set(ts)
+
+    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound=None):
         """One firing of either timer: the wakes due up to the tick whose input is final at ``ts``, each
         as its own firing would have made it. A wake timer's firing is one wake (its own tick); a catch-up
         firing walks every tick with work up to its grid point. Same calls to the core either way, so
@@ -250,6 +299,8 @@ class PerStreamStepFn(_StepFn):
         wake_tick.clear()
         core = self._load(stream, core_state)
         upto = self.spec.final_tick(ts)
+        if bound is not None:  # gate: no tick at or after one whose updates are still on their way
+            upto = min(upto, bound)
         aggs = sorted(pending.read(), key=lambda agg: agg[0])
         asks = sorted(queries.read(), key=query_order) if step.takes_queries else []
         out, i, k = [], 0, 0
@@ -275,6 +326,9 @@ class PerStreamStepFn(_StepFn):
         # next wake: the earliest pending input, else the core's next wake (None once it is finished)
         nxt = next_work(core, later, 0, asks_later, 0)
         if nxt is not None:
+            if bound is not None and nxt > bound:  # parked: the count that closes tick bound + 1 sets the timer
+                wake_tick.write(nxt)
+                return
             schedule_wake(self.spec, nxt, wake, wake_tick)
             if self.catch_up:
                 set_catch_up(self.spec, nxt, catch_up)
@@ -292,6 +346,12 @@ class PerStreamStepFn(_StepFn):
         data = encode(core.to_state())
         cell.write(data)
         self._live[stream] = (data, core)
+
+
+def _open_bound(opened) -> int | None:
+    """The last tick a gated wake may walk: the tick before the first one whose count is not 0 (None: no
+    limit)."""
+    return min(opened) - 1 if opened else None
 
 
 def _due(items: list, i: int, tick: int) -> int:

@@ -43,7 +43,7 @@ from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn, PerStream
 from transforms.person import PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
-from transforms.streaming import TICK_MERGES, MergeTickFn, ResolveEntriesFn, stateful_tick_merge
+from transforms.streaming import TICK_MERGES, MergeTickFn, ResolveEntriesFn, counts_gate, stateful_tick_merge
 from transforms.validate import UpdateCheck, ValidateFn
 
 __all__ = [
@@ -251,7 +251,13 @@ class ReleaseContinually(beam.PTransform):
             (merged, starts)
             | "Flatten" >> beam.Flatten()
             | "ReleaseStream"
-            >> beam.ParDo(PerStreamStepFn(self._step(), catch_up=holds_timer_watermarks(valid.pipeline)))
+            >> beam.ParDo(
+                PerStreamStepFn(
+                    self._step(),
+                    catch_up=holds_timer_watermarks(valid.pipeline),
+                    gate=counts_gate(self.tick_merge, valid.pipeline),
+                )
+            )
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(NODES, main="answers")
         )
@@ -284,6 +290,7 @@ class ReleaseContinually(beam.PTransform):
                 self.mechanism.deletions_allowed,
                 per_stream=not stateful_merge,
                 max_mutations=self.config.max_mutations,
+                counts=counts_gate(self.tick_merge, valid.pipeline),
             )
         ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
             tuple[typing.Any, typing.Any]
