@@ -19,6 +19,7 @@ from apache_beam.testing.util import BeamAssertException, assert_that, equal_to
 from test_beam_releases import CFG, KEY_HEX, REL, in_memory, noise_of, streaming_options, workload
 
 import transforms.releases as releases_module
+import transforms.streaming as streaming_module
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseFullyDynamic, StreamSpec
 from transforms.streaming import counts_gate
@@ -59,7 +60,8 @@ def test_watermark_jumps_of_several_ticks_release_every_update_at_its_tick(jump)
 def test_watermark_jump_twin_without_the_counts_fails(monkeypatch):
     """The twin: the registry step and the per-stream step built without the counts (the old wiring) give
     releases that miss updates at a jump of 3.5 ticks, so the test above can fail."""
-    monkeypatch.setattr(releases_module, "counts_gate", lambda choice, pipeline: False)
+    monkeypatch.setattr(releases_module, "counts_gate", lambda choice, pipeline: False)  # the registry step's
+    monkeypatch.setattr(streaming_module, "counts_gate", lambda choice, pipeline: False)  # the per-stream step's
     with pytest.raises(BeamAssertException, match="unexpected elements"):
         _run(RECS, 35.0)
 

@@ -51,6 +51,7 @@ __all__ = [
     "CATCH_UP_TICKS",
     "StreamStep",
     "PerStreamStepFn",
+    "GatedPerStreamStepFn",
     "BoundedStreamFn",
     "in_global_window",
     "set_catch_up",
@@ -176,14 +177,8 @@ class PerStreamStepFn(_StepFn):
       catch_up: set the catch-up timer. The transforms turn it off on the DirectRunner
         (``holds_timer_watermarks``): it holds no watermark for the registry step's timers, so a
         catch-up firing there could overtake their batches by up to a grid's worth of ticks.
-      gate: wait on the data as well as the watermark (the DirectRunner: ``transforms.streaming.counts_gate``).
-        The input then comes as ``(COUNTS, aggregates, counts)``: per tick, +1 for each update the
-        registry step buffered and -1 for each it resolved (``ResolveEntriesFn(counts=True)``), summed in
-        ``open_counts``. A wake walks no tick at or after the first tick whose count is not 0 (an update of
-        it not yet resolved, whose batch is still on its way); the wake is parked (``wake_tick`` written,
-        no timer) and the count that brings that tick to 0 sets the timer again. The watermark still
-        decides when a tick may be released (``final_at``, public); the counts can only make a release
-        wait for its own tick's updates, never come earlier, and they are never released.
+
+    On the DirectRunner the transforms use :class:`GatedPerStreamStepFn`, which waits on the data as well.
     """
 
     CORE = ReadModifyWriteStateSpec("core", BytesCoder())  # the core's versioned state
@@ -193,16 +188,13 @@ class PerStreamStepFn(_StepFn):
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
-    # gate=True only: tick -> updates buffered minus updates resolved by the registry step (non-zero ones)
-    OPEN_COUNTS = ReadModifyWriteStateSpec("open_counts", FastPrimitivesCoder())
 
     LABEL = "stream_label"
 
-    def __init__(self, step: StreamStep, catch_up: bool = True, gate: bool = False):
+    def __init__(self, step: StreamStep, catch_up: bool = True):
         super().__init__(step)
         self.spec = step.spec
         self.catch_up = catch_up
-        self.gate = gate
 
     def setup(self):
         super().setup()
@@ -220,12 +212,8 @@ class PerStreamStepFn(_StepFn):
         queries=beam.DoFn.StateParam(QUERIES),
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
-        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
     ):
         stream, value = element
-        if type(value) is tuple and len(value) == 3 and value[0] == COUNTS:
-            self._counted(value, pending, wake_tick, wake, open_counts)
-            return
         if value == START:
             if core_state.read() is None:
                 core_state.write(encode(self.step.new_core(stream).to_state()))
@@ -253,44 +241,14 @@ class PerStreamStepFn(_StepFn):
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
-        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
     ):
         """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
-        bound = _open_bound(open_counts.read()) if self.gate else None
-        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound)
-
-    def _counted(self, value, pending, wake_tick, wake, open_counts):
-        """``gate``: the registry step's output: its aggregates buffered, its counts summed; the wake timer set
-        for the earliest tick with work unless a tick at or before it still has updates on their way (then
-        the wake is parked, and the count that closes that tick sets it)."""
-        _, aggs, counts = value
-        first = buffer_aggregates(aggs, pending)
-        opened = dict(open_counts.read() or {})
-        if counts:
-            for tick, d in counts:
-                d += opened.get(tick, 0)
-                if d:
-                    opened[tick] = d
-                else:
-                    opened.pop(tick, None)
-            open_counts.write(opened)
-        current = wake_tick.read()
-        due = current if first is None or (current is not None and current <= first) else first
-        if due is None:
-            return
-        bound = _open_bound(opened)
-        if bound is not None and due > bound:  # parked: a tick <= due still has updates on their way
-            if due != current:
-                wake_tick.write(due)
-            return
-        ts = self.spec.final_at(due)
-        if ts < _MAX_TS:  # set again (a timer holds one time): it may have been parked
-            wake_tick.write(due)
-            wake.set(ts)
+        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
 
     def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound=None):
-        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts``, each
-        as its own firing would have made it. A wake timer's firing is one wake (its own tick); a catch-up
+        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts`` (and,
+        ``bound`` given, at most ``bound``: :class:`GatedPerStreamStepFn`), each as its own firing would
+        have made it. A wake timer's firing is one wake (its own tick); a catch-up
         firing walks every tick with work up to its grid point. Same calls to the core either way, so
         every record field is the same (an error bound or a spend stamped per call would otherwise depend
         on how far the watermark was ahead)."""
@@ -346,6 +304,100 @@ class PerStreamStepFn(_StepFn):
         data = encode(core.to_state())
         cell.write(data)
         self._live[stream] = (data, core)
+
+
+class GatedPerStreamStepFn(PerStreamStepFn):
+    """The per-stream step that waits on the data as well as the watermark: what the transforms use on a
+    runner that holds no watermark for a stateful stage's pending timers (the DirectRunner:
+    ``transforms.streaming.counts_gate``).
+
+    There, when the watermark passes the close of tick t and the release time of t in one step (a starved
+    process, a backlog), the registry step's close of t and this step's wake for t fire in the same round,
+    and the release missed the updates still being resolved. So the registry step
+    (``ResolveEntriesFn(counts=True)``) sends ``(COUNTS, aggregates, counts)``: per tick, +1 for each
+    update it buffered (from the bundle that buffered it, so it holds this step's input watermark before
+    the tick's release can fire) and -1 for each it resolved (with the aggregates it went into), summed in
+    ``open_counts``. A wake walks no tick at or after the first tick whose count is not 0; the wake is
+    then parked (``wake_tick`` written, no timer) and the count that brings that tick to 0 sets the timer
+    again. The watermark still decides when a tick may be released (``final_at``, a public schedule); the
+    counts only make a release wait for its own tick's updates, never come earlier, and are never
+    released (a count says how many updates the registry step holds, which only delays a firing of this
+    step, and shows in no record). Other runners keep :class:`PerStreamStepFn`, its graph and its state
+    names (a savepoint's)."""
+
+    OPEN_COUNTS = ReadModifyWriteStateSpec("open_counts", FastPrimitivesCoder())  # tick -> count (non-zero)
+    CORE, PENDING, QUERIES, WAKE_TICK = (
+        PerStreamStepFn.CORE,
+        PerStreamStepFn.PENDING,
+        PerStreamStepFn.QUERIES,
+        PerStreamStepFn.WAKE_TICK,
+    )
+    # the same timers (a timer spec takes one callback, so this class declares its own, of the same names)
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+    ):
+        value = element[1]
+        if type(value) is tuple and len(value) == 3 and value[0] == COUNTS:
+            self._counted(value, pending, wake_tick, wake, open_counts)
+            return
+        super().process(element, core_state, pending, queries, wake_tick, wake)
+
+    @on_timer(WAKE)
+    @on_timer(CATCH_UP)
+    def on_wake_or_catch_up(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+    ):
+        """Either timer, walking no tick at or after the first one with updates still on their way."""
+        bound = _open_bound(open_counts.read())
+        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound)
+
+    def _counted(self, value, pending, wake_tick, wake, open_counts):
+        """The registry step's output: its aggregates buffered, its counts summed; the wake timer set
+        for the earliest tick with work unless a tick at or before it still has updates on their way (then
+        the wake is parked, and the count that closes that tick sets it)."""
+        _, aggs, counts = value
+        first = buffer_aggregates(aggs, pending)
+        opened = dict(open_counts.read() or {})
+        if counts:
+            for tick, d in counts:
+                d += opened.get(tick, 0)
+                if d:
+                    opened[tick] = d
+                else:
+                    opened.pop(tick, None)
+            open_counts.write(opened)
+        current = wake_tick.read()
+        due = current if first is None or (current is not None and current <= first) else first
+        if due is None:
+            return
+        bound = _open_bound(opened)
+        if bound is not None and due > bound:  # parked: a tick <= due still has updates on their way
+            if due != current:
+                wake_tick.write(due)
+            return
+        ts = self.spec.final_at(due)
+        if ts < _MAX_TS:  # set again (a timer holds one time): it may have been parked
+            wake_tick.write(due)
+            wake.set(ts)
 
 
 def _open_bound(opened) -> int | None:

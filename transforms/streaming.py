@@ -40,10 +40,10 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import dead_letter, resolve_updates, update_order
 from transforms.core.foundation.aggregates import fold, in_tick_order
-from transforms.per_stream import COUNTS, holds_timer_watermarks
+from transforms.per_stream import COUNTS, GatedPerStreamStepFn, PerStreamStepFn, holds_timer_watermarks
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["ResolveEntriesFn", "MergeTickFn", "TICK_MERGES", "stateful_tick_merge", "counts_gate"]
+__all__ = ["ResolveEntriesFn", "MergeTickFn", "TICK_MERGES", "stateful_tick_merge", "counts_gate", "per_stream_step"]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
 
@@ -286,7 +286,7 @@ def stateful_tick_merge(choice: str, pipeline) -> bool:
 
 def counts_gate(choice: str, pipeline) -> bool:
     """Whether the registry step sends per-tick update counts and the per-stream step waits for them
-    (``ResolveEntriesFn(counts=True)``, ``PerStreamStepFn(gate=True)``): on a runner that does not hold a
+    (``ResolveEntriesFn(counts=True)``, ``GatedPerStreamStepFn``): on a runner that does not hold a
     stateful stage's output watermark for its pending timers (the DirectRunner), with the per-stream output
     (``tick_merge`` ``auto`` or ``bundle`` there). There the registry step's close of tick t and the release
     of tick t can fire in the same round when the watermark jumps several ticks at once (a starved
@@ -296,3 +296,13 @@ def counts_gate(choice: str, pipeline) -> bool:
     were. (With ``tick_merge=stateful`` on the DirectRunner the merge step's timers would need the same,
     and there is none: keep the watermark's steps small there)."""
     return not holds_timer_watermarks(pipeline) and not stateful_tick_merge(choice, pipeline)
+
+
+def per_stream_step(step, tick_merge: str, pipeline) -> PerStreamStepFn:
+    """The stateful per-stream step for ``step`` in ``pipeline``'s streaming graph: the catch-up timer where
+    the runner holds the watermark for the registry step's timers, the data's counts where it does not
+    (``counts_gate``: :class:`~transforms.per_stream.GatedPerStreamStepFn`, with
+    ``ResolveEntriesFn(counts=True)``)."""
+    if counts_gate(tick_merge, pipeline):
+        return GatedPerStreamStepFn(step, catch_up=False)
+    return PerStreamStepFn(step, catch_up=holds_timer_watermarks(pipeline))
