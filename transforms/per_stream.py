@@ -49,6 +49,7 @@ __all__ = [
     "COUNTS",
     "BOUNDED_END",
     "CATCH_UP_TICKS",
+    "GATED_CATCH_UP_TICKS",
     "StreamStep",
     "PerStreamStepFn",
     "GatedPerStreamStepFn",
@@ -70,6 +71,11 @@ COUNTS = "__counts__"
 _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
 #: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
 CATCH_UP_TICKS = 1024
+#: The catch-up grid of :class:`GatedPerStreamStepFn` (the DirectRunner), a public constant too: each round of
+#: the DirectRunner is a firing per stage, and while a backlog of ticks is walked one wake per round, timers fire
+#: in every round and the runner schedules no read of an unbounded source (``executor.py``,
+#: ``_add_work_if_necessary``); a fine grid walks a backlog in few rounds.
+GATED_CATCH_UP_TICKS = 8
 BOUNDED_END = (
     "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "
     "of a release is public configuration; deriving it from the data (its last time) would make the release "
@@ -190,6 +196,7 @@ class PerStreamStepFn(_StepFn):
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
 
     LABEL = "stream_label"
+    catch_up_ticks = CATCH_UP_TICKS  # the catch-up grid
 
     def __init__(self, step: StreamStep, catch_up: bool = True):
         super().__init__(step)
@@ -289,7 +296,7 @@ class PerStreamStepFn(_StepFn):
                 return
             schedule_wake(self.spec, nxt, wake, wake_tick)
             if self.catch_up:
-                set_catch_up(self.spec, nxt, catch_up)
+                set_catch_up(self.spec, nxt, catch_up, self.catch_up_ticks)
 
     def _load(self, stream, cell):
         data = cell.read()
@@ -323,9 +330,13 @@ class GatedPerStreamStepFn(PerStreamStepFn):
     counts only make a release wait for its own tick's updates, never come earlier, and are never
     released (a count says how many updates the registry step holds, which only delays a firing of this
     step, and shows in no record). Other runners keep :class:`PerStreamStepFn`, its graph and its state
-    names (a savepoint's)."""
+    names (a savepoint's). The catch-up timer is on (the counts bound its walk as they bound a wake's), on a grid
+    of ``GATED_CATCH_UP_TICKS``."""
 
     OPEN_COUNTS = ReadModifyWriteStateSpec("open_counts", FastPrimitivesCoder())  # tick -> count (non-zero)
+    # the counts keep a catch-up firing from overtaking the registry step's batches, so this step catches up too,
+    # on a finer public grid
+    catch_up_ticks = GATED_CATCH_UP_TICKS
     CORE, PENDING, QUERIES, WAKE_TICK = (
         PerStreamStepFn.CORE,
         PerStreamStepFn.PENDING,
@@ -464,7 +475,7 @@ def in_global_window(records, window) -> typing.Iterator:
             yield r
 
 
-def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
+def set_catch_up(spec: StreamSpec, tick: int, catch_up, grid: int = CATCH_UP_TICKS) -> None:
     """Set the per-stream step's second timer for the first point of the catch-up grid at or after
     ``tick`` (the next tick the wake timer is set for).
 
@@ -484,7 +495,7 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
     the watermark and the ticks with input, as the wake timer always did, and shows in no record."""
     if tick < 1:
         tick = 1
-    nxt = ((tick - 1) // CATCH_UP_TICKS + 1) * CATCH_UP_TICKS
+    nxt = ((tick - 1) // grid + 1) * grid
     if spec.end_tick is not None:  # the configured end is public too
         if tick > spec.end_tick:
             return

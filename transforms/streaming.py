@@ -304,5 +304,5 @@ def per_stream_step(step, tick_merge: str, pipeline) -> PerStreamStepFn:
     (``counts_gate``: :class:`~transforms.per_stream.GatedPerStreamStepFn`, with
     ``ResolveEntriesFn(counts=True)``)."""
     if counts_gate(tick_merge, pipeline):
-        return GatedPerStreamStepFn(step, catch_up=False)
+        return GatedPerStreamStepFn(step, catch_up=True)
     return PerStreamStepFn(step, catch_up=holds_timer_watermarks(pipeline))
