@@ -24,10 +24,12 @@ the traffic, and so the watermark, moving in small steps until the test has
 seen what it waits for, and the run is then stopped with Ctrl-C (SIGINT):
 never after a guessed duration (``--duration`` is only a cap). Dataflow and
 Flink hold the watermark, so there the lag does not matter. (5) What the wall
-clock can still do on the DirectRunner, a starved process (a CPU hog) making
-its watermark jump several ticks at once, defers the last whole ticks' batches
-to a later release (the registry step's closes and the per-stream release fire
-in one round): the noise-off test allows exactly that and nothing else. (6)
+clock used to do on the DirectRunner, a starved process (a CPU hog) making
+its watermark jump several ticks at once, deferred the last whole ticks' batches
+to a later release (the registry step's closes and the per-stream release fired
+in one round; the DirectRunner holds no watermark for pending timers): the
+per-stream step now waits on the registry step's per-tick update counts as
+well (``transforms.streaming.counts_gate``), and the noise-off test is exact. (6)
 The bundled configurations run with topics and subscriptions of their own.
 """
 
@@ -239,6 +241,14 @@ def _pull_once(subscription: str) -> list[dict]:
     return [json.loads(m.message.data) for m in resp.received_messages]
 
 
+def _caught_up(folder: Path, origin: float, tick: float) -> bool:
+    """Whether the releases on file reach within ``LATENESS`` + 10 ticks of the wall clock (a tick is released
+    ``LATENESS`` + 1 ticks after it ends, the file sink writes a 5 s window once it closes: about 4 ticks; the rest
+    is slack for a loaded machine)."""
+    ticks = [r["tick"] for r in _jsonl(folder, "releases*.jsonl")]
+    return bool(ticks) and max(ticks) >= math.floor((time.time() - origin) / tick) - (LATENESS + 10)
+
+
 def _same(answers: dict, exact: dict) -> bool:
     """Whether noise-off ``answers`` (query -> estimate: a number, or a dict of cells) equal ``exact`` on every query
     that ``answers`` has (to float rounding)."""
@@ -351,6 +361,11 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path):
         # starts slowly never finds a backlog behind its watermark
         confidential = tmp_path / "out-confidential"
         _wait_for(proc, output, lambda: _jsonl(confidential, "dead_letters*.jsonl"), "dead letters", 90)
+        # ... and once its releases have caught up with the wall clock (origin is 12 ticks back, and a slow start
+        # leaves it further behind): while the DirectRunner walks a backlog of ticks, timers fire in every round
+        # and it schedules no read (executor.py, _add_work_if_necessary), then its watermark jumps to the wall
+        # clock at the next pull of at most 10 messages, and updates published meanwhile count late
+        _wait_for(proc, output, lambda: _caught_up(tmp_path / "out", origin, tick), "releases caught up", 90)
         start = time.time() + LEAD + 1
         updates += _workload(origin, tick, start, 150, EVERY)  # until the test has its releases
         for d, uid in updates:
@@ -407,14 +422,11 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path):
         (s, t, q) for s, t in released for q in queries
     )  # each query exactly once per stream and tick
 
-    # Exact, with one allowance that the DirectRunner's timers need (module docstring, docs/testing.md "Streaming
-    # tests under load"): it holds no watermark for a stage's pending timers, so when its wall-clock watermark jumps
-    # more than a tick at once (a starved process), the registry step's closes of the last ticks and the per-stream
-    # step's release of tick t fire in the same round, and the batches still in flight are applied at a later tick.
-    # The registry closes ticks in order, so what is missing is always the last d whole ticks: each (stream, tick)
-    # equals, over all of its queries, the exact answer at t - d for some d in 0..LATENESS (the reader may fall that
-    # far behind anyway). An update lost, doubled or split is still a failure, and so is a deferral at half or more
-    # of the ticks whose answer changes (a release late on every tick, the bug this guards against).
+    # Exact at every (stream, tick), over all of its queries. Under a CPU hog the DirectRunner's wall-clock
+    # watermark jumps several ticks at once, and it holds no watermark for the registry step's pending timers: the
+    # release of tick t used to fire in the same round as the close of t and miss the updates still being resolved
+    # (1 to 4 ticks late). The per-stream step now also waits on the data (the registry step's per-tick update
+    # counts: transforms.streaming.counts_gate; tests/test_streaming_jumps.py makes the jump deterministic).
     def truth(stream, t):
         live = _expected(updates, origin, tick, stream, t)
         return {"active": len(live), "by_carrier": {c: sum(v["carrier"] == c for v in live.values()) for c in CARRIERS}}
@@ -423,14 +435,9 @@ def test_pubsub_to_files_noise_off_is_exact(emulator, tmp_path):
     for r in releases:
         if r["query"] in ("active", "by_carrier"):
             got.setdefault((r["stream"], r["tick"]), {})[r["query"]] = r["estimate"]
-    checked, shifted, changed = 0, [], []
-    for (stream, t), answers in sorted(got.items()):
-        lag = next((d for d in range(min(LATENESS, t) + 1) if _same(answers, truth(stream, t - d))), None)
-        assert lag is not None, ((stream, t), answers, [truth(stream, t - d) for d in range(LATENESS + 1)])
-        checked += answers.get("active", 0) > 0
-        changed += [(stream, t)] if truth(stream, t) != truth(stream, t - 1) else []
-        shifted += [(stream, t, lag)] if lag and truth(stream, t) != truth(stream, t - lag) else []
-    assert len(shifted) < len(changed) / 2, (shifted, changed)  # not late on every tick with a change
+    wrong = [((s, t), a, truth(s, t)) for (s, t), a in sorted(got.items()) if not _same(a, truth(s, t))]
+    assert not wrong, wrong[:5]
+    checked = sum(a.get("active", 0) > 0 for a in got.values())
     assert checked >= 2
     assert "records read:" in out and "duplicates dropped:" in out  # the streaming summary
 

@@ -46,10 +46,13 @@ from transforms.spec import StreamSpec
 __all__ = [
     "START",
     "QUERY",
+    "COUNTS",
     "BOUNDED_END",
     "CATCH_UP_TICKS",
+    "GATED_CATCH_UP_TICKS",
     "StreamStep",
     "PerStreamStepFn",
+    "GatedPerStreamStepFn",
     "BoundedStreamFn",
     "in_global_window",
     "set_catch_up",
@@ -63,9 +66,16 @@ __all__ = [
 
 START = "__start__"  # the start marker of a declared stream
 QUERY = "__query__"  # tags a query: (QUERY, (tick, time, id, row))
+#: tags the registry step's output under a gate: (COUNTS, tick aggregates, ((tick, updates buffered - resolved), ...))
+COUNTS = "__counts__"
 _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
 #: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
 CATCH_UP_TICKS = 1024
+#: The catch-up grid of :class:`GatedPerStreamStepFn` (the DirectRunner), a public constant too: each round of
+#: the DirectRunner is a firing per stage, and while a backlog of ticks is walked one wake per round, timers fire
+#: in every round and the runner schedules no read of an unbounded source (``executor.py``,
+#: ``_add_work_if_necessary``); a fine grid walks a backlog in few rounds.
+GATED_CATCH_UP_TICKS = 8
 BOUNDED_END = (
     "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "
     "of a release is public configuration; deriving it from the data (its last time) would make the release "
@@ -173,6 +183,8 @@ class PerStreamStepFn(_StepFn):
       catch_up: set the catch-up timer. The transforms turn it off on the DirectRunner
         (``holds_timer_watermarks``): it holds no watermark for the registry step's timers, so a
         catch-up firing there could overtake their batches by up to a grid's worth of ticks.
+
+    On the DirectRunner the transforms use :class:`GatedPerStreamStepFn`, which waits on the data as well.
     """
 
     CORE = ReadModifyWriteStateSpec("core", BytesCoder())  # the core's versioned state
@@ -184,6 +196,7 @@ class PerStreamStepFn(_StepFn):
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
 
     LABEL = "stream_label"
+    catch_up_ticks = CATCH_UP_TICKS  # the catch-up grid
 
     def __init__(self, step: StreamStep, catch_up: bool = True):
         super().__init__(step)
@@ -239,9 +252,10 @@ class PerStreamStepFn(_StepFn):
         """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
         yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
 
-    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up):
-        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts``, each
-        as its own firing would have made it. A wake timer's firing is one wake (its own tick); a catch-up
+    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound=None):
+        """One firing of either timer: the wakes due up to the tick whose input is final at ``ts`` (and,
+        ``bound`` given, at most ``bound``: :class:`GatedPerStreamStepFn`), each as its own firing would
+        have made it. A wake timer's firing is one wake (its own tick); a catch-up
         firing walks every tick with work up to its grid point. Same calls to the core either way, so
         every record field is the same (an error bound or a spend stamped per call would otherwise depend
         on how far the watermark was ahead)."""
@@ -250,6 +264,8 @@ class PerStreamStepFn(_StepFn):
         wake_tick.clear()
         core = self._load(stream, core_state)
         upto = self.spec.final_tick(ts)
+        if bound is not None:  # gate: no tick at or after one whose updates are still on their way
+            upto = min(upto, bound)
         aggs = sorted(pending.read(), key=lambda agg: agg[0])
         asks = sorted(queries.read(), key=query_order) if step.takes_queries else []
         out, i, k = [], 0, 0
@@ -275,9 +291,12 @@ class PerStreamStepFn(_StepFn):
         # next wake: the earliest pending input, else the core's next wake (None once it is finished)
         nxt = next_work(core, later, 0, asks_later, 0)
         if nxt is not None:
+            if bound is not None and nxt > bound:  # parked: the count that closes tick bound + 1 sets the timer
+                wake_tick.write(nxt)
+                return
             schedule_wake(self.spec, nxt, wake, wake_tick)
             if self.catch_up:
-                set_catch_up(self.spec, nxt, catch_up)
+                set_catch_up(self.spec, nxt, catch_up, self.catch_up_ticks)
 
     def _load(self, stream, cell):
         data = cell.read()
@@ -292,6 +311,110 @@ class PerStreamStepFn(_StepFn):
         data = encode(core.to_state())
         cell.write(data)
         self._live[stream] = (data, core)
+
+
+class GatedPerStreamStepFn(PerStreamStepFn):
+    """The per-stream step that waits on the data as well as the watermark: what the transforms use on a
+    runner that holds no watermark for a stateful stage's pending timers (the DirectRunner:
+    ``transforms.streaming.counts_gate``).
+
+    There, when the watermark passes the close of tick t and the release time of t in one step (a starved
+    process, a backlog), the registry step's close of t and this step's wake for t fire in the same round,
+    and the release missed the updates still being resolved. So the registry step
+    (``ResolveEntriesFn(counts=True)``) sends ``(COUNTS, aggregates, counts)``: per tick, +1 for each
+    update it buffered (from the bundle that buffered it, so it holds this step's input watermark before
+    the tick's release can fire) and -1 for each it resolved (with the aggregates it went into), summed in
+    ``open_counts``. A wake walks no tick at or after the first tick whose count is not 0; the wake is
+    then parked (``wake_tick`` written, no timer) and the count that brings that tick to 0 sets the timer
+    again. The watermark still decides when a tick may be released (``final_at``, a public schedule); the
+    counts only make a release wait for its own tick's updates, never come earlier, and are never
+    released (a count says how many updates the registry step holds, which only delays a firing of this
+    step, and shows in no record). Other runners keep :class:`PerStreamStepFn`, its graph and its state
+    names (a savepoint's). The catch-up timer is on (the counts bound its walk as they bound a wake's), on a grid
+    of ``GATED_CATCH_UP_TICKS``."""
+
+    OPEN_COUNTS = ReadModifyWriteStateSpec("open_counts", FastPrimitivesCoder())  # tick -> count (non-zero)
+    # the counts keep a catch-up firing from overtaking the registry step's batches, so this step catches up too,
+    # on a finer public grid
+    catch_up_ticks = GATED_CATCH_UP_TICKS
+    CORE, PENDING, QUERIES, WAKE_TICK = (
+        PerStreamStepFn.CORE,
+        PerStreamStepFn.PENDING,
+        PerStreamStepFn.QUERIES,
+        PerStreamStepFn.WAKE_TICK,
+    )
+    # the same timers (a timer spec takes one callback, so this class declares its own, of the same names)
+    WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
+    CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)
+
+    def process(
+        self,
+        element,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+    ):
+        value = element[1]
+        if type(value) is tuple and len(value) == 3 and value[0] == COUNTS:
+            self._counted(value, pending, wake_tick, wake, open_counts)
+            return
+        super().process(element, core_state, pending, queries, wake_tick, wake)
+
+    @on_timer(WAKE)
+    @on_timer(CATCH_UP)
+    def on_wake_or_catch_up(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        core_state=beam.DoFn.StateParam(CORE),
+        pending=beam.DoFn.StateParam(PENDING),
+        queries=beam.DoFn.StateParam(QUERIES),
+        wake_tick=beam.DoFn.StateParam(WAKE_TICK),
+        wake=beam.DoFn.TimerParam(WAKE),
+        catch_up=beam.DoFn.TimerParam(CATCH_UP),
+        open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+    ):
+        """Either timer, walking no tick at or after the first one with updates still on their way."""
+        bound = _open_bound(open_counts.read())
+        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound)
+
+    def _counted(self, value, pending, wake_tick, wake, open_counts):
+        """The registry step's output: its aggregates buffered, its counts summed; the wake timer set
+        for the earliest tick with work unless a tick at or before it still has updates on their way (then
+        the wake is parked, and the count that closes that tick sets it)."""
+        _, aggs, counts = value
+        first = buffer_aggregates(aggs, pending)
+        opened = dict(open_counts.read() or {})
+        if counts:
+            for tick, d in counts:
+                d += opened.get(tick, 0)
+                if d:
+                    opened[tick] = d
+                else:
+                    opened.pop(tick, None)
+            open_counts.write(opened)
+        current = wake_tick.read()
+        due = current if first is None or (current is not None and current <= first) else first
+        if due is None:
+            return
+        bound = _open_bound(opened)
+        if bound is not None and due > bound:  # parked: a tick <= due still has updates on their way
+            if due != current:
+                wake_tick.write(due)
+            return
+        ts = self.spec.final_at(due)
+        if ts < _MAX_TS:  # set again (a timer holds one time): it may have been parked
+            wake_tick.write(due)
+            wake.set(ts)
+
+
+def _open_bound(opened) -> int | None:
+    """The last tick a gated wake may walk: the tick before the first one whose count is not 0 (None: no
+    limit)."""
+    return min(opened) - 1 if opened else None
 
 
 def _due(items: list, i: int, tick: int) -> int:
@@ -352,7 +475,7 @@ def in_global_window(records, window) -> typing.Iterator:
             yield r
 
 
-def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
+def set_catch_up(spec: StreamSpec, tick: int, catch_up, grid: int = CATCH_UP_TICKS) -> None:
     """Set the per-stream step's second timer for the first point of the catch-up grid at or after
     ``tick`` (the next tick the wake timer is set for).
 
@@ -372,7 +495,7 @@ def set_catch_up(spec: StreamSpec, tick: int, catch_up) -> None:
     the watermark and the ticks with input, as the wake timer always did, and shows in no record."""
     if tick < 1:
         tick = 1
-    nxt = ((tick - 1) // CATCH_UP_TICKS + 1) * CATCH_UP_TICKS
+    nxt = ((tick - 1) // grid + 1) * grid
     if spec.end_tick is not None:  # the configured end is public too
         if tick > spec.end_tick:
             return

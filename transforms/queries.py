@@ -52,12 +52,10 @@ from transforms.per_stream import (
     QUERY,
     START,
     BoundedStreamFn,
-    PerStreamStepFn,
-    holds_timer_watermarks,
 )
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
-from transforms.streaming import ResolveEntriesFn
+from transforms.streaming import ResolveEntriesFn, per_stream_step
 from transforms.validate import ValidateFn, tick_in_range
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY", "QueryCheck", "AnswerStep"]
@@ -205,7 +203,7 @@ class AnswerQueries(ReleaseContinually):
             resolved, merged, starts = self._resolve_unbounded(admitted)
             resolve_dead = resolved[ResolveEntriesFn.DEAD]
             inputs = (merged, asked.valid, starts) | "Flatten" >> beam.Flatten()
-            fn = PerStreamStepFn(step, catch_up=holds_timer_watermarks(updates.pipeline))
+            fn = per_stream_step(step, self.tick_merge, updates.pipeline)
             answer = beam.ParDo(fn).with_input_types(tuple[str, typing.Any])
         out = inputs | "AnswerStream" >> answer.with_outputs(NODES, AnswerStep.ANSWERS, main="answers")
         dead = (validated[ValidateFn.DEAD], asked[ValidateFn.DEAD], *person_dead, resolve_dead) | "DeadLetters" >> (

@@ -39,11 +39,18 @@ from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
 from transforms.core.foundation.noise import ReleaseIdentity, config_digest
-from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn, PerStreamStepFn, holds_timer_watermarks
+from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn
 from transforms.person import PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
 from transforms.spec import StreamSpec
-from transforms.streaming import TICK_MERGES, MergeTickFn, ResolveEntriesFn, stateful_tick_merge
+from transforms.streaming import (
+    TICK_MERGES,
+    MergeTickFn,
+    ResolveEntriesFn,
+    counts_gate,
+    per_stream_step,
+    stateful_tick_merge,
+)
 from transforms.validate import UpdateCheck, ValidateFn
 
 __all__ = [
@@ -251,7 +258,7 @@ class ReleaseContinually(beam.PTransform):
             (merged, starts)
             | "Flatten" >> beam.Flatten()
             | "ReleaseStream"
-            >> beam.ParDo(PerStreamStepFn(self._step(), catch_up=holds_timer_watermarks(valid.pipeline)))
+            >> beam.ParDo(per_stream_step(self._step(), self.tick_merge, valid.pipeline))
             .with_input_types(tuple[str, typing.Any])
             .with_outputs(NODES, main="answers")
         )
@@ -284,6 +291,7 @@ class ReleaseContinually(beam.PTransform):
                 self.mechanism.deletions_allowed,
                 per_stream=not stateful_merge,
                 max_mutations=self.config.max_mutations,
+                counts=counts_gate(self.tick_merge, valid.pipeline),
             )
         ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
             tuple[typing.Any, typing.Any]

@@ -40,10 +40,10 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import dead_letter, resolve_updates, update_order
 from transforms.core.foundation.aggregates import fold, in_tick_order
-from transforms.per_stream import holds_timer_watermarks
+from transforms.per_stream import COUNTS, GatedPerStreamStepFn, PerStreamStepFn, holds_timer_watermarks
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["ResolveEntriesFn", "MergeTickFn", "TICK_MERGES", "stateful_tick_merge"]
+__all__ = ["ResolveEntriesFn", "MergeTickFn", "TICK_MERGES", "stateful_tick_merge", "counts_gate", "per_stream_step"]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
 
@@ -64,6 +64,17 @@ class ResolveEntriesFn(beam.DoFn):
     per-tick merge) or as ``(stream, aggregates)``, one element per stream.
     Rejections (unknown entry, duplicate insert, insertion-only violations,
     late) go to dead letters.
+
+    ``counts=True`` (the DirectRunner, ``counts_gate``): each output element is
+    ``(stream, (COUNTS, aggregates, deltas))``, ``deltas`` the per-tick update
+    counts ``((tick, d), ...)``: +1 for each update buffered here (in
+    ``process``) and -1 for each update resolved at a tick's close (in the
+    timer, accepted or rejected), so that the per-stream step knows, from the
+    data, when every update of a tick has been resolved (``PerStreamStepFn``,
+    ``gate``). The +1 counts leave from the bundle that buffered their updates,
+    stamped with their tick's close: they hold the per-stream step's input
+    watermark before its tick's release can fire, which the DirectRunner does
+    not do for this step's pending timers.
     """
 
     META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
@@ -77,16 +88,27 @@ class ResolveEntriesFn(beam.DoFn):
         deletions_allowed: bool,
         per_stream: bool = True,
         max_mutations: int | None = None,
+        counts: bool = False,
     ):
+        if counts and not per_stream:
+            raise ValueError("the per-tick update counts go with the per-stream output (per_stream=True)")
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
         self.per_stream = per_stream
         self.max_mutations = max_mutations
+        self.counts = counts
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
+        self.deltas = {}  # stream -> tick -> updates buffered minus updates resolved (counts=True)
         self.accepted = 0
+
+    def _count(self, stream, tick: int, d: int) -> None:
+        ticks = self.deltas.get(stream)
+        if ticks is None:
+            ticks = self.deltas[stream] = {}
+        ticks[tick] = ticks.get(tick, 0) + d
 
     def finish_bundle(self):
         acc, self.acc = self.acc, {}
@@ -94,6 +116,15 @@ class ResolveEntriesFn(beam.DoFn):
             _UPDATES_ACCEPTED.inc(self.accepted)
             self.accepted = 0
         glob = (window.GlobalWindow(),)
+        if self.counts:
+            deltas, self.deltas = self.deltas, {}
+            for stream in acc.keys() | deltas.keys():
+                aggs = in_tick_order(acc.get(stream, {}))
+                counts = tuple(sorted((t, d) for t, d in deltas.get(stream, {}).items() if d))
+                if aggs or counts:  # stamped with the close of its earliest tick: it holds that tick's release
+                    first = min([a[0] for a in aggs[:1]] + [c[0] for c in counts[:1]])
+                    yield WindowedValue((stream, (COUNTS, aggs, counts)), self.spec.closes_at(first), glob)
+            return
         for stream, ticks in acc.items():
             aggs = in_tick_order(ticks)
             if not aggs:  # every update of this stream in the bundle was rejected
@@ -119,6 +150,8 @@ class ResolveEntriesFn(beam.DoFn):
                 return
             tick = last + 1  # apply at the entry's current tick
         pending = pending + ((tick, *value[1:]),)
+        if self.counts:
+            self._count(key[0], tick, 1)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.closes_at(tick))
@@ -145,6 +178,9 @@ class ResolveEntriesFn(beam.DoFn):
             state, entry_id, now, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
         )
         self.accepted += accepted
+        if self.counts:
+            for p in now:
+                self._count(stream, p[0], -1)
         for reason, value in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value))
         if state is None and not later:
@@ -246,3 +282,27 @@ def stateful_tick_merge(choice: str, pipeline) -> bool:
     if choice != "auto":
         return choice == "stateful"
     return holds_timer_watermarks(pipeline)  # i.e. not the DirectRunner
+
+
+def counts_gate(choice: str, pipeline) -> bool:
+    """Whether the registry step sends per-tick update counts and the per-stream step waits for them
+    (``ResolveEntriesFn(counts=True)``, ``GatedPerStreamStepFn``): on a runner that does not hold a
+    stateful stage's output watermark for its pending timers (the DirectRunner), with the per-stream output
+    (``tick_merge`` ``auto`` or ``bundle`` there). There the registry step's close of tick t and the release
+    of tick t can fire in the same round when the watermark jumps several ticks at once (a starved
+    process, a backlog), and the release would miss the updates still being resolved; the counts make the
+    release of t wait until every update of a tick <= t has been resolved. Other runners hold the watermark
+    for the timers (the registry step's output holds the release), and keep their graph and state as they
+    were. (With ``tick_merge=stateful`` on the DirectRunner the merge step's timers would need the same,
+    and there is none: keep the watermark's steps small there)."""
+    return not holds_timer_watermarks(pipeline) and not stateful_tick_merge(choice, pipeline)
+
+
+def per_stream_step(step, tick_merge: str, pipeline) -> PerStreamStepFn:
+    """The stateful per-stream step for ``step`` in ``pipeline``'s streaming graph: the catch-up timer where
+    the runner holds the watermark for the registry step's timers, the data's counts where it does not
+    (``counts_gate``: :class:`~transforms.per_stream.GatedPerStreamStepFn`, with
+    ``ResolveEntriesFn(counts=True)``)."""
+    if counts_gate(tick_merge, pipeline):
+        return GatedPerStreamStepFn(step, catch_up=True)
+    return PerStreamStepFn(step, catch_up=holds_timer_watermarks(pipeline))
