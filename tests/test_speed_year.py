@@ -94,6 +94,12 @@ def test_stream_at_of_a_source_that_overrides_stream_asks_it():
     assert seen == [("s", "node", 1, 7)]
 
 
+def test_stream_at_with_an_unhashable_coordinate_is_stream():
+    src = NoiseSource(b"k" * 32)
+    head = ("s", bytearray(b"ab"), 3)
+    assert src.stream_at(head, 9)._seed == src.stream(*head, 9)._seed
+
+
 def test_a_source_with_kept_hash_states_pickles_without_them():
     src = NoiseSource(b"k" * 32)
     src.stream_at(("s", "node", 0), 1)

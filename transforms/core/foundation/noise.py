@@ -233,7 +233,10 @@ class NoiseSource:
         if memo is None or memo[0] is not self._key:
             memo = self._heads = (self._key, {})
         states = memo[1]
-        state = states.get(head)
+        try:
+            state = states.get(head)
+        except TypeError:  # an unhashable coordinate (a bytearray): no state kept, encoded as stream() does
+            return self.stream(*head, last)
         if state is None:
             if len(states) >= _HEADS_MAX:  # many streams (open keys): keep the memory bounded
                 states.clear()
