@@ -203,8 +203,9 @@ def _cancel(result) -> None:
 #: The cyclic garbage collector's thresholds while a bounded run waits in this process (``gc.set_threshold``;
 #: Python's default is (700, 10, 10)). The DirectRunner runs the whole job here and holds every stream's grouped
 #: updates and the outputs in memory (~1.75 GB for a year of one-minute periods), and with the default thresholds
-#: a full collection walks that whole heap every 100 young collections: ~11% of the year's CPU (38 full
-#: collections, 10.9 s of 107.5 s, measured with ``gc.callbacks``; ``docs/performance.md``, round 10). A larger
+#: a full collection walks that whole heap every 100 young collections: ~11% of the year's CPU (12.1 s of 107.5 s,
+#: 10.9 s of it in 38 full collections, measured with ``gc.callbacks``; 2.6 s with these thresholds;
+#: ``docs/performance.md``, round 10). A larger
 #: young generation (and rarer older ones) collects the same cyclic garbage, later: the outputs are unchanged;
 #: cyclic garbage waits for up to 50,000 container allocations instead of 700. The process's own thresholds are
 #: put back after the run; a process that switched collection off (threshold 0) is left as it is.

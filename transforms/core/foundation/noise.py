@@ -240,8 +240,9 @@ class NoiseSource:
         if state is None:
             if len(states) >= _HEADS_MAX:  # many streams (open keys): keep the memory bounded
                 states.clear()
-            state = states[head] = _keyed_seed_hash(self._key).copy()
+            state = _keyed_seed_hash(self._key).copy()
             state.update(encode_coordinates(head))
+            states[head] = state  # complete before another thread can see it; kept states are only copied
         h = state.copy()
         h.update(encode_coordinates((last,)))
         return RandomStream(h.digest(), disabled=self.is_disabled)
