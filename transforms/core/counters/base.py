@@ -68,10 +68,12 @@ class ContinualCounter:
         return self.mechanism.validate_hist(batch).astype(np.int64)
 
     def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord) -> np.ndarray:
-        coords = self.coords + tuple(coord)
+        coords = self.coords + coord
         self.noiseless = noise.is_disabled
         scope.charge(self.mechanism.cost(budget), coords)
-        rel = self.mechanism.release(hist, budget, noise.stream(*coords))
+        # noise.stream(*coords), with the hash state of every coordinate but the last (the node's index) kept
+        stream = noise.stream_at(coords[:-1], coords[-1]) if coords else noise.stream()
+        rel = self.mechanism.release(hist, budget, stream)
         values = self.mechanism.answer(rel)
         if self.release_log is not None:
             self.release_log.append((coords, rel.cost, values))

@@ -68,6 +68,10 @@ _STR_ENCODED_MAX = 4096
 _LEN4 = tuple(i.to_bytes(4, "big") for i in range(64))
 
 
+_NO_WORDS = np.empty(0, dtype=np.uint64)
+_NO_WORDS.flags.writeable = False
+
+
 class RandomStream:
     """The deterministic random words of one release.
 
@@ -84,7 +88,7 @@ class RandomStream:
     def __init__(self, seed: bytes, disabled: bool = False):
         self._seed = bytes(seed)
         self._counter = 0
-        self._buf = np.empty(0, dtype=np.uint64)
+        self._buf = _NO_WORDS  # one shared empty array (read-only): a node release's stream is refilled at once
         self._pos = 0
         self.disabled = disabled
 
@@ -93,7 +97,9 @@ class RandomStream:
         nwords = max(grow, n)
         block = hashlib.shake_256(self._seed + struct.pack(">Q", self._counter)).digest(8 * nwords)
         self._counter += 1
-        fresh = np.frombuffer(block, dtype="<u8").astype(np.uint64)
+        # the block's little-endian words as uint64: on a little-endian machine the buffer's own (read-only)
+        # view, no copy (callers only read words); elsewhere converted, as before
+        fresh = np.frombuffer(block, dtype="<u8").astype(np.uint64, copy=False)
         # the same words in the same order; a node release's first refill has nothing left to keep
         self._buf = np.concatenate([self._buf[self._pos :], fresh]) if self._pos < len(self._buf) else fresh
         self._pos = 0

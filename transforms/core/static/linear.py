@@ -150,6 +150,7 @@ class _AdditiveMechanism(StaticMechanism):
     unit: float = 1.0
     l1: float = 1.0
     l2: float = 1.0
+    _STATE_EXCLUDE = ("_release_memo",)  # release's calibration memo (rebuilt on use)
 
     def __init__(self, noise: str = "laplace"):
         if noise not in (LAPLACE, GAUSSIAN):
@@ -183,14 +184,25 @@ class _AdditiveMechanism(StaticMechanism):
 
     def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
         h = self.validate_hist(hist)
-        p = self._param(budget)  # once (draw_noise_n and noise_profile each calibrate: the same value)
+        # The calibration of the last budget released under (a counter releases every node under the same
+        # budget object): what _param gives (the family's check passed for it, and a budget is a frozen value)
+        # and the noise profile's term. Kept on the instance, not stored state; another budget object calibrates
+        # again. The sampler is called as before (through this module's name: the privacy harness wraps it).
+        memo = self.__dict__.get("_release_memo")
+        if memo is None or memo[0] is not budget:
+            p = self._param(budget)  # once (draw_noise_n and noise_profile each calibrate: the same value)
+            NoiseProfile.single(self.noise_kind, p, self.unit)  # its checks, as before
+            memo = self._release_memo = (budget, p, (self.noise_kind, float(p), float(self.unit)))
+        _, p, term = memo
         if self.noise_kind == LAPLACE:
             noise = discrete_laplace(stream, p, self.num_queries)
         else:
             noise = discrete_gaussian(stream, p, self.num_queries)
         values = (self._answers_units(h) + noise).astype(np.int64)
         out = values * self.unit if self.unit != 1.0 else values
-        return Release(out, budget, NoiseProfile.single(self.noise_kind, p, self.unit))
+        profile = NoiseProfile.__new__(NoiseProfile)  # NoiseProfile.single(kind, p, unit): its one term, fresh
+        profile.terms = {term: 1}
+        return Release(out, budget, profile)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -244,7 +256,8 @@ class CountMechanism(_CellsMechanism):
         return 1
 
     def _answers_units(self, hist):
-        return np.array([int(np.sum(hist))], dtype=np.int64)
+        # np.sum of an array is its add.reduce over every axis; called directly, without np.sum's wrappers
+        return np.array([int(np.add.reduce(hist, axis=None))], dtype=np.int64)
 
 
 @state_class("static.histogram")

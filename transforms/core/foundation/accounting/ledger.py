@@ -18,6 +18,7 @@ from .budgets import Budget, BudgetExceededError
 __all__ = ["Record", "Scope", "Ledger"]
 
 _TOL = 1e-12  # relative float tolerance when comparing a spend with a budget
+_ZEROS = {1: (0.0,), 2: (0.0, 0.0)}  # a new member's former total (eps or rho; eps and delta), per charge
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Scope:
     SEQUENTIAL = "sequential"
     PARALLEL = "parallel"
     sensitivity = 1.0  # an instance attribute only where it is not 1 (older state has none)
+    # ``total``'s Budget for the totals tuple it was built from (rebuilt on first use; not stored state)
+    _STATE_EXCLUDE = ("_total_memo",)
 
     def __init__(self, ledger: Ledger, name: str, kind: str, parent: Scope | None):
         if kind not in (self.SEQUENTIAL, self.PARALLEL):
@@ -65,7 +68,16 @@ class Scope:
 
     @property
     def total(self) -> Budget:
-        return self.ledger.budget.from_vector(self._total)
+        # Every answer of every period asks for the spend (``Ledger.spent``), which changes only on a charge.
+        # A charge replaces ``_total`` by a new tuple, so the Budget built from the tuple held in the memo (by
+        # identity: the memo keeps that tuple alive, its id cannot be reused) is the one ``from_vector`` would
+        # build now; a restored scope has another tuple and builds its own. Budgets are frozen values.
+        memo = self.__dict__.get("_total_memo")
+        if memo is not None and memo[0] is self._total:
+            return memo[1]
+        out = self.ledger.budget.from_vector(self._total)
+        self._total_memo = (self._total, out)
+        return out
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -100,7 +112,7 @@ class Scope:
         """New totals of this scope and its ancestors after adding a member of ``cost``."""
         out = []
         scope = self
-        old = tuple(0.0 for _ in cost)
+        old = _ZEROS.get(len(cost)) or tuple(0.0 for _ in cost)
         new = cost
         while scope is not None:
             cur = scope._total
@@ -134,7 +146,11 @@ class Scope:
         last_scope, last_total = updates[-1]
         if last_scope is self.ledger.root:
             cap = self.ledger._cap
-            if any(x > c * (1 + _TOL) + 1e-300 for x, c in zip(last_total, cap)):
+            if (
+                last_total[0] > cap[0] * (1 + _TOL) + 1e-300
+                if len(cap) == 1 == len(last_total)  # eps or rho: the test below without its generator
+                else any(x > c * (1 + _TOL) + 1e-300 for x, c in zip(last_total, cap))
+            ):
                 raise BudgetExceededError(
                     f"release at {tuple(coordinates)} costing {cost} would bring the total to "
                     f"{self.ledger.budget.from_vector(last_total)}, over the configured budget {self.ledger.budget}"
