@@ -62,6 +62,11 @@ EQUIVALENT: dict[str, str] = {
         "same ratio (measured; test_changelog.py::test_changelog_entry_ratio_of_small_linear_queries, which claims "
         "this kill, passes on it)"
     ),
+    "transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁerror_bound__mutmut_10": (
+        "<= NEWTON_FROM (1) for <: a horizon-1 tree takes the per-period path, noise_profile().tail_bound(beta / m), "
+        "instead of a one-row block of tail_bounds: the same Newton minimiser on the same one-node profile "
+        "(measured: identical floats for Laplace and Gaussian, m = 1 and 3, beta 0.3, 0.05, 0.001)"
+    ),
     "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_36": "1e+30 for 1e30: the same float literal",
     "transforms.core.counters.factorization.coefficients.x_blt_coefficients__mutmut_5": (
         "theta without dtype=float64: every caller passes floats (the BLT table, the optimiser's arrays), which "
@@ -249,6 +254,8 @@ _K = _T + "test_mutation_kills_sample27.py::"
 _K2 = _T + "test_mutation_kills_sample27b.py::"
 KILLED_BY: dict[str, str] = {
     # ---- the second round of 2026-11-27 (h27mut2) ----
+    "transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ__init____mutmut_5": _K2
+    + "test_anytime_sqrt_under_pure_dp_is_the_blt_counter_of_its_horizon",
     "transforms.core.counters.factorization.coefficients.x_series_inverse__mutmut_8": _K2
     + "test_series_inverse_times_its_series_is_one",
     "transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_10": _K2

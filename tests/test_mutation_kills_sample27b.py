@@ -633,3 +633,19 @@ def test_a_histogram_entrys_bound_covers_the_chain_of_its_visits(k):
     chain = chain_bound(model, k - 1, True)
     assert bound >= chain.upper  # k distinct cells attain the chain: never below it
     assert exact == (k < 4 and chain.exact)
+
+
+# kills transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ__init____mutmut_5 (the horizon dropped:
+# under pure DP the anytime counter, which is ``blt`` there, takes the default design horizon instead of its own)
+@pytest.mark.parametrize("horizon", [16, 256])
+def test_anytime_sqrt_under_pure_dp_is_the_blt_counter_of_its_horizon(horizon):
+    counters = [
+        make_counter(name, HistogramMechanism(2, "laplace"), PureDP(1.0), horizon=horizon, coords=("c",))
+        for name in ("anytime_sqrt", "blt")
+    ]
+    for c in counters:
+        for _ in range(5):
+            c.step(np.array([1, 0]), NoiseSource(bytes(32)))
+    (a, b) = counters
+    assert a.design_horizon == b.design_horizon == max(8, horizon)
+    assert a.variance() == b.variance()
