@@ -18,7 +18,11 @@ follows the wall clock, so its bytes are not a function of the code alone).
 
 Usage: ``python -m benchmarks.config_snapshot [--out FILE] [NAME ...]``; compare two outputs with ``diff``.
 
-References: ``config_snapshot_stop41.json`` is today's (stop 41). It has an 18th entry, ``open_histogram``
+References: ``config_snapshot_stop42.json`` is today's (stop 42), made on an AMD EPYC: all 18 entries equal those
+of main eb06d86 (stop 41) run on the same machine, but ``v_net_change_entry`` and ``v_person_net_change_approx``
+differ from ``config_snapshot_stop41.json`` (made on another processor) in the last bits of their Gaussian
+releases' floats: compare against a reference made on the same processor type, or against a base commit run here.
+``config_snapshot_stop41.json`` (stop 41). It has an 18th entry, ``open_histogram``
 (``configs/open_histogram.yaml``: a histogram whose cells are not declared, issue 33), and differs from
 ``config_snapshot_stop40.json`` only in the ``releases`` of ``v_net_change_entry`` and ``v_person_net_change_approx``:
 (eps, delta) with Gaussian noise is now one tight Gaussian account (docs/accounting.md), 0.869x the noise variance
