@@ -216,10 +216,11 @@ def plan(args: argparse.Namespace) -> list[tuple[int, str, str]]:
     crit = getattr(args, "critical_first", False)
     mods = sorted(metas, key=lambda m: (m not in FIRST, crit and not m.startswith(CRITICAL), m))
     skip = tuple(getattr(args, "skip", None) or ())
+    only = tuple(getattr(args, "only", None) or ())
     out = []
     for r in range(args.rounds):
         for m in mods:
-            if m in skip:
+            if m in skip or (only and not m.startswith(only)):
                 continue
             k = args.critical_per_round if m.startswith(CRITICAL) else args.per_round
             out += [(r, m, n) for n in order(m, metas[m], args.seed)[r * k : (r + 1) * k]]
@@ -494,7 +495,10 @@ def summary(args: argparse.Namespace) -> None:
     rows = {}
     keys = ("sampled", "first", "assert", "crash", "timeout", "rerun", "equivalent", "closed", "open")
     tot = dict.fromkeys(keys, 0)
+    only = tuple(getattr(args, "only", None) or ())
     for m in sorted(metas):
+        if only and not m.startswith(only):
+            continue
         res = {k: v for k, v in done.items() if v["module"] == m}
         if not res:
             continue
@@ -585,6 +589,7 @@ def main() -> None:
         r.add_argument("--again", action="store_true", help="run mutants that have a verdict again")
         r.add_argument("--critical-first", action="store_true", help="privacy-critical modules first in a round")
         r.add_argument("--skip", nargs="*", default=[], help="modules (paths) to leave out of the plan")
+        r.add_argument("--only", nargs="*", default=[], help="only the modules whose path starts with one of these")
     c = sub.add_parser("confirm")
     c.add_argument("names", nargs="?")
     c.add_argument("tests", nargs="*")

@@ -1,0 +1,10 @@
+"""Judged survivors of the mutation round of 2026-11-27 (session 43, part c; ``benchmarks/mutation_fast.py``,
+seed 20261127), merged into ``benchmarks/mutation_core_survivors.py``: each sampled mutant the run did not kill is
+either equivalent (the reason in one line) or killed since by a test that asserts a property (file::test, checked
+with ``python -m benchmarks.mutation_fast confirm``)."""
+
+from __future__ import annotations
+
+EQUIVALENT: dict[str, str] = {}
+
+KILLED_BY: dict[str, str] = {}
