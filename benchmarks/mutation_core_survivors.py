@@ -460,6 +460,9 @@ KILLED_BY: dict[str, str] = {
 }
 
 
+ASSERTED_BY: dict[str, str] = {}
+
+
 # the sessions' later rounds keep their judgements in files of their own (one writer each), merged here
 def _merge() -> None:
     import importlib  # noqa: PLC0415
@@ -472,6 +475,7 @@ def _merge() -> None:
         for name, test in mod.KILLED_BY.items():
             assert name not in EQUIVALENT, name
             KILLED_BY[name] = test
+        ASSERTED_BY.update(mod.ASSERTED_BY)
 
 
 _merge()

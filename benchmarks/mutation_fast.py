@@ -28,6 +28,9 @@ replaces the runner:
   (``--critical-per-round`` of the privacy-critical ones, ``CRITICAL``) so that every module has a sample when
   time runs out; the ``FIRST`` modules (never reached before) are served first in each round.
 * ``rerun``: the survivors again, against every test that executes their function (no cap).
+* ``recheck [--only M...] [--functions REGEX] [--cap S]``: the mutants killed by a crash, against every covering
+  test without stopping at the first failure: which of them an assertion of a test also catches
+  (``fast.recheck.json``; issue 27 asks that privacy and bound mutants be killed by an assertion on the property).
 * ``confirm NAME TEST...`` or ``confirm --all`` (every mutant of the run that ``KILLED_BY`` in
   ``mutation_core_survivors.py`` names, against its test): the check that a new test kills a survivor; each
   test runs unmutated first (must pass) and then with the mutant (must fail); ``--sync`` copies the tests' files
@@ -112,6 +115,8 @@ _TAG = "-smoke" if os.environ.get("MUTATION_SELECTION") else ""
 RESULTS = OUT / f"fast{_TAG}.json"
 MAP = WORK / f"fast_map{_TAG}.json"
 CONFIRMED = OUT / "fast.confirmed.json"
+RECHECK = OUT / "fast.recheck.json"
+ASSERTIONS = ("AssertionError", "Failed")  # a test's assertion (pytest's Failed: "DID NOT RAISE", pytest.fail)
 
 
 def _log(msg: str) -> None:
@@ -237,12 +242,15 @@ class _Runner:
         self.args = args
         self.todo = todo
         self.failure: tuple[str, str] | None = None
+        self.failures: list[tuple[str, str]] = []  # every failure of a child (recheck)
 
     # the first failing test of a child and its exception type
     def pytest_runtest_logreport(self, report) -> None:
-        if report.failed and self.failure is None:
+        if report.failed:
             exc = getattr(report, "_h27_exc", "?")
-            self.failure = (report.nodeid, exc)
+            if self.failure is None:
+                self.failure = (report.nodeid, exc)
+            self.failures.append((report.nodeid, exc))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -265,7 +273,10 @@ class _Runner:
             self._confirm(items)
             return True
         tmap = self._test_map(session, list(items.values()))
-        self._mutants(items, tmap)
+        if getattr(self.args, "recheck", False):
+            self._recheck(items, tmap)
+        else:
+            self._mutants(items, tmap)
         return True
 
     # -- the test map --
@@ -344,7 +355,7 @@ class _Runner:
         # fastest first over the kept ones (a kill usually comes from the first tests)
         return sorted(kept, key=lambda t: (dur.get(t, 0.0), t))
 
-    def _one(self, name: str, tests: list, dur: dict, limit: int = 0) -> dict:
+    def _one(self, name: str, tests: list, dur: dict, limit: int = 0, every: bool = False) -> dict:
         t0, c0 = time.time(), _children_cpu()
         if not tests:
             return {"status": "no tests", "tests": 0, "wall": 0.0, "cpu": 0.0}
@@ -359,9 +370,9 @@ class _Runner:
             set_mutant_under_test(name)
             resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
             signal.alarm(limit * 20)
-            self.failure = None
-            self._protocol(tests, stop_at_failure=True)
-            os.write(w, json.dumps(self.failure).encode())
+            self.failure, self.failures = None, []
+            self._protocol(tests, stop_at_failure=not every)
+            os.write(w, json.dumps(self.failures if every else self.failure).encode())
             os._exit(1 if self.failure else 0)
         os.close(w)
         _, st = os.waitpid(pid, 0)
@@ -377,7 +388,9 @@ class _Runner:
             status = {0: "survived", 1: "killed"}.get(os.WEXITSTATUS(st), f"exit {os.WEXITSTATUS(st)}")
         out = {"status": status, "tests": len(tests), "wall": round(time.time() - t0, 2)}
         out["cpu"] = round(_children_cpu() - c0, 2)
-        if first:
+        if first and every:
+            out["failures"] = first
+        elif first:
             out["by"], out["exc"] = first
         return out
 
@@ -403,6 +416,27 @@ class _Runner:
             by = f" by {res['by']} ({res['exc']})" if "by" in res else ""
             _log(f"r{r} {name}: {res['status']} ({res['cpu']:.1f} s CPU, {res['wall']:.1f} s, {res['tests']} t){by}")
         _log(f"{n} mutants run")
+
+    def _recheck(self, items: dict, tmap: dict) -> None:
+        """Each mutant of ``self.todo`` (killed by a crash in ``run``) against every test that executes its
+        function (capped at ``--cap`` s, 0: all), without stopping at the first failure: does an assertion of a
+        test (``AssertionError``, pytest's ``Failed``) also fail on it, or only crashes? To ``fast.recheck.json``."""
+        out = json.loads(RECHECK.read_text()) if RECHECK.exists() else {}
+        dur = tmap["duration"]
+        for _r, _m, name in self.todo:
+            if name in out:
+                continue
+            if (OUT / "fast.stop").exists():
+                break
+            names = self._tests_for(name, tmap, self.args.cap)
+            res = self._one(name, [items[t] for t in names if t in items], dur, every=True)
+            fails = res.pop("failures", [])
+            asserts = [t for t, exc in fails if exc in ASSERTIONS]
+            res.update({"failed": len(fails), "by_assertion": asserts[:5], "n_by_assertion": len(asserts)})
+            res["crash_types"] = sorted({exc for _t, exc in fails if exc not in ASSERTIONS})
+            out[name] = res
+            RECHECK.write_text(json.dumps(out, indent=0))
+            _log(f"recheck {name}: {len(asserts)} of {len(fails)} failures by an assertion ({res['cpu']:.1f} s CPU)")
 
     def _confirm(self, items: dict) -> None:
         results = {}
@@ -450,6 +484,27 @@ def rerun(args: argparse.Namespace) -> None:
     todo = [(v["round"], v["module"], k) for k, v in done.items() if v["status"] == "survived"]
     args.cap, args.again = 0.0, True
     _log(f"rerun: {len(todo)} survivors against every test that executes their function")
+    _session(args, todo, SELECTION)
+
+
+def recheck(args: argparse.Namespace) -> None:
+    """The mutants of ``fast.json`` killed by a crash (not a timeout, not an assertion), of the ``--only`` modules and
+    of the functions whose mangled name matches ``--functions`` (a regular expression), against every covering test."""
+    import re  # noqa: PLC0415
+
+    done = json.loads(RESULTS.read_text())
+    only = tuple(args.only or ())
+    pat = re.compile(args.functions)
+    todo = [
+        (v["round"], v["module"], k)
+        for k, v in done.items()
+        if v["status"] == "killed"
+        and v.get("exc") not in ASSERTIONS
+        and (not only or v["module"].startswith(only))
+        and pat.search(k.rsplit("__mutmut_", 1)[0])
+    ]
+    args.again, args.recheck = True, True
+    _log(f"recheck: {len(todo)} mutants killed by a crash, against every covering test (cap {args.cap} s)")
     _session(args, todo, SELECTION)
 
 
@@ -578,7 +633,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("prepare")
-    for name in ("run", "rerun", "summary"):
+    for name in ("run", "rerun", "recheck", "summary"):
         r = sub.add_parser(name)
         r.add_argument("--rounds", type=int, default=5)
         r.add_argument("--per-round", type=int, default=2)
@@ -590,6 +645,7 @@ def main() -> None:
         r.add_argument("--critical-first", action="store_true", help="privacy-critical modules first in a round")
         r.add_argument("--skip", nargs="*", default=[], help="modules (paths) to leave out of the plan")
         r.add_argument("--only", nargs="*", default=[], help="only the modules whose path starts with one of these")
+        r.add_argument("--functions", default=".", help="recheck: a regular expression on the mutant's function")
     c = sub.add_parser("confirm")
     c.add_argument("names", nargs="?")
     c.add_argument("tests", nargs="*")
@@ -598,7 +654,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.cmd == "confirm":
         a.names = [a.names]
-    {"prepare": prepare, "run": run, "rerun": rerun, "confirm": confirm, "summary": summary}[a.cmd](a)
+    {"prepare": prepare, "run": run, "rerun": rerun, "recheck": recheck, "confirm": confirm, "summary": summary}[a.cmd](
+        a
+    )
 
 
 if __name__ == "__main__":

@@ -8,3 +8,7 @@ from __future__ import annotations
 EQUIVALENT: dict[str, str] = {}
 
 KILLED_BY: dict[str, str] = {}
+
+# killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
+# privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
+ASSERTED_BY: dict[str, str] = {}
