@@ -85,37 +85,38 @@ def _log(msg: str) -> None:
     print(line, flush=True)
 
 
-def prepare() -> None:
-    if WORK.exists():
-        shutil.rmtree(WORK)
-    WORK.mkdir(parents=True)
+def prepare_copy(work: Path, also_copy: list[str], extra: list[str]) -> None:
+    """A fresh copy of the work tree at ``work`` (the files git tracks or would track), its core modules prepared
+    for mutmut (``raise`` lines and ``__repr__`` bodies excluded by pragmas, decorators unwrapped, compiled to
+    check them), the conftest's addition, and a ``setup.cfg`` whose ``[mutmut]`` section copies ``also_copy``
+    and ends with the lines ``extra`` (the runner's own options). Shared by this module and
+    ``benchmarks/mutation_fast.py``."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
     files = subprocess.run(
         ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True
     ).stdout
     for rel in filter(None, files.decode().split("\0")):
         src = ROOT / rel
         if src.is_file():
-            (WORK / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, WORK / rel)
-    mods, _ = core_modules()
-    for m in mods:
-        path = WORK / m
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, work / rel)
+    for m in core_modules()[0]:
+        path = work / m
         src, _marked = add_pragmas(path.read_text())
         src, _undecorated = undecorate(src)
         compile(src, str(path), "exec")
         path.write_text(src)
-    conftest = WORK / "tests" / "conftest.py"
+    conftest = work / "tests" / "conftest.py"
     conftest.write_text(conftest.read_text() + CONFTEST_ADDITION)
-    cfg = [
-        "[mutmut]",
-        "source_paths = transforms/",
-        "only_mutate = transforms/core/*",
-        "also_copy =",
-        "    pipelines/",
-        "    configs/",
-        "    data/",
-        "    docs/",
-        "    benchmarks/",
+    cfg = ["[mutmut]", "source_paths = transforms/", "only_mutate = transforms/core/*", "also_copy ="]
+    cfg += [f"    {a}" for a in also_copy]
+    (work / "setup.cfg").write_text("\n".join([*cfg, *extra, "use_git_change_detection = false", ""]))
+
+
+def prepare() -> None:
+    extra = [
         "pytest_add_cli_args_test_selection =",
         *(f"    {t}" for t in CORE_TESTS),
         "    -m",
@@ -125,10 +126,8 @@ def prepare() -> None:
         "    no:cacheprovider",
         "timeout_multiplier = 2.5",
         "timeout_constant = 1.0",
-        "use_git_change_detection = false",
-        "",
     ]
-    (WORK / "setup.cfg").write_text("\n".join(cfg))
+    prepare_copy(WORK, ["pipelines/", "configs/", "data/", "docs/", "benchmarks/"], extra)
 
 
 # mutmut's "clean run" before the mutants re-runs, unmutated, every test any chosen mutant needs (most of the

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mutation_core import CONFTEST_ADDITION, add_pragmas, core_modules, undecorate
+from benchmarks.mutation_core import core_modules, prepare_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "mutation"
@@ -131,41 +131,7 @@ def _log(msg: str) -> None:
 
 
 def prepare(_args: argparse.Namespace) -> None:
-    if WORK.exists():
-        shutil.rmtree(WORK)
-    WORK.mkdir(parents=True)
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    for rel in filter(None, files.decode().split("\0")):
-        src = ROOT / rel
-        if src.is_file():
-            (WORK / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, WORK / rel)
-    for m in core_modules()[0]:
-        path = WORK / m
-        src, _marked = add_pragmas(path.read_text())
-        src, _undecorated = undecorate(src)
-        compile(src, str(path), "exec")
-        path.write_text(src)
-    conftest = WORK / "tests" / "conftest.py"
-    conftest.write_text(conftest.read_text() + CONFTEST_ADDITION)
-    cfg = [
-        "[mutmut]",
-        "source_paths = transforms/",
-        "only_mutate = transforms/core/*",
-        "also_copy =",
-        "    tests/",
-        "    pipelines/",
-        "    configs/",
-        "    data/",
-        "    docs/",
-        "    benchmarks/",
-        "    pyproject.toml",
-        "use_git_change_detection = false",
-        "",
-    ]
-    (WORK / "setup.cfg").write_text("\n".join(cfg))
+    prepare_copy(WORK, ["tests/", "pipelines/", "configs/", "data/", "docs/", "benchmarks/", "pyproject.toml"], [])
     t0 = time.process_time()
     code = (
         "import os\n"
