@@ -509,12 +509,32 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
 
 
 def summary(args: argparse.Namespace) -> None:
-    from benchmarks.mutation_core_survivors import EQUIVALENT, KILLED_BY  # noqa: PLC0415
+    from benchmarks.mutation_core_survivors import ASSERTED_BY, EQUIVALENT, KILLED_BY  # noqa: PLC0415
 
-    done = json.loads(RESULTS.read_text())
+    # --results: several runs' fast.json (parallel runs on disjoint modules, each with its fast.recheck.json beside)
+    paths = [Path(p) for p in args.results] if args.results else [RESULTS]
+    done, rechecked = {}, {}
+    for path in paths:
+        done.update(json.loads(path.read_text()))
+        if (path.parent / RECHECK.name).exists():
+            rechecked.update(json.loads((path.parent / RECHECK.name).read_text()))
     metas = _metas()
     rows = {}
-    keys = ("sampled", "first", "assert", "crash", "timeout", "rerun", "equivalent", "closed", "open")
+    keys = (
+        "sampled",
+        "first",
+        "assert",
+        "crash",
+        "timeout",
+        "rerun",
+        "equivalent",
+        "closed",
+        "open",
+        "rechecked",
+        "recheck_assert",
+        "asserted_by_new_tests",
+        "recheck_crash_only",
+    )
     tot = dict.fromkeys(keys, 0)
     only = tuple(getattr(args, "only", None) or ())
     for m in sorted(metas):
@@ -532,6 +552,12 @@ def summary(args: argparse.Namespace) -> None:
         # an assertion of the test (pytest's Failed: "DID NOT RAISE", pytest.fail) or a crash (any other exception)
         assert_k = [k for k in first if res[k].get("first_run", res[k]).get("exc") in ("AssertionError", "Failed")]
         timeouts = [k for k in first if res[k].get("first_run", res[k])["status"] == "timeout"]
+        # the crash kills rechecked against every covering test (``recheck``): caught by an assertion there, or
+        # given a property test since (ASSERTED_BY), or caught by crashes only
+        rech = [n for n in res if n in rechecked]
+        rech_assert = [n for n in rech if rechecked[n].get("n_by_assertion", 0) > 0]
+        rech_new = [n for n in rech if n not in rech_assert and n in ASSERTED_BY]
+        rech_crash = [n for n in rech if n not in rech_assert and n not in ASSERTED_BY]
         nonequiv = len(res) - len(eq)
         k = nonequiv - len(open_)
         lo, hi = clopper_pearson(k, nonequiv)
@@ -551,6 +577,10 @@ def summary(args: argparse.Namespace) -> None:
             "ci95": [round(lo, 3), round(hi, 3)],
             "equivalent_mutants": {n: EQUIVALENT[n] for n in eq},
             "closed_mutants": {n: KILLED_BY[n] for n in closed},
+            "rechecked_crash_kills": len(rech),
+            "recheck_by_assertion": len(rech_assert),
+            "recheck_asserted_by_new_tests": {n: ASSERTED_BY[n] for n in rech_new},
+            "recheck_crash_only": rech_crash,
         }
         for key, v in (
             ("sampled", len(res)),
@@ -562,6 +592,10 @@ def summary(args: argparse.Namespace) -> None:
             ("equivalent", len(eq)),
             ("closed", len(closed)),
             ("open", len(open_)),
+            ("rechecked", len(rech)),
+            ("recheck_assert", len(rech_assert)),
+            ("asserted_by_new_tests", len(rech_new)),
+            ("recheck_crash_only", len(rech_crash)),
         ):
             tot[key] += v
     nonequiv = tot["sampled"] - tot["equivalent"]
@@ -577,12 +611,13 @@ def summary(args: argparse.Namespace) -> None:
         "totals": {**tot, "non_equivalent": nonequiv, "ci95": [round(lo, 4), round(hi, 4)]},
         "modules": rows,
     }
-    (ROOT / "benchmarks" / "mutation_results_core.json").write_text(json.dumps(out, indent=1) + "\n")
+    if not args.only:  # a group's table only prints
+        (ROOT / "benchmarks" / "mutation_results_core.json").write_text(json.dumps(out, indent=1) + "\n")
     print(
         "| module | mutants | sampled | killed first run (by assertion; timeouts) | equivalent | killed by new tests "
-        "| open | non-equivalent killed | 95% CI |"
+        "| open | non-equivalent killed | 95% CI | crash kills rechecked: by an assertion / new test / crash only |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for m, r in rows.items():
         rate = r["kill_rate_non_equivalent"]
         print(
@@ -590,7 +625,13 @@ def summary(args: argparse.Namespace) -> None:
             f"{r['killed_first_run']} ({r['of_which_by_assertion']}; {r['of_which_timeout']}) | "
             f"{r['equivalent']} | {r['killed_by_new_tests']} | {len(r['open'])} | "
             f"{r['non_equivalent_killed']}/{r['non_equivalent']} ({'-' if rate is None else f'{100 * rate:.0f}%'}) | "
-            f"{100 * r['ci95'][0]:.0f}-{100 * r['ci95'][1]:.0f}% |"
+            f"{100 * r['ci95'][0]:.0f}-{100 * r['ci95'][1]:.0f}% | "
+            + (
+                f"{r['rechecked_crash_kills']}: {r['recheck_by_assertion']} / "
+                f"{len(r['recheck_asserted_by_new_tests'])} / {len(r['recheck_crash_only'])} |"
+                if r["rechecked_crash_kills"]
+                else "- |"
+            )
         )
     print(out["totals"], out["cpu_seconds_per_mutant_mean"])
 
@@ -612,6 +653,7 @@ def main() -> None:
         r.add_argument("--skip", nargs="*", default=[], help="modules (paths) to leave out of the plan")
         r.add_argument("--only", nargs="*", default=[], help="only the modules whose path starts with one of these")
         r.add_argument("--functions", default=".", help="recheck: a regular expression on the mutant's function")
+        r.add_argument("--results", nargs="*", default=[], help="summary: these runs' fast.json, merged")
     c = sub.add_parser("confirm")
     c.add_argument("names", nargs="?")
     c.add_argument("tests", nargs="*")
