@@ -209,6 +209,7 @@ class _Runner:
         self.todo = todo
         self.failure: tuple[str, str] | None = None
         self.failures: list[tuple[str, str]] = []  # every failure of a child (recheck)
+        self.stream_fd: int | None = None
 
     # the first failing test of a child and its exception type
     def pytest_runtest_logreport(self, report) -> None:
@@ -217,6 +218,8 @@ class _Runner:
             if self.failure is None:
                 self.failure = (report.nodeid, exc)
             self.failures.append((report.nodeid, exc))
+            if self.stream_fd is not None:  # recheck: each failure as it happens (a later timeout keeps them)
+                os.write(self.stream_fd, (json.dumps([report.nodeid, exc]) + "\n").encode())
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -337,16 +340,21 @@ class _Runner:
             resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
             signal.alarm(limit * 20)
             self.failure, self.failures = None, []
+            self.stream_fd = w if every else None
             self._protocol(tests, stop_at_failure=not every)
-            os.write(w, json.dumps(self.failures if every else self.failure).encode())
+            if not every:
+                os.write(w, json.dumps(self.failure).encode())
             os._exit(1 if self.failure else 0)
         os.close(w)
-        _, st = os.waitpid(pid, 0)
-        data = b""
+        data = b""  # read to the end first (the child's exit closes it): a full pipe never blocks the child
         while chunk := os.read(r, 65536):
             data += chunk
         os.close(r)
-        first = json.loads(data) if data else None
+        _, st = os.waitpid(pid, 0)
+        if every:  # one JSON line per failure, written as they happened
+            first = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+        else:
+            first = json.loads(data) if data else None
         if os.WIFSIGNALED(st):
             sig = os.WTERMSIG(st)
             status = "timeout" if sig in (signal.SIGXCPU, signal.SIGKILL, signal.SIGALRM) else f"signal {sig}"
