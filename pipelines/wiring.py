@@ -280,7 +280,9 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
         out = (records, queries) | "Release" >> AnswerQueries(cfg.dynamic_config(), spec, noise_key, **release_args)
         query_dead = [bad_queries]
     else:
-        transform = ReleaseContinually(cfg.mechanism, cfg.dynamic_config(), spec, noise_key, **release_args)
+        transform = ReleaseContinually(
+            cfg.mechanism, cfg.dynamic_config(), spec, noise_key, raw_lines=_raw_lines(cfg, read), **release_args
+        )
         out = records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"], *query_dead) | "AllDeadLetters" >> beam.Flatten()
     out["answers"] | "CountReleases" >> beam.ParDo(_CountReleasesFn())
@@ -296,6 +298,31 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
         outputs["query_answers"] = (out["query_answers"], lambda a: answer_dict(cfg, a))
     return write_outputs(cfg, outputs, release_id=release.release_id)
+
+
+def _raw_lines(cfg, read):
+    """For a bounded source of lines (bytes or text: JSON lines, CSV), a second read of it for the release's
+    dead letters (``ReleaseContinually``'s ``raw_lines``: the lines then stay out of the entry shuffle, issue
+    30); None for any other source (Avro records, messages, a followed file): the records travel with their
+    updates as before. Asked of the graph, not of the source's type."""
+    pcoll = read.pcoll
+    if not pcoll.is_bounded or pcoll.element_type not in (bytes, str) or read.timestamp_attribute:
+        return None
+    return _ReadAgain(cfg).on
+
+
+class _ReadAgain(beam.PTransform):
+    """The configured source read again (the same files: the same lines), under a label of its own."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+
+    def on(self, pipeline):
+        return pipeline | "ReadSourceAgain" >> self
+
+    def expand(self, pbegin):
+        return self.cfg.source.read(pbegin, self.cfg).pcoll
 
 
 def _count_release(_) -> None:
