@@ -21,7 +21,7 @@ from apache_beam.metrics import Metrics
 from transforms.core.continual.consistency import Consistency, make_consistent
 from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.aggregates import fold, in_tick_order, resolve_entry, to_batch
-from transforms.core.foundation.entries import _raw_key, update_order
+from transforms.core.foundation.entries import update_order
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.core.mechanisms import MechanismSpec
 from transforms.per_stream import StreamStep, query_order
@@ -170,7 +170,8 @@ def join_raw(ref, raws: dict) -> tuple[DeadLetter, bool]:
     else:
         rank, members = tie
         with_raws = [(m, raw_of(m)) for m in members]
-        with_raws.sort(key=lambda mr: _raw_key(mr[1]))  # stable: update_order's last field, as the registry
+        # by update_order's last field (the record as received), stable: the line-carrying registry's order
+        with_raws.sort(key=lambda mr: update_order((*mr[0][:5], mr[1]))[5])
         value, raw = with_raws[rank]
     return DeadLetter(reason, update_record(key, (*value[:5], raw)), "registry", key[0]), found
 
