@@ -402,3 +402,28 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
         assert len(inputs) == 1
         assert_that(inputs[0], check, label=f"Check{name}")
         p.run().wait_until_finish()
+
+
+def test_the_second_read_is_taken_for_bounded_line_sources_only(tmp_path):
+    """``pipelines.wiring._raw_lines``: JSON lines and CSV files (bounded, lines) get a second read of the
+    same Beam source; an Avro file (records, not lines) does not, nor does a followed file (unbounded)."""
+    import apache_beam as beam
+
+    from pipelines.config import parse_config
+
+    (tmp_path / "in.jsonl").write_text(json.dumps({"time": 1.0, "op": "delete", "id": "a", "region": "eu"}) + "\n")
+    (tmp_path / "in.csv").write_text("time,op,id,region,seq,carrier,amount\n1.0,delete,a,eu,0,,\n")
+    (tmp_path / "in.avro").write_bytes(b"")
+    taken = {}
+    for fmt in ("jsonl", "csv", "avro"):
+        cfg = parse_config(_config(tmp_path, tmp_path / f"in.{fmt}", fmt, tmp_path / fmt))
+        p = beam.Pipeline()
+        read = cfg.source.read(p, cfg)
+        taken[fmt] = wiring._raw_lines(cfg, read)
+    assert callable(taken["jsonl"]) and callable(taken["csv"]) and taken["avro"] is None
+    follow = dict(_config(tmp_path, tmp_path / "in.jsonl", "jsonl", tmp_path / "f"))
+    follow["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl")}
+    follow["time"].pop("end")
+    cfg = parse_config(follow)
+    p = beam.Pipeline()
+    assert wiring._raw_lines(cfg, cfg.source.read(p, cfg)) is None

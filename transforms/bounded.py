@@ -12,6 +12,10 @@ Wiring (``ReleaseContinually._expand_bounded``)::
         ``transforms.per_stream.BoundedStreamFn`` with ``transforms.common.ReleaseStep``
   declared streams ── ReleaseIdleStreams: the same step for streams without data
 
+With a source of lines read twice (``ReleaseContinually``'s ``raw_lines``, given by ``pipelines.wiring`` for
+a bounded file source), the updates cross GroupByEntry with a digest of their line instead of the line, and
+the registry's dead letters get their lines back from the second read (``transforms.common.join_raw``).
+
 Same releases as the streaming path (tested against the core on FnApiRunner,
 multi-process and portable). The price: one worker holds a stream's
 aggregates in memory at once.
