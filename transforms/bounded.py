@@ -12,6 +12,10 @@ Wiring (``ReleaseContinually._expand_bounded``)::
         ``transforms.per_stream.BoundedStreamFn`` with ``transforms.common.ReleaseStep``
   declared streams ── ReleaseIdleStreams: the same step for streams without data
 
+With a source of lines read twice (``ReleaseContinually``'s ``raw_lines``, given by ``pipelines.wiring`` for
+a bounded file source), the updates cross GroupByEntry with a digest of their line instead of the line, and
+the registry's dead letters get their lines back from the second read (``transforms.common.join_raw``).
+
 Same releases as the streaming path (tested against the core on FnApiRunner,
 multi-process and portable). The price: one worker holds a stream's
 aggregates in memory at once.
@@ -27,7 +31,7 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import dead_letter, in_update_order, resolve_updates
+from transforms.common import dead_letter, in_update_order, resolve_updates, tie_refs
 from transforms.core.foundation.aggregates import in_tick_order
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -48,13 +52,23 @@ class ResolveEntriesBoundedFn(beam.DoFn):
     the names of the streams the bundle saw on the ``streams_seen`` output (so
     that a declared stream without data is released from the declared list
     instead; the end of a bounded release is configured, never taken from
-    the data)."""
+    the data).
+
+    ``digests``: the update tuples carry a digest of the record as received in place of the record
+    (``transforms.common.raw_digest``: the line stays out of the ``GroupByEntry`` shuffle); the dead letters
+    then leave as references ``(reason, key, value, tie)`` (``transforms.common.tie_refs``), which
+    ``ReleaseContinually`` joins with the lines of a second read of the source (``transforms.common.join_raw``),
+    counted here as :func:`~transforms.common.dead_letter` counts them. Nothing else changes: the digest
+    orders only updates of equal content (see ``transforms.common``), so no release depends on it."""
 
     DEAD = "dead_letters"
     STREAMS_SEEN = "streams_seen"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool, max_mutations=None):
+    def __init__(
+        self, spec: StreamSpec, domain_sizes: tuple, deletions_allowed: bool, max_mutations=None, digests=False
+    ):
         self.spec = spec
+        self.digests = digests
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
         self.max_mutations = max_mutations
@@ -74,6 +88,12 @@ class ResolveEntriesBoundedFn(beam.DoFn):
             None, key[1], ordered, self.domain_sizes, self.deletions_allowed, self.max_mutations, acc
         )
         self.accepted += accepted
+        if self.digests and dead:
+            ties = tie_refs(ordered, dead)
+            for reason, value in dead:
+                Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()  # as dead_letter() counts
+                yield beam.pvalue.TaggedOutput(self.DEAD, (reason, key, value, ties.get(id(value))))
+            dead = ()
         for reason, value in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value))
         self.seen.add(key[0])

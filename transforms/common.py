@@ -10,6 +10,7 @@ The mechanisms are driven only through the ``ContinualRelease`` contract
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import operator
 
@@ -38,6 +39,10 @@ __all__ = [
     "in_update_order",
     "resolve_updates",
     "dead_letter",
+    "raw_digest",
+    "line_digest",
+    "tie_refs",
+    "join_raw",
 ]
 
 _PROGRESS = logging.getLogger("dp_dynamic.progress")
@@ -75,6 +80,100 @@ def dead_letter(reason: str, key, value, stage: str = "registry") -> DeadLetter:
     """A dead letter of a keyed step (``stage``), counted as ``dead_letter_<reason>``."""
     Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
     return DeadLetter(reason, update_record(key, value), stage, key[0])
+
+
+# ---------------------------------------------------------------------------
+# The bounded graph's records as received, out of the entry shuffle (issue 30, docs/performance.md round 12)
+# ---------------------------------------------------------------------------
+#
+# With a source that can be read twice (a bounded file source: ``pipelines.wiring``), the registry's update
+# tuples carry a digest of the line in place of the line, ``(tick, seq, op, item, event_time, digest)``; the
+# registry's dead letters leave as references ``(reason, key, value, tie)`` and get their lines back from a
+# second read of the source, filtered by the digests the references name (``transforms.releases``).
+#
+# Privacy: no release depends on the digest. It orders only the updates of one entry that tie on everything
+# else (tick, event time, seq, op, item: the same update content), and the registry's decisions read the
+# content only, so which of two tied updates comes first never changes an accepted update; it changes which
+# tied line a dead letter names, and ``tie_refs`` / ``join_raw`` restore that choice as the record as
+# received decides it (``update_order``), so the dead letters are those of the line-carrying path too.
+
+
+def raw_digest(raw):
+    """The digest that stands for a record as received in the bounded registry's shuffle: 16 bytes of
+    BLAKE2b of a text's UTF-8 (``line_digest`` of the line it was decoded from); None for None. Any other raw
+    (bytes, a Pub/Sub pair: never from a text file source) gets a digest under its own personalisation, which
+    no line matches (its dead letter then has no record: ``join_raw``)."""
+    if type(raw) is str:
+        return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    if raw is None:
+        return None
+    return hashlib.blake2b(repr(raw).encode("utf-8", "backslashreplace"), digest_size=16, person=b"non-text").digest()
+
+
+def line_digest(line):
+    """``raw_digest`` of the text a line of the source decodes to (the parse step's ``raw``), from the line's
+    bytes (UTF-8 decoding and encoding are inverse on valid input); a str line: its ``raw_digest``."""
+    if type(line) is str:
+        return raw_digest(line)
+    return hashlib.blake2b(line, digest_size=16).digest()
+
+
+def tie_refs(ordered, dead) -> dict:
+    """For the registry's rejections ``dead`` (``(reason, value)`` pairs) of one entry's updates ``ordered``
+    (``in_update_order`` of tuples that carry digests), ``{id(value): (rank, members)}`` for the rejected
+    values in a *tie*: a run of updates equal in all of ``update_order``'s key but the record as received, with
+    more than one digest. ``members`` are the run's tuples, ``rank`` the value's place in it: the rejected
+    update is the run's member at ``rank`` once the run is ordered by its records as received
+    (``join_raw``), as ``update_order`` orders them when the tuples carry the records (the registry's
+    decisions read the content only, equal in a run, so a place's decision is the same whichever member sits
+    there). Empty when no rejected value is in such a run (nearly always)."""
+    if not dead or len(ordered) < 2:
+        return {}
+    refs = {}
+    wanted = {id(v) for _, v in dead}
+    keys = [update_order(v)[:5] for v in ordered]
+    i, n = 0, len(ordered)
+    while i < n:
+        j = i + 1
+        while j < n and keys[j] == keys[i]:
+            j += 1
+        if j - i > 1:
+            run = tuple(ordered[i:j])
+            if len({v[5] for v in run}) > 1:
+                for rank, v in enumerate(run):
+                    if id(v) in wanted:
+                        refs[id(v)] = (rank, run)
+        i = j
+    return refs
+
+
+def join_raw(ref, raws: dict) -> tuple[DeadLetter, bool]:
+    """The registry's dead letter of a reference ``(reason, key, value, tie)`` (``value``'s sixth field a
+    digest; ``tie`` None or ``tie_refs``' ``(rank, members)``) given ``raws`` {digest: the record as
+    received}: the :class:`DeadLetter` the line-carrying registry makes, and whether every record it needed
+    was found (False only if the source changed between its two reads: the record is then None)."""
+    reason, key, value, tie = ref
+    found = True
+
+    def raw_of(v):
+        nonlocal found
+        d = v[5]
+        if d is None:
+            return None
+        raw = raws.get(d)
+        if raw is None:
+            found = False
+        return raw
+
+    if tie is None:
+        raw = raw_of(value)
+    else:
+        rank, members = tie
+        with_raws = [(m, raw_of(m)) for m in members]
+        # by update_order's last field (the record as received), stable: the line-carrying registry's order
+        with_raws.sort(key=lambda mr: update_order((*mr[0][:5], mr[1]))[5])
+        value, raw = with_raws[rank]
+    return DeadLetter(reason, update_record(key, (*value[:5], raw)), "registry", key[0]), found
 
 
 def resolve_updates(state, entry_id, updates, domain_sizes, deletions_allowed, max_mutations=None, into=None):

@@ -27,14 +27,16 @@ construction (``docs/privacy.md``).
 
 from __future__ import annotations
 
+import hashlib
 import typing
 
 import apache_beam as beam
+from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 
 from transforms.bounded import ResolveEntriesBoundedFn
-from transforms.common import NODES, ReleaseStep
+from transforms.common import NODES, ReleaseStep, join_raw, line_digest
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
@@ -42,7 +44,7 @@ from transforms.core.foundation.noise import ReleaseIdentity, config_digest
 from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn
 from transforms.person import PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
-from transforms.spec import StreamSpec
+from transforms.spec import NAMESPACE, StreamSpec
 from transforms.streaming import (
     TICK_MERGES,
     MergeTickFn,
@@ -96,6 +98,13 @@ class ReleaseContinually(beam.PTransform):
         histograms released consistent with the count (cells >= 0 summing to
         the count, post-processing with the bound ``docs/consistency.md``
         states); None: as released.
+      raw_lines: for bounded input whose records carry as ``raw`` the text of a line of a source that can be
+        read again (``pipelines.wiring``: a file source of lines): a callable ``pipeline -> PCollection`` of
+        the source's lines (bytes or text) read a second time, in chunks (each element a list of lines). The
+        entry shuffle then carries a digest of each record as received instead of the record, and the
+        registry's dead letters get their records back from that second read (the same dead letters:
+        ``_join_raws``). Ignored for unbounded input and under the person unit (whose bounding step keys the
+        updates by person before the registry, with their records).
     """
 
     mechanism_name: str | None = None  # fixed by the named subclasses
@@ -113,8 +122,10 @@ class ReleaseContinually(beam.PTransform):
         tick_merge: str = "auto",
         release: ReleaseIdentity | None = None,
         consistency: Consistency | None = None,
+        raw_lines=None,
     ):
         super().__init__(label)
+        self.raw_lines = raw_lines
         name = self.mechanism_name or mechanism
         self.mechanism = mechanisms.get(name)
         if getattr(self.mechanism, "input_kind", "updates") != "updates":
@@ -185,23 +196,29 @@ class ReleaseContinually(beam.PTransform):
 
     def expand(self, updates):
         spec = self.spec
-        validated = self._validate(updates)
         streaming = updates.pipeline.options.view_as(StandardOptions).streaming
         bounded = updates.is_bounded and not streaming
         if bounded and spec.end_tick is None:
             raise ValueError(BOUNDED_END)
+        # the records as received out of the entry shuffle: bounded, a source read twice, no person step
+        digests = bounded and self.raw_lines is not None and self._person_limit is None
+        validated = self._validate(updates, digests)
         admitted, person_dead = self._bound_persons(validated.valid, bounded)
         if bounded:
-            answers, nodes, dead = self._expand_bounded(admitted)
+            answers, nodes, dead = self._expand_bounded(admitted, digests)
         else:
             answers, nodes, dead = self._expand_unbounded(admitted)
         dead = (validated[ValidateFn.DEAD], *person_dead, dead) | "DeadLetters" >> beam.Flatten()
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
-    def _validate(self, updates):
+    def _validate(self, updates, digests: bool = False):
         """The validation step: outputs ``valid`` and ``ValidateFn.DEAD`` (under the person unit the check
-        also requires the person id and keys the updates by ``(stream, person)``)."""
-        check = (PersonUpdateCheck if self._person_limit else UpdateCheck)(self.spec, self._domains)
+        also requires the person id and keys the updates by ``(stream, person)``; ``digests``: the updates
+        carry a digest of the record as received, ``UpdateCheck``)."""
+        if self._person_limit:
+            check = PersonUpdateCheck(self.spec, self._domains)
+        else:
+            check = UpdateCheck(self.spec, self._domains, digests=digests)
         return updates | "Validate" >> beam.ParDo(ValidateFn(check)).with_outputs(ValidateFn.DEAD, main="valid")
 
     def _bound_persons(self, valid, bounded: bool):
@@ -226,11 +243,11 @@ class ReleaseContinually(beam.PTransform):
             consistency=self.consistency,
         )
 
-    def _expand_bounded(self, valid):
+    def _expand_bounded(self, valid, digests: bool = False):
         """All input is known: resolve each entry once, group per stream, and
         apply each stream's aggregates in one call (no state, no timers)."""
         spec = self.spec
-        resolved = self._resolve_bounded(valid)
+        resolved = self._resolve_bounded(valid, digests)
         # one call per stream with data, after a GroupByKey; a declared stream without
         # data is released from a Create of the declared streams (the FnApiRunner gives
         # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
@@ -248,7 +265,20 @@ class ReleaseContinually(beam.PTransform):
         )
         answers = (with_data.answers, idle.answers) | "Answers" >> beam.Flatten()
         nodes = (with_data[NODES], idle[NODES]) | "Nodes" >> beam.Flatten()
-        return answers, nodes, resolved[ResolveEntriesBoundedFn.DEAD]
+        dead = resolved[ResolveEntriesBoundedFn.DEAD]
+        if digests:
+            dead = self._join_raws(dead, valid.pipeline)
+        return answers, nodes, dead
+
+    def _join_raws(self, refs, pipeline):
+        """The registry's dead letters from their references (``ResolveEntriesBoundedFn`` with ``digests``):
+        the digests they name (a side input: one per dead letter, and the members of a tie), the lines of a
+        second read of the source whose digest is one of them (``raw_lines``), and each reference joined with
+        its lines (``transforms.common.join_raw``). Only dead letters and their lines cross these steps; the
+        records are never logged. No release reads anything here."""
+        wanted = refs | "DeadLetterDigests" >> beam.FlatMap(_ref_digests)
+        lines = self.raw_lines(pipeline) | "DeadLetterLines" >> beam.ParDo(_MatchLinesFn(), beam.pvalue.AsList(wanted))
+        return refs | "JoinDeadLetterLines" >> beam.ParDo(_JoinRawFn(), beam.pvalue.AsDict(lines))
 
     def _expand_unbounded(self, valid):
         """Streaming: per-entry state and timers, merged per tick, applied by a
@@ -264,16 +294,21 @@ class ReleaseContinually(beam.PTransform):
         )
         return release.answers, release[NODES], resolved[ResolveEntriesFn.DEAD]
 
-    def _resolve_bounded(self, valid):
+    def _resolve_bounded(self, valid, digests: bool = False):
         """Batch: each entry's updates resolved once (after a GroupByKey); outputs
-        ``resolved`` (per stream, its tick aggregates), ``DEAD`` and ``STREAMS_SEEN``."""
+        ``resolved`` (per stream, its tick aggregates), ``DEAD`` (dead letters, or with ``digests`` their
+        references) and ``STREAMS_SEEN``."""
         return (
             valid
             | "GroupByEntry" >> beam.GroupByKey()
             | "ResolveEntries"
             >> beam.ParDo(
                 ResolveEntriesBoundedFn(
-                    self.spec, self._domains, self.mechanism.deletions_allowed, self.config.max_mutations
+                    self.spec,
+                    self._domains,
+                    self.mechanism.deletions_allowed,
+                    self.config.max_mutations,
+                    digests=digests,
                 )
             ).with_outputs(ResolveEntriesBoundedFn.DEAD, ResolveEntriesBoundedFn.STREAMS_SEEN, main="resolved")
         )
@@ -310,6 +345,49 @@ class ReleaseContinually(beam.PTransform):
             )
         )
         return resolved, merged, starts
+
+
+def _ref_digests(ref):
+    """The digests a dead letter's reference names (its own; every member's in a tie)."""
+    _, _, value, tie = ref
+    values = (value,) if tie is None else tie[1]
+    return [v[5] for v in values if v[5] is not None]
+
+
+class _MatchLinesFn(beam.DoFn):
+    """The lines of the second read whose digest a dead letter names, as ``(digest, the text the parse step
+    made of the line)``; its elements are chunks of lines (lists: ``raw_lines``). Lines only, never logged (a
+    line that is not UTF-8 never became a record)."""
+
+    def __init__(self):
+        self._of = self._wanted = None
+
+    def process(self, lines, wanted):
+        if wanted is not self._of:  # the side input's list, made a set once per list
+            self._of, self._wanted = wanted, frozenset(wanted)
+        if not self._wanted:
+            return
+        found = self._wanted.__contains__
+        digest = hashlib.blake2b
+        for line in lines:
+            # line_digest, inlined for bytes (10^6 lines)
+            d = digest(line, digest_size=16).digest() if type(line) is bytes else line_digest(line)
+            if found(d):
+                try:
+                    yield d, line if type(line) is str else line.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+
+
+class _JoinRawFn(beam.DoFn):
+    """Each dead letter's reference joined with its record as received (``join_raw``); a record the second read
+    did not find (the source changed between the reads) leaves as None, counted ``dead_letter_raw_missing``."""
+
+    def process(self, ref, raws):
+        dead, found = join_raw(ref, raws)
+        if not found:
+            Metrics.counter(NAMESPACE, "dead_letter_raw_missing").inc()
+        yield dead
 
 
 class ReleaseFullyDynamic(ReleaseContinually):

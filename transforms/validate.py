@@ -16,6 +16,7 @@ import typing
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from transforms.common import raw_digest
 from transforms.core.foundation.entries import OPS
 from transforms.records import DeadLetter, UpdateRecord
 from transforms.spec import NAMESPACE, TIME_RANGE, StreamSpec, event_time_ok
@@ -77,14 +78,18 @@ def tick_in_range(spec: StreamSpec, event_time) -> tuple[str | None, int]:
 class UpdateCheck:
     """An :class:`~transforms.records.UpdateRecord`: shape, op, declared stream, event time, item domain.
     Output: ``((stream, entry id), (tick, seq, op, item, event time, raw))``, plain tuples of primitives
-    (Beam encodes them without pickling; ``raw``, the input as received, is for the dead letters only)."""
+    (Beam encodes them without pickling; ``raw``, the input as received, is for the dead letters only).
+
+    ``digests``: ``raw`` is ``transforms.common.raw_digest`` of the input as received (the bounded graph with a
+    source read twice, ``ReleaseContinually``'s ``raw_lines``: the record stays out of the entry shuffle)."""
 
     output_type = tuple[tuple[str, str], typing.Any]
     counter = "updates_validated"
     label = "ValidateFn"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple):
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, digests: bool = False):
         self.spec = spec
+        self.digests = digests
         self.domain_sizes = tuple(domain_sizes)
         self.streams = frozenset(spec.streams)
         self._end = spec.end_tick
@@ -98,6 +103,8 @@ class UpdateCheck:
             return reason, None
         item = tuple(rec.item) if rec.item is not None else None
         raw = rec.raw if len(rec) > 6 else None
+        if self.digests:
+            raw = raw_digest(raw)
         return None, ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
 
     def _accepted(self, rec):
@@ -130,7 +137,7 @@ class UpdateCheck:
             for v, d in zip(item, self.domain_sizes):
                 if type(v) is not int or not 0 <= v < d:
                     return None
-        return ((rec.stream, eid), (tick, seq, op, item, t, rec.raw))
+        return ((rec.stream, eid), (tick, seq, op, item, t, raw_digest(rec.raw) if self.digests else rec.raw))
 
     def reason(self, rec) -> tuple[str | None, int]:
         """(rejection reason or None, the update's tick)."""
