@@ -75,6 +75,13 @@ class ResolveEntriesFn(beam.DoFn):
     stamped with their tick's close: they hold the per-stream step's input
     watermark before its tick's release can fire, which the DirectRunner does
     not do for this step's pending timers.
+
+    ``upstream_counts=True`` (with ``counts``; under the person unit, whose step counts its updates too:
+    ``transforms.person.BoundPersonsFn(counts=True)``): the person step's count elements, keyed ``(stream,
+    COUNTS)`` (never an entry key: ``person_entry_key`` always holds a ``:``), are summed into this bundle's
+    counts and passed on; and each update takes over its count from the person step: -1 at the tick it came
+    with, +1 at the tick it is buffered at, in the same bundle (so the two never leave apart and no tick's
+    count passes through 0 in between).
     """
 
     META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
@@ -89,15 +96,19 @@ class ResolveEntriesFn(beam.DoFn):
         per_stream: bool = True,
         max_mutations: int | None = None,
         counts: bool = False,
+        upstream_counts: bool = False,
     ):
         if counts and not per_stream:
             raise ValueError("the per-tick update counts go with the per-stream output (per_stream=True)")
+        if upstream_counts and not counts:
+            raise ValueError("the person step's counts go on through this step's counts (counts=True)")
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
         self.per_stream = per_stream
         self.max_mutations = max_mutations
         self.counts = counts
+        self.upstream_counts = upstream_counts
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
@@ -142,8 +153,19 @@ class ResolveEntriesFn(beam.DoFn):
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         key, value = element  # (tick, seq, op, item, event_time, raw)
+        if self.upstream_counts:
+            if key[1] == COUNTS:  # the person step's counts, passed on (no state of this key is touched)
+                for t, d in value[1]:
+                    self._count(key[0], t, d)
+                return
+            self._count(key[0], value[0], -1)  # taken over from the person step (+1 below, or dead-lettered)
         tick = value[0]
         state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
+        # Late is decided per key (``StreamSpec.late_policy``): ``last`` is the last tick this entry's timer
+        # closed, i.e. a tick whose close the watermark passed: public (a tick, the watermark) and of this
+        # entry only, so no other entry's data decides whether this update is dropped. A new entry has
+        # resolved nothing (``last`` 0): its first update is never late; if its tick was already released,
+        # the per-stream step applies it at the stream's next tick (never to a released tick).
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value))
