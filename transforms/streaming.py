@@ -315,8 +315,11 @@ def counts_gate(choice: str, pipeline) -> bool:
     process, a backlog), and the release would miss the updates still being resolved; the counts make the
     release of t wait until every update of a tick <= t has been resolved. Other runners hold the watermark
     for the timers (the registry step's output holds the release), and keep their graph and state as they
-    were. (With ``tick_merge=stateful`` on the DirectRunner the merge step's timers would need the same,
-    and there is none: keep the watermark's steps small there)."""
+    were. Under the person unit the person step counts its updates into the same gate
+    (``transforms.person.BoundPersonsFn(counts=True)``, the registry with ``upstream_counts=True``). (With
+    ``tick_merge=stateful`` on the DirectRunner the merge step's timers would need the same, and there is
+    none: a jump of several ticks misses updates there, ``tests/test_streaming_jumps.py``; keep the
+    watermark's steps small there.)"""
     return not holds_timer_watermarks(pipeline) and not stateful_tick_merge(choice, pipeline)
 
 
