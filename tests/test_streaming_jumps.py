@@ -66,15 +66,19 @@ def test_watermark_jump_twin_without_the_counts_fails(monkeypatch):
         _run(RECS, 35.0)
 
 
-@pytest.mark.xfail(
-    raises=BeamAssertException, strict=True, reason="tick_merge=stateful has no counts on the DirectRunner"
-)
-def test_stateful_tick_merge_on_the_direct_runner_still_misses_updates_at_a_jump():
-    """Known limit (``counts_gate``): with ``tick_merge: stateful`` on the DirectRunner the merge step's flush
-    timers hold no watermark either, and the per-stream step is not gated: a jump of 3.5 ticks releases
-    ticks without some of their updates. Strict: when it is fixed this test fails and must become a plain
-    one. (Production runners hold the watermark for timers; ``auto`` picks ``bundle`` on the DirectRunner.)"""
+def test_stateful_tick_merge_on_the_direct_runner_releases_every_update_at_its_tick():
+    """``tick_merge: stateful`` on the DirectRunner: the merge step's flush timers hold no watermark either;
+    the counts now go through it (the resolved ones with their aggregates), and a jump of 3.5 ticks gives
+    the core's releases (main at 734db70 missed updates here)."""
     _run(RECS, 35.0, tick_merge="stateful")
+
+
+def test_stateful_tick_merge_twin_without_the_counts_fails(monkeypatch):
+    """The twin: the stateful merge without the counts (the wiring before) misses updates at the same jump."""
+    monkeypatch.setattr(releases_module, "counts_gate", lambda choice, pipeline: False)
+    monkeypatch.setattr(streaming_module, "counts_gate", lambda choice, pipeline: False)
+    with pytest.raises(BeamAssertException, match="unexpected elements"):
+        _run(RECS, 35.0, tick_merge="stateful")
 
 
 def test_late_update_under_the_counts_still_applied_at_the_current_tick():
@@ -95,7 +99,7 @@ def test_late_update_under_the_counts_still_applied_at_the_current_tick():
 
 
 def test_counts_only_where_the_runner_holds_no_watermark_for_timers():
-    """The counts are the DirectRunner's (per-stream output); Flink, Dataflow and the portable runners hold
+    """The counts are the DirectRunner's (whatever the tick merge); Flink, Dataflow and the portable runners hold
     the watermark for the registry step's timers and keep their graph and state names unchanged."""
 
     class FakePipeline:
@@ -104,8 +108,7 @@ def test_counts_only_where_the_runner_holds_no_watermark_for_timers():
 
     direct = type("BundleBasedDirectRunner", (), {})()
     portable = type("FlinkRunner", (), {})()
-    assert counts_gate("auto", FakePipeline(direct)) and counts_gate("bundle", FakePipeline(direct))
-    assert not counts_gate("stateful", FakePipeline(direct))
+    assert all(counts_gate(c, FakePipeline(direct)) for c in ("auto", "stateful", "bundle"))
     assert not any(counts_gate(c, FakePipeline(portable)) for c in ("auto", "stateful", "bundle"))
 
 
@@ -223,3 +226,25 @@ def test_late_policy_dead_letter_a_new_entry_is_applied_at_the_next_tick_never_t
         assert_that(n, equal_to([(2, 5.0), (4, 5.0), (16, 6.0), (256, 6.0)]))  # the closes
         dead = out["dead_letters"] | beam.Map(lambda d: (d.reason, d.record.entry_id, d.stage))
         assert_that(dead, equal_to([("late", "x0", "registry")]), label="Dead")
+
+
+def test_merge_step_passes_buffered_counts_on_and_flushes_resolved_ones_with_their_aggregates():
+    """``MergeTickFn(counts=True)`` alone: a count of buffered updates goes on at once, with its timestamp
+    (it holds the release); resolved counts wait in the bag with the aggregates and leave with them, in one
+    element, so a tick's count reaches 0 downstream only with its aggregates there."""
+    from test_beam_releases import _Bag, _Timer, _Value
+
+    from transforms.per_stream import COUNTS
+    from transforms.streaming import MergeTickFn
+
+    spec = StreamSpec(tick_seconds=10.0)
+    fn = MergeTickFn(spec, counts=True)
+    bag, flush_tick, timer = _Bag(), _Value(), _Timer()
+    ((on,),) = [fn.process((("a", 2), (COUNTS, 3)), buffer=bag, flush_tick=flush_tick, flush=timer, ts=20)]
+    assert on.value == ("a", (COUNTS, (), ((2, 3),))) and on.timestamp == 20 and timer.at is None
+    agg = (2, {(0,): 1}, {}, 1)
+    assert fn.process((("a", 2), (COUNTS, agg, -2)), buffer=bag, flush_tick=flush_tick, flush=timer, ts=20) is None
+    fn.process((("a", 2), (COUNTS, None, -1)), buffer=bag, flush_tick=flush_tick, flush=timer, ts=20)
+    assert timer.at == fn._flush_time(2)
+    out = [o.value for o in fn.on_flush(key=("a", 2), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer)]
+    assert out == [("a", (COUNTS, (agg,), ((2, -3),)))]

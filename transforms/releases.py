@@ -300,9 +300,9 @@ class ReleaseContinually(beam.PTransform):
         ).with_outputs(ResolveEntriesFn.DEAD, main="resolved")
         merged = resolved.resolved
         if stateful_merge:
-            merged = merged | "MergePerTick" >> beam.ParDo(MergeTickFn(spec)).with_input_types(
-                tuple[tuple[str, int], typing.Any]
-            )
+            merged = merged | "MergePerTick" >> beam.ParDo(
+                MergeTickFn(spec, counts_gate(self.tick_merge, valid.pipeline))
+            ).with_input_types(tuple[tuple[str, int], typing.Any])
         starts = (
             valid.pipeline
             | "DeclaredStreams" >> beam.Create([(s, START) for s in spec.streams], reshuffle=False)
