@@ -119,7 +119,7 @@ def test_counts_only_where_the_runner_holds_no_watermark_for_timers():
 PERSON_SPEC = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=80.0)
 
 
-def _run_person(jump: float) -> None:
+def _run_person(jump: float, tick_merge: str = "auto") -> None:
     from test_person_beam import CFG as PCFG
     from test_person_beam import REL as PREL
     from test_person_beam import _answer_key, person_workload, reference
@@ -127,20 +127,21 @@ def _run_person(jump: float) -> None:
     from transforms.core import NoiseSource
 
     recs = person_workload(n=160, seed=2)
-    t = ReleaseFullyDynamic(PCFG, PERSON_SPEC, NoiseKey.fixed(KEY_HEX), release=PREL)
+    t = ReleaseFullyDynamic(PCFG, PERSON_SPEC, NoiseKey.fixed(KEY_HEX), release=PREL, tick_merge=tick_merge)
     expect, _ = reference(recs, PERSON_SPEC, PCFG, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
     with TestPipeline(options=streaming_options()) as p:
         out = p | _jumping(recs, jump) | t
         assert_that(out["answers"] | beam.Map(_answer_key), equal_to(expect))
 
 
-def test_person_unit_watermark_jumps_release_every_update_at_its_tick():
+@pytest.mark.parametrize("tick_merge", ["auto", "stateful"])
+def test_person_unit_watermark_jumps_release_every_update_at_its_tick(tick_merge):
     """The person unit, watermark jumps of 3.5 ticks (a tick is 5 s here): the releases equal the in-memory
     reference's, update for update. The person step emits from a timer, so the per-stream step could release
     tick t before the person step had decided t's updates (main at 734db70 missed some at ticks 2 and 4 of
     both streams); the person step now counts its updates into the gate (``BoundPersonsFn(counts=True)``,
-    the registry taking each admitted update's count over)."""
-    _run_person(17.5)
+    the registry taking each admitted update's count over; with the stateful merge they go through it)."""
+    _run_person(17.5, tick_merge)
 
 
 class _RegistryWithoutUpstream(streaming_module.ResolveEntriesFn):
