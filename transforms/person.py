@@ -235,6 +235,8 @@ class BoundPersonsFn(_DecideFn):
             self.counts[0] += 1
         state, last, timer_tick, pending = read_person_cell(stored)
         tick = value[0]
+        # late per key (``StreamSpec.late_policy``): ``last`` is the last tick this person's timer closed (the
+        # watermark passed it), public and of this person's records only, never another person's
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value, PERSON_STAGE))
