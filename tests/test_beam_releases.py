@@ -686,6 +686,14 @@ def test_stream_spec_owns_the_tick_arithmetic_in_integers():
         StreamSpec(origin=float("nan"))
 
 
+def flink_graph_options():
+    """Streaming options for a graph built for Flink (never run): the names a Flink savepoint holds. (On the
+    DirectRunner the per-stream step is the gated one, with a state of its own: ``counts_gate``.)"""
+    opts = PipelineOptions(runner="FlinkRunner")
+    opts.view_as(StandardOptions).streaming = True
+    return opts
+
+
 def _stateful_transforms(pipeline) -> dict:
     """Each stateful transform of ``pipeline``'s graph: unique name -> (state names, timer names)."""
     from apache_beam.portability.api import beam_runner_api_pb2
@@ -714,7 +722,7 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     step = (["core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
     registry, merge = (["meta"], ["ts-tick_end"]), (["buffer", "flush_tick"], ["ts-flush"])
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
-    p = beam.Pipeline(options=streaming_options())
+    p = beam.Pipeline(options=flink_graph_options())
     (
         p
         | beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])
@@ -725,7 +733,7 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
         "ReleaseFullyDynamic/MergePerTick": merge,
         "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": step,
     }
-    p = beam.Pipeline(options=streaming_options())
+    p = beam.Pipeline(options=flink_graph_options())
     cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=4),), PureDP(2.0))
     u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (1,), "a", 0)])
     q = p | "Q" >> beam.Create([QueryRecord("q", 2.0, (1.0, 0.0, 0.0, 0.0), "a")])
@@ -752,7 +760,7 @@ def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
     cfg = DynamicConfig(CFG.queries, PureDP(2.0), unit=PrivacyUnit.person(2, 3))
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
     rec = UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0, person="P")
-    p = beam.Pipeline(options=streaming_options())
+    p = beam.Pipeline(options=flink_graph_options())
     p | beam.Create([rec]) | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
     assert _stateful_transforms(p) == {
         "ReleaseFullyDynamic/BoundPersons/ParDo(BoundPersonsFn)": (["person"], ["ts-tick_end"]),

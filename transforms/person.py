@@ -50,12 +50,15 @@ import typing
 import apache_beam as beam
 from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.metrics import Metrics
+from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import dead_letter
 from transforms.core.contribution.bounding import PersonLimit, bound_person, new_person_state
 from transforms.core.foundation.state import StateError
+from transforms.per_stream import COUNTS
 from transforms.spec import NAMESPACE, StreamSpec
 from transforms.validate import UpdateCheck
 
@@ -168,8 +171,12 @@ class _DecideFn(beam.DoFn):
             if reason is None:
                 out.append(((stream, person_entry_key(person, entry_id)), value))
             else:
+                self.refused(stream, value)
                 out.append(beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value, PERSON_STAGE)))
         return new, out
+
+    def refused(self, stream, value) -> None:
+        """Called for each update ``decide`` refuses (a dead letter)."""
 
 
 @beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
@@ -178,10 +185,48 @@ class BoundPersonsFn(_DecideFn):
     kept at the earliest pending tick and firing when that tick closes (``StreamSpec.closes_at``, as the
     registry's), which decides the pending updates of the ticks closed by then, in order. An update older
     than the person's last decided tick is ``late``: dead-lettered (stage ``person``), or decided at the
-    person's next tick (``late_policy``), as the registry does for an entry."""
+    person's next tick (``late_policy``), as the registry does for an entry.
+
+    ``counts=True`` (the DirectRunner's gate, ``transforms.streaming.counts_gate``): this step emits from a
+    timer, and the DirectRunner holds no watermark for a stage's pending timers, so when the watermark
+    jumps several ticks the per-stream step could release tick t before this step had decided (and the
+    registry resolved) the updates of t. So the step counts, per (stream, tick): +1 for each update it
+    buffers (in ``process``, at the tick it will be decided at) and -1 for each it refuses when deciding;
+    an admitted update's count goes on with it: the registry (``ResolveEntriesFn(upstream_counts=True)``)
+    takes it over in the bundle that buffers the update (-1 and +1 summed there, never a zero in between)
+    and closes it when it resolves the update. The counts leave at the end of the bundle as one element
+    per stream, ``((stream, COUNTS), (COUNTS, ((tick, d), ...)))``, stamped with the close of their earliest
+    tick: the registry passes them on to the per-stream step (``GatedPerStreamStepFn``), and until they
+    arrive there they hold its input watermark before any of their ticks' releases. A count is a number of
+    updates held by this step, it only delays a firing of the per-stream step and is never released."""
 
     PERSON = ReadModifyWriteStateSpec("person", FastPrimitivesCoder())  # person_cell(...)
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
+
+    def __init__(self, spec: StreamSpec, limit: PersonLimit, counts: bool = False):
+        super().__init__(spec, limit)
+        self.counts_on = counts
+
+    def start_bundle(self):
+        super().start_bundle()
+        self.deltas = {}  # stream -> tick -> updates buffered minus updates refused (counts=True)
+
+    def _count(self, stream, tick: int, d: int) -> None:
+        ticks = self.deltas.setdefault(stream, {})
+        ticks[tick] = ticks.get(tick, 0) + d
+
+    def refused(self, stream, value) -> None:
+        if self.counts_on:  # its count ends here; an admitted update's goes on to the registry with it
+            self._count(stream, value[0], -1)
+
+    def finish_bundle(self):
+        super().finish_bundle()
+        deltas, self.deltas = self.deltas, {}
+        glob = (window.GlobalWindow(),)
+        for stream, ticks in deltas.items():
+            counts = tuple(sorted((t, d) for t, d in ticks.items() if d))
+            if counts:  # stamped with the close of its earliest tick: it holds that tick's release
+                yield WindowedValue(((stream, COUNTS), (COUNTS, counts)), self.spec.closes_at(counts[0][0]), glob)
 
     def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
         key, value = element
@@ -190,12 +235,16 @@ class BoundPersonsFn(_DecideFn):
             self.counts[0] += 1
         state, last, timer_tick, pending = read_person_cell(stored)
         tick = value[0]
+        # late per key (``StreamSpec.late_policy``): ``last`` is the last tick this person's timer closed (the
+        # watermark passed it), public and of this person's records only, never another person's
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value, PERSON_STAGE))
                 return
             tick = last + 1  # decided at the person's current tick
             value = (tick, *value[1:])
+        if self.counts_on:
+            self._count(key[0], tick, 1)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.closes_at(tick))
@@ -213,7 +262,7 @@ class BoundPersonsFn(_DecideFn):
         state, last, _, pending = read_person_cell(cell.read())
         now = [u for u in pending if u[0] <= upto]
         later = tuple(u for u in pending if u[0] > upto)
-        state, out = self.decide(key, state, now)
+        state, out = self.decide(key, state, now)  # a refused update's count ends here (``refused``)
         yield from out
         nxt = min(u[0] for u in later) if later else None
         cell.write(person_cell(state, max(upto, last), nxt, later))
@@ -234,12 +283,13 @@ class BoundPersonsBoundedFn(_DecideFn):
         yield from out
 
 
-def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool):
+def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, counts: bool = False):
     """Apply the person step to ``valid`` (``PersonUpdateCheck``'s output) inside the calling transform's
     ``expand``; returns ``(admitted, dead letters)``, ``admitted`` keyed ``(stream, person_entry_key)`` for
     the registry. Names in the graph (stable: a savepoint matches them): ``BoundPersons`` (streaming:
     ``BoundPersons/ParDo(BoundPersonsFn)``, state ``person``, timer ``tick_end``); bounded:
-    ``GroupByPerson`` and ``BoundPersons``."""
+    ``GroupByPerson`` and ``BoundPersons``. ``counts``: the streaming step sends its per-tick counts
+    (``BoundPersonsFn``; the registry must then be built with ``upstream_counts=True``)."""
     key_type = tuple[tuple[str, str], typing.Any]
     if bounded:
         grouped = valid | "GroupByPerson" >> beam.GroupByKey()
@@ -247,7 +297,7 @@ def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool):
             _DecideFn.DEAD, main="admitted"
         )
     else:
-        out = valid | "BoundPersons" >> beam.ParDo(BoundPersonsFn(spec, limit)).with_input_types(
+        out = valid | "BoundPersons" >> beam.ParDo(BoundPersonsFn(spec, limit, counts)).with_input_types(
             key_type
         ).with_output_types(key_type).with_outputs(_DecideFn.DEAD, main="admitted")
     return out.admitted, out[_DecideFn.DEAD]

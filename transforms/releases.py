@@ -227,7 +227,8 @@ class ReleaseContinually(beam.PTransform):
         unchanged."""
         if self._person_limit is None:
             return valid, ()
-        admitted, dead = bound_persons(valid, self.spec, self._person_limit, bounded)
+        counts = not bounded and counts_gate(self.tick_merge, valid.pipeline)  # the DirectRunner's gate
+        admitted, dead = bound_persons(valid, self.spec, self._person_limit, bounded, counts)
         return admitted, (dead,)
 
     def _step(self, cls=ReleaseStep):
@@ -327,15 +328,16 @@ class ReleaseContinually(beam.PTransform):
                 per_stream=not stateful_merge,
                 max_mutations=self.config.max_mutations,
                 counts=counts_gate(self.tick_merge, valid.pipeline),
+                upstream_counts=self._person_limit is not None and counts_gate(self.tick_merge, valid.pipeline),
             )
         ).with_input_types(tuple[tuple[str, str], typing.Any]).with_output_types(
             tuple[typing.Any, typing.Any]
         ).with_outputs(ResolveEntriesFn.DEAD, main="resolved")
         merged = resolved.resolved
         if stateful_merge:
-            merged = merged | "MergePerTick" >> beam.ParDo(MergeTickFn(spec)).with_input_types(
-                tuple[tuple[str, int], typing.Any]
-            )
+            merged = merged | "MergePerTick" >> beam.ParDo(
+                MergeTickFn(spec, counts_gate(self.tick_merge, valid.pipeline))
+            ).with_input_types(tuple[tuple[str, int], typing.Any])
         starts = (
             valid.pipeline
             | "DeclaredStreams" >> beam.Create([(s, START) for s in spec.streams], reshuffle=False)

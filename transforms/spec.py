@@ -77,11 +77,23 @@ class StreamSpec:
         dead-lettered; every declared stream releases on schedule.
       tick_seconds: tick length in event-time seconds.
       origin: event time of the start of tick 1.
-      late_policy: an update older than its entry's last resolved tick is
-        ``dead_letter``-ed (reason ``late``) or applied at the entry's
-        ``current`` tick. (A tick batch that reaches a stream after the stream
-        has released that tick is always applied at the stream's next tick:
-        its registry effect has happened, so dropping it would corrupt state.)
+      late_policy: an update is late when its tick is at or before the last
+        tick its own key has resolved (its entry's; under the person unit, its
+        person's, which is checked first): ``dead_letter`` sends it to the
+        dead letters (reason ``late``), ``current`` applies it at that key's
+        next tick. Either way nothing is ever applied to a tick already
+        released: a tick batch that reaches a stream after the stream has
+        released that tick is applied at the stream's next tick (counter
+        ``late_batches_applied_at_current_tick``; its registry effect has
+        happened, so dropping it would corrupt state). So the first update of
+        a NEW entry (entry unit) is never ``late``: its key has resolved
+        nothing, and if its tick was released it is applied at the stream's
+        next tick under either policy. Why per key: the decision must depend on
+        public things only (ticks and the watermark: a key resolves tick t when
+        the watermark passes t's close) and on the key's own records, never on
+        other entries' data; a Beam step cannot read the watermark, and a
+        stream-wide "last tick seen" would be made of other entries' updates
+        (one person's records would decide whether another's are dropped).
       end_time: the configured, public end of the release (event time,
         exclusive): the last released tick is the last one that starts before
         ``end_time`` (so an end inside a tick is rounded up to the end of that

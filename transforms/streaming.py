@@ -75,6 +75,13 @@ class ResolveEntriesFn(beam.DoFn):
     stamped with their tick's close: they hold the per-stream step's input
     watermark before its tick's release can fire, which the DirectRunner does
     not do for this step's pending timers.
+
+    ``upstream_counts=True`` (with ``counts``; under the person unit, whose step counts its updates too:
+    ``transforms.person.BoundPersonsFn(counts=True)``): the person step's count elements, keyed ``(stream,
+    COUNTS)`` (never an entry key: ``person_entry_key`` always holds a ``:``), are summed into this bundle's
+    counts and passed on; and each update takes over its count from the person step: -1 at the tick it came
+    with, +1 at the tick it is buffered at, in the same bundle (so the two never leave apart and no tick's
+    count passes through 0 in between).
     """
 
     META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
@@ -89,25 +96,29 @@ class ResolveEntriesFn(beam.DoFn):
         per_stream: bool = True,
         max_mutations: int | None = None,
         counts: bool = False,
+        upstream_counts: bool = False,
     ):
-        if counts and not per_stream:
-            raise ValueError("the per-tick update counts go with the per-stream output (per_stream=True)")
+        if upstream_counts and not counts:
+            raise ValueError("the person step's counts go on through this step's counts (counts=True)")
         self.spec = spec
         self.domain_sizes = tuple(domain_sizes)
         self.deletions_allowed = deletions_allowed
         self.per_stream = per_stream
         self.max_mutations = max_mutations
         self.counts = counts
+        self.upstream_counts = upstream_counts
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
         self.deltas = {}  # stream -> tick -> updates buffered minus updates resolved (counts=True)
+        self.resolved = {}  # stream -> tick -> minus the updates resolved (counts=True, per_stream=False)
         self.accepted = 0
 
-    def _count(self, stream, tick: int, d: int) -> None:
-        ticks = self.deltas.get(stream)
+    def _count(self, stream, tick: int, d: int, into=None) -> None:
+        into = self.deltas if into is None else into
+        ticks = into.get(stream)
         if ticks is None:
-            ticks = self.deltas[stream] = {}
+            ticks = into[stream] = {}
         ticks[tick] = ticks.get(tick, 0) + d
 
     def finish_bundle(self):
@@ -116,6 +127,21 @@ class ResolveEntriesFn(beam.DoFn):
             _UPDATES_ACCEPTED.inc(self.accepted)
             self.accepted = 0
         glob = (window.GlobalWindow(),)
+        if self.counts and not self.per_stream:  # the stateful merge's counts (``MergeTickFn(counts=True)``)
+            deltas, self.deltas = self.deltas, {}
+            resolved, self.resolved = self.resolved, {}
+            for stream, ticks in deltas.items():  # buffered: on at once, through the merge step
+                for t, d in sorted(ticks.items()):
+                    if d:
+                        yield WindowedValue(((stream, t), (COUNTS, d)), self.spec.closes_at(t), glob)
+            for stream in acc.keys() | resolved.keys():  # resolved: with their tick's aggregate
+                aggs = {agg[0]: agg for agg in in_tick_order(acc.get(stream, {}))}
+                done = resolved.get(stream, {})
+                for t in sorted(aggs.keys() | done.keys()):
+                    yield WindowedValue(
+                        ((stream, t), (COUNTS, aggs.get(t), done.get(t, 0))), self.spec.closes_at(t), glob
+                    )
+            return
         if self.counts:
             deltas, self.deltas = self.deltas, {}
             for stream in acc.keys() | deltas.keys():
@@ -142,8 +168,19 @@ class ResolveEntriesFn(beam.DoFn):
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         key, value = element  # (tick, seq, op, item, event_time, raw)
+        if self.upstream_counts:
+            if key[1] == COUNTS:  # the person step's counts, passed on (no state of this key is touched)
+                for t, d in value[1]:
+                    self._count(key[0], t, d)
+                return
+            self._count(key[0], value[0], -1)  # taken over from the person step (+1 below, or dead-lettered)
         tick = value[0]
         state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
+        # Late is decided per key (``StreamSpec.late_policy``): ``last`` is the last tick this entry's timer
+        # closed, i.e. a tick whose close the watermark passed: public (a tick, the watermark) and of this
+        # entry only, so no other entry's data decides whether this update is dropped. A new entry has
+        # resolved nothing (``last`` 0): its first update is never late; if its tick was already released,
+        # the per-stream step applies it at the stream's next tick (never to a released tick).
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
                 yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value))
@@ -179,8 +216,9 @@ class ResolveEntriesFn(beam.DoFn):
         )
         self.accepted += accepted
         if self.counts:
+            into = None if self.per_stream else self.resolved
             for p in now:
-                self._count(stream, p[0], -1)
+                self._count(stream, p[0], -1, into)
         for reason, value in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value))
         if state is None and not later:
@@ -208,14 +246,24 @@ class MergeTickFn(beam.DoFn):
     empty entry per key it has seen. Nothing is dropped: a batch arriving after
     its tick's flush is flushed on its own, and the per-stream step applies it
     at its current tick. (The flush handles several ticks per key, so the
-    keying can change without touching it.)"""
+    keying can change without touching it.)
+
+    ``counts=True`` (the DirectRunner with ``tick_merge: stateful``, ``counts_gate``): the registry step
+    (``ResolveEntriesFn(per_stream=False, counts=True)``) sends ``(COUNTS, d)`` for the updates it buffered,
+    passed on at once to the per-stream step as ``(stream, (COUNTS, (), ((tick, d),)))`` with the
+    element's timestamp (the close of its tick: it holds the per-stream step's input watermark before the
+    tick's release until it arrives), and ``(COUNTS, aggregate or None, -resolved)`` for the updates it
+    resolved, buffered like an aggregate and flushed with it as ``(stream, (COUNTS, aggregates, counts))``:
+    so a tick's count comes back to 0 at the per-stream step only when every aggregate of the tick is
+    there, whichever timer fires first. The bag's items are then ``(tick, aggregate or None, count)``."""
 
     BUFFER = BagStateSpec("buffer", FastPrimitivesCoder())  # tick aggregates
     FLUSH_TICK = ReadModifyWriteStateSpec("flush_tick", VarIntCoder())
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
-    def __init__(self, spec: StreamSpec):
+    def __init__(self, spec: StreamSpec, counts: bool = False):
         self.spec = spec
+        self.counts = counts
 
     def _flush_time(self, tick: int) -> Timestamp:
         return self.spec.tick_middle(tick + self.spec.lateness_ticks + 1)  # half a tick after it closes
@@ -226,8 +274,13 @@ class MergeTickFn(beam.DoFn):
         buffer=beam.DoFn.StateParam(BUFFER),
         flush_tick=beam.DoFn.StateParam(FLUSH_TICK),
         flush=beam.DoFn.TimerParam(FLUSH),
+        ts=beam.DoFn.TimestampParam,
     ):
-        _, agg = element
+        (stream, tick), agg = element
+        if self.counts:
+            if len(agg) == 2:  # updates buffered by the registry: on at once (they hold the release)
+                return [beam.window.TimestampedValue((stream, (COUNTS, (), ((tick, agg[1]),))), ts)]
+            agg = (tick, agg[1], agg[2])  # resolved: (tick, aggregate or None, count), flushed together
         buffer.add(agg)
         tick = agg[0]
         current = flush_tick.read()
@@ -246,12 +299,17 @@ class MergeTickFn(beam.DoFn):
     ):
         stream, _ = key
         due: dict[int, list] = {}  # tick -> [inserts, deletes, n]
+        counts: dict[int, int] = {}  # tick -> count (counts=True)
         later = []
         for agg in buffer.read():
-            if self._flush_time(agg[0]) <= ts:
+            if self._flush_time(agg[0]) > ts:
+                later.append(agg)
+            elif not self.counts:
                 fold(due, *agg)
             else:
-                later.append(agg)
+                counts[agg[0]] = counts.get(agg[0], 0) + agg[2]
+                if agg[1] is not None:
+                    fold(due, *agg[1])
         buffer.clear()
         flush_tick.clear()
         if later:
@@ -260,6 +318,11 @@ class MergeTickFn(beam.DoFn):
             first = min(agg[0] for agg in later)
             flush_tick.write(first)
             flush.set(self._flush_time(first))
+        if self.counts:
+            deltas = tuple(sorted((t, d) for t, d in counts.items() if d))
+            if due or deltas:
+                yield beam.window.TimestampedValue((stream, (COUNTS, in_tick_order(due), deltas)), ts)
+            return
         for tick in sorted(due):
             ins, dele, n = due[tick]
             yield beam.window.TimestampedValue((stream, ((tick, ins, dele, n),)), ts)
@@ -287,15 +350,17 @@ def stateful_tick_merge(choice: str, pipeline) -> bool:
 def counts_gate(choice: str, pipeline) -> bool:
     """Whether the registry step sends per-tick update counts and the per-stream step waits for them
     (``ResolveEntriesFn(counts=True)``, ``GatedPerStreamStepFn``): on a runner that does not hold a
-    stateful stage's output watermark for its pending timers (the DirectRunner), with the per-stream output
-    (``tick_merge`` ``auto`` or ``bundle`` there). There the registry step's close of tick t and the release
-    of tick t can fire in the same round when the watermark jumps several ticks at once (a starved
-    process, a backlog), and the release would miss the updates still being resolved; the counts make the
-    release of t wait until every update of a tick <= t has been resolved. Other runners hold the watermark
-    for the timers (the registry step's output holds the release), and keep their graph and state as they
-    were. (With ``tick_merge=stateful`` on the DirectRunner the merge step's timers would need the same,
-    and there is none: keep the watermark's steps small there)."""
-    return not holds_timer_watermarks(pipeline) and not stateful_tick_merge(choice, pipeline)
+    stateful stage's output watermark for its pending timers (the DirectRunner), whatever ``choice`` (the
+    ``tick_merge``). There the registry step's close of tick t and the release of tick t can fire in the
+    same round when the watermark jumps several ticks at once (a starved process, a backlog), and the
+    release would miss the updates still being resolved; the counts make the release of t wait until
+    every update of a tick <= t has been resolved. With ``tick_merge: stateful`` the counts go through
+    the merge step (``MergeTickFn(counts=True)``: the resolved ones with their aggregates, flushed
+    together). Under the person unit the person step counts its updates into the same gate
+    (``transforms.person.BoundPersonsFn(counts=True)``, the registry with ``upstream_counts=True``). Other
+    runners hold the watermark for the timers (the registry step's output holds the release), and keep
+    their graph and state as they were."""
+    return not holds_timer_watermarks(pipeline)
 
 
 def per_stream_step(step, tick_merge: str, pipeline) -> PerStreamStepFn:
