@@ -14,6 +14,15 @@ EQUIVALENT: dict[str, str] = {
         "with t >= end_tick, whose _after_release finishes the release (finished_reason set, never cleared); the "
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
+    # ---- this round ----
+    "transforms.core.selection.keys.xǁPersonKeysǁdecide_person__mutmut_72": (
+        "c[0] = 1 for c[0] += 1 (a key's contributor change when the person's count in it goes 0 -> 1): changes is "
+        "per call and c[0] moves only there or at 1 -> 0, which puts the key in left, after which neither branch is "
+        "taken; so the 0 -> 1 branch runs at most once, with c[0] == 0: the same value"
+    ),
+    "transforms.core.selection.candidate.xǁNodeNoiseǁat__mutmut_16": (
+        "discrete_laplace(stream, thr) without its size 1: the sampler's size defaults to 1, the same one draw"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -23,6 +32,24 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_apply__mutmut_12": _K
+    + "test_a_segmented_close_just_before_a_batch_never_counts_the_batch",
+    "transforms.core.selection.params.xǁSelectionParamsǁlevel_weight__mutmut_6": _K
+    + "test_a_keys_selection_tree_spends_at_most_its_key_share_over_all_levels",
+    "transforms.core.selection.params.xǁSelectionParamsǁlevel_weight__mutmut_7": _K
+    + "test_a_keys_selection_tree_spends_at_most_its_key_share_over_all_levels",
+    "transforms.core.selection.candidate.x_key_coords__mutmut_4": _K
+    + "test_open_key_coordinates_are_the_documented_marker_then_the_pair_and_never_coincide",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁ_start__mutmut_35": _K
+    + "test_growth_tracker_draws_only_at_its_documented_coordinates",
+    "transforms.core.families.growing.pmwg.x__rows__mutmut_3": _K
+    + "test_pmwg_noise_off_answers_a_count_over_several_cells_with_the_one_total",
+    "transforms.core.families.changelog.folds.x_hdcr_fold__mutmut_1": _K
+    + "test_hdcr_fold_defaults_to_leaves_of_one_tick_like_its_layers_and_the_dcr",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁadvance__mutmut_14": _K
+    + "test_growth_tracker_chunks_tile_the_ticks_without_overlap",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁthreshold_scale__mutmut_2": _K
+    + "test_growth_tracker_noise_spends_exactly_its_charge_half_on_the_test_half_on_the_count",
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁplanned_cost__mutmut_27": _K
     + "test_net_change_under_an_entry_unit_charges_what_it_plans_at_the_units_sensitivity",
 }

@@ -9,11 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transforms.core import MECHANISMS, ZCDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
 from transforms.core.continual.net_change import NetChangeRelease
+from transforms.core.families.changelog import folds
+from transforms.core.families.growing import base as growing_base
+from transforms.core.families.growing.base import CHUNK, GrowthTracker
 from transforms.core.families.growing.pmwg import _UNIT, OnlinePMW
 from transforms.core.foundation.accounting import Ledger, as_vector
 from transforms.core.foundation.accounting.units import PrivacyUnit
+from transforms.core.selection import SelectionParams
+from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
 
 KEY = bytes(range(32))
 
@@ -97,3 +102,195 @@ def test_net_change_under_an_entry_unit_charges_what_it_plans_at_the_units_sensi
         plan = as_vector(core.planned_cost(rec.coordinates))
         assert plan == pytest.approx(as_vector(rec.cost), rel=1e-12), rec.coordinates
     assert all(s <= c * (1 + 1e-12) for s, c in zip(as_vector(core.spent), as_vector(budget), strict=True))
+
+
+# kills transforms.core.families.changelog.folds.x_hdcr_fold__mutmut_1 (the default leaf width W of 2 ticks: the
+# time-bounded fold, the entry's group size, about halved)
+@pytest.mark.parametrize("k,b", [(None, 7), (3, 7), (2, None), (None, 0)])
+def test_hdcr_fold_defaults_to_leaves_of_one_tick_like_its_layers_and_the_dcr(k, b):
+    """The fold (how many released nodes one entry can touch: its group size) of an HDCR with the default W is the
+    fold at W = 1 tick, layer by layer (``hdcr_layer_folds``' default), and a one-layer HDCR is the DCR (W = 1)."""
+    for h, c in ((1, 2), (3, 2), (2, 4)):
+        assert folds.hdcr_fold(h, c, k, b) == folds.hdcr_fold(h, c, k, b, 1) == sum(folds.hdcr_layer_folds(h, c, k, b))
+    assert folds.hdcr_fold(1, 2, k, b) == folds.dcr_fold(k, b)
+    if b is not None:  # Thm 4.3 at W = 1: ceil(B / c^i) + 1 per layer (k not smaller)
+        assert folds.hdcr_fold(3, 2, None, b) == sum(-(-b // 2**i) + 1 for i in range(3))
+
+
+class _Owner:
+    """What a growth tracker calls back: the epoch threshold (public), the closes (recorded)."""
+
+    finished = False
+
+    def __init__(self, theta: int):
+        self.theta, self.closes = theta, []
+
+    def _threshold(self, e, total_hat):
+        return self.theta
+
+    def _before_close(self, t, noise):
+        pass
+
+    def _after_close(self, t, released, noise):
+        self.closes.append(t)
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁadvance__mutmut_14 (after a chunk of 2^20 ticks without a
+# halt, the next draw starts two ticks before the chunk's end instead of just after it: chunks overlap)
+@pytest.mark.parametrize("noisy", [False, True])
+def test_growth_tracker_chunks_tile_the_ticks_without_overlap(noisy):
+    """A threshold far above the count: no epoch closes, and each fresh draw of the skip covers the CHUNK ticks just
+    after the previous chunk (the geometric law is memoryless only if no tick is drawn twice)."""
+    noise = NoiseSource(KEY) if noisy else NoiseSource.disabled()
+    owner = _Owner(10**9)
+    tracker = GrowthTracker(0.5, PureDP(0.5), coords=("g",), scope=Ledger(PureDP(1e9)).root)
+    tracker.advance(0, noise, owner)
+    assert (tracker.next_close, tracker.chunk_end) == (CHUNK, True)
+    for m in range(1, 4):
+        tracker.advance(m * CHUNK, noise, owner)
+        assert (tracker.next_close, tracker.chunk_end) == ((m + 1) * CHUNK, True)
+    assert owner.closes == []
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁthreshold_scale__mutmut_2 (the epoch's threshold noise
+# DLap(5 / eps) for DLap(4 / eps): the sparse vector spends less than its half of the charge)
+def test_growth_tracker_noise_spends_exactly_its_charge_half_on_the_test_half_on_the_count(monkeypatch):
+    """The scales the tracker actually draws with, per epoch: the sparse vector (threshold ``b1``, per-tick test
+    ``b2``, sensitivity 1) costs ``1/b1 + 2/b2`` and the released count ``1/b3``; each is half of the epsilon charged
+    for the epoch (docs/growing.md: ``eps_s = eps / 2``), so together exactly the charge (no more: private; no less:
+    no noise the budget did not buy)."""
+    scales: dict[str, set[float]] = {"threshold": set(), "count": set(), "ticks": set()}
+    dlap, geo = growing_base.discrete_laplace, growing_base.geometric_capped
+    noise = NoiseSource(KEY)
+    made, label = noise.stream, {}
+
+    def stream(*coords):  # each stream labelled by its last name coordinate: threshold, count, ticks
+        out = made(*coords)
+        label[id(out)] = next(c for c in reversed(coords) if isinstance(c, str))
+        return out
+
+    def spy_dlap(stream, scale, n):
+        scales[label[id(stream)]].add(float(scale))
+        return dlap(stream, scale, n)
+
+    def spy_geo(stream, k0, scale, cap):
+        scales[label[id(stream)]].add(float(scale))
+        return geo(stream, k0, scale, cap)
+
+    monkeypatch.setattr(noise, "stream", stream)
+
+    monkeypatch.setattr(growing_base, "discrete_laplace", spy_dlap)
+    monkeypatch.setattr(growing_base, "geometric_capped", spy_geo)
+    eps = 0.8
+    led = Ledger(PureDP(1e9), keep_records=True)
+    owner = _Owner(3)
+    tracker = GrowthTracker(eps, PureDP(eps), coords=("g",), scope=led.root)
+    for t in range(1, 60):
+        tracker.observe(t, 2, noise, owner)
+    assert len(owner.closes) >= 2 and all(r.cost == PureDP(eps) for r in led.records)
+    (b1,), (b2,), (b3,) = scales["threshold"], scales["ticks"], scales["count"]
+    assert 1 / b1 + 2 / b2 == pytest.approx(eps / 2, rel=1e-12)
+    assert 1 / b3 == pytest.approx(eps / 2, rel=1e-12)
+
+
+# kills transforms.core.families.growing.pmwg.x__rows__mutmut_3 (a count query set over a domain of several cells
+# read as all its ranges: d (d + 1) / 2 answers instead of the one total)
+def test_pmwg_noise_off_answers_a_count_over_several_cells_with_the_one_total():
+    core = MECHANISMS["pmwg"].core_cls(
+        DynamicConfig((QuerySet("n", "count", domain_size=3),), PureDP(1.0)), stream="s", end_tick=12
+    )
+    total, answered = 0, 0
+    for t in range(1, 13):
+        ups = [Update("insert", f"e{t}_{i}", ((t + i) % 3,)) for i in range(t % 3 + 1)]
+        total += len(ups)
+        for a in core.process_tick(t, ups, NoiseSource.disabled()).answers:
+            np.testing.assert_array_equal(a.estimate, [total])
+            answered += 1
+    assert answered
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁ_start__mutmut_35 (the epoch's threshold noise drawn at
+# (..., "growth", e, "THRESHOLD"): not the documented coordinate, so a replay or a restored state of an earlier
+# version draws other noise)
+def test_growth_tracker_draws_only_at_its_documented_coordinates(monkeypatch):
+    """docs/growing.md: every noise coordinate of the tracker is ``(stream, "growth", e, threshold | ticks, k |
+    count)``, each drawn once (coordinates are the replay contract: the same key and coordinates, the same noise)."""
+    noise = NoiseSource(KEY)
+    made, drawn = noise.stream, []
+
+    def stream(*coords):
+        drawn.append(coords)
+        return made(*coords)
+
+    monkeypatch.setattr(noise, "stream", stream)
+    owner = _Owner(3)
+    tracker = GrowthTracker(0.8, PureDP(0.8), coords=("s",), scope=Ledger(PureDP(1e9)).root)
+    for t in range(1, 40):
+        tracker.observe(t, 2, noise, owner)
+    assert len(owner.closes) >= 2 and len(set(drawn)) == len(drawn)
+    for c in drawn:
+        assert c[:2] == ("s", "growth") and isinstance(c[2], int) and c[2] >= 1, c
+        assert c[3:] in (("threshold",), ("count",)) or (c[3] == "ticks" and isinstance(c[4], int) and len(c) == 5), c
+    epochs = {c[2] for c in drawn}
+    assert all(("s", "growth", e, "threshold") in drawn for e in epochs)
+    assert all(("s", "growth", e, "count") in drawn for e in epochs if e <= len(owner.closes))
+
+
+# kills transforms.core.selection.candidate.x_key_coords__mutmut_4 (an open histogram's (stream, cell) pair drawn
+# under the marker "CELL": not the documented coordinates, so a replay or a restore by another version draws other
+# noise)
+def test_open_key_coordinates_are_the_documented_marker_then_the_pair_and_never_coincide():
+    """docs/open_keys.md: a pair's noise is drawn at the marker ``"cell"`` then the stream and the cell; a stream key
+    is its one string. Distinct keys (pairs, or strings, even the string "cell") never share a coordinate."""
+    pairs = [("s", "a"), ("s", "b"), ("t", "a"), ("cell", "s")]
+    for stream, cell in pairs:
+        assert key_coords((stream, cell)) == ("cell", stream, cell)
+        assert select_coords((stream, cell), 2, 5) == ("open_keys", "select", "cell", stream, cell, 2, 5)
+        assert svt_coords((stream, cell)) == ("open_keys", "svt", "cell", stream, cell, "threshold")
+    strings = ["a", "cell", "s"]
+    assert [key_coords(k) for k in strings] == [(k,) for k in strings]
+    keys = pairs + strings
+    for make in (lambda k: select_coords(k, 1, 3), lambda k: svt_coords(k), lambda k: svt_coords(k, 4)):
+        assert len({make(k) for k in keys}) == len(keys)
+
+
+# kills transforms.core.selection.params.xǁSelectionParamsǁlevel_weight__mutmut_6 (the unbounded tree's level weights
+# 2 / ((l + 1)(l + 2)): they sum to 2, each key's selection counter spends twice its share) and _7 ((l + 2) / (l + 1)
+# for 1 / ((l + 1)(l + 2)): every level more than the whole share)
+@pytest.mark.parametrize("horizon", [None, 100])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ApproxDP(1.0, 1e-6)], ids=["laplace", "gaussian"])
+def test_a_keys_selection_tree_spends_at_most_its_key_share_over_all_levels(budget, horizon):
+    """The tree test: one person moves one node per level of a key's tree (L1 and L2^2 sensitivity 2). The nodes'
+    costs, from the scales actually used (``node_param``: eps = 2 / b, or rho = 2 / (2 sigma^2)), summed over every
+    level, are within ``eps_key`` (``rho_key``): all of it over a horizon's levels, and over 64 levels of the unbounded
+    tree all but the tail 1 / 65 of its weights (sum 1 over all levels)."""
+    p = SelectionParams(budget, 3, horizon=horizon, test="tree")
+    levels = p.levels or 64
+    laplace = isinstance(budget, PureDP)
+    spent = sum(2 / p.node_param(lvl) if laplace else 2 / (2 * p.node_param(lvl)) for lvl in range(levels))
+    share = p.key_share
+    assert spent <= share * (1 + 1e-12)
+    assert spent >= share * (1 - (0 if horizon else 1 / (levels + 1))) * (1 - 1e-9)
+
+
+# kills transforms.core.continual.segmented.xǁSegmentedReleaseǁ_apply__mutmut_12 (before a batch, the partitioner
+# advanced to tick - 2 only: a close due at tick - 1 happens after the batch is absorbed, its answer counting them)
+@pytest.mark.parametrize("every_ticks", [None, 1])
+@pytest.mark.parametrize("name", ["insertion_only", "fully_dynamic"])
+def test_a_segmented_close_just_before_a_batch_never_counts_the_batch(name, every_ticks):
+    """Noise off (answers exact), batches right after the partitioner's public deadlines (ticks 2, 4, 16): every
+    answer, at a close or a period end, is the true count at its own tick, never with the next tick's updates."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS[name].core_cls(cfg, stream="s", end_tick=20, every_ticks=every_ticks)
+    noise, count, truth, answers = NoiseSource.disabled(), 0, {}, []
+    batches = {1: 1, 3: 2, 5: 4, 17: 3}
+    for t in range(1, 21):
+        count += batches.get(t, 0)
+        truth[t] = count
+    for t, n in batches.items():
+        answers += core.process_tick(t, [Update("insert", f"e{t}_{i}", (0,)) for i in range(n)], noise).answers
+    for res in core.run_to_end(noise):
+        answers += res.answers
+    assert {a.tick for a in answers} >= {4, 16}  # the deadline closes answer
+    for a in answers:  # without periods the last close may fall after the end (no update after tick 17)
+        assert float(a.estimate[0]) == truth.get(a.tick, count), (a.tick, a.estimate)
