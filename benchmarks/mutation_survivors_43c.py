@@ -32,6 +32,10 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.baselines.xǁContinualCountReleaseǁcounter_budgets__mutmut_10": _K
+    + "test_continual_count_splits_the_ledger_budget_exactly_over_its_counters",
+    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_57": _K
+    + "test_a_finite_counter_stops_at_its_horizon_for_good",
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_apply__mutmut_12": _K
     + "test_a_segmented_close_just_before_a_batch_never_counts_the_batch",
     "transforms.core.selection.params.xǁSelectionParamsǁlevel_weight__mutmut_6": _K

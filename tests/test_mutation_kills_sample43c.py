@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core.continual.baselines import ContinualCountOptions
 from transforms.core.continual.net_change import NetChangeRelease
 from transforms.core.families.changelog import folds
 from transforms.core.families.growing import base as growing_base
@@ -294,3 +295,47 @@ def test_a_segmented_close_just_before_a_batch_never_counts_the_batch(name, ever
     assert {a.tick for a in answers} >= {4, 16}  # the deadline closes answer
     for a in answers:  # without periods the last close may fall after the end (no update after tick 17)
         assert float(a.estimate[0]) == truth.get(a.tick, count), (a.tick, a.estimate)
+
+
+# kills transforms.core.continual.baselines.xǁContinualCountReleaseǁcounter_budgets__mutmut_10 (each of the k counters
+# given 2 delta / k: the counters' deltas add up to twice the budget's)
+@pytest.mark.parametrize(
+    "budget,profile",
+    [(ApproxDP(1.0, 1e-6), "paper"), (PureDP(1.0), "paper"), (ApproxDP(1.0, 1e-6), "tuned"), (ZCDP(0.5), "tuned")],
+)
+def test_continual_count_splits_the_ledger_budget_exactly_over_its_counters(budget, profile):
+    """k query sets: k counter budgets that add up to the ledger's budget, every component (eps, delta or rho); the
+    run spends within it and ends at its end (not refused by the ledger)."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    core = MECHANISMS["continual_count"].core_cls(DynamicConfig(q, budget, profile=profile), stream="s", end_tick=8)
+    shares = core.counter_budgets()
+    assert all(ratio == 1.0 for _, ratio in shares)
+    total = [sum(c) for c in zip(*(as_vector(b) for b, _ in shares), strict=True)]
+    assert total == pytest.approx(list(as_vector(core.ledger.budget)), rel=1e-12)
+    noise = NoiseSource(KEY)
+    for t in range(1, 9):
+        core.process_tick(t, [Update("insert", f"e{t}", (0, t % 3))], noise)
+    core.run_to_end(noise)
+    assert core.finished_reason == "ended"
+    assert all(s <= c * (1 + 1e-12) for s, c in zip(as_vector(core.spent), as_vector(core.ledger.budget), strict=True))
+
+
+# kills transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_57 (the horizon reached, finished
+# with reason None: the release is not finished and its finite counter runs past the horizon it is calibrated for)
+@pytest.mark.parametrize("counter", ["binary_tree", "naive_prefix"])
+def test_a_finite_counter_stops_at_its_horizon_for_good(counter):
+    """A finite counter's noise covers ``horizon`` ticks: after the last one the release is finished (reason
+    ``horizon_reached``, once), releases nothing more, spends nothing more and has no wake."""
+    core = MECHANISMS["continual_count"].core_cls(
+        DynamicConfig((QuerySet("n", "count"),), PureDP(1.0)), stream="s", options=ContinualCountOptions(counter, 4)
+    )
+    noise, ticks, events = NoiseSource(KEY), [], []
+    for t in range(1, 9):
+        res = core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+        ticks += [a.tick for a in res.answers]
+        events += res.events
+        if t == 4:
+            spent = core.spent
+    assert ticks == [1, 2, 3, 4] and events == [(4, "horizon_reached")]
+    assert core.finished and core.finished_reason == "horizon_reached" and core.next_wake is None
+    assert core.spent == spent
