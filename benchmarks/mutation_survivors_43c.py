@@ -15,6 +15,11 @@ EQUIVALENT: dict[str, str] = {
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
     # ---- this round ----
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ_round_budgets__mutmut_20": (
+        "a leaf's static budget b_r.part(1/k, k) for part(1/k, 1/k): w_delta reaches only an (eps, delta > 0) budget's "
+        "delta, and leaf_static_only is the tuned/tight profiles', whose node budgets are ZCDP (a zCDP or a Gaussian "
+        "(eps, delta > 0) budget: ZCDP.part ignores w_delta), PureDP, or ApproxDP(eps, 0) (0 times k): the same budget"
+    ),
     "transforms.core.selection.keys.xǁPersonKeysǁdecide_person__mutmut_72": (
         "c[0] = 1 for c[0] += 1 (a key's contributor change when the person's count in it goes 0 -> 1): changes is "
         "per call and c[0] moves only there or at 1 -> 0, which puts the key in left, after which neither branch is "
@@ -32,6 +37,10 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁsize_bound__mutmut_7": _K
+    + "test_a_nodes_size_bound_moves_one_for_one_with_its_released_size_above_zero",
+    "transforms.core.continual.baselines.xǁTwoStreamBaselineǁ_close__mutmut_22": _K
+    + "test_two_stream_bound_is_the_union_of_both_streams_at_half_beta",
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁcounter_budgets__mutmut_10": _K
     + "test_continual_count_splits_the_ledger_budget_exactly_over_its_counters",
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_57": _K

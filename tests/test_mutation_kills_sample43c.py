@@ -339,3 +339,52 @@ def test_a_finite_counter_stops_at_its_horizon_for_good(counter):
     assert ticks == [1, 2, 3, 4] and events == [(4, "horizon_reached")]
     assert core.finished and core.finished_reason == "horizon_reached" and core.next_wake is None
     assert core.spent == spent
+
+
+# kills transforms.core.continual.baselines.xǁTwoStreamBaselineǁ_close__mutmut_22 (the deletion stream's bound taken
+# at 2 beta: the stated bound holds with probability 1 - 2.5 beta only)
+@pytest.mark.parametrize("profile", ["paper", "tuned"])
+def test_two_stream_bound_is_the_union_of_both_streams_at_half_beta(profile):
+    """An answer is ``ins - del``: it is within ``B_ins + B_del`` whenever each stream is within its own bound, so
+    with probability ``1 - beta`` when each stream's bound is its (1 - beta/2) bound. The two counters share one
+    structure (the same budget, the same closes): the stated bound is twice either stream's (1 - beta/2) bound."""
+    cfg = DynamicConfig(
+        (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0), profile=profile
+    )
+    core = MECHANISMS["two_stream_baseline"].core_cls(cfg, stream="s")
+    noise, answered = NoiseSource(KEY), 0
+    for t in range(1, 30):
+        ups = [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(3)]
+        ups += [Update("delete", f"e{t - 1}_0", (0, 0))] if t > 1 else []
+        for a in core.process_tick(t, ups, noise).answers:
+            k = [q.name for q in cfg.queries].index(a.query)
+            half = cfg.beta / 2
+            assert core.ins[k].error_bound(half) == core.dels[k].error_bound(half)
+            assert a.error_bound == pytest.approx(2 * core.ins[k].error_bound(half), rel=1e-12)
+            answered += 1
+    assert answered >= 4
+
+
+# kills transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁsize_bound__mutmut_7 (a node's size bound from a
+# released size below 1 taken as if it were 1: the stated PMW bound built on it inflated)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
+def test_a_nodes_size_bound_moves_one_for_one_with_its_released_size_above_zero(budget):
+    """``size_bound(beta)`` is the node's released size ``n_hat`` (public), never taken below 0, plus the
+    (1 - beta) tail of its noise: the same tail at every ``n_hat``, so the bound moves exactly with ``n_hat`` above 0
+    and stays put below it."""
+    core = MECHANISMS["fully_dynamic"].core_cls(DynamicConfig((QuerySet("n", "count"),), budget), stream="s")
+    noise = NoiseSource(KEY)
+    for t in range(1, 30):
+        core.process_tick(t, [Update("insert", f"e{t}_{i}", (0,)) for i in range(3)], noise)
+    nodes = [n for n in core.nodes.values() if n.n_hat_profile is not None]
+    assert nodes
+    for node in nodes:
+        node.n_hat = 0.0
+        base = node.size_bound(0.05)
+        assert base == node.n_hat_profile.tail_bound(0.05)
+        for v in (-3.0, -0.5):
+            node.n_hat = v
+            assert node.size_bound(0.05) == base
+        for v in (0.25, 0.5, 1.0, 7.0):
+            node.n_hat = v
+            assert node.size_bound(0.05) == pytest.approx(base + v, rel=1e-12)
