@@ -388,3 +388,17 @@ def test_a_nodes_size_bound_moves_one_for_one_with_its_released_size_above_zero(
         for v in (0.25, 0.5, 1.0, 7.0):
             node.n_hat = v
             assert node.size_bound(0.05) == pytest.approx(base + v, rel=1e-12)
+
+
+# kills transforms.core.families.changelog.folds.x_variance_weight__mutmut_6 (the Laplace and Gaussian weights swapped:
+# the branching and direct-or-derived choices scored with the other noise's growth)
+@pytest.mark.parametrize("kind,budget", [("laplace", PureDP(0.01)), ("gaussian", ZCDP(0.5))])
+def test_variance_weight_is_how_a_nodes_noise_variance_grows_with_its_fold(kind, budget):
+    """``variance_weight(kind, F)`` is a node's noise variance at an F-fold split of its budget, up to a common
+    factor: measured on the static mechanism's own calibration at ``budget / F`` (Laplace: scale ~ F, so F^2, to
+    1e-4 at scales of 100 and more, where the discrete law's variance is 2 b^2 to that precision; Gaussian: F)."""
+    mech = QuerySet("n", "count").mechanism(kind)
+    one = mech.noise_profile(budget).variance()
+    for f in (2, 3, 5, 8):
+        ratio = mech.noise_profile(budget.part(1 / f, 1 / f)).variance() / one
+        assert folds.variance_weight(kind, f) / folds.variance_weight(kind, 1) == pytest.approx(ratio, rel=1e-4)
