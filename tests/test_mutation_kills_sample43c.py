@@ -402,3 +402,14 @@ def test_variance_weight_is_how_a_nodes_noise_variance_grows_with_its_fold(kind,
     for f in (2, 3, 5, 8):
         ratio = mech.noise_profile(budget.part(1 / f, 1 / f)).variance() / one
         assert folds.variance_weight(kind, f) / folds.variance_weight(kind, 1) == pytest.approx(ratio, rel=1e-4)
+
+
+# kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_start__mutmut_1 (the refusal of query sets
+# that are not additive skipped: a PMW query set summed over nodes as if it were linear)
+@pytest.mark.parametrize("name", ["dcr", "hdcr", "swcr"])
+def test_changelog_releases_refuse_query_sets_that_are_not_additive(name):
+    """The changelog releases sum node releases: only count, histogram and linear query sets add up over disjoint
+    parts; a PMW query set is refused at construction, naming its kind."""
+    q = (QuerySet("n", "count"), QuerySet("r", "pmw", domain_size=4, ranges=True))
+    with pytest.raises(ValueError, match=r"answers count, histogram and linear query sets, not \['pmw'\]"):
+        MECHANISMS[name].core_cls(DynamicConfig(q, PureDP(1.0)), stream="s", end_tick=16)
