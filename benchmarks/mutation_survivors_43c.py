@@ -16,6 +16,10 @@ EQUIVALENT: dict[str, str] = {
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
     # ---- this round ----
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_19": (
+        "the tracker's first theta 1 for 0 before any epoch: theta is set by _start (max(threshold, 1)) before any "
+        "draw, and its only other reader, open_bound, takes max(theta, 1): the same 1 for 0 and 1"
+    ),
     "transforms.core.families.changelog_orders.x_generate__mutmut_84": (
         "rng.random() <= 0.85 for < 0.85 in the sample-data generator: random() returns multiples of 2^-53, so the "
         "two differ only when a draw is exactly the double 0.85 (probability 2^-53 per order; the measure-zero "
@@ -50,6 +54,12 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.growing.base.xǁGrowingReleaseǁ_answers__mutmut_3": _K
+    + "test_a_growing_releases_answers_name_the_epochs_closed_by_their_tick",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_149": _K
+    + "test_pmwg_hard_answers_bound_holds_for_its_noise",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁclosed_bound__mutmut_9": _K
+    + "test_growth_tracker_closed_bound_covers_a_closed_epochs_count_noise",
     "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_start__mutmut_1": _K
     + "test_changelog_releases_refuse_query_sets_that_are_not_additive",
     "transforms.core.families.changelog.folds.x_variance_weight__mutmut_6": _K

@@ -6,6 +6,8 @@ benchmarks.mutation_fast confirm NAME TEST``: passes without the mutant, fails w
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from transforms.core.families.growing.base import CHUNK, GrowthTracker
 from transforms.core.families.growing.pmwg import _UNIT, OnlinePMW
 from transforms.core.foundation.accounting import Ledger, as_vector
 from transforms.core.foundation.accounting.units import PrivacyUnit
+from transforms.core.foundation.noise import as_ratio_up
 from transforms.core.selection import SelectionParams
 from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
 
@@ -413,3 +416,57 @@ def test_changelog_releases_refuse_query_sets_that_are_not_additive(name):
     q = (QuerySet("n", "count"), QuerySet("r", "pmw", domain_size=4, ranges=True))
     with pytest.raises(ValueError, match=r"answers count, histogram and linear query sets, not \['pmw'\]"):
         MECHANISMS[name].core_cls(DynamicConfig(q, PureDP(1.0)), stream="s", end_tick=16)
+
+
+def _dlap_exceeds(scale: float, a: float) -> float:
+    """P(|Z| > a) for Z discrete Laplace of the (rounded-up) scale the sampler uses: 2 q^(floor(a)+1) / (1 + q)."""
+    q = math.exp(-1 / float(as_ratio_up(scale)))
+    return 2 * q ** (math.floor(a) + 1) / (1 + q)
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁclosed_bound__mutmut_9 (the bound on the released total's
+# error 0 once an epoch has closed)
+@pytest.mark.parametrize("beta", [0.2, 0.05, 1e-3])
+def test_growth_tracker_closed_bound_covers_a_closed_epochs_count_noise(beta):
+    """Before any close the released total is exact (bound 0); after one close it is off by one count noise
+    ``DLap(2 / eps)``, and the stated (1 - beta) bound must hold for that law: P(|Z| > bound) <= beta, exactly."""
+    tracker = GrowthTracker(0.8, PureDP(0.8), coords=("s",), scope=Ledger(PureDP(1e9)).root)
+    owner, noise = _Owner(3), NoiseSource(KEY)
+    assert tracker.closed_bound(beta) == 0.0
+    t = 0
+    while tracker.e < 2:
+        t += 1
+        tracker.observe(t, 2, noise, owner)
+    bound = tracker.closed_bound(beta)
+    assert _dlap_exceeds(tracker.count_scale, bound) <= beta, bound
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_149 (a hard answer's bound taken for a
+# Laplace noise of scale 1, not of the answer's scale)
+@pytest.mark.parametrize("beta", [0.2, 0.05, 1e-3])
+def test_pmwg_hard_answers_bound_holds_for_its_noise(beta):
+    """A hard query is answered with ``DLap(1 / eps_b)`` (an integer row), ``eps_b = eps_r / 2``: its stated (1 - beta)
+    bound must hold for that law: P(|Z| > bound) <= beta, exactly."""
+    led = Ledger(PureDP(1e9), keep_records=False)
+    p = OnlinePMW(
+        3, PureDP(1.0), decay=1.0, alpha=0.05, rate=0.0, n0=100, hard_per_phase=1, coords=("t",), scope=led.root
+    )
+    p.mix(150.0)
+    _, bound, hard = p.answer(np.array([1.0, 0.0, 0.0]), np.array([150, 0, 0]), beta, NoiseSource(KEY), 777.0)
+    assert hard
+    assert _dlap_exceeds(1 / (p.eps_r / 2), bound) <= beta, bound
+
+
+# kills transforms.core.families.growing.base.xǁGrowingReleaseǁ_answers__mutmut_3 (answers without their epoch number)
+@pytest.mark.parametrize("name", ["bb_scheduler", "pmwg"])
+def test_a_growing_releases_answers_name_the_epochs_closed_by_their_tick(name):
+    q = (QuerySet("n", "count"),)
+    core = MECHANISMS[name].core_cls(DynamicConfig(q, PureDP(1.0)), stream="s", end_tick=40, every_ticks=1)
+    noise, closes, answers = NoiseSource(KEY), [], []
+    for t in range(1, 41):
+        res = core.process_tick(t, [Update("insert", f"e{t}_{i}", (0,)) for i in range(5)], noise)
+        closes += res.closes
+        answers += res.answers
+    assert closes and [a.tick for a in answers] == list(range(1, 41))
+    for a in answers:
+        assert a.segment == sum(c <= a.tick for c in closes), (a.tick, a.segment, closes)
