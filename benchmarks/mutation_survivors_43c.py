@@ -16,6 +16,15 @@ EQUIVALENT: dict[str, str] = {
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
     # ---- this round ----
+    "transforms.core.selection.keys.xǁPersonKeysǁdecide_person__mutmut_40": (
+        "bounder.persons.get(person, None) for get(person, st['bound']): persons starts as {person: st['bound']} when"
+        " that is not None and bound_tick never removes a person (it only sets), so the default is read only when "
+        "st['bound'] is None: the same None"
+    ),
+    "transforms.core.selection.answers.x__laplace_mass__mutmut_29": (
+        "the histogram query set named XXopen_keysXX for open_keys: contribution_sensitivity reads its kind and "
+        "columns (query_columns, query.mechanism: domain size and kind), never its name: the same multiplier"
+    ),
     "transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_19": (
         "the tracker's first theta 1 for 0 before any epoch: theta is set by _start (max(threshold, 1)) before any "
         "draw, and its only other reader, open_bound, takes max(theta, 1): the same 1 for 0 and 1"
@@ -54,6 +63,10 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.selection.params.xǁSelectionParamsǁlevels__mutmut_1": _K
+    + "test_a_keys_selection_tree_spends_at_most_its_key_share_over_all_levels",
+    "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_26": _K
+    + "test_selection_share_must_leave_both_the_selection_and_the_answers_a_budget",
     "transforms.core.families.growing.base.xǁGrowingReleaseǁ_answers__mutmut_3": _K
     + "test_a_growing_releases_answers_name_the_epochs_closed_by_their_tick",
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_149": _K

@@ -470,3 +470,13 @@ def test_a_growing_releases_answers_name_the_epochs_closed_by_their_tick(name):
     assert closes and [a.tick for a in answers] == list(range(1, 41))
     for a in answers:
         assert a.segment == sum(c <= a.tick for c in closes), (a.tick, a.segment, closes)
+
+
+# kills transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_26 (a selection share of 1 accepted:
+# the answers left a zero budget)
+@pytest.mark.parametrize("share", [0.0, 1.0, 1.5, -0.2])
+def test_selection_share_must_leave_both_the_selection_and_the_answers_a_budget(share):
+    with pytest.raises(ValueError, match=r"selection_share must be in \(0, 1\)"):
+        SelectionParams(PureDP(1.0), 2, selection_share=share)
+    ok = SelectionParams(PureDP(1.0), 2, selection_share=0.999)
+    assert ok.answers_budget.epsilon > 0 and ok.counter_budget.epsilon > 0
