@@ -63,6 +63,10 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_start__mutmut_13": _K
+    + "test_the_partitioning_runs_at_the_configured_beta",
+    "transforms.core.selection.release.xǁKeyContextǁ__init____mutmut_7": _K
+    + "test_a_key_context_refuses_a_failure_probability_outside_0_1",
     "transforms.core.selection.params.xǁSelectionParamsǁlevels__mutmut_1": _K
     + "test_a_keys_selection_tree_spends_at_most_its_key_share_over_all_levels",
     "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_26": _K

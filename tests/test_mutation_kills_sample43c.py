@@ -23,6 +23,7 @@ from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.noise import as_ratio_up
 from transforms.core.selection import SelectionParams
 from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
+from transforms.core.selection.release import KeyContext
 
 KEY = bytes(range(32))
 
@@ -480,3 +481,27 @@ def test_selection_share_must_leave_both_the_selection_and_the_answers_a_budget(
         SelectionParams(PureDP(1.0), 2, selection_share=share)
     ok = SelectionParams(PureDP(1.0), 2, selection_share=0.999)
     assert ok.answers_budget.epsilon > 0 and ok.counter_budget.epsilon > 0
+
+
+# kills transforms.core.selection.release.xǁKeyContextǁ__init____mutmut_7 (a bound's failure probability of 1 or more
+# accepted)
+@pytest.mark.parametrize("beta", [0.0, 1.0, 1.5])
+def test_a_key_context_refuses_a_failure_probability_outside_0_1(beta):
+    params = SelectionParams(PureDP(1.0), 2)
+    with pytest.raises(ValueError, match=r"beta must be in \(0, 1\)"):
+        KeyContext(params, params.answers_budget, NoiseSource(KEY), beta=beta)
+
+
+# kills transforms.core.continual.segmented.xǁSegmentedReleaseǁ_start__mutmut_13 (the partitioning built with its
+# default beta 0.05, not the configured one: its thresholds and its stated failure probability differ from the
+# configuration's)
+@pytest.mark.parametrize("name", ["insertion_only", "fully_dynamic", "two_stream_baseline"])
+@pytest.mark.parametrize("beta", [0.2, 0.01])
+def test_the_partitioning_runs_at_the_configured_beta(name, beta):
+    """ALGORITHMS.md §2: segment j's threshold is ``(7 / eps_p) ln(2 T_j / beta_j)``, ``beta_j = 6 beta / (pi^2 j^2)``,
+    ``T_1 = 2``, with the configured beta (the release's stated failure probability) and the partitioning's eps_p."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0), beta=beta)
+    core = MECHANISMS[name].core_cls(cfg, stream="s")
+    eps_p = cfg.split()[0]
+    want = (7 / eps_p) * math.log(2 * 2 / (6 * beta / math.pi**2))
+    assert core.partitioner.params.theta(1, 0) == pytest.approx(want, rel=1e-12)
