@@ -63,6 +63,8 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_10": _K
+    + "test_insertion_only_charges_its_plan_and_stays_within_the_budget_over_several_query_sets",
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_start__mutmut_13": _K
     + "test_the_partitioning_runs_at_the_configured_beta",
     "transforms.core.selection.release.xǁKeyContextǁ__init____mutmut_7": _K

@@ -505,3 +505,27 @@ def test_the_partitioning_runs_at_the_configured_beta(name, beta):
     eps_p = cfg.split()[0]
     want = (7 / eps_p) * math.log(2 * 2 / (6 * beta / math.pi**2))
     assert core.partitioner.params.theta(1, 0) == pytest.approx(want, rel=1e-12)
+
+
+# kills transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_10 (each of the k counters given k
+# times the tree's delta, not 1 / k of it)
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), PureDP(1.0)], ids=["approx", "pure"])
+def test_insertion_only_charges_its_plan_and_stays_within_the_budget_over_several_query_sets(budget):
+    """The paper profile (Laplace; an (eps, delta) budget keeps its delta in the ledger), two query sets: every
+    ledger record costs what ``planned_cost`` states, the spend (eps and delta) is within the budget and the release
+    ends at its end, not refused by the ledger."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    core = MECHANISMS["insertion_only"].core_cls(
+        DynamicConfig(q, budget, profile="paper"), stream="s", end_tick=20, emit_nodes=True
+    )
+    core.ledger.keep_records = True
+    noise = NoiseSource(KEY)
+    for t in range(1, 21):
+        core.process_tick(t, [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(2)], noise)
+    core.run_to_end(noise)
+    nodes = core.drain_node_outputs()
+    assert core.finished_reason == "ended" and len(core.ledger.records) > 2
+    for rec in core.ledger.records:
+        plan = as_vector(core.planned_cost(rec.coordinates, nodes))
+        assert plan == pytest.approx(as_vector(rec.cost), rel=1e-12), rec.coordinates
+    assert all(s <= c * (1 + 1e-12) for s, c in zip(as_vector(core.spent), as_vector(budget), strict=True))
