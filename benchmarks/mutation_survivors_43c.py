@@ -16,6 +16,22 @@ EQUIVALENT: dict[str, str] = {
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
     # ---- this round ----
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_after_restore__mutmut_6": (
+        "pops _REUSE instead of the cache _reuse after a restore: reuse is a function of the configuration alone (the"
+        " profile's reuse_count and the mechanisms' types), which a restore cannot change (the state digest binds the"
+        " configuration), so a kept cache holds the same list; _reuse is in _STATE_EXCLUDE"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_148": (
+        "the static outputs' start segments stored under None instead of (node, round): they only fill pairs without "
+        "an n_hat output, i.e. the static-only leaves of tuned and tight (nhat_b is None only there, _round_budgets),"
+        " whose planned cost returns before starts is read; every node with deletion counters logs n_hat in the same "
+        "round, so starts[(i, r)] is the same"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_166": (
+        "the planned deletion-query counter's delta weight wd[3] / k for wd[2] / k: under paper wd[2] = wd[3] = 1/3; "
+        "under tuned and tight the planned tree budget (the ledger budget's part) is ZCDP (part ignores w_delta), "
+        "PureDP or ApproxDP(eps, 0) (delta 0): the same planned cost"
+    ),
     "transforms.core.selection.keys.xǁPersonKeysǁdecide_person__mutmut_40": (
         "bounder.persons.get(person, None) for get(person, st['bound']): persons starts as {person: st['bound']} when"
         " that is not None and bound_tick never removes a person (it only sets), so the default is read only when "
