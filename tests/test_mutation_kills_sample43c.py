@@ -597,3 +597,47 @@ def test_a_halted_nodes_bound_is_a_union_over_its_possible_halting_rounds(rnd):
     for beta in (0.2, 0.05):
         assert node.halted_bound(beta) == pytest.approx(4.0 + law.tail_bound(beta * share), rel=1e-12)
         assert node.halted_bound(beta) >= 4.0 + law.tail_bound(beta)
+
+
+# recheck (a crash kill made an assertion kill): transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ
+# noise_profile__mutmut_1 (the static release's law and n_hat's swapped: it crashed where n_hat is absent, but under
+# the paper profile, where every node draws n_hat, the bound silently took n_hat's smaller noise)
+@pytest.mark.parametrize("profile", ["paper", "tuned", "tight"])
+def test_a_nodes_noise_law_holds_its_static_releases_noise(profile):
+    """The law the bound uses for query set k at a node is at least the noise its answer actually carries: the static
+    release's (at its budget, ``mechanism.noise_profile``), or n_hat's where a count set reuses it (tight), plus any
+    deletion counter's; with no counter, exactly that."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    core = MECHANISMS["fully_dynamic"].core_cls(DynamicConfig(q, PureDP(1.0), profile=profile), stream="s")
+    noise = NoiseSource(KEY)
+    for t in range(1, 30):
+        core.process_tick(t, [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(3)], noise)
+    checked = 0
+    for node in core.nodes.values():
+        for k, mech in enumerate(core.mechanisms):
+            b = node.static_budgets[k]
+            own = node.n_hat_profile if b is None else mech.noise_profile(b)
+            got = node.noise_profile(core, k).variance()
+            assert got >= own.variance() * (1 - 1e-12), (node.index, k, got, own.variance())
+            if not node.q_counters:
+                assert got == pytest.approx(own.variance(), rel=1e-12)
+                checked += 1
+    assert checked
+
+
+# recheck (crash kills made assertion kills):
+# transforms.core.selection.params.xǁSelectionParamsǁcounter_budget__mutmut_12 (the tree test's counters given
+# delta s 2, not delta s / 2) and event_delta__mutmut_10 (delta / share, not times): both were caught only by the
+# ledger refusing the over-budget charge (BudgetExceededError)
+@pytest.mark.parametrize("test", ["svt", "tree"])
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.8])
+def test_the_selection_and_the_answers_split_the_open_key_budget_exactly(test, share):
+    """Under (eps, delta): the selection's charge (its counters and delta_event) and the answers' budget add up to the
+    configured budget, eps and delta each (the sparse-vector test's counters are pure: delta_event takes the whole
+    selection delta; the tree test halves it between the Gaussian counters and the event)."""
+    budget = ApproxDP(1.0, 1e-6)
+    p = SelectionParams(budget, 3, selection_share=share, test=test)
+    sel, ans = p.selection_cost, p.answers_budget
+    assert sel.epsilon + ans.epsilon == pytest.approx(budget.epsilon, rel=1e-12)
+    assert sel.delta + ans.delta == pytest.approx(budget.delta, rel=1e-12)
+    assert p.event_delta == pytest.approx(budget.delta * share / (1 if test == "svt" else 2), rel=1e-12)
