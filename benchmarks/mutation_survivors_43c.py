@@ -79,6 +79,8 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁhalted_bound__mutmut_23": _K
+    + "test_a_halted_nodes_bound_is_a_union_over_its_possible_halting_rounds",
     "transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_10": _K
     + "test_insertion_only_charges_its_plan_and_stays_within_the_budget_over_several_query_sets",
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_start__mutmut_13": _K
@@ -131,4 +133,19 @@ KILLED_BY: dict[str, str] = {
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
 # privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
-ASSERTED_BY: dict[str, str] = {}
+ASSERTED_BY: dict[str, str] = {
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁplanned_cost__mutmut_7": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.families.growing.base.xǁGrowingReleaseǁplanned_cost__mutmut_3": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.continual.baselines.x__infinite_counter_cost__mutmut_7": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_169": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁplanned_cost__mutmut_33": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.families.growing.black_box.xǁBBImproverReleaseǁ_planned_weight__mutmut_6": _K
+    + "test_every_charge_has_its_stated_plan",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_planned_share__mutmut_6": _K
+    + "test_every_charge_has_its_stated_plan",
+}

@@ -641,3 +641,13 @@ def test_the_selection_and_the_answers_split_the_open_key_budget_exactly(test, s
     assert sel.epsilon + ans.epsilon == pytest.approx(budget.epsilon, rel=1e-12)
     assert sel.delta + ans.delta == pytest.approx(budget.delta, rel=1e-12)
     assert p.event_delta == pytest.approx(budget.delta * share / (1 if test == "svt" else 2), rel=1e-12)
+
+
+# kills transforms.core.families.changelog.folds.x_entry_sensitivity_ratio__mutmut_23 (a mechanism without a linear
+# query matrix reaches an AttributeError instead of the refusal naming the query kinds the changelogs answer)
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_entry_sensitivity_ratio_refuses_a_mechanism_that_is_not_linear(noise):
+    pmw = QuerySet("r", "pmw", domain_size=4, ranges=True).mechanism(noise)
+    with pytest.raises(ValueError, match="answer count, histogram and linear query sets"):
+        folds.entry_sensitivity_ratio(pmw)
+    assert folds.entry_sensitivity_ratio(QuerySet("h", "histogram", domain_size=3).mechanism(noise)) > 1
