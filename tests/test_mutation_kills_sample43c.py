@@ -14,7 +14,7 @@ import pytest
 from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
 from transforms.core.continual.baselines import ContinualCountOptions
 from transforms.core.continual.net_change import NetChangeRelease
-from transforms.core.families.changelog import folds
+from transforms.core.families.changelog import HDCROptions, folds
 from transforms.core.families.growing import base as growing_base
 from transforms.core.families.growing.base import CHUNK, GrowthTracker
 from transforms.core.families.growing.pmwg import _UNIT, OnlinePMW
@@ -651,3 +651,22 @@ def test_entry_sensitivity_ratio_refuses_a_mechanism_that_is_not_linear(noise):
     with pytest.raises(ValueError, match="answer count, histogram and linear query sets"):
         folds.entry_sensitivity_ratio(pmw)
     assert folds.entry_sensitivity_ratio(QuerySet("h", "histogram", domain_size=3).mechanism(noise)) > 1
+
+
+# kills transforms.core.families.changelog.releases.xǁ_PrefixReleaseǁ_prune__mutmut_3 (the layer below the top never
+# pruned: a prefix release's kept nodes grow with the horizon)
+@pytest.mark.parametrize("c,h", [(2, 4), (3, 3)])
+def test_an_hdcr_keeps_only_the_nodes_a_prefix_can_still_need(c, h):
+    """A prefix is the top layer's running sum plus at most c - 1 closed nodes per lower layer, and a node is needed
+    only until its parent closes: the kept nodes never exceed (c - 1)(h - 1) per query set, at any horizon."""
+    core = MECHANISMS["hdcr"].core_cls(
+        DynamicConfig((QuerySet("n", "count"),), PureDP(1.0)),
+        stream="s",
+        end_tick=200,
+        options=HDCROptions(branching=c, height=h),
+    )
+    noise, most = NoiseSource(KEY), 0
+    for t in range(1, 201):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+        most = max(most, len(core.nodes[0]))
+    assert 0 < most <= (c - 1) * (h - 1)
