@@ -134,6 +134,12 @@ KILLED_BY: dict[str, str] = {
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
 # privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
 ASSERTED_BY: dict[str, str] = {
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁnoise_profile__mutmut_1": _K
+    + "test_a_nodes_noise_law_holds_its_static_releases_noise",
+    "transforms.core.selection.params.xǁSelectionParamsǁcounter_budget__mutmut_12": _K
+    + "test_the_selection_and_the_answers_split_the_open_key_budget_exactly",
+    "transforms.core.selection.params.xǁSelectionParamsǁevent_delta__mutmut_10": _K
+    + "test_the_selection_and_the_answers_split_the_open_key_budget_exactly",
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁplanned_cost__mutmut_7": _K
     + "test_every_charge_has_its_stated_plan",
     "transforms.core.families.growing.base.xǁGrowingReleaseǁplanned_cost__mutmut_3": _K

@@ -670,3 +670,26 @@ def test_an_hdcr_keeps_only_the_nodes_a_prefix_can_still_need(c, h):
         core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
         most = max(most, len(core.nodes[0]))
     assert 0 < most <= (c - 1) * (h - 1)
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁ_draw_from__mutmut_34 (the skip's halting level
+# theta_hat - c - 1 for theta_hat - c + 1: epochs close two insertions early, off the documented test)
+def test_growth_tracker_skip_halts_exactly_when_the_documented_test_fires(monkeypatch):
+    """The epoch closes at the first tick with ``c_t + Z_t >= theta + Z_0``, i.e. ``Z_t >= theta_hat + 1 - c_t``
+    (``theta_hat = theta - 1 + Z_0``): the skip draws the first tick with ``Z_t`` at or above that level (the level
+    it passes to ``geometric_capped``)."""
+    calls = []
+    geo = growing_base.geometric_capped
+    tracker = GrowthTracker(0.8, PureDP(0.8), coords=("s",), scope=Ledger(PureDP(1e9)).root)
+
+    def spy(stream, k0, scale, cap):
+        calls.append((k0, tracker.theta_hat, tracker.count))
+        return geo(stream, k0, scale, cap)
+
+    monkeypatch.setattr(growing_base, "geometric_capped", spy)
+    owner, noise = _Owner(5), NoiseSource(KEY)
+    for t in range(1, 40):
+        tracker.observe(t, 1, noise, owner)
+    assert len(owner.closes) >= 2 and calls
+    for k0, theta_hat, count in calls:
+        assert k0 == theta_hat + 1 - count, (k0, theta_hat, count)
