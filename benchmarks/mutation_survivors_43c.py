@@ -79,6 +79,8 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.changelog.folds.x_entry_sensitivity_ratio__mutmut_23": _K
+    + "test_entry_sensitivity_ratio_refuses_a_mechanism_that_is_not_linear",
     "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁhalted_bound__mutmut_23": _K
     + "test_a_halted_nodes_bound_is_a_union_over_its_possible_halting_rounds",
     "transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_10": _K
