@@ -79,6 +79,8 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.changelog.releases.xǁ_PrefixReleaseǁ_prune__mutmut_3": _K
+    + "test_an_hdcr_keeps_only_the_nodes_a_prefix_can_still_need",
     "transforms.core.families.changelog.folds.x_entry_sensitivity_ratio__mutmut_23": _K
     + "test_entry_sensitivity_ratio_refuses_a_mechanism_that_is_not_linear",
     "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁhalted_bound__mutmut_23": _K

@@ -17,6 +17,7 @@ from transforms.core.continual.net_change import NetChangeRelease
 from transforms.core.families.changelog import HDCROptions, folds
 from transforms.core.families.growing import base as growing_base
 from transforms.core.families.growing.base import CHUNK, GrowthTracker
+from transforms.core.families.growing.black_box import scheduler_weight
 from transforms.core.families.growing.pmwg import _UNIT, OnlinePMW
 from transforms.core.foundation.accounting import Ledger, as_vector
 from transforms.core.foundation.accounting.units import PrivacyUnit
@@ -693,3 +694,16 @@ def test_growth_tracker_skip_halts_exactly_when_the_documented_test_fires(monkey
     assert len(owner.closes) >= 2 and calls
     for k0, theta_hat, count in calls:
         assert k0 == theta_hat + 1 - count, (k0, theta_hat, count)
+
+
+# kills transforms.core.families.growing.black_box.x_scheduler_weight__mutmut_1 (the default power 2: a caller without
+# the budget's scale_power gets the rho weights under an eps budget)
+@pytest.mark.parametrize("eta", [0.25, 1.0])
+def test_scheduler_weights_default_to_the_eps_shares_and_sum_to_one(eta):
+    """Re-run i's share of an eps budget is ``eta / (1 + eta)^(i + 1)`` (the default), of a rho budget (power 2, the
+    budget's scale_power) ``((1 + eta)^2 - 1) / (1 + eta)^(2 (i + 1))``; either sums to 1 over i = 0, 1, ..."""
+    for i in range(6):
+        assert scheduler_weight(i, eta) == pytest.approx(eta / (1 + eta) ** (i + 1), rel=1e-12)
+        assert scheduler_weight(i, eta, 2) == pytest.approx(((1 + eta) ** 2 - 1) / (1 + eta) ** (2 * i + 2), rel=1e-12)
+    for power in (1, 2):
+        assert math.fsum(scheduler_weight(i, eta, power) for i in range(400)) == pytest.approx(1.0, rel=1e-9)
