@@ -79,6 +79,10 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.growing.black_box.x_scheduler_weight__mutmut_1": _K
+    + "test_scheduler_weights_default_to_the_eps_shares_and_sum_to_one",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁ_draw_from__mutmut_34": _K
+    + "test_growth_tracker_skip_halts_exactly_when_the_documented_test_fires",
     "transforms.core.families.changelog.releases.xǁ_PrefixReleaseǁ_prune__mutmut_3": _K
     + "test_an_hdcr_keeps_only_the_nodes_a_prefix_can_still_need",
     "transforms.core.families.changelog.folds.x_entry_sensitivity_ratio__mutmut_23": _K

@@ -16,9 +16,12 @@ from transforms.core.continual.baselines import ContinualCountOptions
 from transforms.core.continual.net_change import NetChangeRelease
 from transforms.core.families.changelog import HDCROptions, folds
 from transforms.core.families.growing import base as growing_base
+from transforms.core.families.growing import pmwg as pmwg_mod
 from transforms.core.families.growing.base import CHUNK, GrowthTracker
 from transforms.core.families.growing.black_box import scheduler_weight
-from transforms.core.families.growing.pmwg import _UNIT, OnlinePMW
+from transforms.core.families.growing.pmwg import _DELTA, _UNIT, OnlinePMW
+from transforms.core.families.local_dp import RROptions
+from transforms.core.families.rr_client import AtMostK, RRClient, SurveyDesign
 from transforms.core.foundation.accounting import Ledger, as_vector
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.bounds import NoiseProfile
@@ -707,3 +710,86 @@ def test_scheduler_weights_default_to_the_eps_shares_and_sum_to_one(eta):
         assert scheduler_weight(i, eta, 2) == pytest.approx(((1 + eta) ** 2 - 1) / (1 + eta) ** (2 * i + 2), rel=1e-12)
     for power in (1, 2):
         assert math.fsum(scheduler_weight(i, eta, power) for i in range(400)) == pytest.approx(1.0, rel=1e-9)
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_99 (the hard answer's noise at eps_r / 3: a
+# round spends less than it is charged, and the answer is noisier than the budget bought)
+def test_a_pmwg_round_spends_exactly_its_charge_half_on_the_test_half_on_the_answer(monkeypatch):
+    """docs/growing.md: a round's eps_r is half for the easy/hard test (threshold ``DLap(2 Delta / eps_a)``, test
+    ``DLap(4 Delta / eps_a)``, ``eps_a = eps_r / 2``, sensitivity Delta lattice units) and half for the hard answer
+    (``DLap(1 / eps_b)`` on an integer row, sensitivity 1): from the scales actually drawn with."""
+    scales: dict[str, set[float]] = {}
+    dlap = pmwg_mod.discrete_laplace
+    noise = NoiseSource(KEY)
+    made, label = noise.stream, {}
+
+    def stream(*coords):
+        out = made(*coords)
+        label[id(out)] = coords[-1]
+        return out
+
+    def spy(st, scale, n):
+        scales.setdefault(label[id(st)], set()).add(float(scale))
+        return dlap(st, scale, n)
+
+    monkeypatch.setattr(noise, "stream", stream)
+    monkeypatch.setattr(pmwg_mod, "discrete_laplace", spy)
+    p = OnlinePMW(
+        3,
+        PureDP(1.0),
+        decay=1.0,
+        alpha=0.05,
+        rate=0.0,
+        n0=100,
+        hard_per_phase=1,
+        coords=("t",),
+        scope=Ledger(PureDP(1e9)).root,
+    )
+    p.mix(150.0)
+    _, _, hard = p.answer(np.array([1.0, 0.0, 0.0]), np.array([150, 0, 0]), 0.05, noise, 777.0)
+    assert hard
+    (b_thr,), (b_test,), (b_ans,) = scales["threshold"], scales["test"], scales["answer"]
+    assert _DELTA / b_thr + 2 * _DELTA / b_test == pytest.approx(p.eps_r / 2, rel=1e-12)
+    assert 1 / b_ans == pytest.approx(p.eps_r / 2, rel=1e-12)
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁthreshold__mutmut_4 (T = alpha n_hat for (2 alpha / 3) n_hat:
+# the potential argument of docs/growing.md needs a hard query's gap >= alpha / 3 at T - alpha / 3)
+@pytest.mark.parametrize("alpha,n_hat", [(0.05, 150.0), (0.3, 1000.0)])
+def test_pmwg_threshold_is_two_thirds_alpha_of_the_public_size(alpha, n_hat):
+    p = OnlinePMW(
+        3,
+        PureDP(1.0),
+        decay=1.0,
+        alpha=alpha,
+        rate=0.0,
+        n0=100,
+        hard_per_phase=1,
+        coords=(),
+        scope=Ledger(PureDP(1e9)).root,
+    )
+    p.mix(n_hat)
+    assert p.threshold() == pytest.approx(2 * alpha * n_hat / 3, rel=1e-12)
+
+
+# kills transforms.core.families.local_dp.xǁRROptionsǁ__post_init____mutmut_32 (an integer branching outside [2, 1000]
+# accepted with hdcr aggregation)
+@pytest.mark.parametrize("c", [1, 0, 1001])
+def test_rr_options_refuse_a_branching_outside_2_to_1000(c):
+    with pytest.raises(ValueError, match=r"branching must be an integer in \[2, 1000\]"):
+        RROptions(aggregation="hdcr", layers=3, branching=c)
+    assert RROptions(aggregation="hdcr", layers=3, branching=1000).num_branching == 1000
+
+
+# kills transforms.core.families.rr_client.xǁRRClientǁreport__mutmut_29 (a client's charge recorded at ("layer", i,
+# "XXnodeXX", node): not the node it pays for)
+def test_an_rr_clients_ledger_charges_each_node_holding_a_mutation_once_at_its_coordinates():
+    """Thm 5.1: twice the report cost for each node (per layer) that holds a mutation, recorded at ``("layer", i,
+    "node", node)``, node ``(period - 1) // c^i + 1``: one record per such node, none for a node without one."""
+    d = SurveyDesign.from_total(3, 6.0, 0.0, AtMostK(3), layers=2, branching=2)
+    c = RRClient(d, randbits=lambda n: 0)
+    for period, answer in ((1, 0), (2, 0), (3, 1), (4, 1), (5, 1), (6, 2)):
+        c.report(period, answer)
+    want = {("layer", i, "node", (t - 1) // 2**i + 1) for t in (1, 3, 6) for i in range(2)}
+    got = [tuple(r.coordinates) for r in c.ledger.records]
+    assert sorted(got) == sorted(want) and len(got) == len(set(got))
