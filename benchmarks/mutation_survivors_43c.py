@@ -16,6 +16,11 @@ EQUIVALENT: dict[str, str] = {
         "only reader of _next_wake is ContinualRelease.next_wake, which returns None once finished"
     ),
     # ---- this round ----
+    "transforms.core.selection.candidate.xǁNodeNoiseǁat__mutmut_37": (
+        "the tree test's node cache looked up under None (never a key): every node is drawn again by self.node(key, "
+        "level, index) from its own coordinates (a keyed, coordinate-addressed stream: the same value), and the cache"
+        " is then rewritten for the key; the same sums, slower (a memo never found is recomputed alike)"
+    ),
     "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_after_restore__mutmut_6": (
         "pops _REUSE instead of the cache _reuse after a restore: reuse is a function of the configuration alone (the"
         " profile's reuse_count and the mechanisms' types), which a restore cannot change (the state digest binds the"
