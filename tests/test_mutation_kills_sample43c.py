@@ -19,7 +19,7 @@ from transforms.core.families.growing import base as growing_base
 from transforms.core.families.growing import pmwg as pmwg_mod
 from transforms.core.families.growing.base import CHUNK, GrowthTracker
 from transforms.core.families.growing.black_box import scheduler_weight
-from transforms.core.families.growing.pmwg import _DELTA, _UNIT, OnlinePMW
+from transforms.core.families.growing.pmwg import OnlinePMW
 from transforms.core.families.local_dp import RROptions
 from transforms.core.families.rr_client import AtMostK, RRClient, SurveyDesign
 from transforms.core.foundation.accounting import Ledger, as_vector
@@ -29,8 +29,11 @@ from transforms.core.foundation.noise import as_ratio_up
 from transforms.core.selection import SelectionParams
 from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
 from transforms.core.selection.release import KeyContext
+from transforms.core.static.linear import LATTICE_BITS
 
 KEY = bytes(range(32))
+_UNIT = 2.0**-LATTICE_BITS  # PMWG's lattice unit (docs/growing.md: 2^-20 lattice units)
+_DELTA = 2**LATTICE_BITS  # a row with entries in [0, 1] moves by at most this many lattice units
 
 
 # kills transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_21 (the period ending just before a
