@@ -84,6 +84,12 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.local_dp.xǁRROptionsǁ__post_init____mutmut_32": _K
+    + "test_rr_options_refuse_a_branching_outside_2_to_1000",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁthreshold__mutmut_4": _K
+    + "test_pmwg_threshold_is_two_thirds_alpha_of_the_public_size",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_99": _K
+    + "test_a_pmwg_round_spends_exactly_its_charge_half_on_the_test_half_on_the_answer",
     "transforms.core.families.growing.black_box.x_scheduler_weight__mutmut_1": _K
     + "test_scheduler_weights_default_to_the_eps_shares_and_sum_to_one",
     "transforms.core.families.growing.base.xǁGrowthTrackerǁ_draw_from__mutmut_34": _K
