@@ -84,6 +84,8 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_24": _K
     + "test_pmwg_answers_from_the_public_histogram_once_the_phases_rounds_are_used_up",
     # ---- this round ----
+    "transforms.core.families.rr_client.xǁRRClientǁreport__mutmut_29": _K
+    + "test_an_rr_clients_ledger_charges_each_node_holding_a_mutation_once_at_its_coordinates",
     "transforms.core.families.local_dp.xǁRROptionsǁ__post_init____mutmut_32": _K
     + "test_rr_options_refuse_a_branching_outside_2_to_1000",
     "transforms.core.families.growing.pmwg.xǁOnlinePMWǁthreshold__mutmut_4": _K
