@@ -6,6 +6,43 @@ with ``python -m benchmarks.mutation_fast confirm``)."""
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    "transforms.core.forecast.x_forecast__mutmut_33": (
+        "bound_ticks never set (the attribute looked up under another name): as x_forecast__mutmut_32, the release "
+        "states its bound at every tick instead of NaN at the ticks the forecast does not read; the noise drawn and "
+        "the bounds at the ticks read are the same: speed only"
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁevaluate__mutmut_3": (
+        "the (synthetic) histogram kept in its own dtype instead of float64: range_answers converts it to float64 "
+        "itself, and the float64 matrix times an integer vector casts it to float64 first (exact below 2^53): the "
+        "same operands, the same answers"
+    ),
+    "transforms.core.foundation.samplers.x_dlap_integer_ratio__mutmut_23": (
+        "the reference sampler's bounds array without dtype int64: np.full of a Python int t < 2^63 is int64 by "
+        "default (the same array and draws); for t >= 2^63 (uint64 or object) the original raises OverflowError at "
+        "np.full and the mutant at t * v (numpy refuses a Python int past int64 with an int64 array): measured, 20 "
+        "seeds each of t = 2^63, 2^64 + 3, 2^70 with several s: OverflowError every time for both, and t = 2^63 - 1 "
+        "is drawn (int64) by both"
+    ),
+    "transforms.core.foundation.noise.xǁNoiseSourceǁstream_at__mutmut_6": (
+        "the per-source memo never read (None): every call makes a new one and keys a new BLAKE2b state for head, "
+        "then last's encoding: the digest of the same concatenation, the same seed, speed only"
+    ),
+    "transforms.core.foundation.noise.xǁNoiseSourceǁstream_at__mutmut_28": (
+        "None kept for a head instead of its hash state: the next call with that head finds None, keys a new state "
+        "from the key and head's encoding and stores None again: the digest of the same concatenation, the same seed "
+        "(one entry per head, as before), speed only"
+    ),
+    "transforms.core.forecast.x_forecast__mutmut_32": (
+        "bound_ticks never set: the forecast's continual counter release states its bound at every tick instead of "
+        "NaN at the ticks the forecast does not read; it changes neither which noise is drawn nor when (its "
+        "docstring), and error_bound is a function of the counter's state: the same forecasts at the ticks read, "
+        "speed only"
+    ),
+    "transforms.core.static.linear.xǁ_AdditiveMechanismǁrelease__mutmut_3": (
+        "the calibration memo never read: every release calibrates again with _param(budget) (check_budget, then the "
+        "cached _calibrated: the same value for the same budget) and builds the same term: the same noise parameter, "
+        "draws and profile, speed only"
+    ),
     "transforms.core.static.pmw.xǁPMWMechanismǁ_range_of__mutmut_38": (
         "start(a) >= idx moves a down also where idx is exactly the start of row a: the next step (start(a + 1) <= "
         "idx and a + 1 < d, since start(a) = idx < m) moves it back up, so the same (a, b); elsewhere the comparison "
@@ -65,6 +102,30 @@ EQUIVALENT: dict[str, str] = {
 _K = "tests/test_mutation_kills_sample43a.py::"
 
 KILLED_BY: dict[str, str] = {
+    "transforms.core.forecast.x_forecast__mutmut_85": _K
+    + "test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_plus_tau",
+    "transforms.core.forecast.x_forecast__mutmut_82": _K
+    + "test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_plus_tau",
+    "transforms.core.forecast.x_forecast__mutmut_73": _K
+    + "test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_plus_tau",
+    "transforms.core.forecast.x_forecast__mutmut_71": _K
+    + "test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_plus_tau",
+    "transforms.core.static.linear.x__calibrated__mutmut_3": _K
+    + "test_a_laplace_release_at_zero_epsilon_is_refused_with_its_reason",
+    "transforms.core.foundation.entries.x_resolve__mutmut_84": _K
+    + "test_a_mutation_window_counts_from_the_first_insertion_whatever_the_insertion_limit",
+    "transforms.core.static.pmw.xǁPMWMechanismǁ_units_param__mutmut_11": _K
+    + "test_pmw_measurements_of_a_real_matrix_cost_their_share_in_lattice_units",
+    "transforms.core.protocol.xǁContinualReleaseǁstate_digest__mutmut_21": _K
+    + "test_a_state_digest_names_the_mechanism_the_configuration_the_end_and_the_period",
+    "transforms.core.foundation.accounting.budgets.xǁZCDPǁ__post_init____mutmut_1": _K
+    + "test_a_zcdp_budgets_refusals_name_rho",
+    "transforms.core.config.xǁBudgetProfileǁ__post_init____mutmut_4": _K
+    + "test_a_budget_profiles_partition_fraction_is_strictly_between_zero_and_one",
+    "transforms.core.config.xǁBudgetProfileǁ__post_init____mutmut_11": _K
+    + "test_a_budget_profiles_refusal_of_bad_weights_names_the_weights_it_refuses",
+    "transforms.core.static.linear.xǁStaticMechanismǁanswer__mutmut_2": _K
+    + "test_static_answers_are_real_numbers_in_answer_units_whatever_the_lattice",
     "transforms.core.foundation.entries.x_resolve__mutmut_96": _K
     + "test_a_deletion_carries_the_insertion_tick_of_the_item_it_removes",
     "transforms.core.foundation.entries.xǁMutationLimitǁ__post_init____mutmut_16": _K

@@ -18,14 +18,17 @@ from transforms.core.continual.consistency import Consistency
 from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
 from transforms.core.forecast import forecast
 from transforms.core.foundation import state as state_mod
-from transforms.core.foundation.accounting import ZCDP, PureDP, SeriesSplit
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, SeriesSplit, TightGaussian
 from transforms.core.foundation.accounting.units import PrivacyUnit, zeta
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import MutationLimit, Update, resolve
+from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.random_stream import RandomStream
 from transforms.core.foundation.samplers import as_ratio_up
 from transforms.core.foundation.state import StateError
 from transforms.core.limits import MAX_PERIODS, periods_limit
+from transforms.core.mechanisms import MECHANISMS
+from transforms.core.static.linear import CountMechanism, HistogramMechanism, LinearQueryMechanism
 from transforms.core.static.pmw import PMWMechanism
 
 
@@ -190,7 +193,7 @@ def test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_pl
     cfg = DynamicConfig((QuerySet("n"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
     plain = forecast(NetChangeRelease, cfg, NetChangeOptions(), [4, 8], end_tick=8)
     post = forecast(NetChangeRelease, cfg, NetChangeOptions(), [4, 8], end_tick=8, consistency=consistency)
-    assert sorted((f.tick, f.query) for f in post) == sorted((f.tick, f.query) for f in plain)
+    assert len(post) == len(plain) and {(f.tick, f.query) for f in post} == {(f.tick, f.query) for f in plain}
     raw = {(f.tick, f.query): f.error_bound for f in plain}
     for f in post:
         assert f.plus_tau == (f.query == "h")
@@ -261,3 +264,117 @@ def test_a_deletion_carries_the_insertion_tick_of_the_item_it_removes(limit, op)
     assert (ins, n) == ((None, 1) if op == "delete" else ((2,), 2))
     if op == "upsert":  # the new item's insertion tick is the upsert's
         assert resolve(new, Update("delete", "e"), 9, (4,), True, limit)[2] == ((2,), 7)
+
+
+# kills transforms.core.static.linear.xǁStaticMechanismǁanswer__mutmut_2 (the answers of an integer release left as
+# int64: a count's answers then differ in type from a real matrix's, and a counter's node values are stored so)
+@pytest.mark.parametrize(
+    "mech",
+    [CountMechanism(3), HistogramMechanism(3), LinearQueryMechanism([[1, 0, 1]]), LinearQueryMechanism([[0.5, 0, 1]])],
+    ids=["count", "histogram", "linear01", "linear_real"],
+)
+def test_static_answers_are_real_numbers_in_answer_units_whatever_the_lattice(mech):
+    rel = mech.release(np.array([2, 0, 5]), PureDP(1.0), NoiseSource(bytes(range(32))).stream("a"))
+    ans = mech.answer(rel)
+    assert ans.dtype == np.float64
+    assert np.array_equal(ans, np.asarray(rel.values, dtype=float))
+    off = mech.answer(mech.release(np.array([2, 0, 5]), PureDP(1.0), NoiseSource.disabled().stream("a")))
+    assert ans.dtype == off.dtype and np.array_equal(off, mech.exact(np.array([2, 0, 5])))
+
+
+# kills transforms.core.config.xǁBudgetProfileǁ__post_init____mutmut_4 (a partition fraction of 1 accepted: the whole
+# budget to the partitioning and none left for the tree that answers the queries)
+@pytest.mark.parametrize("fraction", [0.0, 1.0, -0.5, 1.5])
+def test_a_budget_profiles_partition_fraction_is_strictly_between_zero_and_one(fraction):
+    good = BudgetProfile.tuned()
+    for ok in (1e-9, 0.5, math.nextafter(1.0, 0.0)):
+        assert dataclasses.replace(good, partition_fraction=ok).partition_fraction == ok
+    with pytest.raises(ValueError, match="partition_fraction must be in"):
+        dataclasses.replace(good, partition_fraction=fraction)
+
+
+# kills transforms.core.foundation.accounting.budgets.xǁZCDPǁ__post_init____mutmut_1 (a zCDP budget's refusal names
+# None instead of rho)
+@pytest.mark.parametrize("cls", [ZCDP, TightGaussian])
+def test_a_zcdp_budgets_refusals_name_rho(cls):
+    with pytest.raises(ValueError, match=r"^rho must be >= 0, got -0\.5$"):
+        cls(-0.5)
+    for bad in (float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="^rho must be a finite number"):
+            cls(bad)
+    assert cls(0.0).rho == 0.0 and cls(2).rho == 2
+
+
+# asserts what transforms.core.foundation.accounting.units.xǁPrivacyUnitǁ__post_init____mutmut_47 breaks by accepting
+# an entry or update unit with per_window (then ignored: the guarantee stated without the window it names)
+@pytest.mark.parametrize("kind", ["update", "entry"])
+def test_per_window_is_refused_outside_a_person_unit_and_bounds_a_persons_group(kind):
+    with pytest.raises(ValueError, match=r"^per_window bounds a person's entries \(unit person\)$"):
+        PrivacyUnit(kind, 1, per_window=3)
+    unit = PrivacyUnit.person(2, 2, per_window=5)  # L = 2 entries per window of 5 ticks, k = 2 mutations each
+    assert unit.group_size_until(12) == 2 * 3 * (2 * 2 - 1)  # ceil(12 / 5) windows
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁstate_digest__mutmut_21 (a periodic release's state digest
+# without the mechanism's name: two mechanisms' states under one configuration carry the same digest)
+@pytest.mark.parametrize("every", [None, 3])
+def test_a_state_digest_names_the_mechanism_the_configuration_the_end_and_the_period(every):
+    cfg = DynamicConfig((QuerySet("n"),), PureDP(1.0))
+    classes = sorted({spec.core_cls for spec in MECHANISMS.values() if spec.input_kind == "updates"}, key=str)
+    digests = {cls.state_digest(cfg, None, 20, every) for cls in classes}
+    assert len(digests) == len(classes) > 5
+    cls = classes[0]
+    others = {
+        cls.state_digest(DynamicConfig((QuerySet("n"),), PureDP(2.0)), None, 20, every),
+        cls.state_digest(cfg, None, 21, every),
+        cls.state_digest(cfg, None, 20, 4 if every else 2),
+    }
+    assert len(others) == 3 and not others & digests
+
+
+# kills transforms.core.static.pmw.xǁPMWMechanismǁ_units_param__mutmut_11 (a Gaussian measurement of a real query
+# matrix calibrated with sigma^2 unit^2 instead of sigma^2 / unit^2 in lattice units: 2^80 times too little noise)
+@pytest.mark.parametrize(("kind", "budget"), [("laplace", PureDP(0.7)), ("gaussian", ZCDP(0.3))])
+@pytest.mark.parametrize("t", [1, 6])
+def test_pmw_measurements_of_a_real_matrix_cost_their_share_in_lattice_units(kind, budget, t):
+    """A matrix with entries on the 2^-20 lattice is measured in lattice units, where one item moves a query by up to
+    1 / unit: the noise parameter there must cost (Laplace: (1 / unit) / b; Gaussian: (1 / unit)^2 / (2 sigma^2))
+    at most the measurement's share of an iteration, and it is the parameter added in answer units, rounded up."""
+    mech = PMWMechanism(4, matrix=[[0.5, 0.25, 1.0, 0.0], [1.0, 0.0, 0.75, 0.3]], noise=kind, iterations=t)
+    unit = mech.unit
+    assert unit == 2.0**-20
+    _, _, meas_p = mech._split(budget, False, t)
+    p = mech._units_param(meas_p, unit)
+    if kind == "laplace":
+        share, cost = 0.9 * budget.epsilon / t / 2, (1 / unit) / p
+    else:
+        share, cost = 0.9 * budget.rho / t / 2, (1 / unit) ** 2 / (2 * p)
+    assert cost <= share and cost == pytest.approx(share, rel=1e-9)
+    assert mech._answer_param(meas_p) == pytest.approx(meas_p, rel=1e-9) and mech._answer_param(meas_p) >= meas_p
+
+
+# kills transforms.core.foundation.entries.x_resolve__mutmut_84 (with an insertion limit above 1, the state forgets
+# the first insertion's tick: the window is then counted from the last upsert, and mutations past it are accepted)
+@pytest.mark.parametrize("max_insertions", [1, 2, 5])
+def test_a_mutation_window_counts_from_the_first_insertion_whatever_the_insertion_limit(max_insertions):
+    limit = MutationLimit(6, 3, max_insertions)
+    state, *_ = resolve(None, Update("insert", "e", (0,)), 1, (4,), True, limit)
+    state, _, _, _, reason = resolve(state, Update("upsert", "e", (1,)), 3, (4,), True, limit)
+    assert reason is None
+    assert resolve(state, Update("upsert", "e", (2,)), 4, (4,), True, limit)[4] is None  # 4 - 1 <= 3
+    assert resolve(state, Update("upsert", "e", (2,)), 5, (4,), True, limit)[4] == "constraint_exceeded"  # 5 - 1 > 3
+    deleted, *_ = resolve(state, Update("delete", "e"), 4, (4,), True, limit)
+    # a deleted entry coming back (where insertions allow it) is still bound by its first insertion's window
+    assert resolve(deleted, Update("insert", "e", (3,)), 5, (4,), True, limit)[4] == "constraint_exceeded"
+
+
+# kills transforms.core.static.linear.x__calibrated__mutmut_3 (a zero epsilon no longer refused by the calibration:
+# it divides by zero instead of saying why)
+@pytest.mark.parametrize("mech", [CountMechanism(), HistogramMechanism(3), LinearQueryMechanism([[0.5, 1.0]])])
+def test_a_laplace_release_at_zero_epsilon_is_refused_with_its_reason(mech):
+    stream = NoiseSource(bytes(range(32))).stream("zero")
+    for budget in (PureDP(0.0), ApproxDP(0.0, 1e-6)):
+        with pytest.raises(ValueError, match="^epsilon must be > 0 to release$"):
+            mech.release(np.zeros(mech.domain_size, dtype=np.int64), budget, stream)
+        with pytest.raises(ValueError, match="^epsilon must be > 0 to release$"):
+            mech.noise_profile(budget)
