@@ -6,6 +6,21 @@ with ``python -m benchmarks.mutation_fast confirm``)."""
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    "transforms.core.foundation.noise.xǁNoiseSourceǁstream_at__mutmut_7": (
+        "the per-source memo looked up under the key None, never found: as stream_at__mutmut_9, each call keys a new "
+        "BLAKE2b state for head and then last: the digest of the same concatenation, the same seed, speed only"
+    ),
+    "transforms.core.foundation.accounting.calibration.x_rho_for_epsilon_delta__mutmut_11": (
+        "the doubling goes on where zcdp_epsilon(hi, delta) equals epsilon exactly (at most one hi of the doubling "
+        "sequence: a crossing point, measure zero): the bisection (100 halvings, far past float resolution) then ends"
+        " on the same crossing, the same float, or where that hi is itself the crossing, hi instead of the float "
+        "below it; both have zcdp_epsilon <= epsilon (the safe side), as mutation_core_survivors judges "
+        "smallest_epsilon__mutmut_17"
+    ),
+    "transforms.core.foundation.accounting.calibration.x_gaussian_rho_for_approx_tight__mutmut_27": (
+        "the doubling's stop at hi > 1,000,001 instead of 1e6: hi runs through the powers of two from 1, and the "
+        "first past 1e6, 2^20 = 1,048,576, is also the first past 1,000,001: the same bracket, the same bisection"
+    ),
     "transforms.core.forecast.x_forecast__mutmut_33": (
         "bound_ticks never set (the attribute looked up under another name): as x_forecast__mutmut_32, the release "
         "states its bound at every tick instead of NaN at the ticks the forecast does not read; the noise drawn and "
@@ -102,6 +117,18 @@ EQUIVALENT: dict[str, str] = {
 _K = "tests/test_mutation_kills_sample43a.py::"
 
 KILLED_BY: dict[str, str] = {
+    "transforms.core.static.pmw.xǁPMWMechanismǁalpha__mutmut_51": _K
+    + "test_pmw_alpha_is_its_stated_bound_from_the_budget_split",
+    "transforms.core.static.pmw.xǁPMWMechanismǁalpha__mutmut_10": _K
+    + "test_pmw_alpha_is_its_stated_bound_from_the_budget_split",
+    "transforms.core.protocol.xǁContinualReleaseǁstate_digest__mutmut_29": _K
+    + "test_a_periodic_state_digest_is_the_unperiodic_ones_parts_and_the_tagged_period",
+    "transforms.core.limits.x_periods_limit__mutmut_3": _K
+    + "test_a_release_without_a_limited_counter_states_the_general_period_limit_and_why",
+    "transforms.core.foundation.accounting.units.xǁPrivacyUnitǁ__post_init____mutmut_24": _K
+    + "test_a_mutation_window_of_zero_ticks_is_accepted_and_enforced",
+    "transforms.core.foundation.accounting.ledger.xǁScopeǁcharge__mutmut_11": _K
+    + "test_an_approx_ledger_refuses_a_charge_over_its_delta_with_epsilon_to_spare",
     "transforms.core.forecast.x_forecast__mutmut_85": _K
     + "test_a_projected_histograms_forecast_names_its_query_and_states_its_bound_plus_tau",
     "transforms.core.forecast.x_forecast__mutmut_82": _K
@@ -162,4 +189,7 @@ KILLED_BY: dict[str, str] = {
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
 # privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
-ASSERTED_BY: dict[str, str] = {}
+ASSERTED_BY: dict[str, str] = {
+    "transforms.core.foundation.accounting.units.xǁPrivacyUnitǁ__post_init____mutmut_47": _K
+    + "test_per_window_is_refused_outside_a_person_unit_and_bounds_a_persons_group",
+}

@@ -19,10 +19,12 @@ from transforms.core.continual.net_change import NetChangeOptions, NetChangeRele
 from transforms.core.forecast import forecast
 from transforms.core.foundation import state as state_mod
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, SeriesSplit, TightGaussian
+from transforms.core.foundation.accounting.budgets import BudgetExceededError
+from transforms.core.foundation.accounting.ledger import Ledger
 from transforms.core.foundation.accounting.units import PrivacyUnit, zeta
 from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.entries import MutationLimit, Update, resolve
-from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.noise import NoiseSource, config_digest
 from transforms.core.foundation.random_stream import RandomStream
 from transforms.core.foundation.samplers import as_ratio_up
 from transforms.core.foundation.state import StateError
@@ -238,13 +240,16 @@ def test_pmw_gaussian_split_composes_to_its_budgets_rho(external, t, rho):
         assert 1 / (2 * count_p) == pytest.approx(0.1 * rho, rel=1e-12)
 
 
-# kills transforms.core.foundation.entries.xǁMutationLimitǁ__post_init____mutmut_16 (a window of 0 ticks refused:
-# every mutation at the first insertion's own tick is a valid time-bounded constraint, as PrivacyUnit allows it)
+# kills transforms.core.foundation.entries.xǁMutationLimitǁ__post_init____mutmut_16 and
+# transforms.core.foundation.accounting.units.xǁPrivacyUnitǁ__post_init____mutmut_24 (a window of 0 ticks refused by
+# the registry's limit or by the unit: every mutation at the first insertion's own tick is a valid constraint)
 def test_a_mutation_window_of_zero_ticks_is_accepted_and_enforced():
     limit = MutationLimit(None, 0)
     assert limit.window == 0 and PrivacyUnit.entry(None, 0).mutation_window == 0
     with pytest.raises(ValueError, match="^window must be an integer >= 0"):
         MutationLimit(None, -1)
+    with pytest.raises(ValueError, match="^mutation_window must be an integer >= 0"):
+        PrivacyUnit.entry(None, -1)
     # enforced: a mutation at the insertion's tick is accepted, one a tick later is refused
     state, ins, _, n, reason = resolve(None, Update("insert", "e", (0,)), 5, (2,), True, limit)
     assert (ins, n, reason) == ((0,), 1, None)
@@ -378,3 +383,32 @@ def test_a_laplace_release_at_zero_epsilon_is_refused_with_its_reason(mech):
             mech.release(np.zeros(mech.domain_size, dtype=np.int64), budget, stream)
         with pytest.raises(ValueError, match="^epsilon must be > 0 to release$"):
             mech.noise_profile(budget)
+
+
+# kills transforms.core.foundation.accounting.ledger.xǁScopeǁcharge__mutmut_11 (an (eps, delta) ledger checks only
+# epsilon against its cap: a charge that takes delta over the budget is recorded instead of refused)
+@pytest.mark.parametrize("kind", ["sequential", "parallel"])
+def test_an_approx_ledger_refuses_a_charge_over_its_delta_with_epsilon_to_spare(kind):
+    ledger = Ledger(ApproxDP(1.0, 1e-6))
+    scope = ledger.scope("s", kind=kind)
+    scope.charge(ApproxDP(0.1, 6e-7), ("a",))
+    over = ApproxDP(0.1, 6e-7) if kind == "sequential" else ApproxDP(0.1, 1.2e-6)  # delta over, epsilon far under
+    with pytest.raises(BudgetExceededError):
+        scope.child("b").charge(over, ("b",))
+    assert ledger.spent.vector() == pytest.approx((0.1, 6e-7)) and ledger.num_releases == 1
+    scope.child("c").charge(ApproxDP(0.1, 4e-7), ("c",))  # up to the cap (and its float tolerance) is allowed
+    assert ledger.spent.delta <= 1e-6 * (1 + 1e-12)
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁstate_digest__mutmut_29 (the period's tag in a periodic state's
+# digest renamed: every periodic state written before would be refused on restore). A format pin, stated: no periodic
+# state is in tests/golden/, and a state's digest is part of the versioned format (docs/state.md)
+def test_a_periodic_state_digest_is_the_unperiodic_ones_parts_and_the_tagged_period():
+    cfg = DynamicConfig((QuerySet("n"),), PureDP(1.0))
+    for spec in MECHANISMS.values():
+        if spec.input_kind != "updates":  # a report collector has its own contract (no periods)
+            continue
+        cls, opts = spec.core_cls, spec.options()
+        base = ("mechanism-state", cls.name, cfg, opts, 20)
+        assert cls.state_digest(cfg, opts, 20) == config_digest(*base)
+        assert cls.state_digest(cfg, opts, 20, 3) == config_digest(*base, ("every_ticks", 3))
