@@ -6,6 +6,11 @@ with ``python -m benchmarks.mutation_fast confirm``)."""
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    "transforms.core.foundation.entries.xǁEntryRegistryǁresolve_tick__mutmut_38": (
+        "1 <= v for 0 <= v: as resolve_tick__mutmut_39, an item with a 0 coordinate leaves the fast path for "
+        "_resolve_one, where resolve inserts a new entry without a mutation limit exactly as the fast path does: the "
+        "same batch, rejections and entries, speed only"
+    ),
     "transforms.core.foundation.noise.xǁNoiseSourceǁstream_at__mutmut_7": (
         "the per-source memo looked up under the key None, never found: as stream_at__mutmut_9, each call keys a new "
         "BLAKE2b state for head and then last: the digest of the same concatenation, the same seed, speed only"
@@ -190,6 +195,8 @@ KILLED_BY: dict[str, str] = {
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
 # privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
 ASSERTED_BY: dict[str, str] = {
+    "transforms.core.foundation.bounds.xǁNoiseProfileǁtail_bound__mutmut_1": _K
+    + "test_a_tail_bound_is_stated_only_for_a_failure_probability_inside_zero_one",
     "transforms.core.foundation.accounting.units.xǁPrivacyUnitǁ__post_init____mutmut_47": _K
     + "test_per_window_is_refused_outside_a_person_unit_and_bounds_a_persons_group",
 }

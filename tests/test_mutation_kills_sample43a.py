@@ -412,3 +412,18 @@ def test_a_periodic_state_digest_is_the_unperiodic_ones_parts_and_the_tagged_per
         base = ("mechanism-state", cls.name, cfg, opts, 20)
         assert cls.state_digest(cfg, opts, 20) == config_digest(*base)
         assert cls.state_digest(cfg, opts, 20, 3) == config_digest(*base, ("every_ticks", 3))
+
+
+# asserts what transforms.core.foundation.bounds.xǁNoiseProfileǁtail_bound__mutmut_1 breaks (the beta check inverted:
+# a bound "with probability 1 - beta" for beta outside (0, 1) stated instead of refused)
+@pytest.mark.parametrize("beta", [0.0, 1.0, 1.5, -0.1, float("nan")])
+def test_a_tail_bound_is_stated_only_for_a_failure_probability_inside_zero_one(beta):
+    for prof in (
+        NoiseProfile.zero(),
+        NoiseProfile.single("laplace", 3.0),
+        NoiseProfile.single("gaussian", 4.0).times(3),
+    ):
+        with pytest.raises(ValueError, match=r"^beta must be in \(0, 1\)"):
+            prof.tail_bound(beta)
+    prof = NoiseProfile.single("laplace", 3.0) + NoiseProfile.single("gaussian", 4.0)
+    assert 0 < prof.tail_bound(0.3) < prof.tail_bound(0.01)  # inside: a bound, growing as beta shrinks
