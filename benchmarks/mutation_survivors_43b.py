@@ -45,6 +45,11 @@ KILLED_BY: dict[str, str] = {
     + "test_max_column_norm_sq_is_exact_where_it_answers_and_refuses_past_its_range",
     "transforms.core.contribution.harness.x_calibrated_factories__mutmut_12": _K
     + "test_calibrated_factories_build_every_core_on_the_stream_given",
+    # a product bug found by _58 (infinite_honaker's noise profile before its first step raised; fixed in trees.py)
+    "transforms.core.counters.trees.xǁInfiniteCounterǁ__init____mutmut_58": _K
+    + "test_every_counter_before_its_first_step_states_the_empty_prefix_without_noise",
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_17": _K
+    + "test_every_counter_before_its_first_step_states_the_empty_prefix_without_noise",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

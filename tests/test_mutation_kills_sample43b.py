@@ -15,6 +15,7 @@ from transforms.core import ZCDP, CountMechanism, NoiseSource, PureDP, QuerySet
 from transforms.core.contribution import ContributionUnit, contribution_sensitivity, query_columns
 from transforms.core.contribution.harness import calibrated_factories
 from transforms.core.contribution.toeplitz import DEFAULT_RTOL, toeplitz_model
+from transforms.core.counters import COUNTERS, make_counter
 from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_nodes
 from transforms.core.counters.factorization.scaled import (
     SCALED_TABLE,
@@ -131,3 +132,19 @@ def test_calibrated_factories_build_every_core_on_the_stream_given():
     for make in facs.values():
         cores = make()
         assert cores and all(core.stream == "x7" for core, _ in cores)
+
+
+# found by transforms.core.counters.trees.xǁInfiniteCounterǁ__init____mutmut_58 (the Honaker tree's profile starting
+# as "" instead of None survived: infinite_honaker's noise_profile() before its first step raised AttributeError with
+# either, where every other counter states 0; fixed in InfiniteCounter.noise_profile); also kills
+# transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_17 (the estimate before the first step None)
+@pytest.mark.parametrize("name", sorted(COUNTERS))
+@pytest.mark.parametrize("kind,budget", [("laplace", PureDP(1.0)), ("gaussian", ZCDP(0.5))], ids=["pure", "zcdp"])
+def test_every_counter_before_its_first_step_states_the_empty_prefix_without_noise(name, kind, budget):
+    """Before its first step a counter has released nothing: its estimate is the empty prefix (0 for every query),
+    and its noise profile, variance and error bound are 0 (no noise in it)."""
+    c = make_counter(name, CountMechanism(noise=kind), budget, horizon=16)
+    np.testing.assert_array_equal(c.estimate, np.zeros(1))
+    assert c.noise_profile().variance() == 0.0
+    assert c.variance() == 0.0
+    assert c.error_bound(0.05) == 0.0
