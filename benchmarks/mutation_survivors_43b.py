@@ -5,6 +5,7 @@ with ``python -m benchmarks.mutation_fast confirm``)."""
 
 from __future__ import annotations
 
+_B = "transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_"
 EQUIVALENT: dict[str, str] = {
     "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_40": (
         "np.asarray(start) without dtype=float64 (offline; no test runs it): a table entry is Python floats, the same "
@@ -25,6 +26,46 @@ EQUIVALENT: dict[str, str] = {
         "the noisy values (a tuple of Python ints: _run's tuple(int(v) ...)) as numpy's own dtype instead of object: "
         "int64 (uint64 or object past int64) minus the object array of the pre-noise values runs numpy's object loop "
         "on Python ints, the same exact noise (checked up to +-2^64); as neighbour_loss__mutmut_36 for run b"
+    ),
+    "transforms.core.contribution.toeplitz.xǁ_Evaluatorǁupper__mutmut_16": (
+        "_Evaluator.upper is never called (no caller in transforms/, pipelines/, tests/, benchmarks/: chain_bound "
+        "computes its bounds with F and S directly, hence 'no tests'): dead code"
+    ),
+    "transforms.core.counters.factorization.anytime.x_chunked_dot__mutmut_12": (
+        "a one-column product in chunks of _CHUNK // 2 rows instead of _CHUNK: both callers sum exact integers "
+        "(limb_dot: int64 limbs, every partial sum below s1 2^w < 2^61; the float encoder only while s1 max|d| < "
+        "2^53, every partial sum an integer below 2^53, exact in float64), so the chunk boundaries change nothing"
+    ),
+    "transforms.core.counters.factorization.coefficients.x__conv__mutmut_18": (
+        "np.fft.irfft without n: its default is 2 (len - 1) of the rfft's nfft // 2 + 1 terms, i.e. nfft (a power "
+        "of two >= 2, even): the same call"
+    ),
+    # the offline BLT optimiser's Nelder-Mead / Powell options (the counters read the fixed BLT_TABLE): as
+    # optimize_blt__mutmut_100 above, the same objective measured (optimize_blt(n, b), this machine)
+    **{
+        _B + n: (
+            "Nelder-Mead without its adaptive parameters (adaptive=False; None and the misspelt option, which scipy "
+            "ignores with a warning, are the same default False): Powell follows from its point; the returned ratio "
+            "is the same float for (8, 2) and (32, 2) (1.0306886120429222, 1.0246554649207653) and 4.4e-16 relative "
+            "lower for (64, 3) (1.0223674711771937); the poles move within the flat valley of the minimum (<= 1e-6 "
+            "relative from the table's). Offline only"
+        )
+        for n in ("64", "55", "51")
+    },
+    _B + "84": (
+        "Powell with its default options (xtol, ftol 1e-4, default maxiter) after a Nelder-Mead that converged "
+        "(xatol 1e-9, fatol 1e-13): the returned ratio is the same float for (8, 2), (32, 2) and (64, 3) "
+        "(1.0306886120429222, 1.0246554649207653, 1.0223674711771942), the poles within 1e-6 of the table's. "
+        "Offline only"
+    ),
+    "transforms.core.counters.factorization.kary.x_kary_digits__mutmut_5": (
+        "np.asarray(t) without dtype=int64: the one caller (_block_bounds) passes np.arange of Python ints, int64 "
+        "(numpy 2's default integer), and so is any list of ints: the same array"
+    ),
+    "transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_82": (
+        "a count's pattern built with kind 'XXcountXX' instead of 'count': _lifecycle takes the alternating "
+        "insert / delete branch on kind == 'count' OR ops_hint == 'alive', and this call passes 'alive': the same "
+        "pattern"
     ),
 }
 
@@ -50,6 +91,16 @@ KILLED_BY: dict[str, str] = {
     + "test_every_counter_before_its_first_step_states_the_empty_prefix_without_noise",
     "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_17": _K
     + "test_every_counter_before_its_first_step_states_the_empty_prefix_without_noise",
+    "transforms.core.contribution.units.xǁContributionUnitǁof__mutmut_18": _K
+    + "test_a_configured_person_unit_contributes_its_configured_limits",
+    "transforms.core.counters.factorization.anytime.xǁWideTablesǁ__init____mutmut_5": _K
+    + "test_wide_tables_hold_int64_coefficients_whatever_type_they_come_in_and_encode_exactly",
+    "transforms.core.counters.factorization.kary.x_digit_total__mutmut_8": _K
+    + "test_digit_total_of_the_top_level_is_the_exact_integer_sum_past_2_to_the_53",
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁplanned_cost__mutmut_1": _K
+    + "test_kary_signed_charges_its_planned_cost_at_the_coordinates_it_charges",
+    "transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_14": _K
+    + "test_optimize_scaled_from_the_square_root_ends_below_the_square_roots_max_variance",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

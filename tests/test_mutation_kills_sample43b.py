@@ -16,13 +16,19 @@ from transforms.core.contribution import ContributionUnit, contribution_sensitiv
 from transforms.core.contribution.harness import calibrated_factories
 from transforms.core.contribution.toeplitz import DEFAULT_RTOL, toeplitz_model
 from transforms.core.counters import COUNTERS, make_counter
+from transforms.core.counters.factorization.anytime import WideTables, limb_dot
+from transforms.core.counters.factorization.coefficients import snap_coefficients, sqrt_coefficients
+from transforms.core.counters.factorization.kary import digit_total
 from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_nodes
+from transforms.core.counters.factorization.lattice import LatticeTables
 from transforms.core.counters.factorization.scaled import (
     SCALED_TABLE,
     lattice_max_variance,
     max_column_norm_sq,
+    optimize_scaled,
     polish_scaled,
 )
+from transforms.core.foundation.accounting import Ledger, PrivacyUnit
 
 
 # kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_prune__mutmut_9 (the pruning keeps
@@ -148,3 +154,80 @@ def test_every_counter_before_its_first_step_states_the_empty_prefix_without_noi
     assert c.noise_profile().variance() == 0.0
     assert c.variance() == 0.0
     assert c.error_bound(0.05) == 0.0
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁof__mutmut_18 (a configured person's window passed as
+# its insertion limit and the window dropped: a per-window person counted once, whatever the release's length)
+@pytest.mark.parametrize("insertions,window", [(1, 10), (2, None), (None, 4)])
+def test_a_configured_person_unit_contributes_its_configured_limits(insertions, window):
+    """``ContributionUnit.of`` a configured person unit keeps L, k, the insertion limit and the window; over a
+    bounded release of 40 ticks a per-window person brings L entries per window (the multiplier's factor)."""
+    unit = PrivacyUnit("person", 3, max_entries=2, max_insertions=insertions, per_window=window)
+    got = ContributionUnit.of(unit)
+    assert got == ContributionUnit.person(2, 3, unit.insertion_limit, window)
+    assert (got.max_entries, got.max_mutations, got.lifetimes) == (2, 3, min(2, unit.insertion_limit))
+    assert got.entries(40) == (2 if window is None else 2 * -(-40 // window))
+
+
+# kills transforms.core.counters.factorization.anytime.xǁWideTablesǁ__init____mutmut_5 (the coefficients kept in the
+# type they came in: integer-valued floats stay float64, and the exact limb encoder multiplies in floats)
+def test_wide_tables_hold_int64_coefficients_whatever_type_they_come_in_and_encode_exactly():
+    """``WideTables`` are ``LatticeTables``' arrays: the coefficients as int64 (the exact encoder's type) also when
+    they come as integer-valued floats, the same arrays as ``LatticeTables`` builds from them, and ``limb_dot`` over
+    them is the exact integer product for inputs near 2^61 (int64 partial sums; float64 ones would round)."""
+    cint = snap_coefficients(sqrt_coefficients(64)).astype(np.float64)
+    wide, narrow = WideTables(cint, 64), LatticeTables(cint, 64)
+    for name in ("cint", "crev_i", "crev_f", "b", "bsq"):
+        a, b = getattr(wide, name), getattr(narrow, name)
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert (wide.s1, wide.n2) == (narrow.s1, narrow.n2)
+    rng = np.random.default_rng(7)
+    win = rng.integers(-(1 << 61), 1 << 61, size=(64, 2), dtype=np.int64)
+    want = [sum(int(c) * int(x) for c, x in zip(wide.crev_i, win[:, j])) for j in range(2)]
+    assert limb_dot(wide.crev_i, win, wide.s1) == want
+
+
+# kills transforms.core.counters.factorization.kary.x_digit_total__mutmut_8 (the top level's total divided by 2 in
+# floats: past 2^53 it is rounded, and an int is no longer returned)
+@pytest.mark.parametrize("size", [1, 7])
+def test_digit_total_of_the_top_level_is_the_exact_integer_sum_past_2_to_the_53(size):
+    """``digit_total(T, size, None)`` = sum_{t<=T} t // size, exactly (an int), also where the sum passes 2^53: the
+    independent closed form sum_{j=1..q} (T - j size + 1) = q (T + 1) - size q (q + 1) / 2, q = T // size."""
+    horizon = 3 * 2**30 + 5
+    q = horizon // size
+    got = digit_total(horizon, size, None)
+    assert type(got) is int and got == q * (horizon + 1) - size * q * (q + 1) // 2
+
+
+# kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁplanned_cost__mutmut_1 (the plan reads
+# the second coordinate instead of the last: the charge at a release's real coordinates is refused or mis-planned)
+@pytest.mark.parametrize("coords", [(), ("rel",), ("rel", "s", "n")], ids=["none", "one", "three"])
+def test_kary_signed_charges_its_planned_cost_at_the_coordinates_it_charges(coords):
+    """The contract: every charge of a counter is its class's ``planned_cost`` at the charge's own coordinates
+    (``docs/counters.md``). ``kary_signed`` charges the whole budget once, at ``coords + ('kary_signed',)``,
+    whatever its coordinates before that; a plan that refuses one of the counter's own charges fails the test."""
+    budget = PureDP(0.7)
+    ledger = Ledger(budget)
+    c = KarySignedCounter(CountMechanism(), budget, horizon=16, coords=coords, scope=ledger.root)
+    for _ in range(5):
+        c.step(np.array([1]), NoiseSource.disabled())
+    assert [r.coordinates for r in ledger.records] == [(*coords, "kary_signed")]
+    for r in ledger.records:
+        try:
+            planned = KarySignedCounter.planned_cost(budget, r.coordinates, horizon=16, noise_kind="laplace")
+        except (ValueError, IndexError) as e:  # the plan must accept every charge the counter makes
+            pytest.fail(f"the plan refuses the counter's own charge at {r.coordinates}: {e!r}")
+        assert planned == r.cost
+
+
+# kills transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_14 (the start and its default
+# swapped: without a start the optimiser starts from an array of None and fails; with one it ignores it)
+def test_optimize_scaled_from_the_square_root_ends_below_the_square_roots_max_variance():
+    """``optimize_scaled(L)`` without a start begins at log d = 0 (D = I, the square root itself) and returns 16
+    float coefficients whose max variance (rho = 1, float factors) is below the square root's s(n)^2 / 2 (the
+    point of the diagonal: module docstring). T = 2^4 (milliseconds)."""
+    coef, v = optimize_scaled(4)
+    assert len(coef) == 16 and all(type(a) is float for a in coef)
+    s = float(np.sum(sqrt_coefficients(16) ** 2))
+    assert v < s * s / 2
