@@ -15,6 +15,7 @@ from transforms.core import ZCDP, CountMechanism, NoiseSource, PureDP, QuerySet
 from transforms.core.contribution import ContributionUnit, contribution_sensitivity, query_columns
 from transforms.core.contribution.harness import calibrated_factories
 from transforms.core.contribution.toeplitz import DEFAULT_RTOL, toeplitz_model
+from transforms.core.contribution.trees import change_costs
 from transforms.core.counters import COUNTERS, make_counter
 from transforms.core.counters.factorization.anytime import WideTables, limb_dot
 from transforms.core.counters.factorization.coefficients import snap_coefficients, sqrt_coefficients
@@ -231,3 +232,37 @@ def test_optimize_scaled_from_the_square_root_ends_below_the_square_roots_max_va
     assert len(coef) == 16 and all(type(a) is float for a in coef)
     s = float(np.sum(sqrt_coefficients(16) ** 2))
     assert v < s * s / 2
+
+
+# kills transforms.core.contribution.trees.x_change_costs__mutmut_44 (the squared-L2 move cost summed along an item's
+# differences instead of down each one: the largest row of the differences, not the largest column)
+@pytest.mark.parametrize("norm", ["l1", "l2sq"])
+def test_change_costs_are_the_largest_column_and_column_difference_norms(norm):
+    """``change_costs(columns, norm)`` = (the largest norm of one item's column, the largest norm of the difference
+    of two items' columns): brute force over every item and every pair, on a 3 x 4 integer matrix whose largest
+    row and largest column differ."""
+    cols = np.array([[0, 5, -2, 1], [3, 0, 4, 0], [1, 1, 0, -6]], dtype=np.int64)
+
+    def size(v):
+        return int(np.abs(v).sum()) if norm == "l1" else int((v * v).sum())
+
+    ins = max(size(cols[:, x]) for x in range(4))
+    move = max(size(cols[:, x] - cols[:, y]) for x in range(4) for y in range(4))
+    assert change_costs(cols, norm) == (ins, move)
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁ__post_init____mutmut_18 (the type check reduced to
+# "a bool that is not an int": True and non-integers such as 2.0 pass as limits)
+@pytest.mark.parametrize("bad", [True, 2.0, 1.5], ids=["bool", "integral-float", "float"])
+def test_a_contribution_units_limits_must_be_integers_not_bools_or_floats(bad):
+    """Every limit of a ``ContributionUnit`` (k, L, the insertion limit, the window) is an integer >= 1: a bool or a
+    float is refused (a limit feeds integer arithmetic: lifetimes, group sizes, windows), as 0 is."""
+    for make in (
+        lambda v: ContributionUnit.entry(v),
+        lambda v: ContributionUnit.entry(3, v),
+        lambda v: ContributionUnit.person(v, 3),
+        lambda v: ContributionUnit.person(2, 3, 1, v),
+    ):
+        for v in (bad, 0):
+            with pytest.raises(ValueError):
+                make(v)
