@@ -45,9 +45,8 @@ def test_kary_signed_logs_each_node_release_once_and_its_estimate_is_their_signe
     is drawn once, at its first use, and its release is in the counter's release log once (the privacy harness
     pairs each logged release with its own draws), kept up to date as its items arrive. A 2-level tree of k = 3
     over 200 steps prunes at t = 64, 128, 192 with most top nodes still in use. Checked: the logged coordinates are
-    unique, they are exactly the nodes some prefix used, and every estimate is the signed sum of the node releases
-    (the nodes that end after t cancel their part after t, so only at the end, where every node is complete up
-    to T, is the sum over the final log the estimate)."""
+    unique, they are exactly the nodes some prefix used, and the last estimate is the signed sum of the logged node
+    releases of its prefix (each logged release holds its node's items up to T)."""
     mech = CountMechanism()
     c = KarySignedCounter(mech, PureDP(1.0), horizon=200, shape=(3, 2))
     c.release_log = []
