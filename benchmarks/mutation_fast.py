@@ -404,7 +404,12 @@ class _Runner:
             if (OUT / "fast.stop").exists():
                 break
             names = self._tests_for(name, tmap, self.args.cap)
-            res = self._one(name, [items[t] for t in names if t in items], dur, every=True)
+            tests = [items[t] for t in names if t in items]
+            # every test runs to its end, and a failing test's report costs CPU its passing time does not show (its
+            # traceback): run's limit, (time + 1) x 5 + 5 s, timed out children whose tests nearly all fail, and a
+            # timed-out child reports no failure at all; 2 s more a test
+            limit = int((sum(dur.get(t.nodeid, 0.0) for t in tests) + 1) * 5) + 5 + 2 * len(tests)
+            res = self._one(name, tests, dur, limit=limit, every=True)
             fails = res.pop("failures", [])
             asserts = [t for t, exc in fails if exc in ASSERTIONS]
             res.update({"failed": len(fails), "by_assertion": asserts[:5], "n_by_assertion": len(asserts)})

@@ -229,4 +229,6 @@ class InfiniteCounter(ContinualCounter):
         if not self.honaker:
             return super().noise_profile()
         closed = self.mechanism.noise_profile(self.half).times(self._closed_in_estimate)
+        if self._tree_profile is None:  # before the first step: no release in the estimate (0)
+            return closed
         return closed + self._tree_profile
