@@ -777,3 +777,25 @@ def test_lattice_counter_variance_is_zero_before_the_first_step_then_grows(name,
         assert v > 0 and v >= last * (1 - 1e-12)
         last = v
     assert c.error_bound(0.05) > 0
+
+
+def test_blt_optimiser_says_its_nelder_mead_stage_converged():
+    """The offline BLT optimiser's first stage meets its tolerances before its iteration cap, and says so
+    (``converged``): at (64, 3) the first start needs 1,985 iterations of its cap of 9,000. Kills the caps
+    3000 / b (1,000: ``optimize_blt__mutmut_60``) and scipy's default (1,200: ``__mutmut_52``), whose points
+    end 1.2e-14 relative higher in the ratio, below any stated precision of the table: this asserts the
+    stage's own stopping rule instead. Twin: an iteration cap of 1,000 reports False."""
+    from scipy.optimize import minimize
+
+    from transforms.core.counters.factorization import blt as fz
+
+    converged: list[bool] = []
+    fz.optimize_blt(64, 3, restarts=1, converged=converged)
+    assert converged == [True]
+    # twin: the same start under a cap of 1,000 iterations stops short, and scipy says so
+    n, b = 64, 3
+    om = np.logspace(np.log10(0.3 / n), np.log10(0.6), b)
+    p0 = np.concatenate([np.log(-np.log1p(-om)), np.log(-np.log1p(-np.minimum(om * 1.5, 0.999)))])
+    opts = dict(maxiter=1000, xatol=1e-9, fatol=1e-13, adaptive=True)  # the optimiser's own, capped at 1,000
+    short = minimize(fz.blt_log_loss, p0, args=(n,), method="Nelder-Mead", options=opts)
+    assert not short.success

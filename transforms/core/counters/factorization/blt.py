@@ -64,14 +64,18 @@ def blt_log_loss(p: np.ndarray, n: int) -> float:
     return math.log(v) if np.isfinite(v) and v > 0 else 1e30
 
 
-def optimize_blt(n: int, buffers: int, restarts: int = 8) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+def optimize_blt(
+    n: int, buffers: int, restarts: int = 8, converged: list | None = None
+) -> tuple[tuple[float, ...], tuple[float, ...], float]:
     """Offline: BLT poles (theta, theta_hat) minimising sens^2(inf) x max error(n).
 
     Needs scipy (a test/bench dependency, imported here only). Nelder-Mead then
     Powell from ``restarts`` interlaced starting points, parameters
     log(-log theta). Returns (theta, theta_hat, loss / s(n)^2): the ratio of the
     max variance to the square-root factorization's. :data:`BLT_TABLE` holds its
-    output, so the counters never run it.
+    output, so the counters never run it. ``converged``: a list that receives, per
+    restart run, whether its Nelder-Mead stage met its tolerances before its
+    iteration cap (3000 x buffers); a False says that start's point was cut short.
     """
     from scipy.optimize import minimize
 
@@ -84,6 +88,8 @@ def optimize_blt(n: int, buffers: int, restarts: int = 8) -> tuple[tuple[float, 
             continue
         opts = dict(maxiter=3000 * buffers, xatol=1e-9, fatol=1e-13, adaptive=True)
         r = minimize(blt_log_loss, p0, args=(n,), method="Nelder-Mead", options=opts)
+        if converged is not None:
+            converged.append(bool(r.success))
         r = minimize(blt_log_loss, r.x, args=(n,), method="Powell", options=dict(maxiter=20000, xtol=1e-10, ftol=1e-14))
         if best is None or r.fun < best.fun:
             best = r
