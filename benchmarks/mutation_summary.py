@@ -10,16 +10,7 @@ import json
 import time
 from pathlib import Path
 
-
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    """The exact two-sided 95% confidence interval of a binomial proportion k / n."""
-    from scipy.stats import beta  # noqa: PLC0415 (the test extra)
-
-    if n == 0:
-        return (0.0, 1.0)
-    lo = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
-    return (lo, hi)
+from benchmarks.mutation_core import clopper_pearson
 
 
 def summary(
