@@ -136,7 +136,9 @@ STATUSES = (DONE, FAILED, CANCELLED, STOPPED, SUBMITTED)
 
 def cancelled() -> int:
     """A cancelled run (Ctrl-C, SIGINT, before a bounded run completed): one line and exit status 130 (128 +
-    SIGINT, as a shell reports it)."""
+    SIGINT, as a shell reports it). In the CLI's own process (``run_as_process``) the process then ends within
+    :data:`CANCEL_EXIT_GRACE_SECONDS` even if a runner's thread would hold its shutdown."""
+    _ProcessGuard.on_cancel()
     print(
         "cancelled: the run was interrupted before it completed; nothing was published (its temporary outputs are "
         "removed, the output folders are as they were)",
@@ -272,6 +274,12 @@ STOP_GRACE_SECONDS = 75.0
 #: stops a Flink job server there, which must not be cut short or its JVM outlives us) may take before the
 #: process exits with the run's status regardless.
 EXIT_GRACE_SECONDS = 30.0
+#: After a cancelled run's line (Ctrl-C before a bounded run completed), the seconds the interpreter's shutdown
+#: may take before the process exits with status 130 regardless. Nothing is left to flush (nothing was
+#: published; the staged outputs are already removed); a runner's thread interrupted at the wrong moment can
+#: wait for ever (CI, stop 43: a demo run cancelled as its staging folder appeared was alive 120 s after its
+#: "cancelled" line; 40 repetitions here at load 2-3 all ended within 1.3 s of the signal).
+CANCEL_EXIT_GRACE_SECONDS = 10.0
 
 
 class _ProcessGuard:
@@ -280,6 +288,7 @@ class _ProcessGuard:
 
     enabled = False
     stopped = False
+    cancelled = False
 
     @classmethod
     def on_stop(cls) -> None:
@@ -287,12 +296,18 @@ class _ProcessGuard:
             cls.stopped = True
             faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True, file=sys.__stderr__)
 
+    @classmethod
+    def on_cancel(cls) -> None:
+        if cls.enabled:
+            cls.cancelled = True
+
 
 def run_as_process(main) -> int:
     """``main()`` as the process's entry point (``python -m pipelines.release``): after a local streaming run
     was stopped and has printed its summary, the process ends within :data:`EXIT_GRACE_SECONDS` even when a
     runner's thread blocks the interpreter's shutdown (a daemon timer ends it with the run's exit status, the
-    outputs flushed), and within :data:`STOP_GRACE_SECONDS` of the stop in any case."""
+    outputs flushed), and within :data:`STOP_GRACE_SECONDS` of the stop in any case; after a cancelled bounded
+    run (exit 130), within :data:`CANCEL_EXIT_GRACE_SECONDS` of its line."""
     _ProcessGuard.enabled = True
     # registered before the run, so it runs after every atexit the run registers (LIFO): Beam's own stop of a
     # job server or expansion service sends its JVM a SIGTERM and does not wait for it; a JVM busy with a
@@ -300,16 +315,26 @@ def run_as_process(main) -> int:
     # used a core for 14 minutes). What is still running then is ended: SIGTERM, then SIGKILL after 5 s.
     atexit.register(_end_children)
     code = main()
-    if _ProcessGuard.stopped:
+    if _ProcessGuard.stopped or _ProcessGuard.cancelled:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        if _ProcessGuard.stopped:
+            grace, after, why = EXIT_GRACE_SECONDS, "summary", "the releases were published as the run went"
+        else:
+            grace, after, why = CANCEL_EXIT_GRACE_SECONDS, "cancellation", "nothing was published"
 
         def end():
-            time.sleep(EXIT_GRACE_SECONDS)
+            time.sleep(grace)
+            # the threads' names (never their data) say which step held the shutdown
+            holding = sorted(
+                t.name
+                for t in threading.enumerate()
+                if t.is_alive() and not t.daemon and t is not threading.main_thread()
+            )
             print(
-                f"note: the runner's threads did not stop within {EXIT_GRACE_SECONDS:.0f} s of the summary; "
-                "the process ends without waiting for them (the releases were published as the run went)",
+                f"note: the runner's threads did not stop within {grace:.0f} s of the {after}; the process ends "
+                f"without waiting for them ({why}; still running: {', '.join(holding) or 'none'})",
                 file=sys.__stderr__,
                 flush=True,
             )

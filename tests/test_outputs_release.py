@@ -285,6 +285,8 @@ def test_sigint_part_way_leaves_the_folders_as_they_were(tmp_path, existing):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()
+    if lines[-1].startswith("note: the runner's threads did not stop within"):  # the guard ended the process
+        lines = lines[:-1]  # (pipelines.runner.CANCEL_EXIT_GRACE_SECONDS; CI, stop 43)
     assert lines[-1].startswith("cancelled: the run was interrupted before it completed"), err
     # one line: no traceback, no log of the runner's about the step it stopped
     assert all(line.startswith(("release id:", "progress:", "ledger:")) for line in lines[:-1]), err
