@@ -466,9 +466,12 @@ ASSERTED_BY: dict[str, str] = {}
 # the sessions' later rounds keep their judgements in files of their own (one writer each), merged here
 def _merge() -> None:
     import importlib  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
 
-    for part in ("a", "b", "c"):
-        mod = importlib.import_module(f"benchmarks.mutation_survivors_43{part}")
+    # mutation_survivors_<session><part>.py, in the order of the sessions (43a, 43b, 43c, 44a, ...)
+    parts = sorted(p.stem for p in Path(__file__).parent.glob("mutation_survivors_[0-9][0-9]*.py"))
+    for part in parts:
+        mod = importlib.import_module(f"benchmarks.{part}")
         # a later round's judgement wins (it judged the mutant of the code as it is now)
         for name, reason in mod.EQUIVALENT.items():
             KILLED_BY.pop(name, None)
