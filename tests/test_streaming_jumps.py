@@ -134,14 +134,30 @@ def _run_person(jump: float, tick_merge: str = "auto") -> None:
         assert_that(out["answers"] | beam.Map(_answer_key), equal_to(expect))
 
 
+@pytest.mark.parametrize("jump", [17.5, 500.0])
 @pytest.mark.parametrize("tick_merge", ["auto", "stateful"])
-def test_person_unit_watermark_jumps_release_every_update_at_its_tick(tick_merge):
-    """The person unit, watermark jumps of 3.5 ticks (a tick is 5 s here): the releases equal the in-memory
-    reference's, update for update. The person step emits from a timer, so the per-stream step could release
-    tick t before the person step had decided t's updates (main at 734db70 missed some at ticks 2 and 4 of
-    both streams); the person step now counts its updates into the gate (``BoundPersonsFn(counts=True)``,
-    the registry taking each admitted update's count over; with the stateful merge they go through it)."""
-    _run_person(17.5, tick_merge)
+def test_person_unit_watermark_jumps_release_every_update_at_its_tick(tick_merge, jump):
+    """The person unit, watermark jumps of 3.5 and of 100 ticks (a tick is 5 s here): the releases equal the
+    in-memory reference's, update for update. The person step emits from a timer, so the per-stream step
+    could release tick t before the person step had decided t's updates (main at 734db70 missed some at
+    ticks 2 and 4 of both streams); the person step now counts its updates into the gate
+    (``BoundPersonsFn(counts=True)``, the registry taking each admitted update's count over; with the
+    stateful merge they go through it). At a jump of 100 ticks the DirectRunner also hands the person step's
+    firings to the registry out of tick order (main at f21f38e: ``b`` ticks 4 and 16 and ``a`` tick 16
+    released without updates the registry took as late, both merges); the person step now numbers each
+    entry's updates and the registry holds one that comes ahead of an earlier one of its entry
+    (``GatedBoundPersonsFn``, ``ResolveEntriesFn.in_order``)."""
+    _run_person(jump, tick_merge)
+
+
+@pytest.mark.parametrize("tick_merge", ["auto", "stateful"])
+def test_person_unit_twin_without_the_entry_order_fails_at_a_jump_of_100_ticks(monkeypatch, tick_merge):
+    """The twin: the registry resolving the person step's updates in the order they arrive (the numbers
+    ignored, as on f21f38e) takes earlier updates as late at a jump of 100 ticks, so the test above can fail
+    (6 of 6 runs failed here, 3 per merge)."""
+    monkeypatch.setattr(streaming_module.ResolveEntriesFn, "in_order", False)
+    with pytest.raises(BeamAssertException, match="unexpected elements"):
+        _run_person(500.0, tick_merge)
 
 
 class _RegistryWithoutUpstream(streaming_module.ResolveEntriesFn):
@@ -189,7 +205,7 @@ def test_person_counts_pass_through_the_registry_and_are_taken_over():
     fn = streaming_module.ResolveEntriesFn(spec, (2,), True, counts=True, upstream_counts=True)
     fn.start_bundle()
     assert not list(fn.process((("a", COUNTS), (COUNTS, ((3, 2), (4, 1)))), Cell(), Timer()))
-    up = (3, 1, "insert", (1,), 25.0, None, "e", "P")
+    up = (3, 1, "insert", (1,), 25.0, None, "e", "P", 1)  # the ninth field: its number in its entry's order
     assert not list(fn.process((("a", "1:P:e"), up), Cell(), Timer()))
     assert fn.deltas == {"a": {3: 2, 4: 1}}  # the update's count taken over, not added
     late = Cell((None, 5, None, ()))  # the entry resolved tick 5: tick 3 is late, applied at 6
@@ -249,3 +265,61 @@ def test_merge_step_passes_buffered_counts_on_and_flushes_resolved_ones_with_the
     assert timer.at == fn._flush_time(2)
     out = [o.value for o in fn.on_flush(key=("a", 2), ts=timer.at, buffer=bag, flush_tick=flush_tick, flush=timer)]
     assert out == [("a", (COUNTS, (agg,), ((2, -3),)))]
+
+
+class _Cell:
+    def __init__(self, v=None):
+        self.v = v
+
+    def read(self):
+        return self.v
+
+    def write(self, v):
+        self.v = v
+
+    def clear(self):
+        self.v = None
+
+
+class _At:
+    at = None
+
+    def set(self, ts):
+        self.at = ts
+
+
+def test_registry_holds_an_update_that_comes_ahead_of_an_earlier_one_of_its_entry():
+    """``GatedBoundPersonsFn`` numbers an entry's updates in the order it decides them (one firing per tick,
+    as the DirectRunner fires them); the registry given them in reverse (as the DirectRunner's
+    last-in-first-out queue can) holds the later one, counted at its tick, sets no timer, and takes both in
+    order when the earlier one comes: neither is late. Without the order (the twin's registry) the earlier
+    one is late once the entry has resolved the later one."""
+    from transforms.core.contribution.bounding import PersonLimit
+    from transforms.person import GatedBoundPersonsFn, read_person_cell
+
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0, late_policy="dead_letter")
+    person = GatedBoundPersonsFn(spec, PersonLimit(2))
+    person.start_bundle()
+    cell, emitted, timer = _Cell(), _Cell(), _At()
+    ins = (2, 1, "insert", (1,), 15.0, None, "e", "P")
+    ups = (5, 2, "upsert", (0,), 45.0, None, "e", "P")
+    for u in (ups, ins):
+        list(person.process((("a", "P"), u), cell, timer))
+    firings = []
+    while read_person_cell(cell.read())[3]:
+        ts, timer.at = timer.at, None
+        firings.append(list(person.on_tick_end(("a", "P"), ts, cell, timer, emitted)))
+    assert firings == [[(("a", "1:P:e"), (*ins, 1))], [(("a", "1:P:e"), (*ups, 2))]]
+    reg = streaming_module.ResolveEntriesFn(spec, (2,), True, counts=True, upstream_counts=True)
+    reg.start_bundle()
+    meta, at = _Cell(), _At()
+    assert not list(reg.process(firings[1][0], meta, at))  # number 2 first: held, no timer
+    assert at.at is None and meta.read()[3:] == ((), 0, ((2, ups),)) and reg.deltas == {"a": {5: 0}}
+    assert not list(reg.process(firings[0][0], meta, at))  # number 1: both buffered, in order, not late
+    assert meta.read()[2:] == (2, ((2, *ins[1:]), (5, *ups[1:])), 2, ())
+    assert at.at == spec.closes_at(2) and reg.deltas == {"a": {2: 0, 5: 0}}
+    twin = streaming_module.ResolveEntriesFn(spec, (2,), True, counts=True, upstream_counts=True)
+    twin.in_order = False
+    twin.start_bundle()
+    resolved_5 = _Cell((None, 5, None, (), 0, ()))  # the entry has resolved tick 5 (its upsert came first)
+    assert [d.value.reason for d in twin.process(firings[0][0], resolved_5, _At())] == ["late"]

@@ -72,6 +72,7 @@ __all__ = [
     "person_cell",
     "read_person_cell",
     "BoundPersonsFn",
+    "GatedBoundPersonsFn",
     "BoundPersonsBoundedFn",
     "bound_persons",
 ]
@@ -229,6 +230,9 @@ class BoundPersonsFn(_DecideFn):
                 yield WindowedValue(((stream, COUNTS), (COUNTS, counts)), self.spec.closes_at(counts[0][0]), glob)
 
     def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
+        yield from self._buffer(element, cell, timer)
+
+    def _buffer(self, element, cell, timer):
         key, value = element
         stored = cell.read()
         if stored is None:
@@ -258,6 +262,9 @@ class BoundPersonsFn(_DecideFn):
         cell=beam.DoFn.StateParam(PERSON),
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
+        yield from self._fire(key, ts, cell, timer)
+
+    def _fire(self, key, ts, cell, timer):
         upto = self.spec.closed_tick(ts)
         state, last, _, pending = read_person_cell(cell.read())
         now = [u for u in pending if u[0] <= upto]
@@ -268,6 +275,58 @@ class BoundPersonsFn(_DecideFn):
         cell.write(person_cell(state, max(upto, last), nxt, later))
         if nxt is not None:
             timer.set(self.spec.closes_at(nxt))
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
+class GatedBoundPersonsFn(BoundPersonsFn):
+    """The person step on the DirectRunner's gated path (``bound_persons(counts=True)``): ``BoundPersonsFn``
+    with its counts, and each admitted update numbered in its entry's order, so that the registry resolves
+    an entry's updates in the order this step decided them (``ResolveEntriesFn(upstream_counts=True)``).
+
+    Why: each firing of this step's timer is a bundle, and the DirectRunner hands a stateful step's input
+    bundles over in no fixed order (``executor.py``, ``_SerialEvaluationState``: a queue popped from the end,
+    last in first out), while the watermark it gives the registry does not wait for this step's pending
+    timers. After a watermark jump of 100 ticks one entry's updates of ticks 9, 14, 12, 8, 5 reached the
+    registry in that order; the registry resolved the later ticks first and the earlier updates were late.
+    Ordering by the watermark is impossible here (a timer callback does not see the watermark, and a bundle
+    cannot be held back), so the order travels with the data: the ``n``-th update this step emits for an
+    entry carries ``n`` as a ninth field (``emitted``, a ReadModifyWrite cell per (stream, person): entry id
+    -> updates emitted; an entry's updates leave in tick order, ``decide``'s total order), and the registry
+    holds an update until updates 1..n-1 of its entry have arrived. A number is a position in one entry's own
+    sequence: it says nothing to any other key, decides no release time (the watermark and the ticks do; the
+    counts only delay a firing) and is never released. Other runners hold the registry's watermark for
+    this step's timers, deliver in order of time, and keep ``BoundPersonsFn``, its graph and its state."""
+
+    PERSON = BoundPersonsFn.PERSON
+    EMITTED = ReadModifyWriteStateSpec("emitted", FastPrimitivesCoder())  # entry id -> updates emitted
+    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)  # a timer spec takes one callback: declared again
+
+    def __init__(self, spec: StreamSpec, limit: PersonLimit):
+        super().__init__(spec, limit, counts=True)
+
+    def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
+        yield from self._buffer(element, cell, timer)
+
+    @on_timer(TICK_END)
+    def on_tick_end(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        cell=beam.DoFn.StateParam(PERSON),
+        timer=beam.DoFn.TimerParam(TICK_END),
+        emitted=beam.DoFn.StateParam(EMITTED),
+    ):
+        numbered = None
+        for out in self._fire(key, ts, cell, timer):
+            if not isinstance(out, beam.pvalue.TaggedOutput):  # admitted: ((stream, entry key), value)
+                if numbered is None:
+                    numbered = dict(emitted.read() or {})
+                entry_key, value = out
+                n = numbered[value[6]] = numbered.get(value[6], 0) + 1
+                out = (entry_key, (*value, n))
+            yield out
+        if numbered is not None:
+            emitted.write(numbered)
 
 
 @beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
@@ -289,7 +348,8 @@ def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, co
     the registry. Names in the graph (stable: a savepoint matches them): ``BoundPersons`` (streaming:
     ``BoundPersons/ParDo(BoundPersonsFn)``, state ``person``, timer ``tick_end``); bounded:
     ``GroupByPerson`` and ``BoundPersons``. ``counts``: the streaming step sends its per-tick counts
-    (``BoundPersonsFn``; the registry must then be built with ``upstream_counts=True``)."""
+    and numbers each entry's updates (``GatedBoundPersonsFn``, the DirectRunner's gate; the registry must then
+    be built with ``upstream_counts=True``; the label is the same, ``BoundPersons/ParDo(GatedBoundPersonsFn)``)."""
     key_type = tuple[tuple[str, str], typing.Any]
     if bounded:
         grouped = valid | "GroupByPerson" >> beam.GroupByKey()
@@ -297,7 +357,8 @@ def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, co
             _DecideFn.DEAD, main="admitted"
         )
     else:
-        out = valid | "BoundPersons" >> beam.ParDo(BoundPersonsFn(spec, limit, counts)).with_input_types(
+        fn = GatedBoundPersonsFn(spec, limit) if counts else BoundPersonsFn(spec, limit)
+        out = valid | "BoundPersons" >> beam.ParDo(fn).with_input_types(key_type).with_output_types(
             key_type
-        ).with_output_types(key_type).with_outputs(_DecideFn.DEAD, main="admitted")
+        ).with_outputs(_DecideFn.DEAD, main="admitted")
     return out.admitted, out[_DecideFn.DEAD]

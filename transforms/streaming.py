@@ -81,7 +81,11 @@ class ResolveEntriesFn(beam.DoFn):
     COUNTS)`` (never an entry key: ``person_entry_key`` always holds a ``:``), are summed into this bundle's
     counts and passed on; and each update takes over its count from the person step: -1 at the tick it came
     with, +1 at the tick it is buffered at, in the same bundle (so the two never leave apart and no tick's
-    count passes through 0 in between).
+    count passes through 0 in between). Each update comes numbered in its entry's order (a ninth field: the
+    person step is then ``GatedBoundPersonsFn``): one that arrives ahead of an earlier update of its entry is
+    held (counted at its tick, so the release waits) until the earlier ones arrive, so the registry resolves
+    an entry's updates in the order the person step decided them, whatever order the DirectRunner delivers
+    its firings in; the late rule then applies as before, to each update in its entry's order.
     """
 
     META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
@@ -107,6 +111,10 @@ class ResolveEntriesFn(beam.DoFn):
         self.max_mutations = max_mutations
         self.counts = counts
         self.upstream_counts = upstream_counts
+
+    #: under ``upstream_counts``, resolve an entry's updates in the person step's order (the numbers): the
+    #: broken twin in ``tests/test_streaming_jumps.py`` turns it off
+    in_order = True
 
     def start_bundle(self):
         self.acc = {}  # stream -> tick -> [inserts, deletes, n]
@@ -161,6 +169,21 @@ class ResolveEntriesFn(beam.DoFn):
                 for agg in aggs:
                     yield WindowedValue(((stream, agg[0]), agg), self.spec.closes_at(agg[0]), glob)
 
+    def _read(self, meta) -> tuple:
+        """``(state, last, timer tick, pending, seen, held)`` of the stored value: ``seen`` the number of the
+        person step's updates of this entry that have arrived in order, ``held`` those that came ahead of an
+        earlier one, ``((n, value), ...)`` (``upstream_counts`` only; the stored value is the 4-tuple
+        otherwise)."""
+        stored = meta.read() or (None, 0, None, ())
+        return stored if len(stored) == 6 else (*stored, 0, ())
+
+    def _write(self, meta, state, last, timer_tick, pending, seen, held) -> None:
+        meta.write(
+            (state, last, timer_tick, pending, seen, held)
+            if self.upstream_counts
+            else (state, last, timer_tick, pending)
+        )
+
     def process(
         self,
         element,
@@ -168,14 +191,36 @@ class ResolveEntriesFn(beam.DoFn):
         timer=beam.DoFn.TimerParam(TICK_END),
     ):
         key, value = element  # (tick, seq, op, item, event_time, raw)
+        if self.upstream_counts and key[1] == COUNTS:  # the person step's counts, passed on (no state touched)
+            for t, d in value[1]:
+                self._count(key[0], t, d)
+            return
+        state, last, timer_tick, pending, seen, held = self._read(meta)
         if self.upstream_counts:
-            if key[1] == COUNTS:  # the person step's counts, passed on (no state of this key is touched)
-                for t, d in value[1]:
-                    self._count(key[0], t, d)
-                return
             self._count(key[0], value[0], -1)  # taken over from the person step (+1 below, or dead-lettered)
+            n, value = value[8], value[:8]  # this update's number in its entry's order (``GatedBoundPersonsFn``)
+            if self.in_order and n != seen + 1:
+                # an earlier update of this entry is still on its way (the DirectRunner hands the person step's
+                # firings over in no fixed order): held, counted at its tick, until the ones before it arrive
+                self._count(key[0], value[0], 1)
+                self._write(meta, state, last, timer_tick, pending, seen, tuple(sorted((*held, (n, value)))))
+                return
+            seen = n
+        out = self._admit(key, value, last, timer_tick, pending, timer)
+        timer_tick, pending = next(out)
+        yield from out
+        while held and held[0][0] == seen + 1:  # the held ones that now come next, in their order
+            (seen, value), held = held[0], held[1:]
+            self._count(key[0], value[0], -1)  # its held count, taken over again by ``_admit``
+            out = self._admit(key, value, last, timer_tick, pending, timer)
+            timer_tick, pending = next(out)
+            yield from out
+        self._write(meta, state, last, timer_tick, pending, seen, held)
+
+    def _admit(self, key, value, last, timer_tick, pending, timer):
+        """Buffer one update of the entry ``key``: yields ``(timer tick, pending)`` first, then its dead letter
+        if it is late under ``late_policy: dead_letter``."""
         tick = value[0]
-        state, last, timer_tick, pending = meta.read() or (None, 0, None, ())
         # Late is decided per key (``StreamSpec.late_policy``): ``last`` is the last tick this entry's timer
         # closed, i.e. a tick whose close the watermark passed: public (a tick, the watermark) and of this
         # entry only, so no other entry's data decides whether this update is dropped. A new entry has
@@ -183,6 +228,7 @@ class ResolveEntriesFn(beam.DoFn):
         # the per-stream step applies it at the stream's next tick (never to a released tick).
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
+                yield timer_tick, pending
                 yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value))
                 return
             tick = last + 1  # apply at the entry's current tick
@@ -192,7 +238,7 @@ class ResolveEntriesFn(beam.DoFn):
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.closes_at(tick))
-        meta.write((state, last, timer_tick, pending))
+        yield timer_tick, pending
 
     @on_timer(TICK_END)
     def on_tick_end(
@@ -204,7 +250,7 @@ class ResolveEntriesFn(beam.DoFn):
     ):
         stream, entry_id = key
         upto = self.spec.closed_tick(ts)
-        state, last, _, pending = meta.read() or (None, 0, None, ())
+        state, last, _, pending, seen, held = self._read(meta)
         pending = sorted(pending, key=update_order)
         now = [p for p in pending if p[0] <= upto]
         later = tuple(p for p in pending if p[0] > upto)
@@ -221,14 +267,19 @@ class ResolveEntriesFn(beam.DoFn):
                 self._count(stream, p[0], -1, into)
         for reason, value in dead:
             yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value))
-        if state is None and not later:
+        if state is None and not later and not self.upstream_counts:
             # a deleted entry with nothing pending keeps no state: registry state is
             # O(live entries), not O(all entries ever seen) (with a mutation limit a
-            # deleted entry keeps its tombstone, which is not None)
+            # deleted entry keeps its tombstone, which is not None). Under the person step's numbering
+            # (``upstream_counts``) the entry keeps its count of updates in order (``seen``): a number
+            # seen again from 1 would hold the entry's next update for ever.
             meta.clear()
         else:
+            # ``later`` holds no held update: those wait for an earlier one, whose arrival sets the timer.
+            # ``upto`` is a tick of an update in order, so an update still on its way (a later tick than
+            # those) is never late by it
             nxt = later[0][0] if later else None
-            meta.write((state, max(upto, last), nxt, later))
+            self._write(meta, state, max(upto, last), nxt, later, seen, held)
             if nxt is not None:
                 timer.set(self.spec.closes_at(nxt))
 
