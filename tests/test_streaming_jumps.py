@@ -171,7 +171,7 @@ def test_person_unit_twin_without_the_person_counts_fails(monkeypatch):
     """The twin: the person step without its counts (the registry keeping its own, as before) misses updates
     at the same jumps."""
     bound = releases_module.bound_persons
-    monkeypatch.setattr(releases_module, "bound_persons", lambda v, s, lim, b, counts=False: bound(v, s, lim, b))
+    monkeypatch.setattr(releases_module, "bound_persons", lambda v, s, lim, b, fn=None: bound(v, s, lim, b))
     monkeypatch.setattr(releases_module, "ResolveEntriesFn", _RegistryWithoutUpstream)
     with pytest.raises(BeamAssertException, match="unexpected elements"):
         _run_person(17.5)
@@ -295,10 +295,10 @@ def test_registry_holds_an_update_that_comes_ahead_of_an_earlier_one_of_its_entr
     order when the earlier one comes: neither is late. Without the order (the twin's registry) the earlier
     one is late once the entry has resolved the later one."""
     from transforms.core.contribution.bounding import PersonLimit
-    from transforms.person import GatedBoundPersonsFn, read_person_cell
+    from transforms.person import read_person_cell
 
     spec = StreamSpec(streams=("a",), tick_seconds=10.0, late_policy="dead_letter")
-    person = GatedBoundPersonsFn(spec, PersonLimit(2))
+    person = streaming_module.GatedBoundPersonsFn(spec, PersonLimit(2))
     person.start_bundle()
     cell, emitted, timer = _Cell(), _Cell(), _At()
     ins = (2, 1, "insert", (1,), 15.0, None, "e", "P")

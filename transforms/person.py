@@ -72,7 +72,6 @@ __all__ = [
     "person_cell",
     "read_person_cell",
     "BoundPersonsFn",
-    "GatedBoundPersonsFn",
     "BoundPersonsBoundedFn",
     "bound_persons",
 ]
@@ -278,58 +277,6 @@ class BoundPersonsFn(_DecideFn):
 
 
 @beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
-class GatedBoundPersonsFn(BoundPersonsFn):
-    """The person step on the DirectRunner's gated path (``bound_persons(counts=True)``): ``BoundPersonsFn``
-    with its counts, and each admitted update numbered in its entry's order, so that the registry resolves
-    an entry's updates in the order this step decided them (``ResolveEntriesFn(upstream_counts=True)``).
-
-    Why: each firing of this step's timer is a bundle, and the DirectRunner hands a stateful step's input
-    bundles over in no fixed order (``executor.py``, ``_SerialEvaluationState``: a queue popped from the end,
-    last in first out), while the watermark it gives the registry does not wait for this step's pending
-    timers. After a watermark jump of 100 ticks one entry's updates of ticks 9, 14, 12, 8, 5 reached the
-    registry in that order; the registry resolved the later ticks first and the earlier updates were late.
-    Ordering by the watermark is impossible here (a timer callback does not see the watermark, and a bundle
-    cannot be held back), so the order travels with the data: the ``n``-th update this step emits for an
-    entry carries ``n`` as a ninth field (``emitted``, a ReadModifyWrite cell per (stream, person): entry id
-    -> updates emitted; an entry's updates leave in tick order, ``decide``'s total order), and the registry
-    holds an update until updates 1..n-1 of its entry have arrived. A number is a position in one entry's own
-    sequence: it says nothing to any other key, decides no release time (the watermark and the ticks do; the
-    counts only delay a firing) and is never released. Other runners hold the registry's watermark for
-    this step's timers, deliver in order of time, and keep ``BoundPersonsFn``, its graph and its state."""
-
-    PERSON = BoundPersonsFn.PERSON
-    EMITTED = ReadModifyWriteStateSpec("emitted", FastPrimitivesCoder())  # entry id -> updates emitted
-    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)  # a timer spec takes one callback: declared again
-
-    def __init__(self, spec: StreamSpec, limit: PersonLimit):
-        super().__init__(spec, limit, counts=True)
-
-    def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
-        yield from self._buffer(element, cell, timer)
-
-    @on_timer(TICK_END)
-    def on_tick_end(
-        self,
-        key=beam.DoFn.KeyParam,
-        ts=beam.DoFn.TimestampParam,
-        cell=beam.DoFn.StateParam(PERSON),
-        timer=beam.DoFn.TimerParam(TICK_END),
-        emitted=beam.DoFn.StateParam(EMITTED),
-    ):
-        numbered = None
-        for out in self._fire(key, ts, cell, timer):
-            if not isinstance(out, beam.pvalue.TaggedOutput):  # admitted: ((stream, entry key), value)
-                if numbered is None:
-                    numbered = dict(emitted.read() or {})
-                entry_key, value = out
-                n = numbered[value[6]] = numbered.get(value[6], 0) + 1
-                out = (entry_key, (*value, n))
-            yield out
-        if numbered is not None:
-            emitted.write(numbered)
-
-
-@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
 class BoundPersonsBoundedFn(_DecideFn):
     """The bounded person step: after a GroupByKey by ``(stream, person)``, all of a person's updates at
     once, decided in order (no state, no timers; the same decisions as the streaming step's tick by tick,
@@ -342,14 +289,15 @@ class BoundPersonsBoundedFn(_DecideFn):
         yield from out
 
 
-def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, counts: bool = False):
+def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, fn: BoundPersonsFn | None = None):
     """Apply the person step to ``valid`` (``PersonUpdateCheck``'s output) inside the calling transform's
     ``expand``; returns ``(admitted, dead letters)``, ``admitted`` keyed ``(stream, person_entry_key)`` for
     the registry. Names in the graph (stable: a savepoint matches them): ``BoundPersons`` (streaming:
     ``BoundPersons/ParDo(BoundPersonsFn)``, state ``person``, timer ``tick_end``); bounded:
-    ``GroupByPerson`` and ``BoundPersons``. ``counts``: the streaming step sends its per-tick counts
-    and numbers each entry's updates (``GatedBoundPersonsFn``, the DirectRunner's gate; the registry must then
-    be built with ``upstream_counts=True``; the label is the same, ``BoundPersons/ParDo(GatedBoundPersonsFn)``)."""
+    ``GroupByPerson`` and ``BoundPersons``. ``fn``: the streaming step's DoFn, ``BoundPersonsFn(spec,
+    limit)`` if None; the DirectRunner's gate passes ``transforms.streaming.GatedBoundPersonsFn``, which
+    sends per-tick counts and numbers each entry's updates (the registry must then be built with
+    ``upstream_counts=True``; the label ``BoundPersons`` is the same)."""
     key_type = tuple[tuple[str, str], typing.Any]
     if bounded:
         grouped = valid | "GroupByPerson" >> beam.GroupByKey()
@@ -357,7 +305,7 @@ def bound_persons(valid, spec: StreamSpec, limit: PersonLimit, bounded: bool, co
             _DecideFn.DEAD, main="admitted"
         )
     else:
-        fn = GatedBoundPersonsFn(spec, limit) if counts else BoundPersonsFn(spec, limit)
+        fn = BoundPersonsFn(spec, limit) if fn is None else fn
         out = valid | "BoundPersons" >> beam.ParDo(fn).with_input_types(key_type).with_output_types(
             key_type
         ).with_outputs(_DecideFn.DEAD, main="admitted")

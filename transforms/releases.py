@@ -47,6 +47,7 @@ from transforms.records import NoiseKey
 from transforms.spec import NAMESPACE, StreamSpec
 from transforms.streaming import (
     TICK_MERGES,
+    GatedBoundPersonsFn,
     MergeTickFn,
     ResolveEntriesFn,
     counts_gate,
@@ -227,8 +228,9 @@ class ReleaseContinually(beam.PTransform):
         unchanged."""
         if self._person_limit is None:
             return valid, ()
-        counts = not bounded and counts_gate(self.tick_merge, valid.pipeline)  # the DirectRunner's gate
-        admitted, dead = bound_persons(valid, self.spec, self._person_limit, bounded, counts)
+        gated = not bounded and counts_gate(self.tick_merge, valid.pipeline)  # the DirectRunner's gate
+        fn = GatedBoundPersonsFn(self.spec, self._person_limit) if gated else None  # counts, numbered updates
+        admitted, dead = bound_persons(valid, self.spec, self._person_limit, bounded, fn)
         return admitted, (dead,)
 
     def _step(self, cls=ReleaseStep):

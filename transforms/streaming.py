@@ -39,11 +39,21 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.common import dead_letter, resolve_updates, update_order
+from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.foundation.aggregates import fold, in_tick_order
 from transforms.per_stream import COUNTS, GatedPerStreamStepFn, PerStreamStepFn, holds_timer_watermarks
+from transforms.person import BoundPersonsFn
 from transforms.spec import NAMESPACE, StreamSpec
 
-__all__ = ["ResolveEntriesFn", "MergeTickFn", "TICK_MERGES", "stateful_tick_merge", "counts_gate", "per_stream_step"]
+__all__ = [
+    "ResolveEntriesFn",
+    "MergeTickFn",
+    "GatedBoundPersonsFn",
+    "TICK_MERGES",
+    "stateful_tick_merge",
+    "counts_gate",
+    "per_stream_step",
+]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
 
@@ -377,6 +387,60 @@ class MergeTickFn(beam.DoFn):
         for tick in sorted(due):
             ins, dele, n = due[tick]
             yield beam.window.TimestampedValue((stream, ((tick, ins, dele, n),)), ts)
+
+
+@beam.typehints.with_output_types(tuple[tuple[str, str], typing.Any])
+class GatedBoundPersonsFn(BoundPersonsFn):
+    """The person step on the DirectRunner's gated path (``ReleaseContinually`` passes it to
+    ``transforms.person.bound_persons``): ``BoundPersonsFn`` with its counts, and each admitted update numbered
+    in its entry's order, so that the registry resolves an entry's updates in the order this step decided
+    them (``ResolveEntriesFn(upstream_counts=True)``).
+
+    Why: each firing of this step's timer is a bundle, and the DirectRunner hands a stateful step's input
+    bundles over in no fixed order (``executor.py``, ``_SerialEvaluationState``: a queue popped from the end,
+    last in first out), while the watermark it gives the registry does not wait for this step's pending
+    timers. After a watermark jump of 100 ticks one entry's updates of ticks 9, 14, 12, 8, 5 reached the
+    registry in that order; the registry resolved the later ticks first and the earlier updates were late.
+    Ordering by the watermark is impossible here (a timer callback does not see the watermark, and a bundle
+    cannot be held back), so the order travels with the data: the ``n``-th update this step emits for an
+    entry carries ``n`` as a ninth field (``emitted``, a ReadModifyWrite cell per (stream, person): entry id
+    -> updates emitted; an entry's updates leave in tick order, ``decide``'s total order), and the registry
+    holds an update until updates 1..n-1 of its entry have arrived. A number is a position in one entry's own
+    sequence: it says nothing to any other key, decides no release time (the watermark and the ticks do; the
+    counts only delay a firing) and is never released. Other runners hold the registry's watermark for
+    this step's timers (its output reaches the registry before the watermark that closes its tick) and keep
+    ``BoundPersonsFn``, its graph and its state."""
+
+    PERSON = BoundPersonsFn.PERSON
+    EMITTED = ReadModifyWriteStateSpec("emitted", FastPrimitivesCoder())  # entry id -> updates emitted
+    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)  # a timer spec takes one callback: declared again
+
+    def __init__(self, spec: StreamSpec, limit: PersonLimit):
+        super().__init__(spec, limit, counts=True)
+
+    def process(self, element, cell=beam.DoFn.StateParam(PERSON), timer=beam.DoFn.TimerParam(TICK_END)):
+        yield from self._buffer(element, cell, timer)
+
+    @on_timer(TICK_END)
+    def on_tick_end(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        cell=beam.DoFn.StateParam(PERSON),
+        timer=beam.DoFn.TimerParam(TICK_END),
+        emitted=beam.DoFn.StateParam(EMITTED),
+    ):
+        numbered = None
+        for out in self._fire(key, ts, cell, timer):
+            if not isinstance(out, beam.pvalue.TaggedOutput):  # admitted: ((stream, entry key), value)
+                if numbered is None:
+                    numbered = dict(emitted.read() or {})
+                entry_key, value = out
+                n = numbered[value[6]] = numbered.get(value[6], 0) + 1
+                out = (entry_key, (*value, n))
+            yield out
+        if numbered is not None:
+            emitted.write(numbered)
 
 
 TICK_MERGES = ("auto", "stateful", "bundle")
