@@ -98,7 +98,7 @@ class ResolveEntriesFn(beam.DoFn):
     its firings in; the late rule then applies as before, to each update in its entry's order.
     """
 
-    META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending)
+    META = ReadModifyWriteStateSpec("meta", FastPrimitivesCoder())  # (state, last, timer tick, pending[, seen, held])
     TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)
     DEAD = "dead_letters"
 
