@@ -1,0 +1,125 @@
+"""Judged survivors of the mutation round of session 44, group c (``transforms/core/continual/``, ``static/``,
+``config.py``; ``benchmarks/mutation_fast.py``, seed 20261127, 70 a module), merged into
+``benchmarks/mutation_core_survivors.py``: each sampled mutant the run did not kill is either equivalent (the reason
+in one line, checked against the mutant's code in the run's copy) or killed since by a test that asserts a property
+(file::test, checked with ``python -m benchmarks.mutation_fast confirm``: passes unmutated, fails on the mutant)."""
+
+from __future__ import annotations
+
+_K = "tests/test_mutation_kills_sample44c.py::"
+
+EQUIVALENT: dict[str, str] = {
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_error_bound__mutmut_16": (
+        "bound = fsum(halted bounds) for bound += ...: bound is 0.0 just above (the first term added), and 0.0 + x is "
+        "x exactly for every float x: the same bound"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_34": (
+        "the float fast path skipped for w == 1 as well as w == 0 (a 64-bit word of 1: probability 2^-64): the decimal "
+        "comparison decides the same inequality U ? (1-p)^n exactly (the fast path answers only where a margin 8x its "
+        "float error decides it, far inside the decimal path's first precision), refining U with more bits of the "
+        "same local stream only where undecided: the same K, speed only"
+    ),
+    "transforms.core.continual.auto.x__net_change_options__mutmut_20": (
+        "auto_counter's pick compared with choose_counter(None, h) (the Laplace pick) instead of the noise kind's: "
+        "under Laplace noise both are choose_counter's pick (counter stays auto); under Gaussian noise the part's "
+        "options name the counter auto would resolve to (sqrt_factorization / blt at an entry or person unit or a "
+        "horizon of 1) instead of 'auto': counter_choice, calibrations, _check_calibration, _check_horizon and the "
+        "plan read the same counter and horizon, and a part's options key no noise and enter no state or digest "
+        "(ContinualRelease's state excludes options; auto's digest and sub-keys use auto's own options and names)"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_92": (
+        "the non-paper delta weights' first entry 1.0 for 0.0: wd[0] is never read (n_hat's plan is b_r.pure_part of "
+        "eps weights only): the same plans"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_93": (
+        "the non-paper static delta weight 1.4 for 0.4: under tuned / tight the ledger budget is PureDP, ApproxDP(eps, "
+        "0) or ZCDP (an (eps, delta > 0) budget means Gaussian noise there, a ZCDP ledger), whose part() ignores the "
+        "delta weight or multiplies a delta of 0: the same plans"
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ_round_budgets__mutmut_63": (
+        "the deletion-count counter's delta share wd[3] + c wd[3] / k for wd[3] + c wd[2] / k: c (reusing count sets) "
+        "is non-zero only in the tight profile, whose ledger budget has no delta to weigh (PureDP, ApproxDP(eps, 0) or "
+        "ZCDP: part() ignores w_delta or multiplies 0): the same budgets"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁlast_close_tick__mutmut_2": (
+        "partitioner.prev_close returned also while closed == 0: it is 0 until the partitioner's first close, and "
+        "while the release absorbs (the only reader besides check_invariants) every partitioner close so far is at a "
+        "tick <= the batch's (<= the end) and went through _close, so closed == 0 only where prev_close == 0: the same "
+        "boundary"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_139": (
+        "the search starts at max(guess, 2) instead of max(guess, 1): for K = 1 it steps down (decide(2) = -1, then "
+        "decide(1) = -1 at n = 1 returns 1); the loop returns the unique n with decide(n) = -1 and decide(n - 1) = +1 "
+        "from any start, each comparison exact on the same U (more words only refine it): the same K, speed only"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_167": (
+        "n = 1 instead of n += 1 where K > n: the loop then repeats decide(1) = +1 (a float comparison) until its "
+        "10,000 steps run out and the bisection over [1, cap] returns the smallest n with decide(n) = -1, or cap: "
+        "exactly min(K, cap) on the same U, speed only"
+    ),
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_carried_answer__mutmut_21": (
+        "np.array(est) without dtype=float: est is a fresh answer's estimate, float64 for every segmented mechanism "
+        "(InfiniteCounter's estimate, fully_dynamic's sum of node answers from mech.answer floats; measured: "
+        "insertion_only, two_stream_baseline, fully_dynamic under paper / tuned / tight, pure, (eps, delta), zCDP, "
+        "count, histogram, linear), and before the first close np.zeros (float64): the same float64 copy"
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁ_noise__mutmut_7": (
+        "discrete_laplace(stream, param) without size: its default size is 1 and both callers (release: n_hat and each "
+        "measurement) pass 1: the same draw"
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_20": (
+        "_split(budget, None) for _split(budget, external): only count_p is kept, and it is read only where the count "
+        "is not external, where None and False give the same share (0.1): the same count noise (as release__mutmut_22)"
+    ),
+}
+
+KILLED_BY: dict[str, str] = {
+    "transforms.core.static.linear.xǁStaticMechanismǁalpha__mutmut_6": _K
+    + "test_a_static_alpha_holds_for_every_answer_at_once",
+    "transforms.core.continual.consistency.x_simplex_projection__mutmut_6": _K
+    + "test_a_simplex_projection_refuses_a_total_that_is_negative_or_not_finite",
+    "transforms.core.continual.consistency.x_simplex_projection__mutmut_43": _K
+    + "test_a_simplex_projection_lies_on_the_simplex_whatever_the_magnitudes",
+    "transforms.core.config.xǁDynamicConfigǁ__post_init____mutmut_15": _K
+    + "test_a_horizon_of_one_segment_is_accepted_and_zero_refused",
+    "transforms.core.continual.auto.xǁAutoReleaseǁcheck_settings__mutmut_21": _K
+    + "test_auto_refuses_unequal_weights_for_its_fully_dynamic_query_sets",
+    "transforms.core.continual.baselines.xǁTwoStreamBaselineǁ_start__mutmut_21": _K
+    + "test_each_stream_of_the_two_stream_baseline_is_the_insertion_only_counter",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁsize_bound__mutmut_19": _K
+    + "test_a_node_that_released_no_size_states_no_finite_size_bound",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_counter_hists__mutmut_3": _K
+    + "test_fully_dynamic_nodes_hold_exact_integer_counts_through_a_state_round_trip",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_123": _K
+    + "test_a_static_node_output_carries_the_values_the_node_released",
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_carried_answer__mutmut_18": _K
+    + "test_a_carried_answers_bound_splits_beta_between_the_last_close_and_the_drift",
+    "transforms.core.config.xǁBudgetProfileǁtuned__mutmut_1": _K
+    + "test_the_tuned_profiles_default_level_split_is_the_planned_one_over_l_to_the_1_5",
+    "transforms.core.continual.auto.xǁAutoReleaseǁplan__mutmut_9": _K
+    + "test_autos_plan_states_the_counter_horizon_and_calibrations_its_parts_run",
+    "transforms.core.continual.auto.xǁAutoReleaseǁ_sub_configs__mutmut_5": _K
+    + "test_autos_plan_states_the_counter_horizon_and_calibrations_its_parts_run",
+    "transforms.core.continual.baselines.xǁContinualCountReleaseǁplanned_cost__mutmut_4": _K
+    + "test_a_counter_release_states_no_plan_for_a_coordinate_it_never_charges",
+    "transforms.core.continual.consistency.x_own_total_histogram__mutmut_35": _K
+    + "test_an_own_total_histograms_cells_are_within_its_stated_bound",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_42": _K
+    + "test_every_fully_dynamic_charge_has_its_plan_restarts_and_declared_horizons_included",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_49": _K
+    + "test_every_fully_dynamic_charge_has_its_plan_restarts_and_declared_horizons_included",
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcalibrations__mutmut_33": _K
+    + "test_a_per_window_person_limit_is_calibrated_over_the_releases_windows",
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_9": _K
+    + "test_a_linear_query_set_needs_a_non_empty_matrix",
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_6": _K
+    + "test_a_linear_query_matrix_of_exact_fractions_is_the_same_real_matrix",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_42": _K
+    + "test_a_static_node_output_carries_the_values_the_node_released",
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_37": _K
+    + "test_a_carried_answers_bound_splits_beta_between_the_last_close_and_the_drift",
+}
+
+# killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
+# privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
+ASSERTED_BY: dict[str, str] = {}
