@@ -55,7 +55,8 @@ EQUIVALENT: dict[str, str] = {
     "transforms.core.continual.partition.x_geometric_capped__mutmut_167": (
         "n = 1 instead of n += 1 where K > n: the loop then repeats decide(1) = +1 (a float comparison) until its "
         "10,000 steps run out and the bisection over [1, cap] returns the smallest n with decide(n) = -1, or cap: "
-        "exactly min(K, cap) on the same U, speed only"
+        "exactly min(K, cap) on the same U, speed only (checked: test_geometric_capped_is_exact_whatever_its_float_"
+        "guess, guesses 1 and cap for K ~ 5e5, passes on it)"
     ),
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_carried_answer__mutmut_21": (
         "np.array(est) without dtype=float: est is a fresh answer's estimate, float64 for every segmented mechanism "
@@ -70,6 +71,50 @@ EQUIVALENT: dict[str, str] = {
     "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_20": (
         "_split(budget, None) for _split(budget, external): only count_p is kept, and it is read only where the count "
         "is not external, where None and False give the same share (0.1): the same count noise (as release__mutmut_22)"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_166": (
+        "n -= 2 instead of n -= 1 where K <= n - 1: the walk may step below K, where decide(n) = +1 (decide(0) = +1) "
+        "moves it up one, and it returns only at the n with decide(n) = -1 and decide(n - 1) = +1 (or n = 1 with "
+        "decide(1) = -1): exactly min(K, cap) on the same U, speed only (checked: test_geometric_capped_is_exact_"
+        "whatever_its_float_guess passes on it)"
+    ),
+    "transforms.core.continual.auto.xǁAutoReleaseǁ_noise__mutmut_14": (
+        "the memo's check compares the sub-source list memo[2] with (release, disabled): never equal, so the parts' "
+        "sub-sources are made again at every call: for_release of the same ReleaseIdentity on the same source gives "
+        "the same key and release (a source keeps no other state), the same noise, speed only"
+    ),
+    "transforms.core.continual.consistency.x_own_total_histogram__mutmut_10": (
+        "np.asarray(hist) without dtype=float before the sum: make_consistent passes released estimates (float64 "
+        "arrays, or a record's tuple of Python floats), which np.asarray makes float64 anyway: the same sum and total"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_planned_cost__mutmut_145": (
+        "the fallback start segments taken from every output kind but static (setdefault, after the n_hat starts): "
+        "a (node, round) with deletion counters always has its n_hat output, which setdefault never overrides; the "
+        "pairs without one are the static-only leaves of tuned / tight, whose plan returns before starts is read (as "
+        "43c's _planned_cost__mutmut_148); planned_cost's only callers (tests) pass a run's drained outputs, all kinds"
+    ),
+    "transforms.core.continual.net_change.xǁ_options_awareǁ__get____mutmut_24": (
+        "on an instance, an explicit options argument replaced by the instance's own: every call on an instance "
+        "(protocol's Ledger(self.ledger_cap(config)), counter_budgets' self.ledger_cap(config)) passes none; class "
+        "calls take the other branch: the same caps"
+    ),
+    "transforms.core.continual.net_change.xǁ_options_awareǁ__init____mutmut_2": (
+        "the descriptor's __doc__ not copied from the function: it has no reader (class access returns a "
+        "functools.partial, instance access a lambda, pydoc lists the partial; the docs are markdown; no code reads "
+        "it): no output changes"
+    ),
+    "transforms.core.static.linear.xǁCountMechanismǁ_answers_units__mutmut_4": (
+        "np.array([int(total)]) without dtype=int64: a Python int below 2^63 (the sum of a histogram numpy holds) "
+        "makes an int64 array by default: the same array"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁcheck_invariants__mutmut_11": (
+        "the expected node contents built as float64 zeros: they are incremented by 1 per live entry (exact below "
+        "2^53) and compared by np.array_equal, by value, with the integer contents: the same verdicts"
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_4": (
+        "tick_lo None at construction: the only constructor call (FullyDynamicRelease._close) sets node.tick_lo on "
+        "the next lines, before any read (locate, _reset_pending's chain, check_invariants); a restored node's "
+        "tick_lo comes from its state"
     ),
 }
 
@@ -118,6 +163,36 @@ KILLED_BY: dict[str, str] = {
     + "test_a_static_node_output_carries_the_values_the_node_released",
     "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_37": _K
     + "test_a_carried_answers_bound_splits_beta_between_the_last_close_and_the_drift",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_make_counter__mutmut_12": _K
+    + "test_every_node_counter_release_is_charged_to_the_streams_ledger",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_make_counter__mutmut_35": _K
+    + "test_every_node_counter_release_is_charged_to_the_streams_ledger",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁanswer__mutmut_1": _K
+    + "test_a_halted_node_answers_zero_for_every_query_of_its_set",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_error_bound__mutmut_13": _K
+    + "test_a_halted_node_answers_zero_for_every_query_of_its_set",
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_error_bound__mutmut_36": _K
+    + "test_a_reused_counts_bound_is_taken_below_beta_times_its_round_weights",
+    "transforms.core.continual.auto.xǁAutoReleaseǁ_merge__mutmut_5": _K
+    + "test_every_auto_answer_carries_the_releases_spend_within_its_budget",
+    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_next_wake__mutmut_1": _K
+    + "test_a_continual_counter_wakes_at_its_next_release",
+    "transforms.core.continual.consistency.xǁConsistencyǁdefault_for__mutmut_29": _K
+    + "test_the_default_projection_rounds_when_asked_with_or_without_a_count",
+    "transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_30": _K
+    + "test_insertion_only_pending_insertions_are_exact_integer_counts_in_its_state",
+    "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_55": _K
+    + "test_pmw_with_a_public_size_of_zero_releases_the_empty_histogram",
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ_start_segment__mutmut_27": _K
+    + "test_each_svt_instance_draws_its_one_threshold_noise_at_its_own_coordinates",
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_26": _K
+    + "test_every_fully_dynamic_charge_has_its_plan_restarts_and_declared_horizons_included",
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_32": _K
+    + "test_a_zero_one_query_matrix_is_answered_in_exact_integers",
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcalibrations__mutmut_49": _K
+    + "test_a_counter_without_a_contribution_bound_states_group_privacy_in_its_plan",
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_177": _K
+    + "test_geometric_capped_is_exact_whatever_its_float_guess",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

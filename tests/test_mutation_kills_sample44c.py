@@ -15,16 +15,20 @@ import pytest
 
 from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
 from transforms.core.config import BudgetProfile
+from transforms.core.continual import partition
 from transforms.core.continual.auto import AutoOptions
-from transforms.core.continual.consistency import own_total_histogram, simplex_projection
-from transforms.core.continual.fully_dynamic_node import FullyDynamicNode
+from transforms.core.continual.consistency import Consistency, make_consistent, own_total_histogram, simplex_projection
+from transforms.core.continual.fully_dynamic_node import FullyDynamicNode, fenwick_chain, reuse_round_weight
 from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+from transforms.core.continual.partition import InfinitePartitioner, PartitionParams, geometric_capped
 from transforms.core.contribution.sensitivity import contribution_sensitivity
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.foundation.accounting import PrivacyUnit, as_vector, zeta
 from transforms.core.foundation.bounds import NoiseProfile
-from transforms.core.foundation.noise import as_ratio_up
-from transforms.core.static.linear import HistogramMechanism, LinearQueryMechanism
+from transforms.core.foundation.noise import as_ratio_up, discrete_laplace
+from transforms.core.foundation.outputs import Answer
+from transforms.core.static.linear import CountMechanism, HistogramMechanism, LinearQueryMechanism
+from transforms.core.static.pmw import PMWMechanism
 
 KEY = bytes(range(32))
 
@@ -444,3 +448,271 @@ def test_a_linear_query_matrix_of_exact_fractions_is_the_same_real_matrix(noise)
     assert (a.unit, a.l1, a.l2) == (b.unit, b.l1, b.l2)
     h = np.array([3, 0, 5])
     np.testing.assert_array_equal(a.exact(h), b.exact(h))
+
+
+# kills transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_make_counter__mutmut_12 (the paper profile's
+# deletion counters charged to a ledger of their own, not the node's scope: their releases never reach the stream's
+# ledger) and __mutmut_35 (the same for the tight profile's square-root factorization counters)
+@pytest.mark.parametrize(
+    "profile,budget",
+    [("paper", PureDP(1.0)), ("tight", ZCDP(0.5)), ("tuned", PureDP(1.0))],
+    ids=["paper", "tight", "tuned"],
+)
+def test_every_node_counter_release_is_charged_to_the_streams_ledger(profile, budget):
+    """fully_dynamic.py: "every release is charged to the stream's ledger before its noise is drawn". Each release a
+    node's deletion counters log (``emit_nodes``) has its charge in the stream's ledger: at the same coordinates and
+    cost (tree counters), or, for a lattice counter, which charges its whole budget once at its first step, at the
+    counter's coordinates (the log's without its step) with that step's cost; the spend is within the budget."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    cfg = DynamicConfig(q, budget, profile=profile)
+    core = MECHANISMS["fully_dynamic"].core_cls(cfg, stream="s", emit_nodes=True)
+    core.ledger.keep_records = True
+    noise = NoiseSource(KEY)
+    for t in range(1, 20):
+        core.process_tick(t, [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(400)], noise)
+    charged = [(tuple(r.coordinates), as_vector(r.cost)) for r in core.ledger.records]
+    logged = [o for o in core.drain_node_outputs() if o.kind == "deletion_counter"]
+    assert len(logged) >= 5
+    paid = 0
+    for o in logged:
+        c, cost = tuple(o.coordinates), as_vector(o.cost)
+        if max(cost) == 0:  # a lattice counter's later step: paid at its first
+            continue
+        paid += 1
+        if c[-2] == "step":
+            c = c[:-2]
+        assert any(rc == c and rv == pytest.approx(cost, rel=1e-12) for rc, rv in charged), c
+    assert paid >= 2
+    cap = as_vector(core.ledger.budget)
+    assert all(s <= c * (1 + 1e-12) for s, c in zip(as_vector(core.ledger.spent), cap, strict=True))
+
+
+# kills transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁanswer__mutmut_1 (a halted node answers
+# np.zeros(1) whatever its query set: a histogram's answers can no longer be summed over the chain) and
+# transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_error_bound__mutmut_13 (with a halted node in the
+# chain, the live nodes' noise bounded at beta / 3 instead of beta / 2: not the stated split)
+def test_a_halted_node_answers_zero_for_every_query_of_its_set():
+    """Alg. 3, lines 22-23: a node whose restart finds ``n_hat < 2 gamma`` halts and answers 0 from then on, for every
+    query of the set (a histogram: every cell); the released answer is the sum over the chain, halted nodes adding 0.
+    Here node 4 loses its items within its lifetime and halts at its restart."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    core = MECHANISMS["fully_dynamic"].core_cls(DynamicConfig(q, PureDP(30.0), profile="paper"), stream="s")
+    noise = NoiseSource(KEY)
+    seen = 0
+    for t in range(1, 12):
+        if t <= 4:
+            ups = [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(500)]
+        elif t <= 7:
+            ups = [Update("delete", f"e{t - 4}_{i}", None) for i in range(500)]
+        else:
+            ups = [Update("insert", f"f{t}", (0, 1))]
+        res = core.process_tick(t, ups, noise)
+        if not res.closes:
+            continue
+        chain = [core.nodes[i] for i in fenwick_chain(core.closed)]
+        for node in chain:
+            if node.halted:
+                seen += 1
+                for k in range(len(q)):
+                    np.testing.assert_array_equal(node.answer(k), np.zeros_like(node.static_answers[k]))
+        halted = [n for n in chain if n.halted]
+        live = [n for n in chain if not n.halted]
+        beta = core.config.beta
+        for k, a in enumerate(res.answers):
+            np.testing.assert_allclose(a.estimate, np.sum([n.answer(k) for n in live], axis=0), rtol=1e-12)
+            # the bound: a union of beta / 2 over the halted nodes' sizes and beta / 2 over the live nodes' noise
+            want = NoiseProfile.sum(n.noise_profile(core, k) for n in live).tail_bound(
+                (beta / 2 if halted else beta) / core.mechanisms[k].num_queries
+            )
+            if halted:
+                want += math.fsum(n.halted_bound(beta / (2 * len(halted))) for n in halted)
+            assert a.error_bound == pytest.approx(want, rel=1e-12)
+    assert seen >= 1
+
+
+# kills transforms.core.continual.auto.xǁAutoReleaseǁ_merge__mutmut_5 (auto's answers carry no spend)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
+def test_every_auto_answer_carries_the_releases_spend_within_its_budget(budget):
+    """Each answer states what the release has spent so far (its parts' spends for the unit, composed): the release's
+    ``spent`` at that tick, growing with the releases and within the configured budget."""
+    q = (QuerySet("n", "count"), QuerySet("p", "pmw", domain_size=4, ranges=True))
+    core = MECHANISMS["auto"].core_cls(DynamicConfig(q, budget), stream="s", end_tick=12, every_ticks=1)
+    noise = NoiseSource(KEY)
+    last = None
+    for t in range(1, 13):
+        res = core.process_tick(t, [Update("insert", f"e{t}", (0, t % 4))], noise)
+        assert res.answers
+        for a in res.answers:
+            assert a.spent == core.spent
+            assert all(s <= c * (1 + 1e-9) for s, c in zip(as_vector(a.spent), as_vector(budget), strict=True))
+            if last is not None:
+                assert all(s >= p for s, p in zip(as_vector(a.spent), as_vector(last), strict=True))
+            last = a.spent
+    assert as_vector(last)[0] > 0
+
+
+# kills transforms.core.continual.baselines.xǁContinualCountReleaseǁ_next_wake__mutmut_1 (the wake-up inverted: no
+# wake without periods, every tick with them)
+@pytest.mark.parametrize("every", [None, 5])
+def test_a_continual_counter_wakes_at_its_next_release(every):
+    """The timer a runner sets (``next_wake``): without periods the counter releases at every tick, so it wakes at the
+    next one; with ``every_ticks`` it wakes at the next period end (a multiple of it, or the end)."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = MECHANISMS["continual_count"].core_cls(cfg, stream="s", end_tick=23, every_ticks=every)
+    noise = NoiseSource(KEY)
+    for t in (1, 3, 5, 6, 12, 21):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+        want = t + 1 if every is None else min((t // every + 1) * every, 23)
+        assert core.next_wake == want, (t, core.next_wake)
+
+
+# kills transforms.core.continual.consistency.xǁConsistencyǁdefault_for__mutmut_29 (the default projection onto a
+# histogram's own total ignores round_answers: the cells are not rounded although the user asked for integers)
+@pytest.mark.parametrize("counts", [0, 2])
+def test_the_default_projection_rounds_when_asked_with_or_without_a_count(counts):
+    """``release.round`` asks for integers: the default projection (onto THE count, or onto each histogram's own total
+    when there is no single count) then releases integer cells summing to an integer total."""
+    q = (
+        *(QuerySet(f"n{i}", "count") for i in range(counts)),
+        QuerySet("h", "histogram", domain_size=4),
+    )
+    cons = Consistency.default_for(DynamicConfig(q, PureDP(1.0)), round_answers=True)
+    assert cons.round_answers and cons.own_total == ("h",)
+    a = Answer("s", 1, 1, "h", np.array([2.4, -1.0, 3.3, 0.6]), 2.0, 0.05, PureDP(1.0))
+    (out,) = make_consistent([a], cons)
+    assert np.all(out.estimate == np.rint(out.estimate)) and np.all(out.estimate >= 0)
+    assert out.estimate.sum() == round(2.4 - 1.0 + 3.3 + 0.6)
+
+
+# kills transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_start__mutmut_30 (the first segment's pending
+# insertions kept as float histograms: the state no longer holds exact integer counts)
+def test_insertion_only_pending_insertions_are_exact_integer_counts_in_its_state():
+    """The open segment's insertions are counts of items: integer histograms from the start, and through a state
+    round trip (as after each close)."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    cfg = DynamicConfig(q, PureDP(1.0))
+    cls = MECHANISMS["insertion_only"].core_cls
+    core = cls(cfg, stream="s")
+    assert all(p.dtype.kind == "i" for p in core.pending)
+    core.process_tick(1, [Update("insert", f"e{i}", (0, i % 3)) for i in range(3)], NoiseSource(KEY))
+    for c in (core, cls.from_state(cfg, core.to_state())):
+        assert all(p.dtype.kind == "i" for p in c.pending), [p.dtype for p in c.pending]
+        assert [int(p.sum()) for p in c.pending] in ([3, 3], [0, 0])
+
+
+# kills transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_55 (a public size of exactly 0 run through the
+# iterations: the multiplicative weights divide by 2 n_hat = 0 and release NaN)
+@pytest.mark.parametrize("kind,budget", [("laplace", PureDP(1.0)), ("gaussian", ZCDP(0.5))])
+@pytest.mark.parametrize("iterations", [0, 3])
+def test_pmw_with_a_public_size_of_zero_releases_the_empty_histogram(kind, budget, iterations):
+    """A dataset whose (public, noisy) size is <= 0 gets the empty synthetic histogram: every answer 0, finite (T
+    chosen from the size, or fixed)."""
+    mech = PMWMechanism(4, ranges=True, noise=kind, iterations=iterations)
+    law = NoiseProfile.single("laplace", 2.0)
+    for n_hat in (0.0, -3.0):
+        rel = mech.release(np.array([1, 0, 2, 0]), budget, NoiseSource(KEY).stream("pmw", int(n_hat)), n_hat, law)
+        assert np.all(np.isfinite(rel.values)) and np.all(rel.values == 0), rel.values
+        assert rel.n_hat == n_hat
+
+
+# kills transforms.core.continual.partition.xǁInfinitePartitionerǁ_start_segment__mutmut_27 (two threshold noises
+# drawn and the first kept: segment j's theta_hat is no longer the single draw at its documented coordinates)
+def test_each_svt_instance_draws_its_one_threshold_noise_at_its_own_coordinates():
+    """Alg. 1: ``theta_hat = theta + Z0``, one ``DLap(2 / eps)`` per SVT instance, drawn from the stream at (coords,
+    ``svt``, j, ``threshold``) (a deterministic function of the key and j: a replay or an audit draws it again): so
+    ``theta_hat_floor - floor(theta_j)`` is that single draw, for every segment."""
+    p = PartitionParams(0.5, 0.05)
+    part = InfinitePartitioner(p, coords=("s",))
+    noise = NoiseSource(KEY)
+    seen = 0
+    for t in range(1, 200):
+        prev, j = part.prev_close, part.j
+        part.observe(t, t % 3, noise)
+        if part.j != j:
+            want = int(discrete_laplace(noise.stream("s", "svt", part.j, "threshold"), p.threshold_scale, 1)[0])
+            assert part.theta_hat_floor - math.floor(p.theta(part.j, part.prev_close)) == want, (t, part.j, prev)
+            seen += 1
+    assert seen >= 5
+
+
+# kills transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_32 (a 0/1 matrix kept as floats: its
+# answers computed in float64, rounded once the counts pass 2^53)
+@pytest.mark.parametrize("noisy", [False, True])
+def test_a_zero_one_query_matrix_is_answered_in_exact_integers(noisy):
+    """LinearQueryMechanism: "a 0/1 matrix is answered with integer noise directly", in integer arithmetic: its
+    all-ones row is released exactly as the count mechanism releases the same histogram (the same lattice, the same
+    draw from the same stream), and a 0/1 row exactly as its cells' sum, at any count int64 holds."""
+    h = np.array([2**53 + 1, 2, 0], dtype=np.int64)
+    src = NoiseSource(KEY) if noisy else NoiseSource.disabled()
+    ones = LinearQueryMechanism([[1, 1, 1]]).release(h, PureDP(1.0), src.stream("q"))
+    count = CountMechanism(3).release(h, PureDP(1.0), src.stream("q"))
+    assert int(ones.values[0]) == int(count.values[0])
+    if not noisy:
+        rel = LinearQueryMechanism([[1, 0, 1], [0, 1, 1]]).release(h, PureDP(1.0), src.stream("q"))
+        assert [int(v) for v in rel.values] == [2**53 + 1, 2]
+
+
+# kills transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_error_bound__mutmut_36 (a reusing node's union
+# weight replacing beta / m instead of multiplying it: the count's bound taken at a failure probability near 1)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
+def test_a_reused_counts_bound_is_taken_below_beta_times_its_round_weights(budget):
+    """Tight profile: a count set is answered from each node's n_hat, which also decided whether the node's round
+    goes on; its bound is the chain's noise at ``beta`` times each reusing node's round weight (a union over the rounds
+    it may be in, docs/fully_dynamic.md): so at a failure probability below beta, never above."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    core = MECHANISMS["fully_dynamic"].core_cls(DynamicConfig(q, budget, profile="tight"), stream="s")
+    noise = NoiseSource(KEY)
+    checked = 0
+    for t in range(1, 20):
+        res = core.process_tick(t, [Update("insert", f"e{t}_{i}", (0, i % 3)) for i in range(400)], noise)
+        if not res.closes:
+            continue
+        live = [core.nodes[i] for i in fenwick_chain(core.closed)]
+        reusing = [n for n in live if n.reuses(core, 0)]
+        prof = NoiseProfile.sum(n.noise_profile(core, 0) for n in live)
+        w = math.prod(reuse_round_weight(n.round) for n in reusing)
+        a = res.answers[0]
+        assert a.error_bound == pytest.approx(prof.tail_bound(core.config.beta * w), rel=1e-12)
+        assert a.error_bound >= prof.tail_bound(core.config.beta)
+        checked += bool(reusing)
+    assert checked >= 3
+
+
+# kills transforms.core.continual.net_change.xǁNetChangeReleaseǁcalibrations__mutmut_49 (a query set without a
+# sensitivity by contribution through its counter stated with the method "GROUP", not the documented "group")
+def test_a_counter_without_a_contribution_bound_states_group_privacy_in_its_plan():
+    """Under an entry unit, Gaussian noise through a tree counter has no sensitivity by contribution: each query set
+    is calibrated by group privacy over ``2k - 1`` updates, and the plan says so with the documented method name
+    (``Calibration.method``: ``contribution`` or ``group``)."""
+    q = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
+    cfg = DynamicConfig(q, ZCDP(0.5), unit=PrivacyUnit.entry(3))
+    opts = NetChangeOptions("binary_tree", 16)
+    cal = NetChangeRelease.calibrations(cfg, opts, end_tick=16, every_ticks=1)
+    assert [(c.query, c.method, c.multiplier, c.exact) for c in cal] == [
+        ("n", "group", 5.0, False),
+        ("h", "group", 5.0, False),
+    ]
+    assert all("group privacy" in c.text() for c in cal)
+
+
+# kills transforms.core.continual.partition.x_geometric_capped__mutmut_177 (the fallback bisection asks decide(None):
+# where the float guess is off by more than the walk's 10,000 steps, the sampler crashes instead of answering)
+@pytest.mark.parametrize("guess", [1, 10**7])
+def test_geometric_capped_is_exact_whatever_its_float_guess(monkeypatch, guess):
+    """``min(K, cap)`` is decided by exact comparisons of U with ``(1 - p)^n``; the float guess only says where to
+    start. A guess 10,000+ steps off (forced here) goes through the walk's fallback, the bisection, to the same K."""
+    k0, scale, cap = 50, 4.0, 10**7
+    want = [geometric_capped(NoiseSource(KEY).stream("g", i), k0, scale, cap) for i in range(3)]
+    assert all(10_000 < w < cap for w in want)  # K ~ Geometric(2e-6): far from the forced guesses
+
+    class BadCeil:
+        def __getattr__(self, name):
+            return getattr(math, name)
+
+        @staticmethod
+        def ceil(x):
+            return guess
+
+    monkeypatch.setattr(partition, "math", BadCeil())
+    got = [geometric_capped(NoiseSource(KEY).stream("g", i), k0, scale, cap) for i in range(3)]
+    assert got == want
