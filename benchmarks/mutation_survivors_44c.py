@@ -116,6 +116,43 @@ EQUIVALENT: dict[str, str] = {
         "the next lines, before any read (locate, _reset_pending's chain, check_invariants); a restored node's "
         "tick_lo comes from its state"
     ),
+    "transforms.core.continual.auto.xǁAutoReleaseǁspent__mutmut_18": (
+        "the memo's check compares the composed Budget memo[1] with the key (a tuple of reprs): never equal, so the "
+        "parts' spends are composed again at every call: compose_sequential of the same spends, the same value, "
+        "speed only"
+    ),
+    "transforms.core.continual.consistency.x_simplex_projection__mutmut_5": (
+        "np.asarray(x) without dtype=float: for a total > 0, p = np.maximum(x - tau, 0.0) is float64 with the same "
+        "values for integer x; for a total of 0 or an empty x the zeros keep x's dtype, equal in value, and every "
+        "caller converts (make_consistent's _like, apportion's asarray(float)); released estimates are float64 anyway"
+    ),
+    "transforms.core.continual.consistency.x__replace__mutmut_30": (
+        "kw.get('error_bound') without the record's own as default: every call of _replace (make_consistent: the "
+        "paired histogram, the count, the own-total histogram) passes error_bound: the same records"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁreuse__mutmut_1": (
+        "the reuse cache never read: the list is computed again at every read from the configuration alone (the "
+        "profile's reuse_count, the mechanisms' types): the same list, speed only"
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcheck_settings__mutmut_12": (
+        "_check_calibration without the end: it reads only whether the chosen counter is a lattice counter, under "
+        "Gaussian noise (tight_account); without the end auto picks blt instead of sqrt_factorization there, both "
+        "lattice counters, and an explicit counter does not depend on the end: the same verdict"
+    ),
+    "transforms.core.continual.partition.x_log_one_minus_p__mutmut_7": (
+        "k0 = 1 computed by the second formula: (1 - k0) ln q - log1p(q) = -log1p(q) is ln(1/(1+q)), the same quantity"
+        " as log1p(-q/(1+q)), within an ulp or two; its only caller, geometric_capped, uses it for the float guess "
+        "and for float decisions taken with a margin 2^-42 + |ls| 2^-46 far above such errors (else exact decimals): "
+        "the same K"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_116": (
+        "the float guess from U / 2 (2^-65 for 2^-64): the guess only starts the walk, whose exact comparisons (and "
+        "past 10,000 steps the bisection) return min(K, cap) on the same U: the same K, speed only"
+    ),
+    "transforms.core.continual.partition.x_geometric_capped__mutmut_49": (
+        "the float path answers +1 also where lu_hi equals ls - margin exactly: U is still a margin 8x the float "
+        "error below (1-p)^n there, the verdict the decimal path gives: the same K"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -193,6 +230,46 @@ KILLED_BY: dict[str, str] = {
     + "test_a_counter_without_a_contribution_bound_states_group_privacy_in_its_plan",
     "transforms.core.continual.partition.x_geometric_capped__mutmut_177": _K
     + "test_geometric_capped_is_exact_whatever_its_float_guess",
+    "transforms.core.config.xǁDynamicConfigǁ__post_init____mutmut_14": _K
+    + "test_a_horizon_of_one_segment_is_accepted_and_zero_refused",
+    "transforms.core.config.xǁDynamicConfigǁ__post_init____mutmut_8": _K
+    + "test_a_configs_beta_is_strictly_between_zero_and_one",
+    "transforms.core.continual.auto.xǁAutoReleaseǁplan__mutmut_7": _K
+    + "test_autos_plan_states_the_counter_horizon_and_calibrations_its_parts_run",
+    "transforms.core.continual.baselines.xǁInsertionOnlyReleaseǁ_close__mutmut_22": _K
+    + "test_insertion_only_pending_insertions_are_exact_integer_counts_in_its_state",
+    "transforms.core.continual.baselines.xǁContinualCountReleaseǁplanned_cost__mutmut_22": _K
+    + "test_every_continual_count_charge_has_its_plan_for_its_noise",
+    "transforms.core.continual.consistency.xǁConsistencyǁdefault_for__mutmut_1": _K
+    + "test_the_default_projection_rounds_when_asked_with_or_without_a_count",
+    "transforms.core.continual.consistency.xǁConsistencyǁdefault_for__mutmut_21": _K
+    + "test_the_default_projection_pairs_every_histogram_with_the_one_count",
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_14": _K
+    + "test_a_periodic_segmented_release_without_an_end_answers_every_period",
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_apply__mutmut_26": _K
+    + "test_noise_off_every_period_answer_is_the_exact_current_answer_with_deletions",
+    "transforms.core.static.linear.x__calibrated__mutmut_15": _K
+    + "test_a_gaussian_linear_release_spends_exactly_its_rho_at_its_l2_sensitivity",
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_38": _K
+    + "test_a_real_query_matrix_is_answered_exactly_on_its_lattice",
+    "transforms.core.static.linear.xǁStaticMechanismǁcheck_budget__mutmut_3": _K
+    + "test_a_gaussian_mechanism_refuses_a_pure_budget_saying_what_to_give_it",
+    "transforms.core.static.pmw.xǁPMWMechanismǁalpha__mutmut_18": _K
+    + "test_pmw_alpha_is_stated_for_the_releases_own_number_of_iterations",
+    "transforms.core.static.pmw.xǁPMWMechanismǁ_select__mutmut_40": _K
+    + "test_pmw_selection_with_a_large_budget_picks_a_worst_answered_range",
+    "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_11": _K
+    + "test_a_noise_off_pmw_release_is_the_exact_histogram_with_its_cost_and_no_noise_law",
+    "transforms.core.static.pmw.xǁPMWMechanismǁ__init____mutmut_23": _K
+    + "test_pmw_checks_its_query_matrix_and_takes_its_entries_as_real_numbers",
+    "transforms.core.static.pmw.xǁPMWMechanismǁ__init____mutmut_19": _K
+    + "test_pmw_checks_its_query_matrix_and_takes_its_entries_as_real_numbers",
+    "transforms.core.static.pmw.xǁPMWMechanismǁchoose_iterations__mutmut_39": _K
+    + "test_pmw_chooses_the_number_of_iterations_minimising_its_stated_bound",
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_20": _K
+    + "test_every_svt_charge_is_recorded_in_the_partitions_parallel_scope",
+    "transforms.core.continual.baselines.xǁTwoStreamBaselineǁ_bound__mutmut_6": _K
+    + "test_a_carried_answers_bound_splits_beta_between_the_last_close_and_the_drift",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
