@@ -1,0 +1,115 @@
+"""Tests written for the survivors of the mutation round of session 44, group d (``transforms/core/contribution/`` and
+``transforms/core/selection/``; ``benchmarks/mutation_fast.py``, seed 20261127, 70 sampled mutants a module, issue
+27). As in ``test_mutation_kills_sample43b.py`` and ``43c``: each asserts a property of the module (a sensitivity
+against the pattern that reaches it, a charge, a stated bound, a refusal the contract states, a state round trip),
+never a pinned value, and names the mutant(s) it kills (checked with ``python -m benchmarks.mutation_fast confirm
+NAME TEST``: passes unmutated, fails on the mutant). Fast: in memory, no Beam."""
+
+from __future__ import annotations
+
+import pytest
+
+from transforms.core.foundation.accounting import PureDP
+from transforms.core.foundation.entries import Update
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.state import StateError
+from transforms.core.selection import (
+    CANDIDATE_STATE_VERSION,
+    KeyLimit,
+    OpenKeyRelease,
+    PersonKeys,
+    SelectionParams,
+    apply_event,
+    key_state_from_plain,
+    key_state_to_plain,
+    new_candidate_state,
+)
+
+
+# kills transforms.core.selection.keys.xǁPersonKeysǁdecide_tick__mutmut_32 (a person's state kept when its bounder
+# state is None, i.e. an empty state kept for every person whose updates were all refused, and a state dropped when
+# only the bounder's is set)
+def test_a_person_whose_updates_are_all_refused_keeps_no_key_state():
+    """``PersonKeys`` holds a state only for a person with something to remember (entries, keys, left keys, refused
+    insertions or a bounder state): a person whose only updates are refused (an upsert or delete of an entry they
+    never inserted) holds none, so memory grows with the people who contribute, not with bad input; a person with an
+    accepted insertion holds their state, which decides their next updates."""
+    pk = PersonKeys(KeyLimit(1, 1, 2))
+    acc, ref, ev = pk.decide_tick(1, [("p1", Update("delete", "e1", None)), ("p2", Update("upsert", "e2", ("k",)))])
+    assert acc == [] and ev == [] and [r for _, r in ref] == ["unknown_entry", "unknown_entry"]
+    assert pk.persons == {}
+    pk.decide_tick(2, [("p3", Update("insert", "e3", ("k",)))])
+    assert set(pk.persons) == {"p3"}
+    assert pk.persons["p3"]["entries"] == {"e3": ["k", 1]} and pk.persons["p3"]["bound"] is not None
+    # the kept state decides p3's next update: a second key is over K = 1 (refused), a second entry over L = 1
+    acc, ref, _ = pk.decide_tick(3, [("p3", Update("insert", "e4", ("j",)))])
+    assert acc == [] and [r for _, r in ref] == ["contribution_bounded"]
+
+
+# kills transforms.core.selection.release.xǁOpenKeyReleaseǁstep__mutmut_32 (the candidates tested in their natural
+# sort order instead of the canonical repr order: keys of different types, an int and a string, cannot be compared)
+def test_an_open_key_release_takes_keys_of_any_coordinate_type_in_the_canonical_order():
+    """A key is any value a noise coordinate can name (``key_coords``: an int, a string, bytes, or a (stream, cell)
+    pair); the release walks its candidates in the canonical ``repr`` order (the module docstring: arrival order is
+    not a release and the order changes no value), so keys that do not compare with each other are tested and
+    answered like any: with the noise off and threshold 0, both keys are selected at period 1 in repr order, each
+    answered with its live entries."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=4, threshold=0)
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled())
+    out = rel.step([("p1", Update("insert", "e1", (7,))), ("p2", Update("insert", "e2", ("k",)))])
+    assert out.selected == tuple(sorted((7, "k"), key=repr))
+    assert out.answers == {7: 1, "k": 1}
+    out = rel.step([("p1", Update("insert", "e3", (7,)))])
+    assert out.answers == {7: 2, "k": 1}
+
+
+# kills transforms.core.selection.candidate.x_new_candidate_state__mutmut_1 (a new candidate's state without its
+# version field: not a state of version 1, which apply_event and the key state's reader refuse)
+def test_a_new_candidate_state_is_a_versioned_state_its_readers_accept():
+    """The candidate's state is versioned plain data (``{"v": 1, "live", "entries"}``, module docstring): the new
+    state is one, and every reader takes it: ``apply_event`` moves it by a key event, ``key_state_from_plain`` (the
+    Beam step's reader) returns it as it is; a state without its version is refused."""
+    new = new_candidate_state()
+    assert new == {"v": CANDIDATE_STATE_VERSION, "live": 0, "entries": 0}
+    assert apply_event(new, 1, 2) == {"v": CANDIDATE_STATE_VERSION, "live": 1, "entries": 2}
+    assert apply_event(new, 0, 0) is None  # both numbers at zero: evicted
+    assert key_state_from_plain(new) == new
+    with pytest.raises(StateError):
+        apply_event({"live": 0, "entries": 0}, 1, 1)
+
+
+# kills transforms.core.selection.release.xǁOpenKeyReleaseǁ__init____mutmut_8 (a cap of one released key refused)
+def test_a_cap_of_one_released_key_is_accepted_and_releases_one_key_for_good():
+    """``max_keys`` is an integer >= 1 (the cap on RELEASED keys, ``admit_keys``): 1 is accepted and releases the
+    first key in the canonical order of the first period any key passes, and no other key ever; 0, a bool or a float
+    is refused."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=4, threshold=0)
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled(), max_keys=1)
+    out = rel.step([("p1", Update("insert", "e1", ("b",))), ("p2", Update("insert", "e2", ("a",)))])
+    assert out.selected == ("a",) and out.answers == {"a": 1}
+    out = rel.step([("p3", Update("insert", "e3", ("c",)))])
+    assert out.selected == () and set(out.answers) == {"a"} and rel.cap_reached
+    for bad in (0, True, 1.0):
+        with pytest.raises(ValueError, match="max_keys must be an integer >= 1"):
+            OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled(), max_keys=bad)
+
+
+# kills transforms.core.selection.release.x_advance_key__mutmut_55 (a key selected with one live entry too many in
+# its truth: the counter's first batch is right, the key's recorded live entries are not)
+def test_a_selected_keys_live_entries_are_its_counters_input_and_its_noise_off_answer():
+    """A selected key's state records its live entries (the truth its counter counts: the first batch is the key's
+    live entries at its selection period, then each period's signed change); with the noise off the answer is exactly
+    that truth, at selection and after (``OpenKeyRelease.truth``, and the state's plain form)."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=5, threshold=1)
+    rel = OpenKeyRelease(params, KeyLimit(2, 3, 3), NoiseSource.disabled())
+    steps = [
+        [("p1", Update("insert", "e1", ("k",))), ("p1", Update("insert", "e2", ("k",)))],  # one contributor: no
+        [("p2", Update("insert", "e3", ("k",)))],  # two contributors > 1: selected with 3 live entries
+        [("p1", Update("delete", "e1", None)), ("p3", Update("insert", "e4", ("k",)))],
+        [("p2", Update("upsert", "e3", ("j",)))],
+    ]
+    for ups in steps:
+        out = rel.step(ups)
+        assert out.answers == rel.truth()
+    assert rel.truth() == {"k": 2}
+    assert key_state_to_plain(rel.selected["k"])["entries"] == 2
