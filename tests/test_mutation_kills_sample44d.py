@@ -7,9 +7,16 @@ NAME TEST``: passes unmutated, fails on the mutant). Fast: in memory, no Beam.""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
 
+from transforms.core.config import QuerySet
+from transforms.core.contribution import ContributionUnit, contribution_sensitivity
+from transforms.core.contribution.toeplitz import CROSS_SLACK_FACTOR, alternating_bound, chain_bound, toeplitz_model
 from transforms.core.foundation.accounting import PureDP
+from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import StateError
@@ -113,3 +120,91 @@ def test_a_selected_keys_live_entries_are_its_counters_input_and_its_noise_off_a
         assert out.answers == rel.truth()
     assert rel.truth() == {"k": 2}
     assert key_state_to_plain(rel.selected["k"])["entries"] == 2
+
+
+def _alternating_truth(model, toggles: int) -> int:
+    """Brute force: the largest ||K D u||^2 over 0/1 paths u from 0 with at most ``toggles`` changes (exact ints)."""
+    t = model.horizon
+    kappa = [int(v) for v in model.kappa[:t]]
+    best = 0
+    for c in range(1, toggles + 1):
+        for pos in itertools.combinations(range(t), c):
+            d = [0] * t
+            for i, p in enumerate(pos):
+                d[p] = 1 if i % 2 == 0 else -1
+            y = [sum(kappa[i - j] * d[j] for j in range(i + 1)) for i in range(t)]
+            best = max(best, sum(v * v for v in y))
+    return best
+
+
+# kills transforms.core.contribution.toeplitz.x_alternating_bound__mutmut_59 (Lemma P's cross-term allowance
+# subtracted from the chain instead of added: a bound below what the proof covers)
+@pytest.mark.parametrize("horizon", [6, 9])
+def test_an_alternating_bound_from_four_toggles_is_the_chain_plus_lemma_p_allowance_and_bounds_every_path(horizon):
+    """``alternating_bound`` (toeplitz module docstring): r <= 2 exact, r = 3 ``chain(1, open)``, r >= 4 Lemma P,
+    ``chain(r // 2, r odd)`` plus ``CROSS_SLACK_FACTOR * C(r // 2, 2) * s1`` for the cross terms of disjoint closed
+    visits; the bound is the largest over q <= r. So it is never below any q's proven term (the chain's certified
+    upper bound plus its allowance), and it is above the brute-force maximum over every 0/1 path."""
+    model = toeplitz_model("sqrt_factorization", horizon)
+    for r in range(1, 7):
+        bound = alternating_bound(model, r)[0]
+        for q in range(2, r + 1):
+            proven = (
+                chain_bound(model, q // 2, bool(q % 2)).upper + CROSS_SLACK_FACTOR * math.comb(q // 2, 2) * model.s1
+            )
+            assert bound >= proven, (r, q)
+        assert bound >= _alternating_truth(model, r)
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁof__mutmut_11 (a configured entry unit's insertion limit
+# dropped: an entry inserted once counted as ceil(k / 2) lifetimes, a larger multiplier than its unit's)
+@pytest.mark.parametrize("insertions", [None, 1, 2])
+def test_a_configured_entry_unit_contributes_its_insertion_limit(insertions):
+    """``ContributionUnit.of`` a configured entry unit keeps k and the registry's insertion limit (by default 1: a
+    deleted id never comes back), so its lifetimes and its Laplace multiplier through a k-ary tree are those of
+    ``ContributionUnit.entry(k, limit)``; one insertion of k = 4 mutations changes a count at most twice."""
+    unit = PrivacyUnit("entry", 4, max_insertions=insertions)
+    got = ContributionUnit.of(unit)
+    assert got == ContributionUnit.entry(4, unit.insertion_limit)
+    assert got.lifetimes == min(2, unit.insertion_limit) and got.alive_toggles == 2 * got.lifetimes
+    q = QuerySet("n", "count")
+    m = contribution_sensitivity(q, "kary_tree", "laplace", got, horizon=64).multiplier
+    assert (
+        m
+        == contribution_sensitivity(
+            q, "kary_tree", "laplace", ContributionUnit.entry(4, got.lifetimes), horizon=64
+        ).multiplier
+    )
+    assert m == 2 * got.lifetimes  # a count's change mass: one per alive toggle
+
+
+# kills transforms.core.selection.keys.x__rank__mutmut_3 (a person's updates of one tick no longer ordered by op rank
+# first: an upsert sorted before the insertion of its entry is refused as unknown_entry)
+def test_a_persons_updates_of_one_tick_are_decided_inserts_first_then_upserts_then_deletes():
+    """The person unit's order within a tick (``docs/open_keys.md``, "Neighbour relation"): op rank (insert < upsert <
+    delete), then item, then entry id, whatever the order of the lines. An insertion into key "b" and an upsert of
+    the same entry into key "a" in one tick: the insertion first (it takes a slot), then the upsert moves the entry
+    to "a" (both accepted; one contributor and one live entry in "a", none left in "b")."""
+    ups = [("p", Update("upsert", "e1", ("a",))), ("p", Update("insert", "e1", ("b",)))]
+    for order in (ups, ups[::-1]):
+        pk = PersonKeys(KeyLimit(2, 2, 3))
+        acc, ref, ev = pk.decide_tick(1, order)
+        assert ref == [] and [u.op for _, u in acc] == ["insert", "upsert"]
+        assert ev == [("a", 1, 1)]
+        assert pk.persons["p"]["entries"] == {"e1": ["a", 2]}
+
+
+# kills transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_21 (a horizon of one period refused)
+@pytest.mark.parametrize("test", ["tree", "svt"])
+def test_a_selection_over_a_horizon_of_one_period_is_accepted_and_tested_once(test):
+    """``horizon`` is an integer >= 1 or None: one period is a release of one test per key. The tree has one level
+    of weight 1, the threshold at period 1 is the tail bound of its noise at ``delta_key`` (``delta_p = delta_key /
+    H``), period 2 is past the horizon; 0 is refused."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=1, test=test)
+    assert params.levels == 1 and params.level_weight(0) == 1.0
+    assert params.period_delta(1) == params.key_delta
+    assert params.threshold_at(1) == params.noise_profile(1).tail_bound(params.key_delta)
+    with pytest.raises(ValueError, match="past the horizon"):
+        params.threshold_at(2)
+    with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
+        SelectionParams(PureDP(1.0), 2, horizon=0, test=test)
