@@ -76,6 +76,23 @@ EQUIVALENT: dict[str, str] = {
         "value is the counter's error_bound(beta) + 1/2 for its public (period, steps)); a cleared entry is computed "
         "again alike: the same bounds"
     ),
+    "transforms.core.contribution.harness.x__run__mutmut_22": (
+        "the logged values read without dtype float64: every release_log writer logs float64 arrays (counters/base.py"
+        " logs mechanism.answer, np.asarray(values, dtype=float), the only answer of the static mechanisms; "
+        "lattice.py yhat * g and kary_signed.py vals are float64), so np.asarray keeps float64: the same lattice "
+        "values"
+    ),
+    "transforms.core.contribution.toeplitz.x_alternating_bound__mutmut_33": (
+        "chain_bound(model, 0, rtol) for (model, 0, True, rtol) in the finite-horizon q = 1 case: open_ is rtol "
+        "(1e-3, truthy) and rtol the default; with closed = 0 and a finite horizon chain_bound returns "
+        "ChainBound(S(T), S(T), (0,), True) if open_ else 0, reading open_ only for its truth and rtol not at all: "
+        "the same bound"
+    ),
+    "transforms.core.selection.answers.x__laplace_mass__mutmut_30": (
+        "the histogram query set named OPEN_KEYS for open_keys: contribution_sensitivity reads its kind and columns "
+        "(query_columns: query.mechanism, the domain size and kind), never its name: the same multiplier (as "
+        "_laplace_mass__mutmut_29, round 43)"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -89,6 +106,14 @@ KILLED_BY: dict[str, str] = {
     + "test_a_new_candidate_state_is_a_versioned_state_its_readers_accept",
     "transforms.core.selection.release.x_advance_key__mutmut_55": _K
     + "test_a_selected_keys_live_entries_are_its_counters_input_and_its_noise_off_answer",
+    "transforms.core.contribution.toeplitz.x_alternating_bound__mutmut_59": _K
+    + "test_an_alternating_bound_from_four_toggles_is_the_chain_plus_lemma_p_allowance_and_bounds_every_path",
+    "transforms.core.contribution.units.xǁContributionUnitǁof__mutmut_11": _K
+    + "test_a_configured_entry_unit_contributes_its_insertion_limit",
+    "transforms.core.selection.keys.x__rank__mutmut_3": _K
+    + "test_a_persons_updates_of_one_tick_are_decided_inserts_first_then_upserts_then_deletes",
+    "transforms.core.selection.params.xǁSelectionParamsǁ__post_init____mutmut_21": _K
+    + "test_a_selection_over_a_horizon_of_one_period_is_accepted_and_tested_once",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

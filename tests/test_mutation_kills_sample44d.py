@@ -13,7 +13,8 @@ import math
 import pytest
 
 from transforms.core.config import QuerySet
-from transforms.core.contribution import ContributionUnit, contribution_sensitivity
+from transforms.core.contribution import ContributionUnit, PersonLimit, bound_person, contribution_sensitivity
+from transforms.core.contribution import toeplitz as toeplitz_mod
 from transforms.core.contribution.toeplitz import CROSS_SLACK_FACTOR, alternating_bound, chain_bound, toeplitz_model
 from transforms.core.foundation.accounting import PureDP
 from transforms.core.foundation.accounting.units import PrivacyUnit
@@ -208,3 +209,65 @@ def test_a_selection_over_a_horizon_of_one_period_is_accepted_and_tested_once(te
         params.threshold_at(2)
     with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
         SelectionParams(PureDP(1.0), 2, horizon=0, test=test)
+
+
+# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_303 (every account says
+# "exact", an upper bound included)
+@pytest.mark.parametrize(
+    "unit", [ContributionUnit.entry(3), ContributionUnit.entry(6), ContributionUnit.person(2, 3, None, 8)]
+)
+def test_a_sensitivitys_account_says_exact_only_for_an_attained_bound(unit):
+    """``Sensitivity.method`` (the one-line account plans and manifests show) names the unit, the norm, the counter,
+    the multiplier and the group size, and says "exact" only where the bound is attained by a pattern (``exact``),
+    else "upper bound": a per-window person (never exact), an entry through the square-root factorization (3 toggles:
+    Lemma A's chain, an upper bound) and through the k-ary tree and the BLT (exact)."""
+    q = QuerySet("n", "count")
+    seen = set()
+    for counter, noise in (("kary_tree", "laplace"), ("sqrt_factorization", "gaussian"), ("blt", "gaussian")):
+        s = contribution_sensitivity(q, counter, noise, unit, horizon=32, end_tick=32)
+        assert s.method.startswith(unit.describe() + ": count " + s.norm.upper() + " through " + counter)
+        assert f"<= {s.multiplier:.4g} x one update" in s.method
+        assert s.method.endswith(f"({'exact' if s.exact else 'upper bound'}); group privacy: {s.group_size} updates")
+        seen.add(s.exact)
+    assert seen == ({False} if unit.entries_window else {True, False})
+
+
+# kills transforms.core.contribution.bounding.x__check__mutmut_10 (any non-empty state read as a tuple: a dict raises
+# a KeyError, not a StateError, and a list is described as a tuple with its first element)
+@pytest.mark.parametrize(
+    "bad,what", [({"e1": 0}, "a dict"), ([1, {}, {}, {}], "a list"), ("person-7", "a str"), ((), "a tuple")]
+)
+def test_a_person_state_of_another_shape_is_refused_naming_its_type_only(bad, what):
+    """``bound_person`` refuses a state that is not ``(1, admitted, refused, counts)`` with a StateError naming its
+    shape, never its contents (it holds entry ids, record data): a dict, a list of four, a string, an empty tuple."""
+    with pytest.raises(StateError) as err:
+        bound_person(bad, [("e1", (1, 0, "insert", (0,), 1.0))], PersonLimit(2))
+    assert str(err.value).endswith(": " + what)
+
+
+# kills transforms.core.contribution.toeplitz.x_chain_bound__mutmut_210 (the search stopped AT its work budget, not
+# past it: a search whose work is exactly MAX_WORK gives up after one round with a looser, uncertified bound)
+def test_a_chain_search_stops_for_work_only_past_its_budget(monkeypatch):
+    """``chain_bound`` refines until its bound is certified (``upper <= lower (1 + rtol)``) and gives up early only
+    PAST ``MAX_WORK`` products (then with a valid, looser bound). With the work counter pinned exactly at
+    ``MAX_WORK`` (an evaluator whose ``work`` reads MAX_WORK whatever is added), the search is not past its budget:
+    it converges to the same certified bound as an unmetered search."""
+    model = toeplitz_model("sqrt_factorization", 64)
+    search = getattr(chain_bound, "__wrapped__", chain_bound)  # past the cache: the search itself
+    free = search(model, 3, True)
+    assert free.exact
+    real, made = toeplitz_mod._Evaluator, []
+
+    def pinned_first(m):
+        ev = real(m)
+        if not made:  # the search's own evaluator only (a fall-back's inner searches run as usual)
+
+            class Pinned(real):
+                work = property(lambda self: toeplitz_mod.MAX_WORK, lambda self, v: None)
+
+            ev.__class__ = Pinned
+        made.append(ev)
+        return ev
+
+    monkeypatch.setattr(toeplitz_mod, "_Evaluator", pinned_first)
+    assert search(model, 3, True) == free
