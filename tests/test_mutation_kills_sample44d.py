@@ -10,28 +10,37 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 
 from transforms.core.config import QuerySet
-from transforms.core.contribution import ContributionUnit, PersonLimit, bound_person, contribution_sensitivity
+from transforms.core.contribution import (
+    ContributionUnit,
+    PersonLimit,
+    bound_person,
+    contribution_sensitivity,
+    query_columns,
+)
 from transforms.core.contribution import toeplitz as toeplitz_mod
 from transforms.core.contribution.toeplitz import CROSS_SLACK_FACTOR, alternating_bound, chain_bound, toeplitz_model
-from transforms.core.foundation.accounting import PureDP
+from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.foundation.state import StateError
+from transforms.core.foundation.state import StateError, decode, encode
 from transforms.core.selection import (
     CANDIDATE_STATE_VERSION,
     KeyLimit,
     OpenKeyRelease,
     PersonKeys,
     SelectionParams,
+    answer_calibration,
     apply_event,
     key_state_from_plain,
     key_state_to_plain,
     new_candidate_state,
 )
+from transforms.core.selection.release import advance_key
 
 
 # kills transforms.core.selection.keys.xǁPersonKeysǁdecide_tick__mutmut_32 (a person's state kept when its bounder
@@ -271,3 +280,82 @@ def test_a_chain_search_stops_for_work_only_past_its_budget(monkeypatch):
 
     monkeypatch.setattr(toeplitz_mod, "_Evaluator", pinned_first)
     assert search(model, 3, True) == free
+
+
+# kills transforms.core.selection.answers.x__gaussian_key_multiplier__mutmut_36 (the largest multiplier taken over the
+# counter horizons t = 2 .. H: none for a release of one period, whose answers could not be calibrated)
+@pytest.mark.parametrize("horizon", [1, 3])
+def test_the_answers_multiplier_is_the_largest_over_every_counter_horizon_from_one(horizon):
+    """``docs/open_keys.md``, "After selection": a key selected at period p is answered by a counter over ``t = H - p +
+    1`` periods, any t from 1 to H; under (eps, delta) each key's counter is calibrated at the largest person-unit
+    multiplier over all of them, times sqrt(K) for the K keys (the sequential route, below group privacy's g). A
+    release of one period (t = 1 only) is calibrated like any."""
+    limit = KeyLimit(2, 2, 2)
+    cal = answer_calibration(SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=horizon), limit)
+    unit = ContributionUnit.person(2, 2)
+    q = QuerySet("open_keys", "count")
+    m = max(
+        contribution_sensitivity(q, "sqrt_factorization", "gaussian", unit, horizon=t).multiplier
+        for t in range(1, horizon + 1)
+    )
+    assert cal.route == "sequential" and cal.multiplier == math.sqrt(2) * m < limit.group
+
+
+# kills transforms.core.selection.release.x_key_state_from_plain__mutmut_12 (a selected key read back without its
+# selection period: its counter's horizon and its stated bound are keyed by it)
+def test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored():
+    """A selected key's state as plain data (``key_state_to_plain``, what the Beam step stores, through the state
+    codec) reads back (``key_state_from_plain``) as the same key: its selection period, live entries, latest answer
+    and counter; the restored key's next answers and stated bounds are those of the key never stored."""
+    params = SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=6, threshold=-1e9)  # every key with state passes
+    noise = NoiseSource(bytes(range(32)))
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), noise)
+    rel.step([("p1", Update("insert", "e1", ("k",)))])
+    rel.step([("p2", Update("insert", "e2", ("k",))), ("p3", Update("insert", "e3", ("j",)))])
+    kept = rel.selected["j"]
+    back = key_state_from_plain(decode(encode(key_state_to_plain(kept))))
+    assert (back.period, back.entries, back.answer) == (kept.period, kept.entries, kept.answer) == (2, 1, kept.answer)
+    ctx = rel.context
+    for d in (1, -1, 2):
+        a = advance_key(ctx, "j", kept, 0, d, 3)
+        b = advance_key(ctx, "j", back, 0, d, 3)
+        assert a[1] == b[1] and ctx.bound(kept) == ctx.bound(back)
+
+
+def _pattern_mass(cols, pattern) -> int:
+    """The L1 change mass of an entry's lifecycle ``((period, op, item), ...)`` over integer columns."""
+    cur, total = None, 0
+    for _, op, item in pattern:
+        new = None if op == "delete" else item
+        v = (cols[:, new] if new is not None else 0) - (cols[:, cur] if cur is not None else 0)
+        total += int(np.abs(v).sum())
+        cur = new
+    return total
+
+
+# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_250 (a one-cell histogram's
+# Laplace pattern built as upserts into its only cell, which move nothing, instead of alternating insert / delete)
+@pytest.mark.parametrize(
+    "query",
+    [
+        QuerySet("n", "count"),
+        QuerySet("h1", "histogram", domain_size=1),
+        QuerySet("h3", "histogram", domain_size=3),
+        QuerySet("s", "linear", domain_size=3, matrix=((0.0, 0.5, 1.0),)),
+    ],
+    ids=lambda q: q.name,
+)
+@pytest.mark.parametrize("k", [3, 4])
+def test_an_exact_laplace_bound_is_attained_by_its_pattern(query, k):
+    """``docs/contribution.md``, "Laplace": through the k-ary tree the bound is the entry's largest change mass CM
+    (times one update's), exact when each change can sit alone in its top-level node: then ``pattern`` is a lifecycle
+    of at most k mutations, starting dead, each change in its own top-level node, whose change mass IS CM (the
+    multiplier's numerator: ``multiplier = CM / l1``)."""
+    unit = ContributionUnit.entry(k)
+    s = contribution_sensitivity(query, "kary_tree", "laplace", unit, horizon=64)
+    cols = query_columns(query)
+    l1 = int(np.abs(cols).sum(axis=0).max())
+    assert s.exact and 0 < len(s.pattern) <= k
+    ops = [op for _, op, _ in s.pattern]
+    assert ops[0] == "insert" and ops.count("insert") <= unit.lifetimes
+    assert _pattern_mass(cols, s.pattern) == s.multiplier * l1
