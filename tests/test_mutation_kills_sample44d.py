@@ -16,6 +16,7 @@ import pytest
 from transforms.core.config import QuerySet
 from transforms.core.contribution import (
     ContributionUnit,
+    PersonBounder,
     PersonLimit,
     bound_person,
     contribution_sensitivity,
@@ -27,10 +28,12 @@ from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.samplers import discrete_laplace
 from transforms.core.foundation.state import StateError, decode, encode
 from transforms.core.selection import (
     CANDIDATE_STATE_VERSION,
     KeyLimit,
+    NodeNoise,
     OpenKeyRelease,
     PersonKeys,
     SelectionParams,
@@ -40,6 +43,7 @@ from transforms.core.selection import (
     key_state_to_plain,
     new_candidate_state,
 )
+from transforms.core.selection.candidate import key_coords, svt_coords
 from transforms.core.selection.release import advance_key
 
 
@@ -359,3 +363,72 @@ def test_an_exact_laplace_bound_is_attained_by_its_pattern(query, k):
     ops = [op for _, op, _ in s.pattern]
     assert ops[0] == "insert" and ops.count("insert") <= unit.lifetimes
     assert _pattern_mass(cols, s.pattern) == s.multiplier * l1
+
+
+# kills transforms.core.selection.candidate.x_svt_coords__mutmut_14 and _15 (the sparse vector's query noise drawn
+# at coordinates other than the documented ones)
+@pytest.mark.parametrize("key", ["k", ("s", "cell-3")])
+def test_the_sparse_vectors_noise_is_drawn_at_the_keys_documented_coordinates(key):
+    """``docs/open_keys.md``: the sparse-vector test of a key at period p is ``live + nu_p - rho``, ``rho`` drawn once
+    at ``("open_keys", "svt", *key, "threshold")`` and ``nu_p`` at ``("open_keys", "svt", *key, "query", p)``: a
+    function of the key, the period and the release's noise key only (a restored or re-created key sees the same
+    noise), never shared with the selection tree's nodes or another key."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=8, test="svt")
+    noise = NoiseSource(bytes(range(32)))
+    kc = key_coords(key)
+    assert svt_coords(key) == ("open_keys", "svt", *kc, "threshold")
+    thr, query = params.svt_scales
+    rho = int(discrete_laplace(noise.stream("open_keys", "svt", *kc, "threshold"), thr, 1)[0])
+    nn = NodeNoise(params, noise)
+    for p in (1, 2, 5):
+        assert svt_coords(key, p) == ("open_keys", "svt", *kc, "query", p)
+        nu = int(discrete_laplace(noise.stream("open_keys", "svt", *kc, "query", p), query, 1)[0])
+        assert nn.at(key, p) == nu - rho
+
+
+# kills transforms.core.selection.release.x_key_state_from_plain__mutmut_2 (a dict of another version read as a
+# candidate's state) and x_key_state_to_plain__mutmut_10 (a selected key's counter stored under another name)
+def test_an_open_key_state_reader_refuses_other_versions_and_reads_what_the_writer_wrote():
+    """``key_state_from_plain`` reads versioned plain data only: a dict of another version, or not a dict, is refused
+    (StateError); a selected key's plain form (``key_state_to_plain``) reads back with its counter."""
+    for bad in ({"v": 99, "live": 1, "entries": 1}, {"live": 1, "entries": 1}, [1, 1, 1]):
+        with pytest.raises(StateError):
+            key_state_from_plain(bad)
+    params = SelectionParams(PureDP(1.0), 2, horizon=4, threshold=0)
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled())
+    rel.step([("p1", Update("insert", "e1", ("k",)))])
+    plain = key_state_to_plain(rel.selected["k"])
+    back = key_state_from_plain(decode(encode(plain)))
+    assert key_state_to_plain(back) == plain
+
+
+# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_318 (a sensitivity without its
+# unit's number of entries) and _320 (without its account)
+@pytest.mark.parametrize("window", [None, 8])
+def test_a_person_sensitivity_states_its_entries_group_and_account(window):
+    """A person's sensitivity states how many entries one person brings over the release (``L``, or ``L`` per window
+    of a bounded release: ``L ceil(end / window)``), the group size group privacy would pay (``entries (2k - 1)``), and
+    its one-line account; its multiplier is the entry's times the entries."""
+    unit = ContributionUnit.person(3, 2, None, window)
+    q = QuerySet("n", "count")
+    one = contribution_sensitivity(q, "blt", "gaussian", ContributionUnit.entry(2))
+    s = contribution_sensitivity(q, "blt", "gaussian", unit, end_tick=32)
+    entries = 3 if window is None else 3 * 4
+    assert s.entries == unit.entries(32) == entries
+    assert s.group_size == entries * 3
+    assert s.multiplier >= one.multiplier * entries
+    assert s.method.startswith(unit.describe()) and f"group privacy: {entries * 3} updates" in s.method
+
+
+# kills transforms.core.contribution.bounding.x_bound_person__mutmut_17 (ties in the total order broken by the update's
+# own tuple instead of the entry id: in the in-memory core, by the line's position)
+def test_which_entry_a_person_keeps_at_the_limit_does_not_depend_on_the_order_of_lines():
+    """``bound_person`` decides in the total order on updates (tick, event time, seq, op rank, item, raw, then the
+    entry id): two insertions of the same item at the same tick by a person limited to one entry admit the smaller
+    entry id, whichever line comes first (``PersonBounder``: the in-memory core gives no seq, event time or raw)."""
+    ups = [("p", Update("insert", "e2", (0,))), ("p", Update("insert", "e1", (0,)))]
+    for order in (ups, ups[::-1]):
+        b = PersonBounder(PersonLimit(1))
+        accepted, refused = b.filter_tick(1, order)
+        assert [u.entry_id for u in accepted] == ["e1"]
+        assert [(r, u.entry_id) for r, _, u in refused] == [("contribution_bounded", "e2")]
