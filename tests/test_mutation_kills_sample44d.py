@@ -23,7 +23,14 @@ from transforms.core.contribution import (
     query_columns,
 )
 from transforms.core.contribution import toeplitz as toeplitz_mod
-from transforms.core.contribution.toeplitz import CROSS_SLACK_FACTOR, alternating_bound, chain_bound, toeplitz_model
+from transforms.core.contribution.toeplitz import (
+    CROSS_SLACK_FACTOR,
+    ChainBound,
+    alternating_bound,
+    chain_bound,
+    toeplitz_model,
+)
+from transforms.core.contribution.trees import kary_top_nodes
 from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
@@ -269,21 +276,8 @@ def test_a_chain_search_stops_for_work_only_past_its_budget(monkeypatch):
     search = getattr(chain_bound, "__wrapped__", chain_bound)  # past the cache: the search itself
     free = search(model, 3, True)
     assert free.exact
-    real, made = toeplitz_mod._Evaluator, []
-
-    def pinned_first(m):
-        ev = real(m)
-        if not made:  # the search's own evaluator only (a fall-back's inner searches run as usual)
-
-            class Pinned(real):
-                work = property(lambda self: toeplitz_mod.MAX_WORK, lambda self, v: None)
-
-            ev.__class__ = Pinned
-        made.append(ev)
-        return ev
-
-    monkeypatch.setattr(toeplitz_mod, "_Evaluator", pinned_first)
-    assert search(model, 3, True) == free
+    pinned = _pinned_search(monkeypatch, lambda: toeplitz_mod.MAX_WORK)
+    assert pinned(model, 3, True) == free
 
 
 # kills transforms.core.selection.answers.x__gaussian_key_multiplier__mutmut_36 (the largest multiplier taken over the
@@ -432,3 +426,61 @@ def test_which_entry_a_person_keeps_at_the_limit_does_not_depend_on_the_order_of
         accepted, refused = b.filter_tick(1, order)
         assert [u.entry_id for u in accepted] == ["e1"]
         assert [(r, u.entry_id) for r, _, u in refused] == [("contribution_bounded", "e2")]
+
+
+def _pinned_search(monkeypatch, work):
+    """``chain_bound``'s search whose own evaluator's work counter reads ``work()`` whatever is added (inner searches,
+    e.g. the early stop's ``chain(1, closed)``, run as usual)."""
+    real, made = toeplitz_mod._Evaluator, []
+
+    def pinned_first(m):
+        ev = real(m)
+        if not made:
+
+            class Pinned(real):
+                work = property(lambda self: work(), lambda self, v: None)
+
+            ev.__class__ = Pinned
+        made.append(ev)
+        return ev
+
+    monkeypatch.setattr(toeplitz_mod, "_Evaluator", pinned_first)
+    return getattr(chain_bound, "__wrapped__", chain_bound)
+
+
+# kills transforms.core.contribution.toeplitz.x_chain_bound__mutmut_227 (the early stop's cap Lemma M gives,
+# closed * chain(1, closed) + open * S(T), with S(T) subtracted: a "bound" below real patterns)
+def test_a_chain_search_stopped_past_its_work_budget_still_bounds_every_pattern(monkeypatch):
+    """Past ``MAX_WORK`` the search stops with the smaller of its programme's bound and Lemma M's cap (every closed
+    visit is a pair: ``closed * chain(1, closed) + open * S(T)``): valid, looser. Stopped after its first round (its
+    work read past the budget), the bound is still at or above the best real pattern of the converged search (a
+    lower bound on the truth) and at or above its own pattern, and flagged not exact."""
+    model = toeplitz_model("sqrt_factorization", 64)
+    free = chain_bound(model, 3, True)
+    chain_bound(model, 1, False)  # the cap's inner search, cached before the pinned one runs
+    stopped = _pinned_search(monkeypatch, lambda: toeplitz_mod.MAX_WORK + 1)(model, 3, True)
+    assert not stopped.exact
+    assert stopped.upper >= free.lower and stopped.upper >= stopped.lower
+    assert stopped.upper <= 3 * chain_bound(model, 1, False).upper + model.n2
+
+
+# kills transforms.core.contribution.toeplitz.x_chain_bound__mutmut_33 (an empty chain without its open visit worth
+# S(T) instead of 0)
+def test_an_empty_chain_is_worth_nothing_and_an_open_visit_alone_its_column(monkeypatch):
+    """``chain(0, open)``: no closed visit; with the open visit alone the entry's column from period 0 to the horizon,
+    ``S(T) = n2`` (what one insertion does), without it nothing: 0, exact."""
+    for horizon in (1, 8, 64):
+        model = toeplitz_model("sqrt_factorization", horizon)
+        assert chain_bound(model, 0, False) == ChainBound(0, 0, (0,), True)
+        assert chain_bound(model, 0, True) == ChainBound(model.n2, model.n2, (0,), True)
+
+
+# kills transforms.core.contribution.trees.x_kary_top_nodes__mutmut_3 (the released top-level nodes counted as a
+# fraction when the horizon is not a multiple of a top node's periods)
+@pytest.mark.parametrize("horizon,radices", [(10, (2, 2)), (64, (4, 4)), (100, (3, 3, 3))])
+def test_a_kary_trees_released_top_nodes_are_the_complete_ones(horizon, radices):
+    """A k-ary tree over ``horizon`` periods releases a top-level node once all its ``prod(radices)`` periods are in:
+    ``horizon // size`` of them, an integer count (the nodes ``[i size, (i + 1) size)`` inside the horizon)."""
+    n, size = kary_top_nodes(horizon, radices)
+    assert size == math.prod(radices)
+    assert type(n) is int and n == sum(1 for i in range(horizon) if (i + 1) * size <= horizon)
