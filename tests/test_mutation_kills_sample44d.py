@@ -484,3 +484,34 @@ def test_a_kary_trees_released_top_nodes_are_the_complete_ones(horizon, radices)
     n, size = kary_top_nodes(horizon, radices)
     assert size == math.prod(radices)
     assert type(n) is int and n == sum(1 for i in range(horizon) if (i + 1) * size <= horizon)
+
+
+# kills transforms.core.selection.release.x_advance_key__mutmut_35 (an evicted candidate reported as selected)
+def test_a_candidate_whose_counts_reach_zero_is_evicted_not_selected():
+    """``candidate.apply_event`` evicts a key when its live contributors and entries both reach 0: ``advance_key``
+    then returns no state, no answer and not selected (``docs/open_keys.md``, "Eviction": a key with no state cannot
+    be selected), and the release holds neither a candidate nor a selected key for it."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=4, threshold=5)  # noise off: one contributor never passes
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled())
+    rel.step([("p1", Update("insert", "e1", ("k",)))])
+    cand = rel.candidates["k"]
+    assert cand == {"v": CANDIDATE_STATE_VERSION, "live": 1, "entries": 1}
+    assert advance_key(rel.context, "k", dict(cand), -1, -1, 2) == (None, None, False)
+    out = rel.step([("p1", Update("delete", "e1", None))])
+    assert out.selected == () and out.answers == {} and rel.candidates == {} and rel.selected == {}
+
+
+# kills transforms.core.contribution.bounding.xǁPersonBounderǁ__init____mutmut_3 (the in-memory bounder dropping its
+# limit's window: a per-window person limited over the whole release)
+def test_the_in_memory_bounder_enforces_its_limit_per_window():
+    """``PersonLimit(L, window)``: at most L admitted entries per window of that many ticks from tick 1, a fresh
+    allowance in each window. The in-memory ``PersonBounder`` keeps its limit (``limit`` reads it back) and admits
+    one entry in window [1, 5] and one in [6, 10], refusing a second in the same window."""
+    b = PersonBounder(PersonLimit(1, window=5))
+    assert b.limit == PersonLimit(1, 5)
+    acc, ref = b.filter_tick(1, [("p", Update("insert", "a", (0,)))])
+    assert [u.entry_id for u in acc] == ["a"] and ref == []
+    acc, ref = b.filter_tick(5, [("p", Update("insert", "b", (0,)))])
+    assert acc == [] and [(r, u.entry_id) for r, _, u in ref] == [("contribution_bounded", "b")]
+    acc, ref = b.filter_tick(6, [("p", Update("insert", "c", (0,)))])
+    assert [u.entry_id for u in acc] == ["c"] and ref == []
