@@ -35,7 +35,7 @@ from transforms.core.foundation.accounting import ApproxDP, PureDP
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.foundation.samplers import discrete_laplace
+from transforms.core.foundation.samplers import discrete_gaussian, discrete_laplace
 from transforms.core.foundation.state import StateError, decode, encode
 from transforms.core.selection import (
     CANDIDATE_STATE_VERSION,
@@ -46,11 +46,12 @@ from transforms.core.selection import (
     SelectionParams,
     answer_calibration,
     apply_event,
+    dyadic_nodes,
     key_state_from_plain,
     key_state_to_plain,
     new_candidate_state,
 )
-from transforms.core.selection.candidate import key_coords, svt_coords
+from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
 from transforms.core.selection.release import advance_key
 
 
@@ -515,3 +516,25 @@ def test_the_in_memory_bounder_enforces_its_limit_per_window():
     assert acc == [] and [(r, u.entry_id) for r, _, u in ref] == [("contribution_bounded", "b")]
     acc, ref = b.filter_tick(6, [("p", Update("insert", "c", (0,)))])
     assert [u.entry_id for u in acc] == ["c"] and ref == []
+
+
+# kills transforms.core.selection.candidate.xǁNodeNoiseǁ__init____mutmut_4 (the tree test's nodes always discrete
+# Gaussian: under pure eps a Laplace scale used as a Gaussian variance, not the noise the eps-DP proof calibrates)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ApproxDP(1.0, 1e-6)], ids=["pure", "approx"])
+def test_a_tree_tests_nodes_are_drawn_from_the_selection_noise_at_their_coordinates(budget):
+    """The tree test (``docs/open_keys.md``, "Parameters"): under pure eps every node is discrete Laplace of scale
+    ``node_param(level)`` (L1 2 per level: ``eps_key`` per key), under (eps, delta) discrete Gaussian of variance
+    ``node_param(level)`` (zCDP); each node drawn at ``select_coords(key, level, index)``, and ``Z_p`` is the sum of
+    the nodes decomposing ``[1, p]``."""
+    params = SelectionParams(budget, 2, horizon=16, test="tree")
+    noise = NoiseSource(bytes(range(32)))
+    sampler = discrete_laplace if isinstance(budget, PureDP) else discrete_gaussian
+    assert params.selection_noise == ("laplace" if isinstance(budget, PureDP) else "gaussian")
+    nn = NodeNoise(params, noise)
+    for p in (1, 6, 13):
+        want = [
+            int(sampler(noise.stream(*select_coords("k", lvl, idx)), params.node_param(lvl), 1)[0])
+            for lvl, idx in dyadic_nodes(p)
+        ]
+        assert [nn.node("k", lvl, idx) for lvl, idx in dyadic_nodes(p)] == want
+        assert nn.at("k", p) == sum(want)
