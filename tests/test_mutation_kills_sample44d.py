@@ -20,6 +20,8 @@ from transforms.core.contribution import (
     PersonLimit,
     bound_person,
     contribution_sensitivity,
+    group_noise_multiplier,
+    group_update_budget,
     query_columns,
 )
 from transforms.core.contribution import toeplitz as toeplitz_mod
@@ -31,7 +33,7 @@ from transforms.core.contribution.toeplitz import (
     toeplitz_model,
 )
 from transforms.core.contribution.trees import kary_top_nodes
-from transforms.core.foundation.accounting import ApproxDP, PureDP
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, rho_for_approx
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
@@ -538,3 +540,17 @@ def test_a_tree_tests_nodes_are_drawn_from_the_selection_noise_at_their_coordina
         ]
         assert [nn.node("k", lvl, idx) for lvl, idx in dyadic_nodes(p)] == want
         assert nn.at("k", p) == sum(want)
+
+
+# kills transforms.core.contribution.sensitivity.x_group_noise_multiplier__mutmut_1 (group privacy's Laplace noise and
+# zCDP Gaussian noise no longer scaled by g: an (eps, delta) Laplace target taken through the Gaussian conversion)
+@pytest.mark.parametrize("g", [1, 3, 7])
+def test_group_privacys_noise_multiplier_is_g_wherever_the_budget_scales_linearly(g):
+    """Group privacy over g updates (``group_update_budget``): eps / g for Laplace noise (pure or (eps, delta)) and
+    rho / g^2 for zCDP, so the noise scale is g times the update level's; for an (eps, delta) target with Gaussian
+    noise it is sqrt(rho(target) / rho(group budget)) through the counters' CKS conversion, at least g."""
+    for target, noise in ((PureDP(1.0), "laplace"), (ApproxDP(1.0, 1e-6), "laplace"), (ZCDP(0.5), "gaussian")):
+        assert group_noise_multiplier(target, g, noise) == g
+    approx = ApproxDP(1.0, 1e-6)
+    m = group_noise_multiplier(approx, g, "gaussian")
+    assert m == math.sqrt(rho_for_approx(approx) / rho_for_approx(group_update_budget(approx, g))) >= g
