@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from transforms.core.contribution import (
     query_columns,
 )
 from transforms.core.contribution import toeplitz as toeplitz_mod
+from transforms.core.contribution.loss import Draw, privacy_loss
 from transforms.core.contribution.toeplitz import (
     CROSS_SLACK_FACTOR,
     ChainBound,
@@ -33,6 +35,7 @@ from transforms.core.contribution.toeplitz import (
     toeplitz_model,
 )
 from transforms.core.contribution.trees import kary_top_nodes
+from transforms.core.counters import make_counter
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, rho_for_approx
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.entries import Update
@@ -53,8 +56,10 @@ from transforms.core.selection import (
     key_state_to_plain,
     new_candidate_state,
 )
+from transforms.core.selection.answers import answer_counter
 from transforms.core.selection.candidate import key_coords, select_coords, svt_coords
-from transforms.core.selection.release import advance_key
+from transforms.core.selection.release import KeyContext, advance_key
+from transforms.core.static.linear import CountMechanism
 
 
 # kills transforms.core.selection.keys.xǁPersonKeysǁdecide_tick__mutmut_32 (a person's state kept when its bounder
@@ -554,3 +559,87 @@ def test_group_privacys_noise_multiplier_is_g_wherever_the_budget_scales_linearl
     approx = ApproxDP(1.0, 1e-6)
     m = group_noise_multiplier(approx, g, "gaussian")
     assert m == math.sqrt(rho_for_approx(approx) / rho_for_approx(group_update_budget(approx, g))) >= g
+
+
+# kills transforms.core.contribution.toeplitz.x_chain_bound__mutmut_187 (the best path read back through the wrong
+# layer: the real pattern found is not the programme's best, and a converged search is no longer certified)
+@pytest.mark.parametrize("closed", [2, 3, 4])
+@pytest.mark.parametrize("open_", [False, True])
+def test_a_small_horizons_chain_search_converges_to_a_pattern_it_attains(closed, open_):
+    """Over 16 periods the search refines to single positions: its bound is certified exact (``upper`` equals the
+    value of the real pattern at ``positions``), ``positions`` start at 0 and are ordered, and the value of the
+    chain at them (``S`` and ``F`` of the module docstring, exact ints) is ``lower``."""
+    model = toeplitz_model("sqrt_factorization", 16)
+    cb = getattr(chain_bound, "__wrapped__", chain_bound)(model, closed, open_)
+    assert cb.exact and cb.upper == cb.lower
+    pts = list(cb.positions)
+    assert pts[0] == 0 and pts == sorted(pts) and len(pts) == closed + 1
+    assert toeplitz_mod._Evaluator(model).value(pts[1:], open_) == cb.lower
+
+
+# kills transforms.core.contribution.toeplitz.x_chain_bound__mutmut_235 (the early stop's Lemma M cap built from
+# chain(1, open) instead of chain(1, closed): a looser cap than the proof gives)
+def test_an_early_stopped_chain_search_never_states_more_than_lemma_ms_cap(monkeypatch):
+    """Stopped past its work budget, the search states at most ``closed * chain(1, closed) + open * S(T)`` (Lemma M:
+    every closed visit is a pair), whatever its programme's values: with a programme over-estimating every ``F`` four
+    times, the bound stated is exactly that cap."""
+    model = toeplitz_model("sqrt_factorization", 64)
+    cap = 3 * chain_bound(model, 1, False).upper + model.n2
+    chain_bound(model, 1, True)  # inner searches cached before the pinned one runs
+    real, made = toeplitz_mod._Evaluator, []
+
+    def inflated_first(m):
+        ev = real(m)
+        if not made:
+
+            class Inflated(real):
+                work = property(lambda self: toeplitz_mod.MAX_WORK + 1, lambda self, v: None)
+
+                def F(self, n, delta):
+                    return 4 * real.F(self, n, delta)
+
+            ev.__class__ = Inflated
+        made.append(ev)
+        return ev
+
+    monkeypatch.setattr(toeplitz_mod, "_Evaluator", inflated_first)
+    assert getattr(chain_bound, "__wrapped__", chain_bound)(model, 3, True).upper == cap
+
+
+# kills transforms.core.contribution.loss.x_privacy_loss__mutmut_6 (the draws walked in their natural order: two
+# coordinates of different types at one place, e.g. a tree node's level and a lattice step's tag, do not compare)
+def test_privacy_loss_takes_coordinates_of_any_types_in_a_canonical_order():
+    """``privacy_loss`` pairs two runs' draws by coordinates (tuples of ints and strings, as the counters name their
+    releases: ``(..., name, level, index)`` for a tree node, ``(..., name, "step", t)`` for a lattice step) and walks
+    them in a canonical (repr) order: coordinates of different shapes in one run are fine; the loss is the sum over
+    draws (Laplace |Delta| / b, Gaussian Delta^2 / (2 sigma^2))."""
+    a = {
+        ("s", "c", "q", 2, 1): Draw(("s", "c", "q", 2, 1), "laplace", Fraction(2), (3,)),
+        ("s", "c", "q", "step", 1): Draw(("s", "c", "q", "step", 1), "gaussian", Fraction(8), (5, 1)),
+    }
+    b = {
+        ("s", "c", "q", 2, 1): Draw(("s", "c", "q", 2, 1), "laplace", Fraction(2), (2,)),
+        ("s", "c", "q", "step", 1): Draw(("s", "c", "q", "step", 1), "gaussian", Fraction(8), (3, 1)),
+    }
+    loss = privacy_loss(a, b)
+    assert (loss.draws, loss.differing) == (2, 2)
+    assert loss.epsilon == 0.5 and loss.rho == 4 / 16
+    assert loss.by_query == {"q": (0.25, 0.5)}
+
+
+# kills transforms.core.selection.answers.x__laplace_mass__mutmut_8 (the joint L1 route computed through the counter
+# of a run without an end, whatever the horizon: its account names a counter the keys do not use)
+@pytest.mark.parametrize("horizon", [8, None])
+def test_the_joint_l1_accounts_counter_is_the_one_the_selected_keys_use(horizon):
+    """Under pure eps the selected keys' counters are ``answer_counter("laplace", t)`` (a k-ary tree with an end, the
+    unbounded Honaker tree without one); the calibration's account names that counter, and its multiplier is the
+    joint change mass of a person over min(K, k) cells: ``L (2k - 1)`` once K >= 2, ``L`` alive toggles for K = 1."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=horizon)
+    limit = KeyLimit(2, 2, 2)
+    cal = answer_calibration(params, limit)
+    counter = answer_counter("laplace", horizon)
+    assert counter == ("kary_tree" if horizon else "infinite_honaker")
+    key_counter = KeyContext(params, cal.budget, NoiseSource.disabled()).counter("k", 1)
+    assert type(key_counter) is type(make_counter(counter, CountMechanism(1, "laplace"), cal.budget, horizon=horizon))
+    assert cal.route == "joint_l1" and f"through {counter}:" in cal.method
+    assert cal.multiplier == limit.group == 6
