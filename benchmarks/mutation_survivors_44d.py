@@ -160,6 +160,11 @@ EQUIVALENT: dict[str, str] = {
         "cand >= nxt.get(key, (-1, 0)) for >: they differ only when cand equals the stored tuple (mass, -changes), "
         "which is then replaced by an equal tuple: the same table, the same result"
     ),
+    "transforms.core.selection.keys.xǁPersonKeysǁdecide_tick__mutmut_28": (
+        "the 'refused' list left out of the keep condition: it is non-empty only after an insertion refused "
+        "contribution_bounded by _reason, i.e. with the person's K >= 1 slots taken, so keys or left is non-empty too"
+        " and the state is kept either way"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -221,6 +226,8 @@ KILLED_BY: dict[str, str] = {
     + "test_a_candidate_whose_counts_reach_zero_is_evicted_not_selected",
     "transforms.core.contribution.bounding.xǁPersonBounderǁ__init____mutmut_3": _K
     + "test_the_in_memory_bounder_enforces_its_limit_per_window",
+    "transforms.core.selection.candidate.xǁNodeNoiseǁ__init____mutmut_4": _K
+    + "test_a_tree_tests_nodes_are_drawn_from_the_selection_noise_at_their_coordinates",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

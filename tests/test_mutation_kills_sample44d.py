@@ -643,3 +643,21 @@ def test_the_joint_l1_accounts_counter_is_the_one_the_selected_keys_use(horizon)
     assert type(key_counter) is type(make_counter(counter, CountMechanism(1, "laplace"), cal.budget, horizon=horizon))
     assert cal.route == "joint_l1" and f"through {counter}:" in cal.method
     assert cal.multiplier == limit.group == 6
+
+
+# kills transforms.core.selection.release.x_advance_key__mutmut_24 (an event of live entries without a contributor
+# change dropped for a key without state: a person's return to a key they left is lost)
+def test_a_persons_return_to_a_key_they_left_is_counted_in_its_entries_not_its_contributors():
+    """``docs/open_keys.md``: a person is a contributor of a key once; a later return adds entries (the answers count
+    them) but no contributor. After p1 leaves "k" (evicted: no contributor, no entry) and comes back, "k" is a
+    candidate again with one live entry and no contributor; when two others join it is selected and its answer (noise
+    off) counts all three live entries."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=6, threshold=1)
+    rel = OpenKeyRelease(params, KeyLimit(2, 2, 3), NoiseSource.disabled())
+    rel.step([("p1", Update("insert", "e1", ("k",)))])
+    rel.step([("p1", Update("delete", "e1", None))])
+    assert rel.candidates == {}
+    rel.step([("p1", Update("insert", "e2", ("k",)))])
+    assert rel.candidates == {"k": {"v": CANDIDATE_STATE_VERSION, "live": 0, "entries": 1}}
+    out = rel.step([("p2", Update("insert", "e3", ("k",))), ("p3", Update("insert", "e4", ("k",)))])
+    assert out.selected == ("k",) and out.answers == {"k": 3} == rel.truth()
