@@ -165,6 +165,15 @@ EQUIVALENT: dict[str, str] = {
         "contribution_bounded by _reason, i.e. with the person's K >= 1 slots taken, so keys or left is non-empty too"
         " and the state is kept either way"
     ),
+    "transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_252": (
+        "the Laplace pattern's hint tested against 'XXcountXX' for 'count': for a count query the hint is then '' (or"
+        " 'alive' for one column), and _lifecycle takes its alternating branch on kind == 'count' itself whatever the"
+        " hint: the same pattern"
+    ),
+    "transforms.core.contribution.trees.x_change_costs__mutmut_7": (
+        "the columns read without dtype int64: every caller passes query_columns' int64 array (sensitivity.py twice, "
+        "trees.change_mass with the same array), which np.asarray keeps as it is: the same norms"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -228,6 +237,10 @@ KILLED_BY: dict[str, str] = {
     + "test_the_in_memory_bounder_enforces_its_limit_per_window",
     "transforms.core.selection.candidate.xǁNodeNoiseǁ__init____mutmut_4": _K
     + "test_a_tree_tests_nodes_are_drawn_from_the_selection_noise_at_their_coordinates",
+    "transforms.core.selection.release.x_key_state_from_plain__mutmut_26": _K
+    + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
+    "transforms.core.selection.release.x_key_state_to_plain__mutmut_4": _K
+    + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
