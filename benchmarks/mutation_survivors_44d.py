@@ -241,6 +241,10 @@ KILLED_BY: dict[str, str] = {
     + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
     "transforms.core.selection.release.x_key_state_to_plain__mutmut_4": _K
     + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
+    "transforms.core.selection.release.x_key_state_to_plain__mutmut_8": _K
+    + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
+    "transforms.core.contribution.sensitivity.x_group_noise_multiplier__mutmut_1": _K
+    + "test_group_privacys_noise_multiplier_is_g_wherever_the_budget_scales_linearly",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

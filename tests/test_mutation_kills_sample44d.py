@@ -49,6 +49,7 @@ from transforms.core.selection import (
     OpenKeyRelease,
     PersonKeys,
     SelectionParams,
+    answer_budget,
     answer_calibration,
     apply_event,
     dyadic_nodes,
@@ -661,3 +662,48 @@ def test_a_persons_return_to_a_key_they_left_is_counted_in_its_entries_not_its_c
     assert rel.candidates == {"k": {"v": CANDIDATE_STATE_VERSION, "live": 0, "entries": 1}}
     out = rel.step([("p2", Update("insert", "e3", ("k",))), ("p3", Update("insert", "e4", ("k",)))])
     assert out.selected == ("k",) and out.answers == {"k": 3} == rel.truth()
+
+
+# kills transforms.core.contribution.units.xǁContributionUnitǁof__mutmut_3 (a configured update unit, k = 1 by
+# default, read as a person of one entry of one mutation)
+def test_a_configured_update_unit_contributes_one_update():
+    """``ContributionUnit.of`` the update unit (the seeds' relation; its ``max_mutations`` is 1 by default) is the
+    update unit itself: one update, multiplier 1 exactly, described as "one update", not a one-entry person."""
+    got = ContributionUnit.of(PrivacyUnit("update"))
+    assert got == ContributionUnit.update() and got.kind == "update" and got.describe() == "one update"
+    s = contribution_sensitivity(QuerySet("n", "count"), "blt", "gaussian", got)
+    assert s.multiplier == 1.0 and s.exact and s.method.startswith("one update:")
+
+
+# kills transforms.core.selection.params.x_dyadic_nodes__mutmut_16 (every other level skipped: the nodes no longer
+# cover [1, p], so the tree's estimate misses periods)
+def test_the_dyadic_nodes_of_a_period_partition_one_to_p():
+    """``dyadic_nodes(p)``: one node ``(level, index)`` per set bit of p, highest level first, whose intervals
+    ``((index - 1) 2^level, index 2^level]`` partition ``[1, p]`` (the tree test's estimate is their sum)."""
+    for p in range(1, 130):
+        nodes = dyadic_nodes(p)
+        assert len(nodes) == bin(p).count("1")
+        assert [lvl for lvl, _ in nodes] == sorted((lvl for lvl, _ in nodes), reverse=True)
+        covered = [t for lvl, idx in nodes for t in range((idx - 1) * 2**lvl + 1, idx * 2**lvl + 1)]
+        assert sorted(covered) == list(range(1, p + 1))
+
+
+# kills transforms.core.selection.candidate.xǁNodeNoiseǁforget__mutmut_1 (forget removes nothing: a worker's node-noise
+# cache grows with every key it has seen)
+@pytest.mark.parametrize("test", ["tree", "svt"])
+def test_a_key_context_that_does_not_remember_holds_no_node_noise_after_its_keys(test):
+    """``KeyContext(remember=False)`` (each Beam worker's): the node noise is redrawn, never cached across keys, so the
+    worker's memory does not grow with the keys it has seen; ``NodeNoise.forget`` drops a key's cached noise (and a
+    remembered key's noise is the same when drawn again)."""
+    params = SelectionParams(PureDP(1.0), 2, horizon=16, test=test)
+    noise = NoiseSource(bytes(range(32)))
+    ctx = KeyContext(params, answer_budget(params, KeyLimit(2, 2, 3)), noise, remember=False)
+    for i in range(12):
+        state, _, selected = advance_key(ctx, f"k{i}", None, 1, 1, 3)
+        assert not selected and state is not None
+    assert ctx.node_noise._cache == {}
+    nn = NodeNoise(params, noise)
+    z = nn.at("k", 5)
+    assert "k" in nn._cache
+    nn.forget("k")
+    assert "k" not in nn._cache and nn.at("k", 5) == z
