@@ -245,6 +245,12 @@ KILLED_BY: dict[str, str] = {
     + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
     "transforms.core.contribution.sensitivity.x_group_noise_multiplier__mutmut_1": _K
     + "test_group_privacys_noise_multiplier_is_g_wherever_the_budget_scales_linearly",
+    "transforms.core.contribution.bounding.xǁPersonBounderǁlimit__mutmut_2": _K
+    + "test_the_in_memory_bounder_enforces_its_limit_per_window",
+    "transforms.core.contribution.bounding.x__check__mutmut_26": _K
+    + "test_a_person_state_of_another_shape_is_refused_naming_its_type_only",
+    "transforms.core.selection.candidate.xǁNodeNoiseǁforget__mutmut_1": _K
+    + "test_a_key_context_that_does_not_remember_holds_no_node_noise_after_its_keys",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

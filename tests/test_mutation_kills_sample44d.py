@@ -26,12 +26,13 @@ from transforms.core.contribution import (
     query_columns,
 )
 from transforms.core.contribution import toeplitz as toeplitz_mod
-from transforms.core.contribution.loss import Draw, privacy_loss
+from transforms.core.contribution.loss import TOLERANCE, Draw, PrivacyLoss, privacy_loss
 from transforms.core.contribution.toeplitz import (
     CROSS_SLACK_FACTOR,
     ChainBound,
     alternating_bound,
     chain_bound,
+    layer_cake_bound,
     toeplitz_model,
 )
 from transforms.core.contribution.trees import kary_top_nodes
@@ -707,3 +708,28 @@ def test_a_key_context_that_does_not_remember_holds_no_node_noise_after_its_keys
     assert "k" in nn._cache
     nn.forget("k")
     assert "k" not in nn._cache and nn.at("k", 5) == z
+
+
+# kills transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_14 (a zCDP loss exactly at its budget, to the
+# stated float tolerance, no longer within it)
+def test_a_zcdp_loss_at_its_budget_to_the_tolerance_is_within_it_and_one_ulp_more_is_not():
+    """``PrivacyLoss.within`` a zCDP budget: ``rho + eps^2 / 2 <= rho_budget (1 + TOLERANCE)`` (float sums of exact
+    ratios): a loss exactly at that edge is within, the next float above is not."""
+    budget = ZCDP(0.5)
+    edge = budget.rho * (1 + TOLERANCE)
+    assert PrivacyLoss(rho=edge).within(budget)
+    assert not PrivacyLoss(rho=math.nextafter(edge, 1.0)).within(budget)
+
+
+# kills transforms.core.contribution.toeplitz.x_layer_cake_bound__mutmut_52 (a row of non-positive answers bounded
+# with (hi + lo) instead of its range (hi - lo): below what the entry can do)
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_layer_cake_bound_of_a_negated_query_is_the_querys(k):
+    """Lemma L (``layer_cake_bound``, any integer columns: rows of either sign) bounds each row by its range and its
+    distance from 0; negating the answers (columns ``-C``) changes no entry's L2 change, so the bound of ``-C`` is
+    that of ``C``: for a row whose lower end is above 0, and for one starting at 0 (then exact for a one-row sum)."""
+    model = toeplitz_model("sqrt_factorization", 32)
+    alive = ContributionUnit.entry(k).alive_toggles
+    for row in ((0.25, 0.5, 1.0), (0.0, 0.5, 1.0)):
+        cols = query_columns(QuerySet("p", "linear", domain_size=3, matrix=(row,)))
+        assert layer_cake_bound(model, -cols, k, alive) == layer_cake_bound(model, cols, k, alive)
