@@ -251,6 +251,10 @@ KILLED_BY: dict[str, str] = {
     + "test_a_person_state_of_another_shape_is_refused_naming_its_type_only",
     "transforms.core.selection.candidate.xǁNodeNoiseǁforget__mutmut_1": _K
     + "test_a_key_context_that_does_not_remember_holds_no_node_noise_after_its_keys",
+    "transforms.core.contribution.toeplitz.x_chain_bound__mutmut_187": _K
+    + "test_a_small_horizons_chain_search_converges_to_a_pattern_it_attains",
+    "transforms.core.selection.params.x_dyadic_nodes__mutmut_16": _K
+    + "test_the_dyadic_nodes_of_a_period_partition_one_to_p",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

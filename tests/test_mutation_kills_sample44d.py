@@ -35,7 +35,7 @@ from transforms.core.contribution.toeplitz import (
     layer_cake_bound,
     toeplitz_model,
 )
-from transforms.core.contribution.trees import kary_top_nodes
+from transforms.core.contribution.trees import change_costs, kary_top_nodes
 from transforms.core.counters import make_counter
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, rho_for_approx
 from transforms.core.foundation.accounting.units import PrivacyUnit
@@ -733,3 +733,11 @@ def test_the_layer_cake_bound_of_a_negated_query_is_the_querys(k):
     for row in ((0.25, 0.5, 1.0), (0.0, 0.5, 1.0)):
         cols = query_columns(QuerySet("p", "linear", domain_size=3, matrix=(row,)))
         assert layer_cake_bound(model, -cols, k, alive) == layer_cake_bound(model, cols, k, alive)
+
+
+# kills transforms.core.contribution.trees.x_change_costs__mutmut_2 (the default norm spelled "L1", refused)
+def test_change_costs_default_to_the_l1_norm():
+    """``change_costs(columns)`` is ``change_costs(columns, "l1")`` (the documented default: the interval-release
+    counters' norm)."""
+    cols = query_columns(QuerySet("s", "linear", domain_size=3, matrix=((0.0, 0.5, 1.0),)))
+    assert change_costs(cols) == change_costs(cols, "l1") != change_costs(cols, "l2sq")
