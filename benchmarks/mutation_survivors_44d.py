@@ -267,6 +267,13 @@ KILLED_BY: dict[str, str] = {
     + "test_the_joint_l1_accounts_counter_is_the_one_the_selected_keys_use",
     "transforms.core.selection.candidate.x_svt_coords__mutmut_12": _K
     + "test_the_sparse_vectors_noise_is_drawn_at_the_keys_documented_coordinates",
+    "transforms.core.selection.release.x_key_state_from_plain__mutmut_21": _K
+    + "test_a_selected_keys_plain_state_round_trips_and_the_key_goes_on_as_if_never_stored",
+    "transforms.core.contribution.trees.x_change_costs__mutmut_2": _K + "test_change_costs_default_to_the_l1_norm",
+    "transforms.core.selection.release.x_advance_key__mutmut_24": _K
+    + "test_a_persons_return_to_a_key_they_left_is_counted_in_its_entries_not_its_contributors",
+    "transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_14": _K
+    + "test_a_zcdp_loss_at_its_budget_to_the_tolerance_is_within_it_and_one_ulp_more_is_not",
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
