@@ -39,6 +39,28 @@ EQUIVALENT: dict[str, str] = {
         "(a degenerate pole near 1e-52 moves where the loss is flat). Round 43 judged this mutant as _84 (the same "
         "measurement); the _92 of round 43 ('POWELL') is now _95. Offline only"
     ),
+    _B + "11": (
+        "the restarts' lower starting pole 0.3 / n 10^(-0.2 trial) instead of 10^(+0.2 trial): other starting points "
+        "(all 8 feasible instead of 4-7), the same minimum: the returned ratio is the same float for (8, 2) and "
+        "(32, 2) and 3.7e-15 relative higher for (64, 3) (1.022367471177198; the table's own poles give "
+        "1.022367471177193), within the last stage's stopping tolerance (Powell ftol 1e-14 x |log loss| ~ 2e-14: "
+        "test_the_blt_optimiser_reaches_the_tables_ratio_within_its_powell_stopping_tolerance passes on it); the "
+        "poles within 1e-8. Not bit for bit: an offline optimiser's starting points, no stated property separates "
+        "them. Offline only: the counters read the fixed BLT_TABLE"
+    ),
+    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_108": (
+        "the polish's Nelder-Mead stages without xatol=1e-8 (scipy's 1e-4; fatol 1e-8 kept): each stage follows the "
+        "same deterministic path and stops no later, and its best vertex only changes on a strict improvement of "
+        "the piecewise-constant lattice figure; measured (offline; no counter runs it): the same coefficients (sha1 "
+        "of the float64 array) and figure for rows 3, 4, 5, 6 (20 random steps), 7 (300) and 10 (0 and 300: the "
+        "documented row's four stages reach the same 4.753455525183712 .. 4.753253699572027 in 672/542/466/352 "
+        "evaluations instead of 726/632/556/460). Speed only"
+    ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_31": (
+        "np.asarray(sampler(...)) without dtype=int64: both samplers return int64 arrays on every path "
+        "(discrete_laplace: _dlap_fast's difference of geometric_inversion's int64 arrays, or int64 zeros for a "
+        "zero scale; discrete_gaussian: np.empty(size, dtype=int64), or int64 zeros): the same array"
+    ),
 }
 
 _K = "tests/test_mutation_kills_sample44b.py::"
@@ -53,6 +75,29 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_18": _K
     + "test_every_counter_before_its_first_step_answers_each_query_of_its_mechanism",
     _B + "70": _K + "test_the_blt_optimisers_nelder_mead_stage_converges_from_its_first_two_starts",
+    _B + "62": _K + "test_the_blt_optimiser_reaches_the_tables_ratio_within_its_powell_stopping_tolerance",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ__init____mutmut_39": _K
+    + "test_a_lattice_counter_draws_its_noise_ahead_in_blocks_of_at_most_4096_numbers",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ__init____mutmut_40": _K
+    + "test_a_lattice_counter_draws_its_noise_ahead_in_blocks_of_at_most_4096_numbers",
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁ__init____mutmut_43": _K
+    + "test_a_binary_tree_node_sums_its_items_exactly_past_2_to_the_53",
+    "transforms.core.counters.factorization.anytime.xǁWideTablesǁ__init____mutmut_8": _K
+    + "test_wide_tables_refuse_the_coefficients_lattice_tables_refuse",
+    "transforms.core.counters.factorization.anytime.xǁWideTablesǁ__init____mutmut_15": _K
+    + "test_wide_tables_refuse_the_coefficients_lattice_tables_refuse",
+    "transforms.core.counters.base.xǁContinualCounterǁerror_bound__mutmut_20": _K
+    + "test_a_non_additive_counters_error_bound_is_the_union_bound_of_its_black_boxes_at_n",
+}
+
+# judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
+OPEN: dict[str, str] = {
+    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_42": (
+        "the offline polish's L-BFGS continuation at p = 101 instead of 100 (of 20 .. 30000): other coefficients, "
+        "the same lattice figure, measured for row 7 (300 random steps: 2.9527103462115756) and row 10 (0 and 300: "
+        "4.753253699572027); no property separates them (only the documented run's bit-for-bit reproduction of "
+        "SCALED_TABLE[10], a golden pin of 15,000 steps, would)"
+    ),
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

@@ -14,6 +14,7 @@ import pytest
 
 from transforms.core import ZCDP, CountMechanism, HistogramMechanism, NoiseSource, PureDP
 from transforms.core.counters import COUNTERS, make_counter
+from transforms.core.counters.factorization.anytime import A2, B2, K02, N2, P2, Q2, WideTables, _damping_block
 from transforms.core.counters.factorization.blt import BLT_TABLE, optimize_blt
 from transforms.core.counters.factorization.coefficients import (
     LATTICE_BITS,
@@ -23,7 +24,11 @@ from transforms.core.counters.factorization.coefficients import (
     snap_coefficients,
     sqrt_coefficients,
 )
+from transforms.core.counters.factorization.kary_signed import KarySignedCounter
+from transforms.core.counters.factorization.lattice import LatticeTables
+from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.state import encode, to_plain
+from transforms.core.static.pmw import PMWMechanism
 
 
 # kills transforms.core.counters.factorization.coefficients.x__conv__mutmut_12 (open since round 43: the FFT length
@@ -160,3 +165,119 @@ def test_a_lattice_counter_draws_its_noise_ahead_in_blocks_of_at_most_4096_numbe
     assert c._noise.shape == (block - 1, cells)
     assert c._noise.size + cells <= max(4096, cells)
     assert name == "blt" or len(c._noise) <= horizon - 1
+
+
+# kills transforms.core.counters.trees.xǁBinaryTreeCounterǁ__init____mutmut_43 (the open nodes summed in float64
+# instead of int64: a node's items are rounded as they are added, past 2^53)
+def test_a_binary_tree_node_sums_its_items_exactly_past_2_to_the_53():
+    """The binary tree keeps "the exact dataset of the current node" per level (trees.py): a node's items are summed
+    in integers and the node released once. Noise off, the estimate at t = 4 is one node holding the whole prefix:
+    2^52 + 2^52 + 1 + 1 = 2^53 + 2, a float64 (even), so the estimate is exactly it; summed in floats the two 1s
+    are each lost against 2^53 (round half to even)."""
+    c = make_counter("binary_tree", CountMechanism(), PureDP(1.0), horizon=8)
+    items = [2**52, 2**52, 1, 1]
+    for b in items:
+        est = c.step(np.array([b]), NoiseSource.disabled())
+    assert float(sum(items)) == 2.0**53 + 2
+    assert est[0] == 2.0**53 + 2
+
+
+# kills transforms.core.counters.factorization.anytime.xǁWideTablesǁ__init____mutmut_8 (the refusal needs c_0 != 2^20
+# AND c_1 >= c_0: a first coefficient other than 2^20, or c_1 = c_0, passes alone)
+@pytest.mark.parametrize("cls", [LatticeTables, WideTables])
+def test_wide_tables_refuse_the_coefficients_lattice_tables_refuse(cls):
+    """``WideTables`` are ``LatticeTables`` whose coefficients may sum past 2^31: the same decoder, so the same
+    coefficients are refused (c_0 = 2^20, positive, non-increasing, c_1 < c_0 for a stable decoder,
+    Enestrom-Kakeya; docs/counters.md), each violation alone; a valid row is accepted."""
+    one = 1 << LATTICE_BITS
+    cls(np.array([one, one // 2, one // 4]), 4)
+    for bad in (
+        [one - 1, one // 2, one // 4],  # c_0 is not 2^20 (c_1 < c_0 holds)
+        [one + 1, one // 2],  # c_0 is not 2^20 (c_1 < c_0 holds)
+        [one, one, one // 2],  # c_1 = c_0
+        [one, one // 2, one // 2 + 1],  # increases
+        [one, one // 2, 0],  # not positive
+    ):
+        with pytest.raises(AssertionError):
+            cls(np.array(bad), 4)
+
+
+# kills transforms.core.counters.base.xǁContinualCounterǁerror_bound__mutmut_20 (a non-additive black box's bound
+# asked without the batch-size bound n: PMW answers inf whatever n)
+@pytest.mark.parametrize("name", ["binary_tree", "naive_increments"])
+def test_a_non_additive_counters_error_bound_is_the_union_bound_of_its_black_boxes_at_n(name):
+    """``error_bound(beta, n)`` of a counter over a non-additive black box (PMW, whose error depends on the size n of
+    every released batch) is the union bound over the releases summed into the estimate: sum c |w| alpha(b, beta / k,
+    n) with k the number of releases; finite for a finite n and growing with it; without n it cannot be bounded
+    (inf)."""
+    mech = PMWMechanism(8, ranges=True)
+    c = make_counter(name, mech, PureDP(1.0), horizon=8)
+    for _ in range(3):
+        c.step(np.array([1, 0, 2, 0, 0, 1, 0, 0]), NoiseSource(b"h44mb-pmw-error-bound-key-000000"))
+    k = sum(count for _, count, _ in c._terms)
+    assert k >= 2
+    for n in (100, 10000):
+        want = math.fsum(count * abs(w) * mech.alpha(b, 0.05 / k, n=n) for b, count, w in c._terms)
+        assert math.isfinite(want)
+        assert c.error_bound(0.05, n=n) == want
+    assert c.error_bound(0.05, n=100) < c.error_bound(0.05, n=10000)
+    assert c.error_bound(0.05) == math.inf
+
+
+# kills transforms.core.counters.factorization.anytime.x__damping_block__mutmut_42 (profile 2's damping past N2 = 2^24
+# with 1 - B2 ln(k / N2) for 1 + B2 ln(k / N2): h grows past N2, diverges at e N2 and turns negative: the summable tail
+# that anytime_tail_bound (the stated sensitivity's tail) integrates is gone)
+def test_the_anytime_damping_is_the_documented_non_increasing_profile_past_its_knee():
+    """Profile 2 (new counters; anytime.py, docs/counters.md): h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2, then
+    h(N2)^2 (1 + B2 ln(k / N2))^-Q2, a summable tail that ``anytime_tail_bound`` integrates for the sensitivity. The
+    damping the coefficients are built from is that function (to a few ulps) on aligned blocks before, across and
+    well past the knee N2 = 2^24 (up to 2^27 steps), positive, at most 1 and non-increasing."""
+    blocks = [0, 1, 4095, 4096, 4097, 8192, 11136, 11137, 20000, 32767]
+    prev = 1.0
+    for i in blocks:
+        k = np.arange(i * 4096, (i + 1) * 4096, dtype=np.float64)
+        h = _damping_block(i, 2)
+        below = (1.0 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2)
+        want2 = below * (1.0 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2)
+        np.testing.assert_allclose(h * h, want2, rtol=1e-12)
+        assert np.all(h > 0) and np.all(h <= 1.0)
+        assert np.all(np.diff(h) <= 0) and h[0] <= prev
+        prev = h[-1]
+
+
+# kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_66 (every logged
+# node release at cost 0: the release log, which the privacy harness and the event log read, no longer carries the
+# budget the counter charged)
+def test_kary_signed_release_log_carries_the_budget_it_charges_once():
+    """``kary_signed`` charges its whole budget once (one release R x + z, post-processed at every step) and its release
+    log says so: the first logged node release carries the budget, every later one 0, so the log's costs compose to
+    exactly the ledger's charge."""
+    budget = PureDP(0.7)
+    ledger = Ledger(budget)
+    c = KarySignedCounter(CountMechanism(), budget, horizon=30, scope=ledger.root)
+    c.release_log = []
+    for _ in range(20):
+        c.step(np.array([1]), NoiseSource(b"h44mb-kary-signed-log-cost-00000"))
+    costs = [x[1] for x in c.release_log]
+    assert len(costs) > 3
+    assert [r.cost for r in ledger.records] == [budget]
+    assert costs[0] == budget
+    assert all(x == budget.scale(0.0) for x in costs[1:])
+
+
+# kills transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_66 (v >= 0 for v > 0: a loss of exactly 0,
+# which the closed forms' cancellation could return, reaches math.log(0) and raises inside the optimiser)
+@pytest.mark.parametrize("v", [0.0, -0.0, -1.0, float("nan"), float("inf"), 2.0])
+def test_the_blt_objective_is_1e30_wherever_its_product_is_not_a_positive_finite_number(v, monkeypatch):
+    """``blt_log_loss`` (the offline optimiser's objective) returns log(sens^2 x max error) where that product is a
+    positive finite number and 1e30 everywhere else, never an exception that would stop the optimiser's search: the
+    closed forms are replaced by ones that return each edge value (0, -0, negative, nan, inf) at a valid point (the
+    first table entry's poles)."""
+    from transforms.core.counters.factorization import blt as fz
+
+    monkeypatch.setattr(fz, "blt_sensitivity_squared", lambda theta, theta_hat: 1.0)
+    monkeypatch.setattr(fz, "blt_max_error", lambda theta, theta_hat, n: v)
+    theta, theta_hat = (np.array(x) for x in BLT_TABLE[3])
+    p = np.concatenate([np.log(-np.log(theta)), np.log(-np.log(theta_hat))])
+    want = math.log(v) if math.isfinite(v) and v > 0 else 1e30
+    assert fz.blt_log_loss(p, 8) == want
