@@ -88,6 +88,14 @@ KILLED_BY: dict[str, str] = {
     + "test_wide_tables_refuse_the_coefficients_lattice_tables_refuse",
     "transforms.core.counters.base.xǁContinualCounterǁerror_bound__mutmut_20": _K
     + "test_a_non_additive_counters_error_bound_is_the_union_bound_of_its_black_boxes_at_n",
+    "transforms.core.counters.factorization.anytime.x__damping_block__mutmut_42": _K
+    + "test_the_anytime_damping_is_the_documented_non_increasing_profile_past_its_knee",
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_66": _K
+    + "test_kary_signed_release_log_carries_the_budget_it_charges_once",
+    "transforms.core.counters.factorization.lattice.x__dot__mutmut_21": _K
+    + "test_the_chunked_lattice_product_is_the_whole_exact_product",
+    "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_66": _K
+    + "test_the_blt_objective_is_1e30_wherever_its_product_is_not_a_positive_finite_number",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
@@ -97,6 +105,12 @@ OPEN: dict[str, str] = {
         "the same lattice figure, measured for row 7 (300 random steps: 2.9527103462115756) and row 10 (0 and 300: "
         "4.753253699572027); no property separates them (only the documented run's bit-for-bit reproduction of "
         "SCALED_TABLE[10], a golden pin of 15,000 steps, would)"
+    ),
+    "transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_26": (
+        "the offline optimiser's continuation from p = 21 instead of 20 (then 100 .. 10000): other coefficients, "
+        "max variances 6.6e-12 relative higher (T = 2^4) and 1.9e-11 lower (2^6, 2^8) than the original's "
+        "(1.5914737226149975, 2.44935044176722, 3.5020795936390243); the table is data and its test re-runs 2^8 "
+        "to 2e-3: no stated property separates them"
     ),
 }
 

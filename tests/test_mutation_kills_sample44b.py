@@ -8,6 +8,7 @@ unmutated, fails on the mutant). Fast: in memory, no Beam."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -25,7 +26,8 @@ from transforms.core.counters.factorization.coefficients import (
     sqrt_coefficients,
 )
 from transforms.core.counters.factorization.kary_signed import KarySignedCounter
-from transforms.core.counters.factorization.lattice import LatticeTables
+from transforms.core.counters.factorization.lattice import LatticeTables, _dot
+from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.state import encode, to_plain
 from transforms.core.static.pmw import PMWMechanism
@@ -281,3 +283,74 @@ def test_the_blt_objective_is_1e30_wherever_its_product_is_not_a_positive_finite
     p = np.concatenate([np.log(-np.log(theta)), np.log(-np.log(theta_hat))])
     want = math.log(v) if math.isfinite(v) and v > 0 else 1e30
     assert fz.blt_log_loss(p, 8) == want
+
+
+# kills transforms.core.counters.factorization.lattice.x__dot__mutmut_21 (only the first chunk of a long product
+# summed: the encoder and the decoder of a window past 8192 rows drop its older rows)
+@pytest.mark.parametrize("length,m", [(100, 1), (8192, 1), (8193, 1), (20000, 1), (5000, 3)])
+def test_the_chunked_lattice_product_is_the_whole_exact_product(length, m):
+    """``lattice._dot(c, w)`` is ``c @ w`` in fixed row chunks (about 8192 numbers each, below OpenBLAS's
+    multi-threading size): every row is in exactly one chunk, and integer inputs keep integer partial sums, so the
+    result is the exact product (Python integers) at every length, also past one chunk; each row of w here is
+    distinct, so a dropped or repeated chunk changes the sum."""
+    rng = np.random.default_rng(length + m)
+    c = rng.integers(0, 1 << 20, size=length).astype(np.float64)
+    w = rng.integers(-(1 << 12), 1 << 12, size=(length, m)).astype(np.float64)
+    want = [sum(int(a) * int(b) for a, b in zip(c, w[:, j])) for j in range(m)]
+    assert max(abs(v) for v in want) < 2**53
+    got = _dot(c, w)
+    assert got.shape == (m,)
+    assert [int(v) for v in got] == want
+
+
+# kills transforms.core.counters.factorization.scaled.xǁScaledTablesǁ__init____mutmut_42 (the decoder's row norms
+# computed without the horizon: the whole convolution, 2T - 1 rows, of which only the first T are rows of the matrix)
+def test_the_scaled_variance_path_has_one_variance_per_step_and_they_are_the_counters():
+    """``scaled_variance_path(T, rho)`` is the analytic per-step variance of ``scaled_sqrt``, t = 1..T: T values, the
+    counter's own stated ``variance()`` at each step (a count, zCDP rho, noise off: the statement does not depend on
+    the draws), and their max is the counter's max over the horizon."""
+    horizon, rho = 16, 0.5
+    path = scaled_variance_path(horizon, rho)
+    assert path.shape == (horizon,)
+    c = make_counter("scaled_sqrt", CountMechanism(noise="gaussian"), ZCDP(rho), horizon=horizon)
+    stated = []
+    for _ in range(horizon):
+        c.step(np.array([1]), NoiseSource.disabled())
+        stated.append(c.variance())
+    np.testing.assert_allclose(path, stated, rtol=1e-12)
+
+
+# kills transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_52 (the continuation's minimiser
+# chosen by scipy (BFGS) instead of L-BFGS-B: its ftol and maxcor are unknown to BFGS and ignored, with a warning)
+def test_optimize_scaled_runs_the_minimiser_whose_options_it_states():
+    """``optimize_scaled`` runs L-BFGS on ``scaled_objective`` with the options it states (maxiter, ftol, gtol,
+    maxcor): every one is an option of the solver it runs (scipy warns, OptimizeWarning, of an option a solver does
+    not know and ignores it), and from the square root it ends below s(n)^2 / 2 (T = 2^4, milliseconds)."""
+    from scipy.optimize import OptimizeWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OptimizeWarning)
+        coef, v = optimize_scaled(4)
+    s = float(np.sum(sqrt_coefficients(16) ** 2))
+    assert len(coef) == 16 and v < s * s / 2
+
+
+# kills transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_38 (Honaker's node releases at coordinate
+# "NODE" instead of "node": the same charges, but the plan of the infinite counter, which reads "node" in a
+# release's coordinates, takes a tree node for a range release and refuses the counter's own charges)
+@pytest.mark.parametrize("name", ["infinite", "infinite_honaker", "binary_tree", "honaker"])
+def test_every_charge_of_a_tree_counter_is_its_planned_cost_at_its_own_coordinates(name):
+    """The contract: every charge of a counter is its registry entry's ``planned_cost`` at the charge's own
+    coordinates (docs/counters.md): for the infinite counters budget / 2 per finished range and budget / 2 / (i + 1)
+    per node of range i's tree, told apart by the coordinates; Honaker's nodes sit at the same coordinates as the
+    plain tree's (its estimator only post-processes them)."""
+    budget = PureDP(1.0)
+    ledger = Ledger(budget)
+    c = make_counter(name, CountMechanism(), budget, horizon=16, coords=("s",), scope=ledger.root)
+    for t in range(15):
+        c.step(np.array([t % 3]), NoiseSource.disabled())
+    assert ledger.records
+    for r in ledger.records:
+        assert r.cost == COUNTERS[name].planned_cost(budget, r.coordinates, horizon=16), r.coordinates
+    nodes = {r.coordinates for r in ledger.records if "node" in r.coordinates}
+    assert nodes and len(nodes) == len([r for r in ledger.records if "node" in r.coordinates])
