@@ -56,6 +56,12 @@ EQUIVALENT: dict[str, str] = {
         "documented row's four stages reach the same 4.753455525183712 .. 4.753253699572027 in 672/542/466/352 "
         "evaluations instead of 726/632/556/460). Speed only"
     ),
+    "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_25": "1e+30 for 1e30: the same float literal",
+    "transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁ_honaker_weights__mutmut_11": (
+        "level 0's weight pair (1, 1) for (1, 0): never read. step reads self._weights[j] only for j >= 1 (a leaf is "
+        "its own release, z = y) and nothing else reads _weights (the profiles are built from weights j >= 1): the "
+        "same estimates, profiles and bounds; only the stored state's unread first pair differs"
+    ),
     "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_31": (
         "np.asarray(sampler(...)) without dtype=int64: both samplers return int64 arrays on every path "
         "(discrete_laplace: _dlap_fast's difference of geometric_inversion's int64 arrays, or int64 zeros for a "
@@ -96,6 +102,12 @@ KILLED_BY: dict[str, str] = {
     + "test_the_chunked_lattice_product_is_the_whole_exact_product",
     "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_66": _K
     + "test_the_blt_objective_is_1e30_wherever_its_product_is_not_a_positive_finite_number",
+    "transforms.core.counters.factorization.scaled.xǁScaledTablesǁ__init____mutmut_42": _K
+    + "test_the_scaled_variance_path_has_one_variance_per_step_and_they_are_the_counters",
+    "transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_52": _K
+    + "test_optimize_scaled_runs_the_minimiser_whose_options_it_states",
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_38": _K
+    + "test_every_charge_of_a_tree_counter_is_its_planned_cost_at_its_own_coordinates",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
@@ -111,6 +123,13 @@ OPEN: dict[str, str] = {
         "max variances 6.6e-12 relative higher (T = 2^4) and 1.9e-11 lower (2^6, 2^8) than the original's "
         "(1.5914737226149975, 2.44935044176722, 3.5020795936390243); the table is data and its test re-runs 2^8 "
         "to 2e-3: no stated property separates them"
+    ),
+    "transforms.core.counters.factorization.kary.x_kary_radices__mutmut_109": (
+        "a candidate replaces the best when its mean total is below best (1 + 1e-12) instead of best (1 - 1e-12): "
+        "on an exact tie the last candidate in the search order wins instead of the first; measured over T = 1..1499, "
+        "2^11..2^20, 3^7..3^12, both exponents: 7 of 3,030 differ, each an exact float tie of the mean (e.g. T = 14, "
+        "exponent 1: (2, 2) and (2, 3), both 71.0; T = 611, exponent 2: (8, 8) and (8, 9), both 56582.0): both are "
+        "'the least mean' the docstring promises, and it states no tie-break"
     ),
 }
 

@@ -354,3 +354,30 @@ def test_every_charge_of_a_tree_counter_is_its_planned_cost_at_its_own_coordinat
         assert r.cost == COUNTERS[name].planned_cost(budget, r.coordinates, horizon=16), r.coordinates
     nodes = {r.coordinates for r in ledger.records if "node" in r.coordinates}
     assert nodes and len(nodes) == len([r for r in ledger.records if "node" in r.coordinates])
+
+
+# kills transforms.core.counters.factorization.blt.x_optimize_blt__mutmut_98 (Powell's ftol misspelt: scipy ignores
+# it with a warning and stops at its default 1e-4) and every misspelt or unknown option of its two stages
+def test_optimize_blt_runs_its_two_stages_with_options_they_know():
+    """``optimize_blt``'s Nelder-Mead and Powell stages run with the tolerances it states (xatol 1e-9, fatol 1e-13,
+    adaptive; xtol 1e-10, ftol 1e-14): every option is one its solver knows (scipy warns, OptimizeWarning, of an
+    option a solver does not know and ignores it). n = 8, 2 buffers, one start (milliseconds)."""
+    from scipy.optimize import OptimizeWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OptimizeWarning)
+        converged: list[bool] = []
+        theta, theta_hat, ratio = optimize_blt(8, 2, restarts=1, converged=converged)
+    assert converged == [True] and len(theta) == len(theta_hat) == 2 and ratio < 1.05
+
+
+# kills transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_22 (setflags(write=None), which
+# leaves the cached array writable: a caller writing into it changes every later counter's coefficients)
+def test_the_cached_square_root_coefficients_are_read_only():
+    """``sqrt_coefficients`` is cached (``lru_cache``): the array it returns is shared by every later caller, so it is
+    read-only; a write is refused and the next call returns the same coefficients."""
+    c = sqrt_coefficients(8)
+    assert not c.flags.writeable
+    with pytest.raises(ValueError):
+        c[1] = 1.0
+    assert sqrt_coefficients(8)[1] == 0.5
