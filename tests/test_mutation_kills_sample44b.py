@@ -15,7 +15,7 @@ import pytest
 
 from transforms.core import ZCDP, CountMechanism, HistogramMechanism, NoiseSource, PureDP
 from transforms.core.counters import COUNTERS, make_counter
-from transforms.core.counters.factorization.anytime import A2, B2, K02, N2, P2, Q2, WideTables, _damping_block
+from transforms.core.counters.factorization.anytime import A2, B2, K02, N2, P2, Q2, WideTables, _damping_block, limb_dot
 from transforms.core.counters.factorization.blt import BLT_TABLE, optimize_blt
 from transforms.core.counters.factorization.coefficients import (
     LATTICE_BITS,
@@ -25,7 +25,7 @@ from transforms.core.counters.factorization.coefficients import (
     snap_coefficients,
     sqrt_coefficients,
 )
-from transforms.core.counters.factorization.kary_signed import KarySignedCounter
+from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_shape
 from transforms.core.counters.factorization.lattice import LatticeTables, _dot
 from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
 from transforms.core.foundation.accounting import Ledger
@@ -381,3 +381,69 @@ def test_the_cached_square_root_coefficients_are_read_only():
     with pytest.raises(ValueError):
         c[1] = 1.0
     assert sqrt_coefficients(8)[1] == 0.5
+
+
+# kills transforms.core.counters.factorization.anytime.x_limb_dot__mutmut_4 (limbs of width 2 refused too: the exact
+# product refused for coefficients summing to [2^58, 2^59), below the limit its message states)
+@pytest.mark.parametrize("top", [57, 58])
+def test_limb_dot_is_exact_up_to_its_stated_limit_and_refuses_past_it(top):
+    """``limb_dot`` multiplies exactly while the coefficients sum below 2^59 (limbs of width w = 61 - bit_length(s1)
+    >= 2 keep every int64 partial sum below s1 2^w < 2^61) and refuses from 2^59 ("the lattice coefficients sum to
+    2^59 or more"): at s1 = 2^57 and 2^58 the Python-integer product of a window near 2^61, at 2^59 a ValueError."""
+    c = np.array([1 << (top - 1), 1 << (top - 1)], dtype=np.int64)
+    s1 = int(c.sum())
+    win = np.array([[(1 << 61) - 3, -5], [7, -(1 << 60) + 11]], dtype=np.int64)
+    want = [sum(int(a) * int(b) for a, b in zip(c, win[:, j])) for j in range(2)]
+    assert limb_dot(c, win, s1) == want
+    with pytest.raises(ValueError):
+        limb_dot(c, win, 1 << 59)
+
+
+# kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ__init____mutmut_30 (each noise kind
+# searched with the other's variance model: a Laplace counter takes the Gaussian's shape and vice versa)
+@pytest.mark.parametrize("kind,budget", [("laplace", PureDP(1.0)), ("gaussian", ZCDP(0.5))], ids=["pure", "zcdp"])
+def test_kary_signed_takes_the_shape_of_least_mean_variance_for_its_noise(kind, budget):
+    """``kary_signed`` without a shape takes the (k, h) of least mean variance over t = 1..T for its noise (a node's
+    variance grows as h^2 under Laplace, h under zCDP: ``signed_shape``'s exponent): over T = 100 its stated
+    variances average below those of the other noise's shape ((13, 2) for Laplace, (5, 3) for zCDP) at the same
+    budget."""
+    horizon = 100
+    own = signed_shape(horizon, 2 if kind == "laplace" else 1)
+    other = signed_shape(horizon, 1 if kind == "laplace" else 2)
+    assert own != other
+
+    def mean_variance(shape):
+        c = KarySignedCounter(CountMechanism(noise=kind), budget, horizon=horizon, shape=shape)
+        out = []
+        for _ in range(horizon):
+            c.step(np.array([1]), NoiseSource.disabled())
+            out.append(c.variance())
+        return (c.k, c.h), sum(out) / horizon
+
+    chosen, v = mean_variance(None)
+    assert chosen == own
+    assert v < mean_variance(other)[1]
+
+
+# kills transforms.core.counters.factorization.scaled.x_max_column_norm_sq__mutmut_74 (the exactness guard lets a limb
+# convolution off by up to 1.25 through: np.rint then returns the wrong integer, and the column norm, scaled_sqrt's
+# sensitivity, is wrong)
+@pytest.mark.parametrize("off", [0.2, 0.4, 0.6])
+def test_max_column_norm_sq_refuses_a_limb_convolution_it_cannot_round_exactly(off, monkeypatch):
+    """``max_column_norm_sq`` (the exact L2 sensitivity of ``scaled_sqrt``) rounds each FFT limb convolution to the
+    integers and checks that every value was within 1/4 of one (its docstring bounds the FFT error below 2^-5 in its
+    range): an FFT made off by ``off`` in every value still gives the exact norm when off < 1/4 and is refused
+    (AssertionError) when every value is more than 1/4 from an integer (0.4, 0.6), never answered with a wrong
+    integer."""
+    from transforms.core.counters.factorization import scaled as sc
+
+    s = np.array([3, 1000, 7, 2], dtype=np.int64)
+    c = np.array([1 << 20, 700000, 3], dtype=np.int64)
+    want = max(sum(int(s[j + m]) ** 2 * int(c[m]) ** 2 for m in range(min(len(s) - j, len(c)))) for j in range(len(s)))
+    conv = sc._conv
+    monkeypatch.setattr(sc, "_conv", lambda a, b: conv(a, b) + off)
+    if abs(off - round(off)) < 0.25:
+        assert sc.max_column_norm_sq(s, c) == want
+    else:
+        with pytest.raises(AssertionError, match="within 1/4"):
+            sc.max_column_norm_sq(s, c)
