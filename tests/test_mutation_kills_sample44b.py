@@ -447,3 +447,14 @@ def test_max_column_norm_sq_refuses_a_limb_convolution_it_cannot_round_exactly(o
     else:
         with pytest.raises(AssertionError, match="within 1/4"):
             sc.max_column_norm_sq(s, c)
+
+
+# kills transforms.core.counters.factorization.blt.x__load_table__mutmut_15 (the table's entries in the file's string
+# order: 10, 11, .., 20, 3, .., 9)
+def test_the_blt_table_lists_its_design_horizons_in_ascending_order():
+    """``BLT_TABLE`` (public: log2 of the design horizon -> the poles) is loaded from ``blt_table.json`` in numeric
+    order of its design horizons, 2^3 .. 2^20 ascending, whatever the order of the file's string keys ("10" sorts
+    before "3")."""
+    keys = list(BLT_TABLE)
+    assert keys == sorted(keys) and keys[0] == 3 and keys[-1] == 20
+    assert all(isinstance(k, int) for k in keys)
