@@ -57,6 +57,14 @@ EQUIVALENT: dict[str, str] = {
         "evaluations instead of 726/632/556/460). Speed only"
     ),
     "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_25": "1e+30 for 1e30: the same float literal",
+    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_129": (
+        "method 'NELDER-MEAD' for 'Nelder-Mead': scipy.optimize.minimize lower-cases the method name (meth = "
+        "method.lower()), the same optimiser (as round 43's optimize_blt 'POWELL')"
+    ),
+    "transforms.core.counters.factorization.coefficients.x__conv__mutmut_16": (
+        "np.fft.irfft(..., None) for irfft(..., nfft): its default length is 2 (len - 1) of the rfft's nfft // 2 + 1 "
+        "terms, i.e. nfft (a power of two >= 2, even): the same call (as round 43's _conv__mutmut_18, irfft without n)"
+    ),
     "transforms.core.counters.factorization.scaled.x_max_column_norm_sq__mutmut_56": (
         "the limb sums w as float64 instead of int64: each w[e] is a sum of at most 3 limb-pair convolutions, each "
         "an integer below T 2^18 < 2^40 (the docstring's bound, range enforced by the ValueError), so every value is "
@@ -143,6 +151,14 @@ KILLED_BY: dict[str, str] = {
     + "test_limb_dot_is_exact_up_to_its_stated_limit_and_refuses_past_it",
     "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ__init____mutmut_30": _K
     + "test_kary_signed_takes_the_shape_of_least_mean_variance_for_its_noise",
+    "transforms.core.counters.factorization.scaled.x_max_column_norm_sq__mutmut_74": _K
+    + "test_max_column_norm_sq_refuses_a_limb_convolution_it_cannot_round_exactly",
+    "transforms.core.counters.factorization.blt.x__load_table__mutmut_15": _K
+    + "test_the_blt_table_lists_its_design_horizons_in_ascending_order",
+    "transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_15": _K
+    + "test_snap_coefficients_rounds_to_the_lattice_and_cuts_after_the_last_non_zero",
+    "transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁ__init____mutmut_66": _K
+    + "test_a_kary_tree_releases_each_node_as_the_exact_sum_of_its_items",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured

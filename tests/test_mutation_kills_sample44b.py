@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from transforms.core import ZCDP, CountMechanism, HistogramMechanism, NoiseSource, PureDP
-from transforms.core.counters import COUNTERS, make_counter
+from transforms.core.counters import COUNTERS, KaryTreeCounter, make_counter
 from transforms.core.counters.factorization.anytime import A2, B2, K02, N2, P2, Q2, WideTables, _damping_block, limb_dot
 from transforms.core.counters.factorization.blt import BLT_TABLE, optimize_blt
 from transforms.core.counters.factorization.coefficients import (
@@ -25,7 +25,7 @@ from transforms.core.counters.factorization.coefficients import (
     snap_coefficients,
     sqrt_coefficients,
 )
-from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_shape
+from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_nodes, signed_shape
 from transforms.core.counters.factorization.lattice import LatticeTables, _dot
 from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
 from transforms.core.foundation.accounting import Ledger
@@ -454,7 +454,69 @@ def test_max_column_norm_sq_refuses_a_limb_convolution_it_cannot_round_exactly(o
 def test_the_blt_table_lists_its_design_horizons_in_ascending_order():
     """``BLT_TABLE`` (public: log2 of the design horizon -> the poles) is loaded from ``blt_table.json`` in numeric
     order of its design horizons, 2^3 .. 2^20 ascending, whatever the order of the file's string keys ("10" sorts
-    before "3")."""
-    keys = list(BLT_TABLE)
-    assert keys == sorted(keys) and keys[0] == 3 and keys[-1] == 20
-    assert all(isinstance(k, int) for k in keys)
+    before "3"): the module's table and a fresh load of the file."""
+    from transforms.core.counters.factorization import blt as fz
+
+    for table in (BLT_TABLE, fz._load_table()):
+        keys = list(table)
+        assert keys == sorted(keys) and keys[0] == 3 and keys[-1] == 20
+        assert all(isinstance(k, int) for k in keys)
+
+
+# kills transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_15 (the cut after the last
+# non-zero taken also when there is none: an all-zero snap raises IndexError instead of returning one zero)
+@pytest.mark.parametrize(
+    "c,want",
+    [([0.5, 0.25, 0.0, 0.0], [1 << 19, 1 << 18]), ([0.0, 0.0], [0]), ([2.0**-22, -(2.0**-23)], [0]), ([2.0**-20], [1])],
+)
+def test_snap_coefficients_rounds_to_the_lattice_and_cuts_after_the_last_non_zero(c, want):
+    """``snap_coefficients(c)`` = round(c_k 2^20) as int64 (half to even), cut after the last non-zero; a series that
+    rounds to zero everywhere keeps one coefficient (0): the result is never empty."""
+    got = snap_coefficients(np.array(c))
+    assert got.dtype == np.int64
+    assert got.tolist() == want
+
+
+# kills transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁ__init____mutmut_66 (the open nodes summed in
+# float64 instead of int64: a node's items are rounded as they are added, past 2^53)
+def test_a_kary_tree_releases_each_node_as_the_exact_sum_of_its_items():
+    """The k-ary tree keeps each level's open node as the exact integers of its items (kary.py) and releases it
+    once: noise off, every logged node release is its items' exact sum, rounded once to float64. Items 2^52, 2^52,
+    then 1s: a node of 4 holds 2^53 + 2 (a float64), which summing in floats item by item rounds to 2^53."""
+    c = KaryTreeCounter(CountMechanism(noise="gaussian"), ZCDP(0.5), horizon=27, radices=(2, 2, 2))
+    c.release_log = []
+    items = [2**52, 2**52] + [1] * 14
+    for b in items:
+        c.step(np.array([b]), NoiseSource.disabled())
+    assert list(c.sizes) == [1, 2, 4, 8]
+    for coords, _, values in c.release_log:
+        j, i = coords[-2], coords[-1]
+        size = c.sizes[j]
+        assert values[0] == float(sum(items[(i - 1) * size : i * size])), coords
+    assert any(values[0] == 2.0**53 + 2 for _, _, values in c.release_log)
+
+
+# kills transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_prune__mutmut_13 (the pruning keeps a
+# node below the top only if it ends k^(j+1) steps AFTER t: the middle level's nodes still in use are forgotten and
+# drawn again, logged twice)
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3)])
+def test_kary_signed_draws_and_logs_each_node_once_across_its_prunings(shape):
+    """Every output of ``kary_signed`` is a post-processing of ONE release R x + z (module docstring): each node's
+    noise is drawn once, at its first use, and logged once; the pruning at every 64th step forgets only nodes no
+    later prefix uses. With three levels (the 43b test has two), a middle-level node spans several prunings' worth of
+    prefixes: over 200 steps the logged coordinates are unique, exactly the nodes some prefix used, and the last
+    estimate is the signed sum of the logged releases of its prefix."""
+    k, h = shape
+    c = KarySignedCounter(CountMechanism(), PureDP(1.0), horizon=200, shape=shape)
+    c.release_log = []
+    noise = NoiseSource(b"h44mb-kary-signed-prune-three-lv")
+    used = set()
+    rng = np.random.default_rng(11)
+    for t in range(1, 201):
+        est = c.step(np.array([int(rng.integers(0, 3))]), noise)
+        used |= {(j, i) for j, i, _ in signed_nodes(t, k, h)}
+    coords = [tuple(x[0]) for x in c.release_log]
+    assert len(coords) == len(set(coords)), "a node's release is logged more than once"
+    assert {(x[-2], x[-1]) for x in coords} == used
+    logged = {(x[0][-2], x[0][-1]): np.asarray(x[2], dtype=np.float64) for x in c.release_log}
+    np.testing.assert_array_equal(sum(s * logged[(j, i)] for j, i, s in signed_nodes(200, k, h)), est)
