@@ -57,6 +57,17 @@ EQUIVALENT: dict[str, str] = {
         "evaluations instead of 726/632/556/460). Speed only"
     ),
     "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_25": "1e+30 for 1e30: the same float literal",
+    "transforms.core.counters.base.x_ctz__mutmut_2": (
+        "(t | -t).bit_length() for (t & -t).bit_length(): for t >= 1, t & -t = 2^ctz(t) and t | -t = -2^ctz(t) "
+        "(two's complement), and int.bit_length ignores the sign: the same value (checked for t = 1..199,999 and "
+        "two values past 2^63)"
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_21": (
+        "noiseless starts True instead of False: read only by the error bounds (base, lattice, kary, kary_signed), "
+        "each of which returns 0 at t == 0 before reading it, and every counter's step overwrites it with "
+        "noise.is_disabled before any later read (each step releases through _release, or sets it itself: lattice, "
+        "kary, kary_signed, infinite): the same bounds"
+    ),
     "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_129": (
         "method 'NELDER-MEAD' for 'Nelder-Mead': scipy.optimize.minimize lower-cases the method name (meth = "
         "method.lower()), the same optimiser (as round 43's optimize_blt 'POWELL')"
@@ -159,6 +170,8 @@ KILLED_BY: dict[str, str] = {
     + "test_snap_coefficients_rounds_to_the_lattice_and_cuts_after_the_last_non_zero",
     "transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁ__init____mutmut_66": _K
     + "test_a_kary_tree_releases_each_node_as_the_exact_sum_of_its_items",
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_prune__mutmut_13": _K
+    + "test_kary_signed_draws_and_logs_each_node_once_across_its_prunings",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured

@@ -15,7 +15,21 @@ import pytest
 
 from transforms.core import ZCDP, CountMechanism, HistogramMechanism, NoiseSource, PureDP
 from transforms.core.counters import COUNTERS, KaryTreeCounter, make_counter
-from transforms.core.counters.factorization.anytime import A2, B2, K02, N2, P2, Q2, WideTables, _damping_block, limb_dot
+from transforms.core.counters.factorization.anytime import (
+    A2,
+    B2,
+    EPS,
+    K0,
+    K02,
+    N2,
+    P2,
+    Q2,
+    A,
+    WideTables,
+    _damping_block,
+    anytime_variance_path,
+    limb_dot,
+)
 from transforms.core.counters.factorization.blt import BLT_TABLE, optimize_blt
 from transforms.core.counters.factorization.coefficients import (
     LATTICE_BITS,
@@ -36,13 +50,15 @@ from transforms.core.static.pmw import PMWMechanism
 # kills transforms.core.counters.factorization.coefficients.x__conv__mutmut_12 (open since round 43: the FFT length
 # from size + 1 instead of size - 1, i.e. twice the smallest power of two for products of 2^k - 1 or 2^k terms; in
 # series_inverse that is the last Newton step of every n = 2^i + 1, e.g. sqrt_factorization's tables at horizons
-# 5, 9, 17, ...: the same convolution, twice the FFT work, and other rounding)
+# 5, 9, 17, ...: the same convolution, twice the FFT work, and other rounding) and x_series_inverse__mutmut_25 (the
+# step's c h not truncated mod x^m: its next product multiplies a series of the FFT's length, twice or more the work)
 @pytest.mark.parametrize("n", [2, 5, 9, 17, 33, 64, 65, 100])
 def test_series_inverse_multiplies_by_ffts_of_the_smallest_power_of_two_that_holds_each_product(n, monkeypatch):
     """``series_inverse`` is a Newton iteration with FFT products (docs/counters.md, "Error"): each product of an
     a-term and a b-term series is the linear convolution of a + b - 1 terms, computed by FFTs of a power-of-two
     length that holds it (>= a + b - 1: no wrap-around of the high terms onto the low ones) and is the smallest such
-    (< 2 (a + b - 1): no doubled work). Checked on every FFT it runs for the lattice square-root table of horizon n
+    (< 2 (a + b - 1): no doubled work), and every factor is truncated mod x^m (the step's h (2 - c h) mod x^m: no
+    factor of more than n terms). Checked on every FFT it runs for the lattice square-root table of horizon n
     (n = 2^i + 1 ends with a product of exactly 2^(i+1) terms), and the result is the inverse series: its product
     with the series is 1 + O(x^n) to float accuracy."""
     calls = []
@@ -61,6 +77,7 @@ def test_series_inverse_multiplies_by_ffts_of_the_smallest_power_of_two_that_hol
         size = la + lb - 1
         assert m1 == m2 and m1 & (m1 - 1) == 0, (la, lb, m1, m2)
         assert size <= m1 < max(2, 2 * size), f"an FFT of {m1} for a product of {size} terms"
+        assert la <= n and lb <= n, f"a product of series of {la} and {lb} terms (not truncated mod x^{n})"
     np.testing.assert_allclose(np.convolve(c, h)[:n], np.eye(n)[0], atol=1e-12)
 
 
@@ -520,3 +537,39 @@ def test_kary_signed_draws_and_logs_each_node_once_across_its_prunings(shape):
     assert {(x[-2], x[-1]) for x in coords} == used
     logged = {(x[0][-2], x[0][-1]): np.asarray(x[2], dtype=np.float64) for x in c.release_log}
     np.testing.assert_array_equal(sum(s * logged[(j, i)] for j, i, s in signed_nodes(200, k, h)), est)
+
+
+# kills transforms.core.counters.factorization.anytime.x_anytime_variance_path__mutmut_9 (the path's table chosen one
+# doubling too large: at 256 steps it reads the 512-step table, whose decoder weights differ from the 256-step
+# table's the counter runs in their last bits)
+@pytest.mark.parametrize("steps", [200, 256])
+def test_the_anytime_variance_path_is_the_counters_own_stated_variance(steps):
+    """``anytime_variance_path(steps, rho)`` is the analytic per-step variance of ``anytime_sqrt``: it reads the
+    smallest table (``anytime_tables``, first 256 steps, then doublings) that holds its steps, the table the counter
+    itself runs on up to there, so within the first table it is the counter's stated ``variance()`` at each step to
+    the last bit (noise off: the statement does not depend on the draws)."""
+    path = anytime_variance_path(steps, 0.5)
+    c = make_counter("anytime_sqrt", CountMechanism(noise="gaussian"), ZCDP(0.5))
+    stated = []
+    for _ in range(steps):
+        c.step(np.array([1]), NoiseSource.disabled())
+        stated.append(c.variance())
+    np.testing.assert_array_equal(path, stated)
+
+
+# kills transforms.core.counters.factorization.anytime.x__damping_block__mutmut_20 (profile 1's damping with
+# log1p(k K0) for log1p(k / K0): a restored profile-1 counter's coefficients damped from the first step)
+def test_the_anytime_profile_1_damping_is_its_documented_function():
+    """Profile 1 (a restored counter without ``profile`` in its state; anytime.py): h(k)^2 = (1 + A ln(1 + k /
+    K0))^-(1 + EPS), K0 = 250,000: 1 at k = 0, above 0.98 over the first block (k < 4096), the damping only past
+    K0; the blocks the coefficients are built from are that function (to a few ulps), positive, at most 1 and
+    non-increasing."""
+    prev = 1.0
+    for i in [0, 1, 60, 61, 1000, 5000]:
+        k = np.arange(i * 4096, (i + 1) * 4096, dtype=np.float64)
+        h = _damping_block(i, 1)
+        np.testing.assert_allclose(h * h, (1.0 + A * np.log1p(k / K0)) ** (-(1.0 + EPS)), rtol=1e-12)
+        assert np.all(h > 0) and np.all(h <= 1.0)
+        assert np.all(np.diff(h) <= 0) and h[0] <= prev
+        prev = h[-1]
+    assert _damping_block(0, 1)[0] == 1.0 and _damping_block(0, 1)[4095] > 0.98
