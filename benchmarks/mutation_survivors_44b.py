@@ -28,6 +28,11 @@ EQUIVALENT: dict[str, str] = {
         "Nelder-Mead's fatol 1.0000000000001 for 1e-13: as _58, xatol 1e-9 binds: the same poles and ratio bit for "
         f"bit {_MEASURED}. Offline only"
     ),
+    _B + "61": (
+        "Nelder-Mead's cap 3001 x buffers for 3000 x buffers: every start converges before either cap (converged all "
+        f"True; at (64, 3) the first start needs 1,985 of 9,000): the same iterates, poles and ratio bit for bit "
+        f"{_MEASURED}. Offline only"
+    ),
     _B + "99": (
         "Powell's maxiter None (scipy's 1000 x parameters, 4,000-6,000) for 20,000: Powell converges long before "
         f"either cap (ftol 1e-14): the same poles and ratio bit for bit {_MEASURED}. Offline only"
@@ -57,6 +62,9 @@ EQUIVALENT: dict[str, str] = {
         "evaluations instead of 726/632/556/460). Speed only"
     ),
     "transforms.core.counters.factorization.blt.x_blt_log_loss__mutmut_25": "1e+30 for 1e30: the same float literal",
+    "transforms.core.counters.factorization.kary_signed.x_signed_variance_path__mutmut_6": (
+        "signed_shape(horizon) without its exponent 2: the default exponent is 2, the same call"
+    ),
     "transforms.core.counters.base.x_ctz__mutmut_2": (
         "(t | -t).bit_length() for (t & -t).bit_length(): for t >= 1, t & -t = 2^ctz(t) and t | -t = -2^ctz(t) "
         "(two's complement), and int.bit_length ignores the sign: the same value (checked for t = 1..199,999 and "
@@ -172,6 +180,10 @@ KILLED_BY: dict[str, str] = {
     + "test_a_kary_tree_releases_each_node_as_the_exact_sum_of_its_items",
     "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_prune__mutmut_13": _K
     + "test_kary_signed_draws_and_logs_each_node_once_across_its_prunings",
+    "transforms.core.counters.factorization.anytime.x__damping_block__mutmut_20": _K
+    + "test_the_anytime_profile_1_damping_is_its_documented_function",
+    "transforms.core.counters.factorization.coefficients.x_series_inverse__mutmut_25": _K
+    + "test_series_inverse_multiplies_by_ffts_of_the_smallest_power_of_two_that_holds_each_product",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured

@@ -39,7 +39,13 @@ from transforms.core.counters.factorization.coefficients import (
     snap_coefficients,
     sqrt_coefficients,
 )
-from transforms.core.counters.factorization.kary_signed import KarySignedCounter, signed_nodes, signed_shape
+from transforms.core.counters.factorization.kary import kary_radices, kary_variance_path
+from transforms.core.counters.factorization.kary_signed import (
+    KarySignedCounter,
+    _mean_cost,
+    signed_nodes,
+    signed_shape,
+)
 from transforms.core.counters.factorization.lattice import LatticeTables, _dot
 from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
 from transforms.core.foundation.accounting import Ledger
@@ -573,3 +579,31 @@ def test_the_anytime_profile_1_damping_is_its_documented_function():
         assert np.all(np.diff(h) <= 0) and h[0] <= prev
         prev = h[-1]
     assert _damping_block(0, 1)[0] == 1.0 and _damping_block(0, 1)[4095] > 0.98
+
+
+# kills transforms.core.counters.factorization.kary.x_kary_radices__mutmut_28 (radix 2 left out of the search: the
+# k-ary tree of least mean variance is missed where the binary tree beats every radix >= 3, e.g. T = 4..8 under zCDP)
+@pytest.mark.parametrize("exponent", [1, 2])
+def test_kary_radices_are_no_worse_than_any_binary_tree(exponent):
+    """``kary_radices(T, exponent)`` searches radix sequences of values k and k + 1 for every number of levels, the
+    binary trees (every radix 2, k = 2) among them: its choice's mean per-step variance over t = 1..T (Honaker's
+    estimate, node variance levels^exponent: ``kary_variance_path``) is no worse than that of any binary tree of 2..
+    bit_length(T) levels that fits T."""
+    for horizon in [4, 5, 6, 7, 8, 12, 16, 33, 64, 100]:
+        radices = kary_radices(horizon, exponent)
+        mean = kary_variance_path(horizon, radices, float((len(radices) + 1) ** exponent)).mean()
+        for levels in range(2, horizon.bit_length() + 1):
+            binary = (2,) * (levels - 1)
+            other = kary_variance_path(horizon, binary, float(levels**exponent)).mean()
+            assert mean <= other * (1 + 1e-12), (horizon, radices, binary)
+
+
+# kills transforms.core.counters.factorization.kary_signed.x__mean_cost__mutmut_61 (the digit sums of the levels below
+# the top at sizes 1, k, k, .. instead of 1, k, k^2, ..: wrong from 4 levels on, so signed_shape compares wrong means)
+@pytest.mark.parametrize("horizon,k,h", [(100, 3, 2), (100, 3, 3), (300, 3, 4), (400, 5, 4), (250, 3, 5)])
+def test_kary_signed_mean_cost_is_the_mean_number_of_nodes_per_prefix(horizon, k, h):
+    """``_mean_cost(T, k, h)`` (what ``signed_shape`` minimises) is, exactly, the mean over t = 1..T of the number of
+    nodes in the prefix's signed-digit decomposition (``signed_nodes``) times h^2 (pure DP: a node's variance grows as
+    h^2): brute force over every prefix, to float rounding."""
+    nodes = sum(len(signed_nodes(t, k, h)) for t in range(1, horizon + 1))
+    assert _mean_cost(horizon, k, h) == pytest.approx(nodes / horizon * h * h, rel=1e-12)
