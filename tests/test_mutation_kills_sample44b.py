@@ -46,7 +46,7 @@ from transforms.core.counters.factorization.kary_signed import (
     signed_nodes,
     signed_shape,
 )
-from transforms.core.counters.factorization.lattice import LatticeTables, _dot
+from transforms.core.counters.factorization.lattice import LatticeTables, _dot, toeplitz_variance_path
 from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.state import encode, to_plain
@@ -607,3 +607,19 @@ def test_kary_signed_mean_cost_is_the_mean_number_of_nodes_per_prefix(horizon, k
     h^2): brute force over every prefix, to float rounding."""
     nodes = sum(len(signed_nodes(t, k, h)) for t in range(1, horizon + 1))
     assert _mean_cost(horizon, k, h) == pytest.approx(nodes / horizon * h * h, rel=1e-12)
+
+
+# kills transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_advance_weights__mutmut_44 (past its
+# precomputed table the BLT's recurrence window receives None instead of the new weight: the stated variance turns NaN)
+def test_a_blt_counters_stated_variance_past_its_table_is_the_analytic_path():
+    """docs/counters.md ("Error"): an unbounded BLT continues its decoder weights past the precomputed table by the
+    recurrence b_k = 1 - sum_{j>=1} c~_j b_{k-j}; its stated variance stays the analytic sigma^2 g^2 sum_{k<t} b_k^2
+    (``toeplitz_variance_path``, a fresh series inverse to t), to float rounding, at every step: design horizon 8,
+    a table of 32 steps, 100 steps."""
+    c = make_counter("blt", CountMechanism(noise="gaussian"), ZCDP(1.0), horizon=8)
+    stated = []
+    for _ in range(100):
+        c.step(np.array([1]), NoiseSource.disabled())
+        stated.append(c.variance())
+    assert len(c._tab.b) == 32
+    np.testing.assert_allclose(stated, toeplitz_variance_path("blt", 8, 100, 1.0), rtol=1e-12)
