@@ -47,7 +47,12 @@ from transforms.core.counters.factorization.kary_signed import (
     signed_shape,
 )
 from transforms.core.counters.factorization.lattice import LatticeTables, _dot, toeplitz_variance_path
-from transforms.core.counters.factorization.scaled import optimize_scaled, scaled_variance_path
+from transforms.core.counters.factorization.scaled import (
+    SCALED_TABLE,
+    _coefficients,
+    optimize_scaled,
+    scaled_variance_path,
+)
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.state import encode, to_plain
 from transforms.core.static.pmw import PMWMechanism
@@ -623,3 +628,47 @@ def test_a_blt_counters_stated_variance_past_its_table_is_the_analytic_path():
         stated.append(c.variance())
     assert len(c._tab.b) == 32
     np.testing.assert_allclose(stated, toeplitz_variance_path("blt", 8, 100, 1.0), rtol=1e-12)
+
+
+# kills transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_advance_weights__mutmut_62 (each
+# decoder weight counted twice in the Laplace profile: the stated error bound of a pure-DP lattice counter doubles)
+@pytest.mark.parametrize("name", ["sqrt_factorization", "blt"])
+def test_a_laplace_lattice_counters_profile_rounds_each_weight_up_once(name):
+    """docs/counters.md ("Error"): under Laplace noise the decoder weights are rounded up to the grid 2^(j/16) and
+    counted, one term per weight, while ``variance()`` stays exact: the profile's variance is at least the exact one
+    and at most 2^(2/16) times it (each |w| at most 2^(1/16) high), at every step."""
+    c = make_counter(name, CountMechanism(), PureDP(1.0), horizon=32)
+    for _ in range(20):
+        c.step(np.array([1]), NoiseSource.disabled())
+        exact, stated = c.variance(), c.noise_profile().variance()
+        assert exact <= stated * (1 + 1e-12)
+        assert stated <= exact * 2.0 ** (2 / 16) * (1 + 1e-12)
+
+
+# kills transforms.core.counters.factorization.scaled.x__coefficients__mutmut_25 (no interpolation between table rows:
+# every horizon takes the row of floor(log2 T))
+def test_scaled_coefficients_are_interpolated_linearly_in_log2_horizon_between_table_rows():
+    """docs/counters.md: between table entries the scaled square root's coefficients are interpolated linearly in
+    log2 T (clamped to the table): at T = 2^a they are row a; at T between 2^a and 2^(a+1) they are the mix of rows
+    a and a + 1 with weight log2 T - a."""
+    for horizon in (100, 724, 3000):
+        x = math.log2(horizon)
+        a = math.floor(x)
+        ca, cb = np.array(SCALED_TABLE[a]), np.array(SCALED_TABLE[a + 1])
+        np.testing.assert_allclose(_coefficients(horizon), ca + (x - a) * (cb - ca), rtol=1e-12, atol=1e-15)
+        assert not np.allclose(_coefficients(horizon), ca)
+    np.testing.assert_array_equal(_coefficients(1024), np.array(SCALED_TABLE[10]))
+
+
+# kills transforms.core.counters.factorization.scaled.x__load_table__mutmut_12 (the table's rows in the file's string
+# order: 1, 10, 11, .., 19, 2, 20, 3, ..)
+def test_the_scaled_table_lists_its_horizons_in_ascending_order():
+    """``SCALED_TABLE`` (public: log2 T -> the 16 cosine coefficients) is loaded from ``scaled_table.json`` in numeric
+    order, 2^1 .. 2^20 ascending, whatever the order of the file's string keys: the module's table and a fresh load
+    of the file."""
+    from transforms.core.counters.factorization import scaled as sc
+
+    for table in (SCALED_TABLE, sc._load_table()):
+        keys = list(table)
+        assert keys == sorted(keys) and keys[0] == 1 and keys[-1] == 20
+        assert all(isinstance(k, int) and len(table[k]) == 16 for k in keys)
