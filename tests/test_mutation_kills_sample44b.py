@@ -15,6 +15,10 @@ import pytest
 
 from transforms.core import ZCDP, CountMechanism, HistogramMechanism, NoiseSource, PureDP
 from transforms.core.counters import COUNTERS, KaryTreeCounter, make_counter
+from transforms.core.counters.factorization import anytime as anytime_mod
+from transforms.core.counters.factorization import kary_signed as kary_signed_mod
+from transforms.core.counters.factorization import lattice as lattice_mod
+from transforms.core.counters.factorization import scaled as scaled_mod
 from transforms.core.counters.factorization.anytime import (
     A2,
     B2,
@@ -26,7 +30,6 @@ from transforms.core.counters.factorization.anytime import (
     Q2,
     A,
     WideTables,
-    _damping_block,
     anytime_variance_path,
     limb_dot,
 )
@@ -42,14 +45,12 @@ from transforms.core.counters.factorization.coefficients import (
 from transforms.core.counters.factorization.kary import kary_radices, kary_variance_path
 from transforms.core.counters.factorization.kary_signed import (
     KarySignedCounter,
-    _mean_cost,
     signed_nodes,
     signed_shape,
 )
-from transforms.core.counters.factorization.lattice import LatticeTables, _dot, toeplitz_variance_path
+from transforms.core.counters.factorization.lattice import LatticeTables, toeplitz_variance_path
 from transforms.core.counters.factorization.scaled import (
     SCALED_TABLE,
-    _coefficients,
     optimize_scaled,
     scaled_variance_path,
 )
@@ -266,7 +267,7 @@ def test_the_anytime_damping_is_the_documented_non_increasing_profile_past_its_k
     prev = 1.0
     for i in blocks:
         k = np.arange(i * 4096, (i + 1) * 4096, dtype=np.float64)
-        h = _damping_block(i, 2)
+        h = anytime_mod._damping_block(i, 2)
         below = (1.0 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2)
         want2 = below * (1.0 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2)
         np.testing.assert_allclose(h * h, want2, rtol=1e-12)
@@ -326,7 +327,7 @@ def test_the_chunked_lattice_product_is_the_whole_exact_product(length, m):
     w = rng.integers(-(1 << 12), 1 << 12, size=(length, m)).astype(np.float64)
     want = [sum(int(a) * int(b) for a, b in zip(c, w[:, j])) for j in range(m)]
     assert max(abs(v) for v in want) < 2**53
-    got = _dot(c, w)
+    got = lattice_mod._dot(c, w)
     assert got.shape == (m,)
     assert [int(v) for v in got] == want
 
@@ -578,12 +579,12 @@ def test_the_anytime_profile_1_damping_is_its_documented_function():
     prev = 1.0
     for i in [0, 1, 60, 61, 1000, 5000]:
         k = np.arange(i * 4096, (i + 1) * 4096, dtype=np.float64)
-        h = _damping_block(i, 1)
+        h = anytime_mod._damping_block(i, 1)
         np.testing.assert_allclose(h * h, (1.0 + A * np.log1p(k / K0)) ** (-(1.0 + EPS)), rtol=1e-12)
         assert np.all(h > 0) and np.all(h <= 1.0)
         assert np.all(np.diff(h) <= 0) and h[0] <= prev
         prev = h[-1]
-    assert _damping_block(0, 1)[0] == 1.0 and _damping_block(0, 1)[4095] > 0.98
+    assert anytime_mod._damping_block(0, 1)[0] == 1.0 and anytime_mod._damping_block(0, 1)[4095] > 0.98
 
 
 # kills transforms.core.counters.factorization.kary.x_kary_radices__mutmut_28 (radix 2 left out of the search: the
@@ -611,7 +612,7 @@ def test_kary_signed_mean_cost_is_the_mean_number_of_nodes_per_prefix(horizon, k
     nodes in the prefix's signed-digit decomposition (``signed_nodes``) times h^2 (pure DP: a node's variance grows as
     h^2): brute force over every prefix, to float rounding."""
     nodes = sum(len(signed_nodes(t, k, h)) for t in range(1, horizon + 1))
-    assert _mean_cost(horizon, k, h) == pytest.approx(nodes / horizon * h * h, rel=1e-12)
+    assert kary_signed_mod._mean_cost(horizon, k, h) == pytest.approx(nodes / horizon * h * h, rel=1e-12)
 
 
 # kills transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_advance_weights__mutmut_44 (past its
@@ -655,9 +656,9 @@ def test_scaled_coefficients_are_interpolated_linearly_in_log2_horizon_between_t
         x = math.log2(horizon)
         a = math.floor(x)
         ca, cb = np.array(SCALED_TABLE[a]), np.array(SCALED_TABLE[a + 1])
-        np.testing.assert_allclose(_coefficients(horizon), ca + (x - a) * (cb - ca), rtol=1e-12, atol=1e-15)
-        assert not np.allclose(_coefficients(horizon), ca)
-    np.testing.assert_array_equal(_coefficients(1024), np.array(SCALED_TABLE[10]))
+        np.testing.assert_allclose(scaled_mod._coefficients(horizon), ca + (x - a) * (cb - ca), rtol=1e-12, atol=1e-15)
+        assert not np.allclose(scaled_mod._coefficients(horizon), ca)
+    np.testing.assert_array_equal(scaled_mod._coefficients(1024), np.array(SCALED_TABLE[10]))
 
 
 # kills transforms.core.counters.factorization.scaled.x__load_table__mutmut_12 (the table's rows in the file's string
