@@ -65,6 +65,19 @@ EQUIVALENT: dict[str, str] = {
     "transforms.core.counters.factorization.kary_signed.x_signed_variance_path__mutmut_6": (
         "signed_shape(horizon) without its exponent 2: the default exponent is 2, the same call"
     ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_20": (
+        "noiseless starts None instead of False: read only for its truth (None and False are both false), and as "
+        "__init____mutmut_21: error_bound returns 0 at t == 0 before reading it and every step overwrites it"
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_release__mutmut_11": (
+        "the stream taken by stream_at(coords[:-1], coords[-1]) also when coords is empty: it never is, every caller "
+        "passes at least one coordinate of its own ('prefix', t / 'batch', t / 'node', j, i / 'range', r) after "
+        "the counter's: the same streams"
+    ),
+    "transforms.core.counters.factorization.anytime.x__damping_block__mutmut_5": (
+        "k = arange(...) as int64 instead of float64: every use converts it in an operation with a float (k / K0, "
+        "np.minimum(k, N2) and np.maximum(k, N2) with the float N2), each k below 2^53 exactly: the same floats"
+    ),
     "transforms.core.counters.base.x_ctz__mutmut_2": (
         "(t | -t).bit_length() for (t & -t).bit_length(): for t >= 1, t & -t = 2^ctz(t) and t | -t = -2^ctz(t) "
         "(two's complement), and int.bit_length ignores the sign: the same value (checked for t = 1..199,999 and "
@@ -228,6 +241,10 @@ OPEN: dict[str, str] = {
         "each (standard_normal(None)): other random sparse perturbations, another search path; the contract its test "
         "checks (its figure returned, no worse than its L-BFGS point) holds either way; only the documented run's "
         "reproduction of SCALED_TABLE[10] (15,000 steps, a golden pin) would separate them"
+    ),
+    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_117": (
+        "the offline polish's Nelder-Mead stages with scipy's default options (no initial simplex, xatol 1e-4): "
+        "not judged in time (found at 14:32 in the last round)"
     ),
 }
 
