@@ -78,6 +78,12 @@ EQUIVALENT: dict[str, str] = {
         "k = arange(...) as int64 instead of float64: every use converts it in an operation with a float (k / K0, "
         "np.minimum(k, N2) and np.maximum(k, N2) with the float N2), each k below 2^53 exactly: the same floats"
     ),
+    "transforms.core.counters.trees.xǁNaivePrefixCounterǁstep__mutmut_21": (
+        "the naive prefix release's coordinate 'XXprefixXX' for 'prefix': its noise comes from another stream name "
+        "(noise.stream_at(coords[:-1], t)), the same law and still one distinct stream per t; the charges are the "
+        "same (naive_prefix's plan does not read coordinates) and nothing reads the name: the same output "
+        "distribution and charges (as partition's threshold sign in round 27: only a golden pin sees the values)"
+    ),
     "transforms.core.counters.base.x_ctz__mutmut_2": (
         "(t | -t).bit_length() for (t & -t).bit_length(): for t >= 1, t & -t = 2^ctz(t) and t | -t = -2^ctz(t) "
         "(two's complement), and int.bit_length ignores the sign: the same value (checked for t = 1..199,999 and "
