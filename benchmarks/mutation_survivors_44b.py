@@ -82,7 +82,8 @@ EQUIVALENT: dict[str, str] = {
         "the naive prefix release's coordinate 'XXprefixXX' for 'prefix': its noise comes from another stream name "
         "(noise.stream_at(coords[:-1], t)), the same law and still one distinct stream per t; the charges are the "
         "same (naive_prefix's plan does not read coordinates) and nothing reads the name: the same output "
-        "distribution and charges (as partition's threshold sign in round 27: only a golden pin sees the values)"
+        "distribution and charges (as partition._start_segment__mutmut_35, judged before: only a golden pin sees "
+        "the values)"
     ),
     "transforms.core.counters.base.x_ctz__mutmut_2": (
         "(t | -t).bit_length() for (t & -t).bit_length(): for t >= 1, t & -t = 2^ctz(t) and t | -t = -2^ctz(t) "
