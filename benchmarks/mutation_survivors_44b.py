@@ -220,6 +220,8 @@ KILLED_BY: dict[str, str] = {
     + "test_the_scaled_table_lists_its_horizons_in_ascending_order",
     "transforms.core.counters.factorization.scaled.x__coefficients__mutmut_25": _K
     + "test_scaled_coefficients_are_interpolated_linearly_in_log2_horizon_between_table_rows",
+    "transforms.core.counters.factorization.anytime.x_anytime_variance_path__mutmut_10": _K
+    + "test_the_anytime_variance_path_is_the_counters_own_stated_variance",
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
