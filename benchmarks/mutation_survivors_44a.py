@@ -97,6 +97,11 @@ EQUIVALENT: dict[str, str] = {
         "columns, where the row's other columns have count 0 and weight 0 and add exact zeros to every row sum "
         "(a sum with one non-zero element is that element in any grouping): the same bound"
     ),
+    "transforms.core.foundation.accounting.ledger.xǁScopeǁ__init____mutmut_10": (
+        "closed = None for False: the flag is only read for its truth (if self.closed, in child and charge) and "
+        "close() sets it True; the state holds None for False and restores it, read the same way (as lattice "
+        "_encode__mutmut_25's _float_mode, mutation_core_survivors)"
+    ),
 }
 
 _K = "tests/test_mutation_kills_sample44a.py::"
