@@ -18,8 +18,9 @@ import pytest
 from transforms.core.foundation import state as state_mod
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, SeriesSplit
 from transforms.core.foundation.accounting import calibration as cal
+from transforms.core.foundation.accounting import ledger as ledger_mod
 from transforms.core.foundation.accounting.budgets import BudgetExceededError, to_approx, zcdp_to_approx
-from transforms.core.foundation.accounting.ledger import _TOL, Ledger
+from transforms.core.foundation.accounting.ledger import Ledger
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.aggregates import fold
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile, tail_bounds
@@ -47,7 +48,7 @@ def test_an_eps_zero_delta_cost_is_charged_to_a_zcdp_ledger_as_the_pure_step_it_
 @pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)])
 def test_a_ledger_accepts_a_charge_up_to_its_cap_plus_the_tolerance_and_refuses_one_ulp_more(budget):
     cap = budget.primary
-    edge = cap * (1 + _TOL) + 1e-300
+    edge = cap * (1 + ledger_mod._TOL) + 1e-300
     ledger = Ledger(budget)
     ledger.charge(type(budget)(edge))
     assert ledger.spent.primary == edge and ledger.num_releases == 1
