@@ -141,6 +141,9 @@ EQUIVALENT: dict[str, str] = {
 
 _K = "tests/test_mutation_kills_sample44b.py::"
 KILLED_BY: dict[str, str] = {
+    # the lead, after the round: the tie-break documented in the docstring and tested against a brute force
+    "transforms.core.counters.factorization.kary.x_kary_radices__mutmut_109": "tests/test_mutation_kills_sample44b.py::"
+    "test_kary_radices_breaks_ties_toward_the_first_in_its_search_order",
     # open since round 43 (h43mb): the FFT length doubled at products of 2^k - 1 and 2^k terms
     "transforms.core.counters.factorization.coefficients.x__conv__mutmut_12": _K
     + "test_series_inverse_multiplies_by_ffts_of_the_smallest_power_of_two_that_holds_each_product",
@@ -239,13 +242,6 @@ OPEN: dict[str, str] = {
         "max variances 6.6e-12 relative higher (T = 2^4) and 1.9e-11 lower (2^6, 2^8) than the original's "
         "(1.5914737226149975, 2.44935044176722, 3.5020795936390243); the table is data and its test re-runs 2^8 "
         "to 2e-3: no stated property separates them"
-    ),
-    "transforms.core.counters.factorization.kary.x_kary_radices__mutmut_109": (
-        "a candidate replaces the best when its mean total is below best (1 + 1e-12) instead of best (1 - 1e-12): "
-        "on an exact tie the last candidate in the search order wins instead of the first; measured over T = 1..1499, "
-        "2^11..2^20, 3^7..3^12, both exponents: 7 of 3,030 differ, each an exact float tie of the mean (e.g. T = 14, "
-        "exponent 1: (2, 2) and (2, 3), both 71.0; T = 611, exponent 2: (8, 8) and (8, 9), both 56582.0): both are "
-        "'the least mean' the docstring promises, and it states no tie-break"
     ),
     "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_148": (
         "the offline polish's random steps move every selected coefficient by one common normal draw instead of one "

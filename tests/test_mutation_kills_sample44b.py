@@ -694,3 +694,47 @@ def test_kary_signed_keeps_only_the_noise_a_later_prefix_can_use():
     kept = {tuple(int(v) for v in key.split(":")) for key in c._z}
     assert all(j == h - 1 or i * k**j >= 256 - k ** (j + 1) for j, i in kept)
     assert len(kept) < len(drawn) - 100
+
+
+def _radix_family(horizon: int, levels: int) -> set:
+    """``kary_radices``' documented candidate family for ``levels`` levels (values k and k + 1, both orders)."""
+    if levels == 1:
+        return {()}
+    k_lo = max(2, int(horizon ** (1.0 / levels)) - 1)
+    k_hi = max(k_lo, int(horizon ** (1.0 / (levels - 1)) + 1e-9) + 1)
+    out = set()
+    for k in range(k_lo, min(k_hi, 4 * k_lo + 4) + 1):
+        for n_up in range(levels):
+            seq = [k + 1] * n_up + [k] * (levels - 1 - n_up)
+            if math.prod(seq) <= horizon:
+                out.update({tuple(seq), tuple(reversed(seq))})
+    return out
+
+
+@pytest.mark.parametrize("exponent", [1, 2])
+def test_kary_radices_breaks_ties_toward_the_first_in_its_search_order(exponent):
+    """Kills ``kary.kary_radices__mutmut_109`` (a candidate replacing the best at a mean below best (1 + 1e-12):
+    on an exact tie the LAST candidate wins). The documented rule, against a brute force over the same family
+    with exact means: the result has the least mean up to a relative 1e-12, and no candidate earlier in the
+    search order (fewer levels, then the smaller tuple) is within that tolerance of the minimum; so the tree a
+    configuration gets does not hinge on float rounding. T = 14 (exponent 1) and T = 611 (exponent 2) tie
+    exactly ((2, 2) / (2, 3) at 71.0; (8, 8) / (8, 9))."""
+    from transforms.core.counters.factorization import kary as kary_module
+
+    ties = 0
+    for horizon in [*range(1, 260), 611, 1000]:
+        order, means = [], {}
+        for levels in range(1, max(2, horizon.bit_length()) + 1):
+            for rad in sorted(_radix_family(horizon, levels)):
+                v = kary_module._kary_level_variances(rad, float(levels**exponent))
+                sizes = [math.prod(rad[:j]) for j in range(levels)]
+                means[rad] = sum(
+                    v[j] * kary_module.digit_total(horizon, sizes[j], rad[j] if j < levels - 1 else None)
+                    for j in range(levels)
+                )
+                order.append(rad)
+        low = min(means.values())
+        tied = [r for r in order if means[r] <= low * (1 + 1e-12)]
+        ties += len(tied) > 1
+        assert kary_module.kary_radices(horizon, exponent) == tied[0], (horizon, tied)
+    assert ties >= 1  # the rule is exercised: at least one exact tie in the range
