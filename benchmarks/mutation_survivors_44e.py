@@ -1,0 +1,73 @@
+"""Judged survivors of the mutation round of 2026-11-27 (session 44, group e: ``transforms/core/families/``,
+``forecast.py``, ``mechanisms.py``, ``protocol.py``; ``benchmarks/mutation_fast.py``, seed 20261127, 70 mutants a
+module), merged into ``benchmarks/mutation_core_survivors.py``: each sampled mutant the run did not kill is either
+equivalent (the reason in one line) or killed since by a test that asserts a property (file::test, checked with
+``python -m benchmarks.mutation_fast confirm``)."""
+
+from __future__ import annotations
+
+_K = "tests/test_mutation_kills_sample44e.py::"
+
+EQUIVALENT: dict[str, str] = {
+    "transforms.core.families.changelog_orders.x_generate__mutmut_137": (
+        "rng.random() <= 0.5 for < 0.5 (a late change or one mutation too many): the two differ only where random() "
+        "returns exactly 0.5, one of its 2^53 values (measured: generate() of the seeds 16..35 with the default "
+        "sizes, byte-identical records)"
+    ),
+    "transforms.core.families.changelog.releases.xǁSWCRReleaseǁ_plan__mutmut_154": (
+        "the method chosen by auto named 'XXhdcrXX' for 'hdcr': the local name is read once, in self.direct = method "
+        "== 'direct', false for both: the same derived HDCR"
+    ),
+    "transforms.core.families.changelog.releases.xǁSWCRReleaseǁ_init_structure__mutmut_3": (
+        "a direct SWCR's ring of exact unit counts float64 instead of int64: it holds integer counts (exact below "
+        "2^53) copied from the int64 accumulator, summed to the same window histogram the static mechanism releases "
+        "(measured: count, histogram and linear sets, Laplace and Gaussian, 40 ticks with noise: the same answers, "
+        "dtypes and bounds); its state holds the same values as floats and restores to them"
+    ),
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_answer__mutmut_81": (
+        "a changelog release's period_tick left None: it is read only by ContinualRelease._period_ends / "
+        "next_period_end, which DCR, HDCR and SWCR never call (their unit clock decides every release), and by nothing "
+        "in the Beam layer (grep); the state carries None instead of the tick, never read back either"
+    ),
+    "transforms.core.families.rr_client.xǁRRClientǁ__init____mutmut_43": (
+        "a pure design's per-node cost ApproxDP(2 eps_r, 0) instead of PureDP(2 eps_r): the client's ledger has a "
+        "PureDP total and charges every cost in its currency (PureDP.express: ApproxDP.as_pure_cost, delta 0 gives "
+        "PureDP(eps) exactly): the same records, spend and refusals (measured: the same records and spent)"
+    ),
+    "transforms.core.protocol.xǁContinualReleaseǁplan__mutmut_9": (
+        "calibrations called without end_tick from ContinualRelease.plan: the only calibrations that reads end_tick "
+        "is NetChangeRelease's, and net_change has its own plan (auto too); every class that reaches this plan "
+        "inherits ContinualRelease.calibrations, which never reads end_tick: the same plan"
+    ),
+}
+
+KILLED_BY: dict[str, str] = {
+    "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_6": _K
+    + "test_swcr_options_refuse_a_missing_window_or_period",
+    "transforms.core.families.growing.base.x_check_fraction__mutmut_4": _K
+    + "test_growing_options_refuse_a_fraction_that_is_not_a_number",
+    "transforms.core.families.growing.base.xǁGrowingReleaseǁ_advance__mutmut_12": _K
+    + "test_a_growing_release_answers_every_period_end_when_time_passes_without_data",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_choose_branching__mutmut_47": _K
+    + "test_an_hdcrs_default_branching_has_the_smallest_mean_variance_over_its_horizon",
+    "transforms.core.families.growing.base.xǁGrowingReleaseǁ_clamp__mutmut_2": _K
+    + "test_a_growing_release_decides_nothing_after_its_configured_end",
+    "transforms.core.families.changelog_orders.x_main__mutmut_6": _K
+    + "test_the_orders_generators_help_names_the_command_that_runs_it",
+    "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_15": _K
+    + "test_swcr_options_refuse_a_missing_window_or_period",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_bound__mutmut_31": _K
+    + "test_a_pmw_reruns_bound_is_its_alpha_at_half_beta_at_the_public_size_bound_of_half_beta",
+    "transforms.core.forecast.x_forecast__mutmut_51": _K
+    + "test_a_paired_histograms_forecast_states_the_consistent_pairs_bound_and_beta",
+    "transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_7": _K
+    + "test_a_refused_privacy_unit_names_exactly_the_mechanisms_that_serve_it",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_answer__mutmut_44": _K
+    + "test_a_changelog_answer_is_the_sum_of_its_node_answer_records",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_43": _K
+    + "test_pmwg_draws_only_at_its_documented_coordinates",
+    "transforms.core.families.local_dp.x_report_variance__mutmut_14": _K
+    + "test_one_reports_variance_is_the_exact_variance_of_its_contribution_under_the_implemented_response",
+}
+
+ASSERTED_BY: dict[str, str] = {}

@@ -1,0 +1,284 @@
+"""Tests written for the survivors of the mutation round of session 44, group e (``transforms/core/families/``,
+``forecast.py``, ``mechanisms.py``, ``protocol.py``; ``benchmarks/mutation_fast.py``, seed 20261127, 70 mutants a
+module). Each asserts a property of the module (a refusal of bad input, the releases the contract promises, the
+accounting, a stated bound), never a pinned value, and names in a comment the mutant(s) it kills (checked with
+``python -m benchmarks.mutation_fast confirm NAME TEST``: passes without the mutant, fails with it). Fast: in memory,
+no Beam."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from transforms.core import MECHANISMS, ZCDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core.continual.consistency import Consistency
+from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
+from transforms.core.families import changelog_orders
+from transforms.core.families.changelog import HDCRRelease, SWCROptions, folds
+from transforms.core.families.growing import (
+    BBImproverOptions,
+    BBSchedulerOptions,
+    BBSchedulerRelease,
+    PMWGOptions,
+    PMWGRelease,
+)
+from transforms.core.families.local_dp import report_variance
+from transforms.core.families.rr_client import AtMostK, SurveyDesign, mutation_of
+from transforms.core.forecast import forecast
+from transforms.core.foundation.accounting.units import PrivacyUnit
+
+KEY = bytes(range(32))
+
+
+# kills transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_6 (a window of None accepted:
+# the sliding window has no length)
+@pytest.mark.parametrize("field", ["window", "period"])
+def test_swcr_options_refuse_a_missing_window_or_period(field):
+    with pytest.raises(ValueError, match=f"^{field} must be an integer >= 1, got None"):
+        SWCROptions(**{field: None})
+
+
+# kills transforms.core.families.growing.base.x_check_fraction__mutmut_4 (a bool or a string let through to the
+# range test: True taken as eta = 1, a string failing with a TypeError instead of the refusal naming the setting)
+@pytest.mark.parametrize(
+    "cls,field",
+    [(BBSchedulerOptions, "eta"), (BBImproverOptions, "decay"), (PMWGOptions, "eta"), (PMWGOptions, "alpha")],
+)
+@pytest.mark.parametrize("bad", [True, "0.5", None])
+def test_growing_options_refuse_a_fraction_that_is_not_a_number(cls, field, bad):
+    if bad is None and field == "eta":
+        assert getattr(cls(**{field: None}), field) is None  # eta None: the documented default
+        return
+    with pytest.raises(ValueError, match=rf"^{field} must be a number in"):
+        cls(**{field: bad})
+
+
+# kills transforms.core.families.growing.base.xǁGrowingReleaseǁ_advance__mutmut_12 (the period ends that fall due
+# in an advance without data, after the tracker's last close, released into nowhere)
+@pytest.mark.parametrize("name", ["bb_scheduler", "pmwg"])
+@pytest.mark.parametrize("noise_on", [False, True])
+def test_a_growing_release_answers_every_period_end_when_time_passes_without_data(name, noise_on):
+    """Data at ticks 1-3 only, then ``advance`` to the end: a release at every period end (every_ticks = 5),
+    each answering every query set, exact with noise off (the contract: a release at every period end, data or
+    not)."""
+    cls = BBSchedulerRelease if name == "bb_scheduler" else PMWGRelease
+    opts = BBSchedulerOptions(n0=40) if name == "bb_scheduler" else PMWGOptions(n0=40)
+    config = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(2.0))
+    core = cls(config, stream="s", options=opts, end_tick=30, every_ticks=5)
+    noise = NoiseSource(KEY) if noise_on else NoiseSource.disabled()
+    answers = []
+    hist = np.zeros(3)
+    for t in (1, 2, 3):
+        ups = [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)]
+        for u in ups:
+            hist[u.item[0]] += 1
+        answers += core.process_tick(t, ups, noise).answers
+    answers += core.advance(30, noise).answers
+    assert [a.tick for a in answers] == [5, 10, 15, 20, 25, 30]
+    assert all(a.query == "h" for a in answers)
+    if not noise_on:
+        assert all(a.estimate.tolist() == hist.tolist() and a.error_bound == 0.0 for a in answers)
+    assert core.finished
+
+
+# kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_choose_branching__mutmut_47 (a branching
+# replaces the best so far only when its score is lower by more than 1: a larger mean variance kept)
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)], ids=["laplace", "gaussian"])
+@pytest.mark.parametrize("end", [50, 1000])
+def test_an_hdcrs_default_branching_has_the_smallest_mean_variance_over_its_horizon(budget, end):
+    """docs/changelog.md: without a configured branching, the c in 2..32 (height: the base-c digits of the
+    horizon) whose mean number of nodes per current value times the node variance at its fold is the smallest."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), budget)
+    core = HDCRRelease(cfg, stream="s", end_tick=end)
+    samples = sorted({max(1, round(end * (i + 1) / 256)) for i in range(256)})
+
+    def mean_variance(c):
+        h = max(1, folds.num_digits(end, c))
+        nodes = sum(len(folds.cover(0, p % c ** (h - 1), c, h)) + p // c ** (h - 1) for p in samples) / len(samples)
+        return nodes * folds.variance_weight(cfg.noise_kind, sum(folds.hdcr_layer_folds(h, c, 1, None, 1)))
+
+    scores = {c: mean_variance(c) for c in range(2, folds.MAX_BRANCHING + 1)}
+    assert core.h == max(1, folds.num_digits(end, core.c))
+    assert scores[core.c] <= min(scores.values()) * (1 + 1e-12)
+
+
+# kills transforms.core.families.growing.base.xǁGrowingReleaseǁ_clamp__mutmut_2 (time past the configured end let
+# into the growth tracker: epochs closed, charged and released after the end)
+@pytest.mark.parametrize("name", ["bb_scheduler", "pmwg"])
+@pytest.mark.parametrize("key", [0, 1, 2])
+def test_a_growing_release_decides_nothing_after_its_configured_end(name, key):
+    """A release with ``end_tick`` 10 advanced far past it: its last answer is at tick 10, no answer and no charge
+    after it (the end is public configuration; nothing is decided after it), and it stops at the end."""
+    if name == "bb_scheduler":
+        cls, opts = BBSchedulerRelease, BBSchedulerOptions(n0=40)
+    else:
+        cls, opts = PMWGRelease, PMWGOptions(n0=40)
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(1.0))
+    core = cls(cfg, stream="s", options=opts, end_tick=10)
+    noise = NoiseSource(bytes([key]) * 32)
+    answers = core.process_tick(1, [Update("insert", f"e{j}", (j % 3,)) for j in range(35)], noise).answers
+    at_end = cls(cfg, stream="s", options=opts, end_tick=10)
+    at_end.process_tick(1, [Update("insert", f"e{j}", (j % 3,)) for j in range(35)], noise)
+    answers += core.advance(100_000, noise).answers
+    at_end.advance(10, noise)
+    assert max(a.tick for a in answers) == answers[-1].tick == 10
+    assert core.finished_reason == "ended" and core.last_tick == 10
+    assert core.spent == at_end.spent  # advancing past the end charges nothing more than advancing to it
+
+
+# kills transforms.core.families.changelog_orders.x_main__mutmut_6 (the usage line names another command)
+def test_the_orders_generators_help_names_the_command_that_runs_it(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        changelog_orders.main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m transforms.core.families.changelog_orders [-h] [--out OUT]")
+    assert changelog_orders.__doc__.split("\n\n")[0].split()[:4] == out.split("\n\n")[1].split()[:4]
+
+
+# kills transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_bound__mutmut_31 (a PMW re-run's bound stated
+# at beta / 3 for its answers: a failure probability of 5 beta / 6, not the configured beta split in halves)
+def test_a_pmw_reruns_bound_is_its_alpha_at_half_beta_at_the_public_size_bound_of_half_beta():
+    """docs/growing.md: a PMW black box's re-run states ``alpha(beta/2)`` at the public size bound ``n_hat +
+    E(beta/2)`` of its own noisy count (a union bound over the two: beta in all)."""
+    config = DynamicConfig((QuerySet("r", "pmw", domain_size=4, ranges=True),), PureDP(2.0))
+    core = BBSchedulerRelease(config, stream="s", options=BBSchedulerOptions(n0=20, eta=0.5))
+    m = core.mechanisms[0]
+    runs = []
+    release = m.release
+
+    def spy(hist, budget, stream):
+        rel = release(hist, budget, stream)
+        runs.append((budget, rel))
+        return rel
+
+    m.release = spy
+    noise = NoiseSource(KEY)
+    stated = []
+    for t in range(1, 40):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 4,)) for j in range(3)], noise)
+        if res.closes:
+            stated.append([a.error_bound for a in res.answers if a.tick == res.closes[-1]][-1])
+    assert len(runs) == len(stated) >= 2
+    beta = config.beta
+    for (budget, rel), bound in zip(runs, stated):
+        n_up = max(rel.n_hat, 0.0) + rel.n_hat_noise.tail_bound(beta / 2)
+        assert bound == pytest.approx(m.alpha(budget, beta / 2, n=n_up, iterations=rel.alpha_params[0]), rel=1e-12)
+
+
+# kills transforms.core.forecast.x_forecast__mutmut_51 (the forecast's post-processing run without the pipeline's
+# consistency: a paired histogram forecast with its raw bound and beta instead of the bound its records state)
+@pytest.mark.parametrize("rounded", [False, True])
+def test_a_paired_histograms_forecast_states_the_consistent_pairs_bound_and_beta(rounded):
+    """A histogram made consistent with a count (no threshold bound): its records state ``max(2 B_h, B_c)`` (+1 when
+    rounded) with ``beta_h + beta_c``, and the count ``B_c`` (+0.5 when rounded): the forecast states the same."""
+    cfg = DynamicConfig((QuerySet("n"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
+    consistency = Consistency((("h", "n"),), round_answers=rounded)
+    plain = {(f.tick, f.query): f for f in forecast(NetChangeRelease, cfg, NetChangeOptions(), [4, 8], end_tick=8)}
+    post = forecast(NetChangeRelease, cfg, NetChangeOptions(), [4, 8], end_tick=8, consistency=consistency)
+    assert {(f.tick, f.query) for f in post} == set(plain)
+    for f in post:
+        h, n = plain[(f.tick, "h")], plain[(f.tick, "n")]
+        b_c = n.error_bound + (0.5 if rounded else 0.0)
+        if f.query == "h":
+            assert f.error_bound == pytest.approx(max(2 * h.error_bound, b_c) + (1.0 if rounded else 0.0), rel=1e-12)
+            assert f.beta == pytest.approx(h.beta + n.beta, rel=1e-12) and not f.plus_tau
+        else:
+            assert f.error_bound == pytest.approx(b_c, rel=1e-12) and f.beta == n.beta
+
+
+# kills transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_7 (the refusal of a unit a mechanism does not serve
+# names the mechanisms that do not serve it either, as the ones to use)
+@pytest.mark.parametrize(
+    "name,unit",
+    [("dcr", PrivacyUnit.person(2, 3)), ("randomized_response", PrivacyUnit.entry(2))],
+    ids=["person", "entry"],
+)
+def test_a_refused_privacy_unit_names_exactly_the_mechanisms_that_serve_it(name, unit):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(1.0), unit=unit)
+    serving = [n for n, s in MECHANISMS.items() if unit.kind in s.units]
+    assert serving and name not in serving
+    with pytest.raises(ValueError, match=r"^privacy\.unit: ") as err:
+        spec.check(cfg, spec.options())
+    listed = str(err.value).split("mechanisms that serve it: ")[1]
+    assert listed.split(", ") == serving
+    for n in serving:  # each one named does serve it
+        MECHANISMS[n].check(cfg, MECHANISMS[n].options(), end_tick=20)
+
+
+# kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_answer__mutmut_44 (a changelog answer's node
+# records named "NODE_ANSWER": the recompute, which reads kind node_answer, finds none)
+@pytest.mark.parametrize(
+    "name,options", [("dcr", {}), ("hdcr", {"branching": 2, "height": 3}), ("swcr", {"window": 3})]
+)
+def test_a_changelog_answer_is_the_sum_of_its_node_answer_records(name, options):
+    """NodeOutput (outputs.py): the answer of a query is the sum of the ``node_answer`` values recorded with it
+    (post-processing: ``pipelines/recompute.py`` rebuilds every answer from them)."""
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
+    core = spec.core_cls(cfg, stream="s", emit_nodes=True, end_tick=12, options=spec.options(**options))
+    noise = NoiseSource(KEY)
+    answers, nodes = [], []
+    for t in range(1, 13):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(t % 3)], noise)
+        answers += res.answers
+        nodes += core.drain_node_outputs()
+    assert len(answers) == 24
+    for a in answers:
+        parts = [o.values for o in nodes if o.kind == "node_answer" and (o.tick, o.query) == (a.tick, a.query)]
+        assert parts and np.allclose(np.sum(parts, axis=0), a.estimate, rtol=0, atol=1e-9), (a.tick, a.query)
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_43 (a query's test and answer noise drawn at
+# (..., "QUERY", j, ...): not the documented coordinates, so a replay or a restore by another version draws other noise)
+def test_pmwg_draws_only_at_its_documented_coordinates(monkeypatch):
+    """docs/growing.md: every noise coordinate starts with the stream and names the epoch (``growth, e, threshold |
+    ticks, k | count``) or the query set, phase and round (``pmwg, name, phase, p, round, r``) and the query's index
+    (``pmwg, name, query, j, test | answer``); none repeats."""
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(2.0))
+    core = PMWGRelease(cfg, stream="s", options=PMWGOptions(n0=6, alpha=0.2), end_tick=40)
+    noise = NoiseSource(KEY)
+    made, drawn = noise.stream, []
+
+    def stream(*coords):
+        drawn.append(coords)
+        return made(*coords)
+
+    monkeypatch.setattr(noise, "stream", stream)
+    for t in range(1, 41):
+        core.process_tick(t, [Update("insert", f"e{t}-{j}", ((t * j) % 3,)) for j in range(3)], noise)
+    assert len(set(drawn)) == len(drawn)
+    pmwg = [c for c in drawn if c[1] == "pmwg"]
+    assert pmwg and {c[1] for c in drawn} == {"growth", "pmwg"} and all(c[0] == "s" for c in drawn)
+    queries = [c for c in pmwg if c[3] == "query"]
+    assert queries and all(len(c) == 6 and c[2] == "h" and c[5] in ("test", "answer") for c in queries), queries
+    rounds = [c for c in pmwg if c[3] != "query"]
+    assert rounds and all(c[2:4] == ("h", "phase") and c[5] == "round" and c[7:] == ("threshold",) for c in rounds)
+
+
+# kills transforms.core.families.local_dp.x_report_variance__mutmut_14 (a report whose true mutation does not change
+# the cell given the variance of one that does)
+@pytest.mark.parametrize("eps,delta,z", [(1.0, 0.0, 3), (0.3, 1e-6, 4), (4.0, 0.0, 2)])
+def test_one_reports_variance_is_the_exact_variance_of_its_contribution_under_the_implemented_response(eps, delta, z):
+    """local_dp's module docstring: one report contributes ``f in {-1, 0, 1} / (p - q)`` to a cell, with mean the
+    cell's true change and variance ``2 z q / (p-q)^2`` plus ``1/(p-q) - 1`` if its true mutation changes the cell.
+    Checked exactly (Fractions) over the implemented response distribution, every true mutation and every cell."""
+    d = SurveyDesign(z, eps, delta, AtMostK(1))
+    p, q, gap = d.p, d.q, d.p - d.q
+    effects = [mutation_of(s, z) for s in range(d.num_symbols)]
+
+    def contribution(s, r):
+        old, new = effects[s]
+        return Fraction(0) if old == new else (Fraction(new == r) - Fraction(old == r)) / gap
+
+    for true in range(d.num_symbols):
+        for r in range(z):
+            law = [(p if s == true else q, contribution(s, r)) for s in range(d.num_symbols)]
+            mean = sum(w * f for w, f in law)
+            var = sum(w * f * f for w, f in law) - mean**2
+            assert mean == contribution(true, r) * gap  # unbiased: the true change of cell r
+            touches = mean != 0
+            assert float(var) == pytest.approx(report_variance(d, touches), rel=1e-9), (true, r)
