@@ -24,9 +24,11 @@ from transforms.core.families.growing import (
     PMWGOptions,
     PMWGRelease,
 )
-from transforms.core.families.local_dp import report_variance
+from transforms.core.families.growing.base import GrowthTracker
+from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, report_variance
 from transforms.core.families.rr_client import AtMostK, SurveyDesign, mutation_of
 from transforms.core.forecast import forecast
+from transforms.core.foundation.accounting import Ledger, Scope
 from transforms.core.foundation.accounting.units import PrivacyUnit
 
 KEY = bytes(range(32))
@@ -128,14 +130,17 @@ def test_a_growing_release_decides_nothing_after_its_configured_end(name, key):
     assert core.spent == at_end.spent  # advancing past the end charges nothing more than advancing to it
 
 
-# kills transforms.core.families.changelog_orders.x_main__mutmut_6 (the usage line names another command)
+# kills transforms.core.families.changelog_orders.x_main__mutmut_6 (the usage line names another command), _5 (no
+# description) and _9 (the whole docstring as the description)
 def test_the_orders_generators_help_names_the_command_that_runs_it(capsys):
     with pytest.raises(SystemExit) as exit_:
         changelog_orders.main(["--help"])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: python -m transforms.core.families.changelog_orders [-h] [--out OUT]")
-    assert changelog_orders.__doc__.split("\n\n")[0].split()[:4] == out.split("\n\n")[1].split()[:4]
+    # then the first paragraph of the module's docstring as the description, and nothing more of it
+    description = out.split("\n\n")[1]
+    assert description.split() == changelog_orders.__doc__.split("\n\n")[0].split()
 
 
 # kills transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_bound__mutmut_31 (a PMW re-run's bound stated
@@ -230,6 +235,9 @@ def test_a_changelog_answer_is_the_sum_of_its_node_answer_records(name, options)
     for a in answers:
         parts = [o.values for o in nodes if o.kind == "node_answer" and (o.tick, o.query) == (a.tick, a.query)]
         assert parts and np.allclose(np.sum(parts, axis=0), a.estimate, rtol=0, atol=1e-9), (a.tick, a.query)
+    for o in nodes:  # each record names its node: the layer and index of its noise coordinates
+        if o.kind == "node_answer" and name != "swcr":
+            assert (o.level, o.node) == (o.coordinates[4], o.coordinates[-1]), o
 
 
 # kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_43 (a query's test and answer noise drawn at
@@ -282,3 +290,132 @@ def test_one_reports_variance_is_the_exact_variance_of_its_contribution_under_th
             assert mean == contribution(true, r) * gap  # unbiased: the true change of cell r
             touches = mean != 0
             assert float(var) == pytest.approx(report_variance(d, touches), rel=1e-9), (true, r)
+
+
+# kills transforms.core.families.changelog.folds.x_hdcr_layer_folds__mutmut_2 (k not checked: k = 0 gives folds of
+# 0, a node budget of share / 0)
+@pytest.mark.parametrize("k", [0, -2, True])
+def test_the_fold_counts_refuse_a_mutation_limit_below_one(k):
+    for call in (
+        lambda: folds.hdcr_layer_folds(3, 2, k, 7),
+        lambda: folds.hdcr_fold(3, 2, k),
+        lambda: folds.dcr_fold(k, 7),
+        lambda: folds.swcr_fold(4, 2, k),
+    ):
+        with pytest.raises(ValueError, match="^k must be an integer >= 1 or None"):
+            call()
+
+
+# kills transforms.core.families.changelog_orders.x_main__mutmut_36 (the command's default period 91 days, not the
+# generator's 90: the bundled file is no longer what the command writes by default)
+def test_the_orders_command_writes_the_generators_default_output_by_default(tmp_path):
+    out = tmp_path / "orders.jsonl"
+    assert changelog_orders.main(["--out", str(out)]) == 0
+    assert out.read_text() == "\n".join(changelog_orders.to_lines(changelog_orders.generate())) + "\n"
+
+
+class _Owner:
+    """What a growth tracker calls back: the epoch threshold (public), the closes (recorded)."""
+
+    finished = False
+
+    def __init__(self, theta: int):
+        self.theta, self.closes = theta, []
+
+    def _threshold(self, e, total_hat):
+        return self.theta
+
+    def _before_close(self, t, noise):
+        pass
+
+    def _after_close(self, t, released, noise):
+        self.closes.append(t)
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁobserve__mutmut_8 (observe at tick t advances only to
+# t - 2 before adding the insertions: a close due at t - 1 is skipped and the halting tick drawn again)
+def test_a_growth_trackers_observe_first_lets_time_pass_through_the_tick_before():
+    """GrowthTracker.observe(t, n): n insertions at t, no insertion in the ticks since the last call: the same closes
+    as advancing through t - 1 first, then observing (data every other tick, noise on)."""
+    noise = NoiseSource(KEY)
+    a, b = _Owner(4), _Owner(4)
+    ta = GrowthTracker(0.5, PureDP(0.5), coords=("s",), scope=Ledger(PureDP(1e9)).root)
+    tb = GrowthTracker(0.5, PureDP(0.5), coords=("s",), scope=Ledger(PureDP(1e9)).root)
+    for t in range(2, 400, 2):
+        ta.observe(t, 1, noise, a)
+        tb.advance(t - 1, noise, b)
+        tb.observe(t, 1, noise, b)
+    assert len(b.closes) >= 20 and any(t % 2 for t in b.closes)  # closes between the data ticks happen
+    assert a.closes == b.closes
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_10 (the epochs charged to a scope
+# without the documented name "growth")
+@pytest.mark.parametrize("name", ["bb_scheduler", "bb_improver", "pmwg"])
+def test_a_growing_releases_epochs_are_charged_to_one_parallel_growth_scope(name):
+    """GrowthTracker: ``cost`` per epoch to one parallel scope (the epochs' data are disjoint), named ``growth``
+    under the ledger's root, at ``(stream, "growth", e)``: its total is one epoch's cost, however many closed."""
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(2.0))
+    core = spec.core_cls(cfg, stream="s", end_tick=60, options=spec.options(n0=10))
+    noise = NoiseSource(KEY)
+    for t in range(1, 61):
+        core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+    growth = core.ledger.root.children["growth"]
+    assert growth.kind == Scope.PARALLEL and core.tracker.e >= 3
+    assert growth.total.epsilon == pytest.approx(core.tracker.cost.epsilon, rel=1e-12)
+
+
+# kills transforms.core.families.local_dp.xǁRandomizedResponseCollectorǁ_release__mutmut_14 (a layer whose node ends at
+# the tick but received no report: its counts taken as None instead of zero reports)
+def test_an_rr_collector_reads_a_layer_without_reports_as_zero_reports():
+    """With ``hdcr`` (layers 0 and 1 end at even ticks), counts for layer 0 only: the same release as with layer 1's
+    counts given as zeros (no report is zero reports)."""
+    cfg = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(8.0))
+    opts = RROptions(max_mutations=2, aggregation="hdcr", layers=2)
+    one, zeros = RandomizedResponseCollector(cfg, options=opts), RandomizedResponseCollector(cfg, options=opts)
+    m = one.design.num_symbols
+    for t in range(1, 7):
+        counts = {0: [(s * t) % 3 for s in range(m)]}
+        got = one.apply(t, counts)
+        want = zeros.apply(t, {**counts, **({1: [0] * m} if t % 2 == 0 else {})})
+        assert got == want
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁapply__mutmut_15 (a ledger refusal during apply raised out of the
+# error handler instead of finishing the stream with budget_exhausted)
+@pytest.mark.parametrize("name", ["dcr", "net_change", "bb_scheduler"])
+def test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted(name):
+    """protocol.py: a BudgetExceededError during a call finishes the mechanism with ``budget_exhausted`` (one event,
+    no exception, nothing released after), so the other streams go on."""
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    opts = spec.options(n0=2) if name == "bb_scheduler" else spec.options()
+    core = spec.core_cls(cfg, stream="s", end_tick=20, options=opts)
+    core.ledger.charge(core.ledger.budget, ("spent elsewhere",))  # the whole budget is gone
+    noise = NoiseSource(KEY)
+    res = core.process_tick(1, [Update("insert", f"e{j}", (0,)) for j in range(5)], noise)
+    assert res.events == [(1, "budget_exhausted")] and not res.answers
+    assert core.finished and core.next_wake is None
+    assert core.process_tick(2, [Update("insert", "x", (0,))], noise).answers == []
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁ_after_release__mutmut_4 (the end event reported at tick None)
+# protocol.py: the end is reported once, as an event at the tick of the release that ends the stream (end_tick with
+# periods; without, the first release at or after it)
+@pytest.mark.parametrize("name", ["bb_scheduler", "insertion_only", "fully_dynamic", "continual_count"])
+@pytest.mark.parametrize("every_ticks", [None, 4])
+def test_a_release_reports_its_end_once_at_the_end_tick(name, every_ticks):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    opts = spec.options(n0=5) if name == "bb_scheduler" else spec.options()
+    core = spec.core_cls(cfg, stream="s", end_tick=10, every_ticks=every_ticks, options=opts)
+    noise = NoiseSource(KEY)
+    events = []
+    for t in range(1, 4):
+        events += core.process_tick(t, [Update("insert", f"e{t}-{j}", (0,)) for j in range(3)], noise).events
+    results = core.run_to_end(noise)
+    events += [e for r in results for e in r.events]
+    last = max(a.tick for r in results for a in r.answers)  # without periods: the first release at or after the end
+    assert last == 10 or (every_ticks is None and last > 10)
+    assert events == [(last, "ended")] and core.finished_reason == "ended"
