@@ -44,6 +44,14 @@ EQUIVALENT: dict[str, str] = {
         "(the close's answers and the carried ones) reach the records only through GrowingRelease._answers, which "
         "makes every estimate np.asarray(est, dtype=float): the same values (integer answers exact below 2^53)"
     ),
+    "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_12": (
+        "none_ok=None for False: _int_option reads it only for its truth (value is None and none_ok; ' or None' if "
+        "none_ok): the same refusal of None and the same message"
+    ),
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁ__init____mutmut_30": (
+        "phase_rounds starts at 1: it is read only in _open_round, after the reset to 0 that the first round always "
+        "makes (phase starts at -1 and phase_of is >= 0, so p > phase): the same rounds"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -95,6 +103,31 @@ KILLED_BY: dict[str, str] = {
     + "test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted",
     "transforms.core.protocol.xǁContinualReleaseǁ_after_release__mutmut_4": _K
     + "test_a_release_reports_its_end_once_at_the_end_tick",
+    "transforms.core.families.changelog.folds.x_ceil_log__mutmut_7": _K
+    + "test_ceil_log_is_the_smallest_height_whose_span_covers_n",
+    "transforms.core.families.changelog.folds.x__check_shape__mutmut_19": _K
+    + "test_a_bad_height_or_step_is_refused_by_its_own_name",
+    "transforms.core.families.growing.black_box.xǁBBImproverOptionsǁ__post_init____mutmut_6": _K
+    + "test_a_bad_height_or_step_is_refused_by_its_own_name",
+    "transforms.core.families.changelog_orders.x_main__mutmut_14": _K
+    + "test_the_orders_command_writes_to_the_bundled_files_path_by_default",
+    "transforms.core.families.growing.base.xǁGrowingReleaseǁ_after_close__mutmut_8": _K
+    + "test_a_growing_releases_n_hat_records_carry_the_tick_of_their_close",
+    "transforms.core.families.rr_client.xǁSurveyDesignǁ__post_init____mutmut_9": _K
+    + "test_a_survey_refuses_an_epsilon_outside_0_700_and_a_k_that_is_not_an_integer",
+    "transforms.core.families.rr_client.xǁAtMostKǁ__post_init____mutmut_2": _K
+    + "test_a_survey_refuses_an_epsilon_outside_0_700_and_a_k_that_is_not_an_integer",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_124": _K
+    + "test_a_pmwg_hard_answer_is_the_true_answer_plus_the_one_draw_at_its_coordinates",
+    "transforms.core.protocol.xǁContinualReleaseǁ__init____mutmut_10": _K + "test_a_release_may_end_at_tick_one",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_30": _K
+    + "test_pmwg_draws_only_at_its_documented_coordinates",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_node_coords__mutmut_5": _K
+    + "test_a_changelog_answer_is_the_sum_of_its_node_answer_records",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_between__mutmut_4": _K
+    + "test_a_growing_release_answers_every_period_end_when_time_passes_without_data",
+    "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_1": _K
+    + "test_swcr_options_refuse_a_missing_window_or_period",
 }
 
 ASSERTED_BY: dict[str, str] = {}

@@ -16,7 +16,7 @@ from transforms.core import MECHANISMS, ZCDP, DynamicConfig, NoiseSource, PureDP
 from transforms.core.continual.consistency import Consistency
 from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
 from transforms.core.families import changelog_orders
-from transforms.core.families.changelog import HDCRRelease, SWCROptions, folds
+from transforms.core.families.changelog import HDCROptions, HDCRRelease, SWCROptions, folds
 from transforms.core.families.growing import (
     BBImproverOptions,
     BBSchedulerOptions,
@@ -25,11 +25,13 @@ from transforms.core.families.growing import (
     PMWGRelease,
 )
 from transforms.core.families.growing.base import GrowthTracker
+from transforms.core.families.growing.pmwg import OnlinePMW
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, report_variance
 from transforms.core.families.rr_client import AtMostK, SurveyDesign, mutation_of
 from transforms.core.forecast import forecast
 from transforms.core.foundation.accounting import Ledger, Scope
 from transforms.core.foundation.accounting.units import PrivacyUnit
+from transforms.core.foundation.noise import discrete_laplace
 
 KEY = bytes(range(32))
 
@@ -215,7 +217,8 @@ def test_a_refused_privacy_unit_names_exactly_the_mechanisms_that_serve_it(name,
 
 
 # kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_answer__mutmut_44 (a changelog answer's node
-# records named "NODE_ANSWER": the recompute, which reads kind node_answer, finds none)
+# records named "NODE_ANSWER": the recompute, which reads kind node_answer, finds none), _answer__mutmut_25 (their
+# level None) and xǁ_ChangelogReleaseǁ_node_coords__mutmut_5 (their coordinates not their node's)
 @pytest.mark.parametrize(
     "name,options", [("dcr", {}), ("hdcr", {"branching": 2, "height": 3}), ("swcr", {"window": 3})]
 )
@@ -238,6 +241,8 @@ def test_a_changelog_answer_is_the_sum_of_its_node_answer_records(name, options)
     for o in nodes:  # each record names its node: the layer and index of its noise coordinates
         if o.kind == "node_answer" and name != "swcr":
             assert (o.level, o.node) == (o.coordinates[4], o.coordinates[-1]), o
+    released = {o.coordinates for o in nodes if o.kind == "static"}  # a node's record names its release's coordinates
+    assert all(o.coordinates in released for o in nodes if o.kind == "node_answer" and "nodes" not in o.coordinates)
 
 
 # kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_43 (a query's test and answer noise drawn at
@@ -263,6 +268,8 @@ def test_pmwg_draws_only_at_its_documented_coordinates(monkeypatch):
     assert pmwg and {c[1] for c in drawn} == {"growth", "pmwg"} and all(c[0] == "s" for c in drawn)
     queries = [c for c in pmwg if c[3] == "query"]
     assert queries and all(len(c) == 6 and c[2] == "h" and c[5] in ("test", "answer") for c in queries), queries
+    tested = sorted(c[4] for c in queries if c[5] == "test")  # the queries' indices: 0, 1, 2, ... in order
+    assert tested == list(range(len(tested)))
     rounds = [c for c in pmwg if c[3] != "query"]
     assert rounds and all(c[2:4] == ("h", "phase") and c[5] == "round" and c[7:] == ("threshold",) for c in rounds)
 
@@ -419,3 +426,87 @@ def test_a_release_reports_its_end_once_at_the_end_tick(name, every_ticks):
     last = max(a.tick for r in results for a in r.answers)  # without periods: the first release at or after the end
     assert last == 10 or (every_ticks is None and last > 10)
     assert events == [(last, "ended")] and core.finished_reason == "ended"
+
+
+# kills transforms.core.families.changelog.folds.x_ceil_log__mutmut_7 (h steps by 2: a height past the smallest one)
+@pytest.mark.parametrize("c", [2, 3, 10])
+def test_ceil_log_is_the_smallest_height_whose_span_covers_n(c):
+    for n in range(1, 200):
+        h = folds.ceil_log(n, c)
+        assert h >= 1 and c**h >= n and (h == 1 or c ** (h - 1) < n), (n, c, h)
+
+
+# kills transforms.core.families.changelog.folds.x__check_shape__mutmut_19 (the refusal of a bad height named
+# "HEIGHT"), growing.black_box.xǁBBImproverOptionsǁ__post_init____mutmut_6 (a bad step's refusal names None)
+def test_a_bad_height_or_step_is_refused_by_its_own_name():
+    for cls in (HDCROptions, SWCROptions):
+        with pytest.raises(ValueError, match="^height must be an integer >= 1 or None, got 0"):
+            cls(height=0)
+    with pytest.raises(ValueError, match="^step must be an integer >= 1, got 0"):
+        BBImproverOptions(step=0)
+
+
+# kills transforms.core.families.changelog_orders.x_main__mutmut_14 (no default output path: the command without
+# --out fails instead of writing the bundled file's path)
+def test_the_orders_command_writes_to_the_bundled_files_path_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    assert changelog_orders.main(["--orders", "20", "--days", "10", "--seed", "3"]) == 0
+    want = changelog_orders.to_lines(changelog_orders.generate(20, 10.0, 3))
+    assert (tmp_path / "data" / "changelog_orders.jsonl").read_text() == "\n".join(want) + "\n"
+
+
+# kills transforms.core.families.growing.base.xǁGrowingReleaseǁ_after_close__mutmut_8 (an epoch's n_hat record
+# without its tick)
+@pytest.mark.parametrize("name", ["bb_scheduler", "pmwg"])
+def test_a_growing_releases_n_hat_records_carry_the_tick_of_their_close(name):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(2.0))
+    core = spec.core_cls(cfg, stream="s", emit_nodes=True, end_tick=40, options=spec.options(n0=8))
+    noise = NoiseSource(KEY)
+    seen = 0
+    for t in range(1, 41):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+        n_hat = [o for o in core.drain_node_outputs() if o.kind == "n_hat"]
+        assert all(o.tick in res.closes for o in n_hat), (t, [o.tick for o in n_hat], res.closes)
+        seen += len(n_hat)
+    assert seen >= 2
+
+
+# kills transforms.core.families.rr_client.xǁSurveyDesignǁ__post_init____mutmut_9 (any number taken as a report's
+# epsilon) and xǁAtMostKǁ__post_init____mutmut_2 (a bool or a float taken as k)
+def test_a_survey_refuses_an_epsilon_outside_0_700_and_a_k_that_is_not_an_integer():
+    for eps in (0.0, -1.0, 700.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"^a report's epsilon must be in \(0, 700\]"):
+            SurveyDesign(3, eps, 0.0, AtMostK(1))
+    for k in (True, 1.5, "2", 0):
+        with pytest.raises(ValueError, match="^max_mutations must be an integer >= 1"):
+            AtMostK(k)
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_124 (a hard answer's noise the first of two
+# draws at its coordinates instead of the one draw: the same law, other values, so a replay draws other noise)
+def test_a_pmwg_hard_answer_is_the_true_answer_plus_the_one_draw_at_its_coordinates():
+    """docs/growing.md: the hard answer of an integer row is ``true + DLap(1 / eps_b)``, ``eps_b = eps_r / 2``, drawn
+    at ``(..., "query", j, "answer")`` (the replay contract: the same key and coordinates, the same noise)."""
+    p = OnlinePMW(3, PureDP(1.0), decay=1.0, alpha=0.05, rate=0.0, n0=100, hard_per_phase=1, coords=("t",),
+                  scope=Ledger(PureDP(1e9)).root)  # fmt: skip
+    p.mix(150.0)
+    noise = NoiseSource(KEY)
+    est, _, hard = p.answer(np.array([1.0, 0.0, 0.0]), np.array([150, 0, 0]), 0.05, noise, 777.0)
+    assert hard
+    z = int(discrete_laplace(noise.stream("t", "query", 0, "answer"), 1 / (p.eps_r / 2), 1)[0])
+    assert est == 150 + z
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁ__init____mutmut_10 (an end at tick 1 refused)
+@pytest.mark.parametrize("name", ["net_change", "dcr", "bb_scheduler"])
+def test_a_release_may_end_at_tick_one(name):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = spec.core_cls(cfg, stream="s", end_tick=1, options=spec.options())
+    res = core.process_tick(1, [Update("insert", "a", (0,))], NoiseSource.disabled())
+    assert [(a.tick, a.estimate.tolist()) for a in res.answers] == [(1, [1.0])] and core.finished
+    for bad in (0, -3, True):
+        with pytest.raises(ValueError, match="^end_tick must be a tick >= 1 or None"):
+            spec.core_cls(cfg, stream="s", end_tick=bad, options=spec.options())
