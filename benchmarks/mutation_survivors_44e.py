@@ -52,6 +52,23 @@ EQUIVALENT: dict[str, str] = {
         "phase_rounds starts at 1: it is read only in _open_round, after the reset to 0 that the first round always "
         "makes (phase starts at -1 and phase_of is >= 0, so p > phase): the same rounds"
     ),
+    "transforms.core.families.changelog.releases.xǁDCRReleaseǁ_plan__mutmut_18": (
+        "a DCR's direct flag None for False: only SWCRRelease's methods read it (for its truth), DCR inherits none of "
+        "them, and it is excluded from the state (_STATE_EXCLUDE): nothing reads it"
+    ),
+    "transforms.core.families.rr_client.x__weights__mutmut_35": (
+        "the guard loop's step other = 1 for other += 1: the loop body runs only if Q rounded up from its 60-digit "
+        "value fails the exact check, i.e. if the 60-digit rounding (relative 1e-59, ~1e-40 of a weight unit) crosses "
+        "an integer; measured: 40,000 random (m, eps, delta) (m up to 61^2, eps 1e-4..60, delta 0 or 1e-12..0.1), "
+        "the body never ran: the same weights"
+    ),
+    "transforms.core.families.changelog.folds.x_entry_sensitivity_ratio__mutmut_32": (
+        "a.astype(None) for a.astype(float): numpy's astype(None) is float64, the default dtype: the same columns"
+    ),
+    "transforms.core.families.changelog.folds.xǁHDCROptionsǁ__post_init____mutmut_3": (
+        "none_ok=None for False: _int_option reads it only for its truth: the same refusal of None and the same "
+        "message (as SWCROptions.__post_init____mutmut_12)"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -128,6 +145,28 @@ KILLED_BY: dict[str, str] = {
     + "test_a_growing_release_answers_every_period_end_when_time_passes_without_data",
     "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_1": _K
     + "test_swcr_options_refuse_a_missing_window_or_period",
+    "transforms.core.families.changelog_orders.x_main__mutmut_33": _K
+    + "test_the_orders_command_writes_the_generators_default_output_by_default",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_on_close__mutmut_21": _K
+    + "test_a_black_box_under_an_approx_ledger_charges_every_rerun_its_planned_eps_and_delta",
+    "transforms.core.families.growing.pmwg.xǁPMWGReleaseǁ_planned_share__mutmut_3": _K
+    + "test_pmwg_plans_no_cost_for_a_coordinate_that_is_not_one_of_its_rounds",
+    "transforms.core.families.growing.pmwg.xǁPMWGOptionsǁ__post_init____mutmut_40": _K
+    + "test_pmwg_rounds_per_phase_and_a_reports_delta_are_refused_by_name",
+    "transforms.core.families.rr_client.xǁSurveyDesignǁ__post_init____mutmut_16": _K
+    + "test_pmwg_rounds_per_phase_and_a_reports_delta_are_refused_by_name",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_release_node__mutmut_48": _K
+    + "test_a_changelog_nodes_release_is_recorded_as_its_one_round",
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_96": _K
+    + "test_pmwgs_hard_count_is_the_number_of_answers_it_gave_as_hard",
+    "transforms.core.families.rr_client.xǁSurveyDesignǁfrom_total__mutmut_9": _K
+    + "test_a_surveys_entry_guarantee_over_all_its_reports_is_the_configured_total",
+    "transforms.core.forecast.x__counters__mutmut_15": _K
+    + "test_an_autos_forecast_states_no_sd_for_its_pmw_part_and_the_counters_sd_for_the_others",
+    "transforms.core.protocol.xǁContinualReleaseǁapply__mutmut_16": _K
+    + "test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted",
+    "transforms.core.protocol.xǁContinualReleaseǁapply__mutmut_12": _K
+    + "test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted",
 }
 
 ASSERTED_BY: dict[str, str] = {}

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from transforms.core import MECHANISMS, ZCDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
 from transforms.core.continual.consistency import Consistency
 from transforms.core.continual.net_change import NetChangeOptions, NetChangeRelease
 from transforms.core.families import changelog_orders
@@ -27,7 +27,8 @@ from transforms.core.families.growing import (
 from transforms.core.families.growing.base import GrowthTracker
 from transforms.core.families.growing.pmwg import OnlinePMW
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, report_variance
-from transforms.core.families.rr_client import AtMostK, SurveyDesign, mutation_of
+from transforms.core.families.rr_client import AtMostK, SurveyDesign, TimeBounded, mutation_of
+from transforms.core.families.rr_client import fold as rr_fold
 from transforms.core.forecast import forecast
 from transforms.core.foundation.accounting import Ledger, Scope
 from transforms.core.foundation.accounting.units import PrivacyUnit
@@ -510,3 +511,93 @@ def test_a_release_may_end_at_tick_one(name):
     for bad in (0, -3, True):
         with pytest.raises(ValueError, match="^end_tick must be a tick >= 1 or None"):
             spec.core_cls(cfg, stream="s", end_tick=bad, options=spec.options())
+
+
+# kills transforms.core.families.growing.pmwg.xǁPMWGReleaseǁ_planned_share__mutmut_3 (a coordinate that is no PMWG
+# round given a planned cost when its last field is in 1..hard_per_phase)
+@pytest.mark.parametrize("coords", [("pmwg", "h", "phase", 0, "turn", 1), ("pmwg", "h", "stage", 0, "round", 2)])
+def test_pmwg_plans_no_cost_for_a_coordinate_that_is_not_one_of_its_rounds(coords):
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(1.0))
+    core = PMWGRelease(cfg, stream="s", options=PMWGOptions(n0=10))
+    assert core.planned_cost(("s", "pmwg", "h", "phase", 0, "round", 1)).epsilon > 0
+    with pytest.raises(ValueError, match="^no planned release at"):
+        core.planned_cost(("s", *coords))
+
+
+# kills transforms.core.families.growing.pmwg.xǁPMWGOptionsǁ__post_init____mutmut_40 (the refusal names another key)
+# and rr_client.xǁSurveyDesignǁ__post_init____mutmut_16 (any number taken as a report's delta)
+def test_pmwg_rounds_per_phase_and_a_reports_delta_are_refused_by_name():
+    for bad in (0, True, 2.5):
+        with pytest.raises(ValueError, match="^hard_per_phase must be an integer >= 1"):
+            PMWGOptions(hard_per_phase=bad)
+    for delta in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"^a report's delta must be in \[0, 1\)"):
+            SurveyDesign(3, 1.0, delta, AtMostK(1))
+
+
+# kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_release_node__mutmut_48 (a node's release
+# recorded as its round 2: each node's change is released once, in one round)
+@pytest.mark.parametrize("name", ["dcr", "hdcr", "swcr"])
+def test_a_changelog_nodes_release_is_recorded_as_its_one_round(name):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = spec.core_cls(cfg, stream="s", emit_nodes=True, end_tick=8, options=spec.options())
+    noise = NoiseSource(KEY)
+    for t in range(1, 9):
+        core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
+    static = [o for o in core.drain_node_outputs() if o.kind == "static"]
+    assert static and all(o.round == 1 for o in static)
+    assert len({o.coordinates for o in static}) == len(static)  # each node released once
+
+
+# kills transforms.core.families.rr_client.xǁSurveyDesignǁfrom_total__mutmut_9 (the fold of a time-bounded HDCR survey
+# counted with branching 2 whatever its branching: each report gets the share of another survey)
+@pytest.mark.parametrize("c", [2, 3, 5])
+@pytest.mark.parametrize("constraint", [TimeBounded(7), TimeBounded(2.5), AtMostK(2)])
+def test_a_surveys_entry_guarantee_over_all_its_reports_is_the_configured_total(constraint, c):
+    """SurveyDesign.from_total: each report gets 1 / fold of the entry's total, fold = Pan's count for the survey's
+    own layers and branching; so fold reports compose to the configured (eps, delta) again."""
+    d = SurveyDesign.from_total(3, 2.0, 1e-6, constraint, layers=3, branching=c)
+    assert d.fold == rr_fold(constraint, 3, c)
+    eps, delta = d.entry_guarantee()
+    assert eps == pytest.approx(2.0, rel=1e-12) and delta == pytest.approx(1e-6, rel=1e-12)
+    assert d.epsilon * d.fold == pytest.approx(2.0, rel=1e-12)
+
+
+# kills transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_on_close__mutmut_21 (a re-run's delta share
+# None: an (eps, delta) ledger, the paper profile's Laplace under ApproxDP, cannot even split it)
+@pytest.mark.parametrize("name", ["bb_scheduler", "bb_improver"])
+def test_a_black_box_under_an_approx_ledger_charges_every_rerun_its_planned_eps_and_delta(name):
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), ApproxDP(1.0, 1e-6), profile="paper")
+    core = spec.core_cls(cfg, stream="s", emit_nodes=True, end_tick=40, options=spec.options(n0=5))
+    assert isinstance(core.ledger.budget, ApproxDP)
+    noise = NoiseSource(KEY)
+    for t in range(1, 41):
+        core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+    reruns = [o for o in core.drain_node_outputs() if o.kind == "static"]
+    assert len(reruns) >= 2
+    for o in reruns:
+        assert o.cost == core.planned_cost(o.coordinates)
+    assert core.spent.epsilon <= 1.0 * (1 + 1e-12) and core.spent.delta <= 1e-6 * (1 + 1e-12)
+
+
+# kills transforms.core.forecast.x__counters__mutmut_15 (a part without counters, auto's PMW part, read for them)
+def test_an_autos_forecast_states_no_sd_for_its_pmw_part_and_the_counters_sd_for_the_others():
+    spec = MECHANISMS["auto"]
+    cfg = DynamicConfig((QuerySet("n", "count"), QuerySet("r", "pmw", domain_size=4, ranges=True)), PureDP(1.0))
+    fs = forecast(spec.core_cls, cfg, spec.options(), [4, 8], end_tick=8)
+    assert {(f.tick, f.query) for f in fs} >= {(4, "n"), (8, "n"), (4, "r")}  # r on its part's own schedule
+    assert all((f.sd is None) == (f.query == "r") for f in fs)
+    assert all(f.sd > 0 and f.error_bound > f.sd for f in fs if f.query == "n")
+
+
+# kills transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_96 (the hard-query count steps by 2: the
+# potential bound of docs/growing.md is checked against this count)
+def test_pmwgs_hard_count_is_the_number_of_answers_it_gave_as_hard():
+    p = OnlinePMW(3, PureDP(1.0), decay=1.0, alpha=0.05, rate=0.0, n0=100, hard_per_phase=4, coords=("t",),
+                  scope=Ledger(PureDP(1e9)).root)  # fmt: skip
+    p.mix(150.0)
+    noise = NoiseSource(KEY)
+    hard = [p.answer(np.eye(3)[i % 3], np.array([150, 0, 0]), 0.05, noise, 777.0)[2] for i in range(12)]
+    assert any(hard) and p.hard == sum(hard)
