@@ -69,6 +69,19 @@ EQUIVALENT: dict[str, str] = {
         "none_ok=None for False: _int_option reads it only for its truth: the same refusal of None and the same "
         "message (as SWCROptions.__post_init____mutmut_12)"
     ),
+    "transforms.core.families.local_dp.xǁRandomizedResponseCollectorǁ_release__mutmut_7": (
+        "tick % c * i for tick % c**i: equal for i = 0 and 1; for i >= 2 the mutant also takes layer i's node at ticks "
+        "with tick % c == 0 but tick % c^i != 0, where apply has refused that layer's counts (layers_ending_at) and "
+        "advance passes none: a node of zero reports, adding 0 to diff, touch and n: the same releases"
+    ),
+    "transforms.core.forecast.x_forecast__mutmut_77": (
+        "a projected answer's sd None instead of sd: every projected query is also in changed (own_total, and the "
+        "paired histograms, which projected holds only with threshold_bound), where sd is None already"
+    ),
+    "transforms.core.protocol.xǁContinualReleaseǁ__init____mutmut_46": (
+        "Ledger(..., keep_records=None) for False: the ledger reads keep_records only for its truth (if "
+        "self.ledger.keep_records): no records either way, the same charges and refusals"
+    ),
 }
 
 KILLED_BY: dict[str, str] = {
@@ -167,6 +180,28 @@ KILLED_BY: dict[str, str] = {
     + "test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted",
     "transforms.core.protocol.xǁContinualReleaseǁapply__mutmut_12": _K
     + "test_a_ledger_refusal_during_apply_finishes_the_stream_with_budget_exhausted",
+    "transforms.core.forecast.x_release_ticks__mutmut_3": _K
+    + "test_release_ticks_are_every_tick_without_periods_and_the_period_ends_with_them",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_2": _K
+    + "test_a_growth_tracker_refuses_a_budget_of_zero",
+    "transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_answer__mutmut_26": _K
+    + "test_a_changelog_nodes_release_is_recorded_as_its_one_round",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_on_close__mutmut_11": _K
+    + "test_a_growing_releases_epochs_are_charged_to_one_parallel_growth_scope",
+    "transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_14": _K
+    + "test_a_growing_releases_epochs_are_charged_to_one_parallel_growth_scope",
+    "transforms.core.families.changelog_orders.x_main__mutmut_21": _K
+    + "test_the_orders_command_writes_the_generators_default_output_by_default",
+    "transforms.core.families.growing.pmwg.xǁPMWGOptionsǁ__post_init____mutmut_20": _K
+    + "test_growing_options_refuse_a_fraction_that_is_not_a_number",
+    "transforms.core.families.changelog.folds.xǁSWCROptionsǁ__post_init____mutmut_7": _K
+    + "test_swcr_options_refuse_a_missing_window_or_period",
+    "transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_6": _K
+    + "test_a_refused_privacy_unit_names_exactly_the_mechanisms_that_serve_it",
+    "transforms.core.forecast.x__counters__mutmut_18": _K
+    + "test_an_autos_forecast_states_no_sd_for_its_pmw_part_and_the_counters_sd_for_the_others",
+    "transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_1": _K
+    + "test_a_horizon_shorter_than_the_release_is_refused_with_the_default_period_of_one_tick",
 }
 
 ASSERTED_BY: dict[str, str] = {}

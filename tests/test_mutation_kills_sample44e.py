@@ -29,7 +29,7 @@ from transforms.core.families.growing.pmwg import OnlinePMW
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, report_variance
 from transforms.core.families.rr_client import AtMostK, SurveyDesign, TimeBounded, mutation_of
 from transforms.core.families.rr_client import fold as rr_fold
-from transforms.core.forecast import forecast
+from transforms.core.forecast import forecast, release_ticks
 from transforms.core.foundation.accounting import Ledger, Scope
 from transforms.core.foundation.accounting.units import PrivacyUnit
 from transforms.core.foundation.noise import discrete_laplace
@@ -369,6 +369,8 @@ def test_a_growing_releases_epochs_are_charged_to_one_parallel_growth_scope(name
     noise = NoiseSource(KEY)
     for t in range(1, 61):
         core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(2)], noise)
+    if name != "pmwg":  # the re-runs: one sequential scope "reruns" (pmwg's rounds: "pmwg")
+        assert core.ledger.root.children["reruns"].kind == Scope.SEQUENTIAL
     growth = core.ledger.root.children["growth"]
     assert growth.kind == Scope.PARALLEL and core.tracker.e >= 3
     assert growth.total.epsilon == pytest.approx(core.tracker.cost.epsilon, rel=1e-12)
@@ -545,8 +547,9 @@ def test_a_changelog_nodes_release_is_recorded_as_its_one_round(name):
     noise = NoiseSource(KEY)
     for t in range(1, 9):
         core.process_tick(t, [Update("insert", f"e{t}", (0,))], noise)
-    static = [o for o in core.drain_node_outputs() if o.kind == "static"]
-    assert static and all(o.round == 1 for o in static)
+    records = core.drain_node_outputs()
+    static = [o for o in records if o.kind == "static"]
+    assert static and all(o.round == 1 for o in records)  # its release and its answers' node records
     assert len({o.coordinates for o in static}) == len(static)  # each node released once
 
 
@@ -601,3 +604,27 @@ def test_pmwgs_hard_count_is_the_number_of_answers_it_gave_as_hard():
     noise = NoiseSource(KEY)
     hard = [p.answer(np.eye(3)[i % 3], np.array([150, 0, 0]), 0.05, noise, 777.0)[2] for i in range(12)]
     assert any(hard) and p.hard == sum(hard)
+
+
+# kills transforms.core.forecast.x_release_ticks__mutmut_3 (without periods, every other tick taken as a release tick)
+def test_release_ticks_are_every_tick_without_periods_and_the_period_ends_with_them():
+    assert release_ticks(5, None) == [1, 2, 3, 4, 5]
+    assert release_ticks(10, 4) == [4, 8, 10] and release_ticks(8, 4) == [4, 8]
+
+
+# kills transforms.core.families.growing.base.xǁGrowthTrackerǁ__init____mutmut_2 (a tracker with eps 0 accepted: its
+# noise scales 4 / eps are infinite)
+def test_a_growth_tracker_refuses_a_budget_of_zero():
+    for eps in (0.0, -1.0):
+        with pytest.raises(ValueError, match="^the growth tracker needs eps > 0"):
+            GrowthTracker(eps, PureDP(1.0), coords=("s",), scope=Ledger(PureDP(1.0)).root)
+
+
+# kills transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_1 (a release period of 2 ticks assumed when none is
+# given: a horizon half the periods of the end accepted)
+def test_a_horizon_shorter_than_the_release_is_refused_with_the_default_period_of_one_tick():
+    spec = MECHANISMS["net_change"]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    with pytest.raises(ValueError, match="^mechanism.horizon: 6 runs out before time.end"):
+        spec.check(cfg, spec.options(counter="binary_tree", horizon=6), end_tick=10)
+    spec.check(cfg, spec.options(counter="binary_tree", horizon=10), end_tick=10)
