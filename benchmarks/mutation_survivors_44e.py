@@ -202,6 +202,12 @@ KILLED_BY: dict[str, str] = {
     + "test_an_autos_forecast_states_no_sd_for_its_pmw_part_and_the_counters_sd_for_the_others",
     "transforms.core.mechanisms.xǁMechanismSpecǁcheck__mutmut_1": _K
     + "test_a_horizon_shorter_than_the_release_is_refused_with_the_default_period_of_one_tick",
+    "transforms.core.forecast.x_forecast__mutmut_11": _K
+    + "test_a_forecast_with_periods_states_the_bounds_a_real_run_with_those_periods_carries",
+    "transforms.core.forecast.x_forecast__mutmut_6": _K
+    + "test_a_forecast_with_periods_states_the_bounds_a_real_run_with_those_periods_carries",
+    "transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_on_close__mutmut_88": _K
+    + "test_between_reruns_a_black_boxs_bound_is_its_alpha_at_half_beta_plus_the_open_epochs_bound_at_half_beta",
 }
 
 ASSERTED_BY: dict[str, str] = {}

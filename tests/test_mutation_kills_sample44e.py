@@ -628,3 +628,51 @@ def test_a_horizon_shorter_than_the_release_is_refused_with_the_default_period_o
     with pytest.raises(ValueError, match="^mechanism.horizon: 6 runs out before time.end"):
         spec.check(cfg, spec.options(counter="binary_tree", horizon=6), end_tick=10)
     spec.check(cfg, spec.options(counter="binary_tree", horizon=10), end_tick=10)
+
+
+# kills transforms.core.forecast.x_forecast__mutmut_11 and _6 (the forecast's release run without the configured
+# period: bounds of a release every tick instead of every period)
+@pytest.mark.parametrize("name", ["net_change", "continual_count"])
+def test_a_forecast_with_periods_states_the_bounds_a_real_run_with_those_periods_carries(name):
+    """forecast.py: for a data-independent mechanism the forecast bounds are exactly the records' bounds of a run
+    with the same configuration (its periods included), whatever the data."""
+    spec = MECHANISMS[name]
+    cfg = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0))
+    opts = spec.options(counter="binary_tree", horizon=40) if name == "continual_count" else spec.options()
+    ticks = release_ticks(24, 4)
+    fs = forecast(spec.core_cls, cfg, opts, ticks, end_tick=24, every_ticks=4)
+    core = spec.core_cls(cfg, stream="x", end_tick=24, every_ticks=4, options=opts)
+    noise = NoiseSource(KEY)
+    got = {}
+    for t in range(1, 25):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (0, j % 3)) for j in range(t % 4)], noise)
+        got.update({(a.tick, a.query): float(a.error_bound) for a in res.answers})
+    assert {(f.tick, f.query): f.error_bound for f in fs} == got
+
+
+# kills transforms.core.families.growing.black_box.xǁ_BlackBoxReleaseǁ_on_close__mutmut_88 (the carried answers'
+# bound at beta / 3: between re-runs the stated bound no longer splits beta in halves)
+def test_between_reruns_a_black_boxs_bound_is_its_alpha_at_half_beta_plus_the_open_epochs_bound_at_half_beta():
+    """docs/growing.md: between re-runs, ``alpha(beta/2)`` of the latest re-run plus ``open_bound(beta/2)`` (the
+    insertions since the re-run are those of the open epoch): a union bound, beta in all."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(2.0))
+    core = BBSchedulerRelease(cfg, stream="s", every_ticks=1, options=BBSchedulerOptions(n0=10, eta=0.5))
+    m = core.mechanisms[0]
+    budgets = []
+    release = m.release
+
+    def spy(hist, budget, stream):
+        budgets.append(budget)
+        return release(hist, budget, stream)
+
+    m.release = spy
+    noise = NoiseSource(KEY)
+    beta, checked = cfg.beta, 0
+    for t in range(1, 60):
+        res = core.process_tick(t, [Update("insert", f"e{t}-{j}", (0,)) for j in range(2)], noise)
+        if budgets and not res.closes:
+            (a,) = res.answers
+            want = float(m.alpha(budgets[-1], beta / 2)) + core.tracker.open_bound(beta / 2)
+            assert a.error_bound == pytest.approx(want, rel=1e-12)
+            checked += 1
+    assert checked >= 10
