@@ -676,3 +676,13 @@ def test_between_reruns_a_black_boxs_bound_is_its_alpha_at_half_beta_plus_the_op
             assert a.error_bound == pytest.approx(want, rel=1e-12)
             checked += 1
     assert checked >= 10
+
+
+# kills transforms.core.families.changelog.releases.xǁ_ChangelogReleaseǁ_choose_branching__mutmut_8 (a branching of 33
+# chosen: past MAX_BRANCHING, the largest the options and the docs allow)
+@pytest.mark.parametrize("end", [3000])
+def test_an_hdcrs_chosen_branching_stays_within_2_and_max_branching(end):
+    """A low configured height over a long horizon pushes the best c up: it stops at MAX_BRANCHING (32)."""
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
+    core = HDCRRelease(cfg, stream="s", end_tick=end, options=HDCROptions(height=2))
+    assert core.c == folds.MAX_BRANCHING and core.h == 2
