@@ -686,3 +686,18 @@ def test_an_hdcrs_chosen_branching_stays_within_2_and_max_branching(end):
     cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0))
     core = HDCRRelease(cfg, stream="s", end_tick=end, options=HDCROptions(height=2))
     assert core.c == folds.MAX_BRANCHING and core.h == 2
+
+
+# kills transforms.core.protocol.xǁContinualReleaseǁ_resolve_persons__mutmut_20 (the person path's static check run as
+# if deletions were allowed: a delete of an unknown entry dead-lettered unknown_entry, not deletion_not_supported)
+def test_under_a_person_unit_a_release_without_deletions_refuses_every_delete_as_deletion_not_supported():
+    spec = MECHANISMS["bb_scheduler"]
+    cfg = DynamicConfig((QuerySet("n", "count"),), PureDP(1.0), unit=PrivacyUnit.person(2, 1))
+    core = spec.core_cls(cfg, stream="s", end_tick=10, options=spec.options(n0=5))
+    noise = NoiseSource(KEY)
+    assert core.process_tick(1, [("p", Update("insert", "a", (0,)))], noise).rejections == []
+    res = core.process_tick(2, [("p", Update("delete", "a", None)), ("q", Update("delete", "b", None))], noise)
+    assert [(r.update[0], r.reason) for r in res.rejections] == [
+        ("p", "deletion_not_supported"),
+        ("q", "deletion_not_supported"),
+    ]
