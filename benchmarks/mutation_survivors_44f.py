@@ -13,6 +13,10 @@ EQUIVALENT: dict[str, str] = {
 }
 
 KILLED_BY: dict[str, str] = {
+    "transforms.core.families.growing.pmwg.xǁOnlinePMWǁanswer__mutmut_73": (
+        "tests/test_mutation_kills_sample44f.py::"
+        "test_an_easy_pmwg_answers_bound_is_its_threshold_plus_the_two_laplace_tails_in_count_units"
+    ),
     "transforms.core.foundation.accounting.calibration.x_rho_for_epsilon_delta__mutmut_28": (
         "tests/test_mutation_kills_sample44f.py::"
         "test_rho_for_epsilon_delta_is_the_largest_float_whose_zcdp_epsilon_is_within_epsilon"

@@ -20,3 +20,43 @@ def test_rho_for_epsilon_delta_is_the_largest_float_whose_zcdp_epsilon_is_within
         rho = calibration.rho_for_epsilon_delta(eps, delta)
         assert calibration.zcdp_epsilon(rho, delta) <= eps, (eps, delta, rho)
         assert calibration.zcdp_epsilon(math.nextafter(rho, math.inf), delta) > eps, (eps, delta, rho)
+
+
+def test_an_easy_pmwg_answers_bound_is_its_threshold_plus_the_two_laplace_tails_in_count_units():
+    """Kills ``pmwg.OnlinePMW.answer__mutmut_73`` (the easy answer's threshold-noise profile without its lattice
+    unit: that noise counted in lattice units as if they were counts, a bound 2^20 times too loose in that term).
+    The easy answer's (1 - beta) bound is its threshold plus the tail of the threshold noise DLap(2 Delta /
+    eps_a) and the test noise DLap(4 Delta / eps_a), both in lattice units of 2^-20 counts (docs/growing.md):
+    at least the threshold, and at most the threshold plus the two scales' union-bound tails (a discrete
+    Laplace of scale b exceeds b (ln(2 / beta') + 1) with probability below beta'), so a bound inflated by the
+    lattice's 2^20 fails."""
+    from transforms.core import NoiseSource, PureDP
+    from transforms.core.families.growing import pmwg as pmwg_mod
+    from transforms.core.families.growing.pmwg import OnlinePMW
+    from transforms.core.foundation.accounting import Ledger
+
+    unit = pmwg_mod._UNIT
+    easy = 0
+    for k in range(6):
+        p = OnlinePMW(
+            3,
+            PureDP(50.0),
+            decay=1.0,
+            alpha=0.2,
+            rate=0.0,
+            n0=100,
+            hard_per_phase=4,
+            coords=("t", k),
+            scope=Ledger(PureDP(1e9)).root,
+        )
+        p.mix(600.0)
+        noise = NoiseSource.from_hex(f"{k:064x}")
+        for beta in (0.05, 0.001):
+            est, bound, hard = p.answer(np.array([1.0, 0.0, 0.0]), np.array([200, 200, 200]), beta, noise, 1e9)
+            if hard:
+                continue
+            easy += 1
+            t = int(np.rint(p.threshold() / unit)) * unit
+            tails = (p.threshold_scale + p.test_scale) * unit * (math.log(4 / beta) + 1)
+            assert t <= bound <= t + tails, (bound, t, tails)
+    assert easy >= 4  # the easy path is what this checks
