@@ -231,28 +231,6 @@ KILLED_BY: dict[str, str] = {
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
 OPEN: dict[str, str] = {
-    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_42": (
-        "the offline polish's L-BFGS continuation at p = 101 instead of 100 (of 20 .. 30000): other coefficients, "
-        "the same lattice figure, measured for row 7 (300 random steps: 2.9527103462115756) and row 10 (0 and 300: "
-        "4.753253699572027); no property separates them (only the documented run's bit-for-bit reproduction of "
-        "SCALED_TABLE[10], a golden pin of 15,000 steps, would)"
-    ),
-    "transforms.core.counters.factorization.scaled.x_optimize_scaled__mutmut_26": (
-        "the offline optimiser's continuation from p = 21 instead of 20 (then 100 .. 10000): other coefficients, "
-        "max variances 6.6e-12 relative higher (T = 2^4) and 1.9e-11 lower (2^6, 2^8) than the original's "
-        "(1.5914737226149975, 2.44935044176722, 3.5020795936390243); the table is data and its test re-runs 2^8 "
-        "to 2e-3: no stated property separates them"
-    ),
-    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_148": (
-        "the offline polish's random steps move every selected coefficient by one common normal draw instead of one "
-        "each (standard_normal(None)): other random sparse perturbations, another search path; the contract its test "
-        "checks (its figure returned, no worse than its L-BFGS point) holds either way; only the documented run's "
-        "reproduction of SCALED_TABLE[10] (15,000 steps, a golden pin) would separate them"
-    ),
-    "transforms.core.counters.factorization.scaled.x_polish_scaled__mutmut_117": (
-        "the offline polish's Nelder-Mead stages with scipy's default options (no initial simplex, xatol 1e-4): "
-        "not judged in time (found at 14:32 in the last round)"
-    ),
 }
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a

@@ -317,10 +317,11 @@ def optimize_scaled(log2n: int, start=None) -> tuple[tuple[float, ...], float]:
 def polish_scaled(log2n: int, start, evaluations: int = 15000, seed: int = 5) -> tuple[tuple[float, ...], float]:
     """Offline: the coefficients ``start`` (a table entry) re-optimised for the lattice the counter
     really runs at T = 2^log2n: L-BFGS on :func:`scaled_objective` with the snapped Toeplitz factor
-    and its own decoder (p = 20 .. 30000), then Nelder-Mead (initial simplices of 3e-3 .. 1e-4) and
-    ``evaluations`` random sparse perturbations on the exact figure :func:`lattice_max_variance`
-    (the rounding of s and the exact n2 make it piecewise constant: no gradient). Deterministic for
-    a seed. Returns (coefficients, lattice max variance at rho = 1). Row 10 of the table (issue 31)."""
+    and its own decoder (p = 20, 100, 1000, 10000, 30000 in turn), then Nelder-Mead (initial
+    simplices of 3e-3 .. 1e-4) and ``evaluations`` random sparse perturbations on the exact figure
+    :func:`lattice_max_variance` (the rounding of s and the exact n2 make it piecewise constant: no
+    gradient). Deterministic for a seed. Returns (coefficients, lattice max variance at rho = 1).
+    Row 10 of the table (issue 31)."""
     from scipy.optimize import minimize
 
     n = 1 << log2n
