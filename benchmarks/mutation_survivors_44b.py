@@ -230,8 +230,7 @@ KILLED_BY: dict[str, str] = {
 }
 
 # judged, neither equivalent nor killed by a property: left open (not merged), with what was measured
-OPEN: dict[str, str] = {
-}
+OPEN: dict[str, str] = {}
 
 # killed in the run by a crash only (no assertion of a covering test failed: ``mutation_fast recheck``) and in a
 # privacy or bound function: the property test that now kills it by an assertion (checked with ``confirm``)
