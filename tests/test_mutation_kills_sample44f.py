@@ -60,3 +60,22 @@ def test_an_easy_pmwg_answers_bound_is_its_threshold_plus_the_two_laplace_tails_
             tails = (p.threshold_scale + p.test_scale) * unit * (math.log(4 / beta) + 1)
             assert t <= bound <= t + tails, (bound, t, tails)
     assert easy >= 4  # the easy path is what this checks
+
+
+def test_a_laplace_term_beside_a_huge_gaussian_leaves_the_gaussian_bound():
+    """Round 44's open mutant ``bounds._newton_rows__mutmut_88`` (the start clipped at lo / 2, outside the
+    bracket) gave BETTER bounds than the original where a Gaussian term is 1e13 times a Laplace scale and more:
+    the bracket's lower end lam_max e^-30 sat above the minimiser, and the bound was the exponent there (Laplace
+    1 beside a Gaussian of variance 1e30 at beta 0.05: 4.68e16, 17x the minimum), against the docstring's
+    "within a few ulps of the exact minimum". Fixed (the bracket reaches down to a quarter of the Gaussian
+    approximation's minimiser). The exact minimum lies between the Gaussian term's own bound sqrt(2 s2 ln(2 /
+    beta)) (a Laplace term only adds to the exponent) and that bound plus G_lap(l) / l at its minimiser (which
+    vanishes relative to it): the bound returned must be there, up to rounding."""
+    from transforms.core.foundation.bounds import NoiseProfile
+
+    for s2 in (1e12, 1e20, 1e26, 1e30, 1e40):
+        for beta in (0.05, 1e-6):
+            for scale in (1.0, 3.0):
+                got = (NoiseProfile.single("laplace", scale) + NoiseProfile.single("gaussian", s2)).tail_bound(beta)
+                gauss = math.sqrt(2 * s2 * math.log(2 / beta))
+                assert gauss * (1 - 1e-12) <= got <= gauss * (1 + 1e-4), (s2, beta, scale, got / gauss)

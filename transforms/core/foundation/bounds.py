@@ -210,7 +210,8 @@ def tail_bounds(terms: list[Key], counts: np.ndarray, beta: float) -> np.ndarray
 
     The Chernoff bound of the module docstring, minimised over lambda by a safeguarded Newton iteration: the
     root of ``phi(l) = l G'(l) - G(l) - log(2 / beta)`` (``G`` the log-MGF of the sum; ``phi`` increases on
-    ``(0, lam_max)`` since ``G`` is convex), bracketed in ``[lam_max e^-30, lam_max (1 - 1e-9)]``, a Newton step
+    ``(0, lam_max)`` since ``G`` is convex), bracketed in ``[min(lam_max e^-30, l_g / 4), lam_max (1 - 1e-9)]``
+    (``l_g = sqrt(2 log(2 / beta) / variance)``, the Gaussian approximation's minimiser), a Newton step
     when it falls inside the bracket, else a geometric bisection. Every value returned is the Chernoff exponent
     evaluated at one lambda of the range (the least over the iterates), so it is a valid bound whatever the
     rounding, and it is within a few ulps of the exact minimum (``tests/test_bound_newton.py``, mpmath at 40
@@ -256,10 +257,16 @@ def _newton_rows(terms: list[Key], counts: np.ndarray, lap: np.ndarray, beta: fl
     with np.errstate(divide="ignore"):
         lam_max = (1.0 / (p * w)).min(axis=1)
     log2b = math.log(2 / beta)
-    lo, hi = lam_max * math.exp(-30.0), lam_max * (1 - 1e-9)
     # start at the lambda of the Gaussian approximation (the sum's variance), inside the bracket
     var = (c * w * w * 2 * eq / (om * om)).sum(axis=1) + gvar
-    x = np.clip(np.sqrt(2 * log2b / var), lo * 2, hi / 2)
+    with np.errstate(divide="ignore"):
+        x_gauss = np.sqrt(2 * log2b / var)
+    # the bracket's lower end: lam_max e^-30, or lower where the sum's variance puts the minimum there (a
+    # Gaussian term 1e13 times the Laplace scales and more: phi < 0 at any lambda below the root, so the
+    # bracket holds it; bounded at lam_max e^-30 alone, such a row's bound was the exponent at the end, up to
+    # 17x the minimum; round 44's mutant _newton_rows__mutmut_88 showed it)
+    lo, hi = np.minimum(lam_max * math.exp(-30.0), x_gauss / 4), lam_max * (1 - 1e-9)
+    x = np.clip(x_gauss, lo * 2, hi / 2)
     best = np.full(len(c), np.inf)
     active = np.arange(len(c))
     # the loop's operands in C order (``counts[:, cols]`` may be in Fortran order, and a row sum's rounding
