@@ -4,11 +4,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from tiers import runs_pipelines
 
 from transforms.core.foundation.noise import NoiseSource
 
 TEST_KEY = bytes(range(32))
+
+# Property-based tests draw the same examples on every run (``derandomize``): the suite's result does not depend
+# on the run (CI, stop 44: a random draw found that a CSV person field holding a raw line break is refused as
+# ``unparseable``, which the test did not allow; the test is mended and that example is now kept in it).
+# ``HYPOTHESIS_PROFILE=explore`` searches with fresh random draws, to look for new failing examples.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 # Beam's multi-process FnApiRunner starts SDK workers as subprocesses, which unpickle DoFns and lambdas that
 # name a test module (apache-beam 2.62's dill does, for this module's globals); pytest puts tests/ on its own

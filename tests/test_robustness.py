@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pipelines.wiring as wiring
@@ -783,9 +783,12 @@ def test_the_person_field_is_read_into_the_record_never_into_its_item(person, re
 
 @settings(max_examples=200, deadline=None)
 @given(person=json_values, fmt=st.sampled_from(["jsonl", "csv"]))
+@example(person="\n", fmt="csv")  # CI, stop 44: a raw line break (csv.writer with lineterminator="" leaves it bare)
+@example(person="a\rb", fmt="csv")
 def test_fuzz_the_person_field(person, fmt):
     """Any value of the person field: no exception; accepted only as a non-empty text id, else a dead letter
-    ``missing_field`` / ``malformed`` (valid JSON and Avro, the line as received)."""
+    ``missing_field`` / ``malformed`` (valid JSON and Avro, the line as received); a CSV line whose person text
+    holds a raw line break is not one CSV record: ``unparseable``."""
     cfg = parse_config(copy.deepcopy(PERSON))
     if fmt == "csv":
         row = [5.0, "insert", "b1", "eu", person if isinstance(person, (str, int, float)) else json.dumps(person)]
@@ -800,5 +803,7 @@ def test_fuzz_the_person_field(person, fmt):
     if parsed.reason is None:
         assert isinstance(parsed.record.person, str) and parsed.record.person
     else:
-        assert parsed.reason in ("missing_field", "malformed"), parsed.reason
+        broken_line = fmt == "csv" and isinstance(person, str) and ("\n" in person or "\r" in person)
+        allowed = ("missing_field", "malformed") + (("unparseable",) if broken_line else ())
+        assert parsed.reason in allowed, parsed.reason
         _check_dead(cfg, parsed.reason, parsed.raw, "parse")
