@@ -79,3 +79,36 @@ def test_a_laplace_term_beside_a_huge_gaussian_leaves_the_gaussian_bound():
                 got = (NoiseProfile.single("laplace", scale) + NoiseProfile.single("gaussian", s2)).tail_bound(beta)
                 gauss = math.sqrt(2 * s2 * math.log(2 / beta))
                 assert gauss * (1 - 1e-12) <= got <= gauss * (1 + 1e-4), (s2, beta, scale, got / gauss)
+
+
+def test_a_time_bounded_swcr_fold_is_ceil_of_b_plus_w_over_p_and_the_smaller_of_both():
+    """Kills ``folds.swcr_fold__mutmut_25`` (``(B - W)`` for ``(B + W)``: a fold SMALLER than Thm 4.6's, so a
+    time-bounded SWCR population's loss under-counted; crash-killed in the run, silent wherever B > W). SWCR(W,
+    P): ``k ceil(W / P)`` under at most k, ``ceil((B + W) / P)`` time-bounded, the smaller when both hold."""
+    from transforms.core.families.changelog import folds
+
+    for w in (1, 2, 5, 12):
+        for p in (1, 2, 3, 7):
+            for b in (1, 4, 30):
+                timed = -(-(b + w) // p)
+                assert folds.swcr_fold(w, p, b=b) == timed, (w, p, b)
+                for k in (1, 3):
+                    assert folds.swcr_fold(w, p, k=k, b=b) == min(k * -(-w // p), timed), (w, p, b, k)
+
+
+def test_prefix_nodes_partition_the_whole_prefix_from_zero():
+    """Kills ``folds.prefix_nodes__mutmut_9`` (``cover(1, u, ...)``: the nodes of (1, u], the first unit left
+    out of every prefix; crash-killed in the run only at u = 0). The nodes' ranges ``((j - 1) c^i, j c^i]``
+    partition (0, u] exactly: disjoint, adjacent, from 0 to u."""
+    from transforms.core.families.changelog import folds
+
+    for c in (2, 3, 10):
+        for h in (1, 3, 5):
+            for u in range(1, min(c**h, 200) + 1):
+                ranges = sorted(((j - 1) * c**i, j * c**i) for i, j in folds.prefix_nodes(u, c, h))
+                pos = 0
+                for a, b in ranges:
+                    assert a == pos and b > a, (c, h, u, ranges)
+                    pos = b
+                assert pos == u, (c, h, u, ranges)
+    assert folds.prefix_nodes(0, 2, 3) == []  # the empty prefix: no node
