@@ -202,7 +202,7 @@ def plan(args: argparse.Namespace) -> list[tuple[int, str, str]]:
 # ---- the warm process ---------------------------------------------------------------------------------------------
 
 
-class _Runner:
+class Runner:
     """A pytest plugin that takes over the run loop of a session that collected the selection once."""
 
     def __init__(self, args: argparse.Namespace, todo: list[tuple[int, str, str]] | None) -> None:
@@ -232,9 +232,17 @@ class _Runner:
     def _protocol(self, items: list, stop_at_failure: bool) -> None:
         for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
+            self.before_test(item)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nxt)
             if stop_at_failure and self.failure is not None:
                 return  # the child exits: no teardown of what the next item would have kept
+
+    # hooks of a subclass (``benchmarks/mutation_trace.py``): in the child, once its mutant is active; before each test
+    def child_setup(self, name: str, fd: int | None) -> None:
+        pass
+
+    def before_test(self, item) -> None:
+        pass
 
     def pytest_runtestloop(self, session):
         items = {it.nodeid: it for it in session.items}
@@ -338,6 +346,7 @@ class _Runner:
             from mutmut.mutation.trampoline import set_mutant_under_test  # noqa: PLC0415
 
             set_mutant_under_test(name)
+            self.child_setup(name, w if every else None)
             resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
             signal.alarm(limit * 20)
             self.failure, self.failures = None, []
@@ -363,6 +372,9 @@ class _Runner:
             status = {0: "survived", 1: "killed"}.get(os.WEXITSTATUS(st), f"exit {os.WEXITSTATUS(st)}")
         out = {"status": status, "tests": len(tests), "wall": round(time.time() - t0, 2)}
         out["cpu"] = round(_children_cpu() - c0, 2)
+        if every and any(isinstance(x, dict) for x in first or ()):  # a subclass's events (mutation_trace)
+            out["events"] = [x for x in first if isinstance(x, dict)]
+            first = [x for x in first if not isinstance(x, dict)]
         if first and every:
             out["failures"] = first
         elif first:
@@ -438,7 +450,7 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _session(args: argparse.Namespace, todo, files: list[str]) -> int:
+def session(args: argparse.Namespace, todo, files: list[str], runner: type | None = None) -> int:
     mut = WORK / "mutants"
     sys.path[:] = [str(mut), str(mut / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != ROOT]
     for k in [k for k in sys.modules if k == "benchmarks" or k.startswith(("benchmarks.", "transforms"))]:
@@ -449,7 +461,8 @@ def _session(args: argparse.Namespace, todo, files: list[str]) -> int:
     os.nice(max(0, int(os.environ.get("MUTATION_NICE", "15")) - os.nice(0)))
     import pytest  # noqa: PLC0415
 
-    plugin = _Runner(args, todo)
+    runner = runner or Runner
+    plugin = runner(args, todo)
     # --tb=no: a failure's traceback is never shown, and formatting it parses (ast) the source of every frame, which
     # in mutants/ is the mutated file with all its mutants: seconds per failure, minutes per mutant in ``recheck``,
     # which runs every covering test (the exception type still comes from pytest_runtest_makereport)
@@ -460,7 +473,7 @@ def _session(args: argparse.Namespace, todo, files: list[str]) -> int:
 def run(args: argparse.Namespace) -> None:
     todo = plan(args)
     _log(f"plan: {len(todo)} mutants in {args.rounds} rounds (seed {args.seed}, cap {args.cap} s)")
-    _session(args, todo, SELECTION)
+    session(args, todo, SELECTION)
 
 
 def rerun(args: argparse.Namespace) -> None:
@@ -468,7 +481,7 @@ def rerun(args: argparse.Namespace) -> None:
     todo = [(v["round"], v["module"], k) for k, v in done.items() if v["status"] == "survived"]
     args.cap, args.again = 0.0, True
     _log(f"rerun: {len(todo)} survivors against every test that executes their function")
-    _session(args, todo, SELECTION)
+    session(args, todo, SELECTION)
 
 
 def recheck(args: argparse.Namespace) -> None:
@@ -489,7 +502,7 @@ def recheck(args: argparse.Namespace) -> None:
     ]
     args.again, args.recheck = True, True
     _log(f"recheck: {len(todo)} mutants killed by a crash, against every covering test (cap {args.cap} s)")
-    _session(args, todo, SELECTION)
+    session(args, todo, SELECTION)
 
 
 def confirm(args: argparse.Namespace) -> None:
@@ -509,7 +522,7 @@ def confirm(args: argparse.Namespace) -> None:
         for f in files:
             for dst in (WORK / f, WORK / "mutants" / f):
                 shutil.copy2(ROOT / f, dst)
-    _session(args, None, files)
+    session(args, None, files)
 
 
 # ---- the summary (benchmarks/mutation_summary.py) ------------------------------------------------------------------
