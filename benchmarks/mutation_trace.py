@@ -26,6 +26,9 @@ floats bit for bit except NaN, objects by their attributes). Verdicts, per mutan
 * ``untraced``: no call could be traced (never called through its module's trampoline, or its arguments cannot be
   deep-copied): read it.
 
+``n_by_assertion`` counts the covering tests that failed by an assertion under the trace; ``--plain --names FILE``
+runs the same mutants without the wrapper (as ``recheck`` does), the figure to rely on (verdict ``untraced`` there).
+
 A spurious ``differs`` is possible (a function that reads the clock or ``os.urandom``, an identity check against a
 module-level sentinel that the copy does not keep): each ``differs`` is read, never counted as a defect unread.
 
@@ -120,6 +123,15 @@ def difference(a, b, path: str = "", depth: int = 0, memo: set | None = None) ->
         )
     if isinstance(a, np.random.Generator):
         return None if a.bit_generator.state == b.bit_generator.state else f"{path}: generator state"
+    if callable(getattr(a, "digest", None)) and callable(getattr(a, "copy", None)) and hasattr(a, "digest_size"):
+        return None if a.digest() == b.digest() else f"{path}: hash state"  # hashlib objects: by their state
+    if type(a).__getstate__ is not object.__getstate__:  # an object that says what its state is (caches left out)
+        try:
+            sa, sb = a.__getstate__(), b.__getstate__()
+        except Exception:  # noqa: BLE001 (a state that cannot be taken now: compare the attributes)
+            pass
+        else:
+            return difference(sa, sb, path + ".__getstate__()", depth + 1, memo)
     fields = _fields(a)
     if fields is None:
         try:
@@ -136,7 +148,10 @@ def difference(a, b, path: str = "", depth: int = 0, memo: set | None = None) ->
 
 
 def _fields(x) -> dict | None:
-    out = dict(getattr(x, "__dict__", None) or {})
+    # the caches and derived values a class leaves out of its stored state (``_STATE_EXCLUDE``,
+    # ``transforms/core/foundation/state.py``): a copy rebuilds them on use; its configuration is still compared
+    skip = set(getattr(type(x), "_STATE_EXCLUDE", ())) - {"config", "options", "design"}
+    out = {k: v for k, v in (getattr(x, "__dict__", None) or {}).items() if k not in skip}
     for cls in type(x).__mro__:
         for s in getattr(cls, "__slots__", ()) or ():
             if isinstance(s, str) and s not in ("__dict__", "__weakref__") and hasattr(x, s):
@@ -171,7 +186,13 @@ class Tracer:
         module, _, mutant = self.name.rpartition(".")
         mod = sys.modules.get(module) or importlib.import_module(module)
         table = getattr(mod, "mutants_" + mutant.rsplit("_", 1)[0])
-        table[mutant] = self.wrap(table[mutant], table["_mutmut_orig"])
+        fn, orig = table[mutant], table["_mutmut_orig"]
+        if inspect.ismethod(fn) and inspect.isclass(fn.__self__):
+            # a classmethod: the trampoline takes it from the class by name (``getattr(cls, name)``), so the
+            # wrapper replaces the class's attribute; ``cls`` is the first argument of both functions
+            setattr(fn.__self__, mutant, classmethod(self.wrap(fn.__func__, orig.__func__)))
+        else:
+            table[mutant] = self.wrap(fn, orig)
 
     def _traced(self) -> bool:
         if self.in_test >= self.per_test or self.counts["calls"] >= self.total:
@@ -267,6 +288,8 @@ class TraceRunner(Runner):
     tracer: Tracer | None = None
 
     def child_setup(self, name: str, fd: int | None) -> None:
+        if self.args.plain:  # the same run without the wrapper: which failures are the mutant's own
+            return
         self.tracer = Tracer(name, fd, self.args.per_test, self.args.total)
         self.tracer.install()
 
@@ -327,6 +350,9 @@ def run(args: argparse.Namespace) -> None:
     todo = sorted((v["module"], k) for k, v in crash_kills(paths).items())
     if args.only:
         todo = [(m, k) for m, k in todo if m.startswith(tuple(args.only))]
+    if args.names:
+        wanted = set(Path(args.names).read_text().split())
+        todo = [(m, k) for m, k in todo if k in wanted]
     i, n = (int(x) for x in args.shard.split("/"))
     todo = [(0, m, k) for j, (m, k) in enumerate(todo) if j % n == i]
     print(f"trace: {len(todo)} crash-killed mutants (shard {args.shard}) of {len(paths)} result files", flush=True)
@@ -358,6 +384,8 @@ def main() -> None:
     r.add_argument("--slack", type=float, default=3.0, help="CPU limit: the recheck's times this")
     r.add_argument("--per-test", type=int, default=40, help="calls traced in each test")
     r.add_argument("--total", type=int, default=2000, help="calls traced per mutant")
+    r.add_argument("--names", default="", help="a file of mutant names (whitespace-separated): only these")
+    r.add_argument("--plain", action="store_true", help="no wrapper: every covering test, as recheck runs them")
     r.add_argument("--minutes", type=float, default=0.0)
     p = sub.add_parser("report")
     p.add_argument("files", nargs="+")

@@ -199,3 +199,44 @@ def test_broken_twin_a_comparison_that_sees_nothing_would_call_every_mutant_rais
     monkeypatch.setattr(mt, "difference", lambda *a, **k: None)
     tracer, _out, _ = _trace(monkeypatch, scale, scale_half, [(2.0, [1])])
     assert mt.verdict(tracer.counts) == "same"  # not "differs": the real comparison is what tells them apart
+
+
+class _Cached:
+    _STATE_EXCLUDE = ("_memo", "config")
+
+    def __init__(self, sigma, memo, config):
+        self.sigma, self._memo, self.config = sigma, memo, config
+
+
+def test_caches_a_class_leaves_out_of_its_state_are_not_compared_but_its_configuration_is():
+    assert mt.difference(_Cached(1.0, {"a": 1}, "c"), _Cached(1.0, None, "c")) is None
+    assert ".config" in mt.difference(_Cached(1.0, None, "c"), _Cached(1.0, None, "d"))
+    assert ".sigma" in mt.difference(_Cached(1.0, None, "c"), _Cached(2.0, None, "c"))
+
+
+def test_hash_objects_compare_by_their_state():
+    import hashlib
+
+    a, b = hashlib.blake2b(b"k"), hashlib.blake2b(b"k")
+    assert mt.difference(a, b) is None
+    b.update(b"x")
+    assert mt.difference(a, b) == ": hash state"
+
+
+def test_a_classmethod_mutant_is_wrapped_on_its_class(monkeypatch):
+    class Made:
+        @classmethod
+        def orig(cls, x):
+            return x * 2
+
+        @classmethod
+        def mut(cls, x):
+            return x * 3
+
+    name = "xǁMadeǁmake__mutmut_1"
+    setattr(Made, name, Made.__dict__["mut"])
+    table = _table_module(monkeypatch, Made.orig, getattr(Made, name), name=name)
+    tracer = mt.Tracer("fake_mutated." + name, None)
+    tracer.install()
+    assert table[name] is not None and getattr(Made, name)(2) == 6  # the class attribute is what a trampoline calls
+    assert mt.verdict(tracer.counts) == "differs"
