@@ -324,6 +324,7 @@ class TraceRunner(Runner):
                     "module": _m,
                     "failed": len(fails),
                     "n_by_assertion": sum(exc in ASSERTIONS for _t, exc in fails),
+                    "by_assertion": [t for t, exc in fails if exc in ASSERTIONS][:20],
                     "crash_types": sorted({exc for _t, exc in fails if exc not in ASSERTIONS}),
                     "counts": counts,
                     "differs": [e for e in events if "differs" in e],
@@ -347,7 +348,13 @@ def crash_kills(paths: list[str]) -> dict[str, dict]:
 def run(args: argparse.Namespace) -> None:
     args.out = str(Path(args.out).resolve())
     paths = sorted(p for pat in args.results for p in glob.glob(pat))
-    todo = sorted((v["module"], k) for k, v in crash_kills(paths).items())
+    if args.names:  # the named mutants, whatever killed them (a golden file's assertion, say)
+        done = {}
+        for p in paths:
+            done.update(json.loads(Path(p).read_text()))
+        todo = sorted((v["module"], k) for k, v in done.items())
+    else:
+        todo = sorted((v["module"], k) for k, v in crash_kills(paths).items())
     if args.only:
         todo = [(m, k) for m, k in todo if m.startswith(tuple(args.only))]
     if args.names:
@@ -355,7 +362,7 @@ def run(args: argparse.Namespace) -> None:
         todo = [(m, k) for m, k in todo if k in wanted]
     i, n = (int(x) for x in args.shard.split("/"))
     todo = [(0, m, k) for j, (m, k) in enumerate(todo) if j % n == i]
-    print(f"trace: {len(todo)} crash-killed mutants (shard {args.shard}) of {len(paths)} result files", flush=True)
+    print(f"trace: {len(todo)} mutants (shard {args.shard}) of {len(paths)} result files", flush=True)
     args.again = True
     session(args, todo, SELECTION, TraceRunner)
 
@@ -384,7 +391,7 @@ def main() -> None:
     r.add_argument("--slack", type=float, default=3.0, help="CPU limit: the recheck's times this")
     r.add_argument("--per-test", type=int, default=40, help="calls traced in each test")
     r.add_argument("--total", type=int, default=2000, help="calls traced per mutant")
-    r.add_argument("--names", default="", help="a file of mutant names (whitespace-separated): only these")
+    r.add_argument("--names", default="", help="a file of mutant names: only these, however killed")
     r.add_argument("--plain", action="store_true", help="no wrapper: every covering test, as recheck runs them")
     r.add_argument("--minutes", type=float, default=0.0)
     p = sub.add_parser("report")
