@@ -379,6 +379,61 @@ def report(args: argparse.Namespace) -> None:
             print(f"{v['verdict']:9} {name} {v['counts']} {first.get('differs', '')} [{first.get('test', '')}]")
 
 
+def settle(traces: dict[str, dict], plain: dict[str, dict], read: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """Each traced mutant's standing: ``raises`` (the trace saw nothing but exceptions and equal values), or the
+    category a reader gave it (``READ`` of ``benchmarks/mutation_trace_45*.py``: asserted-existing, asserted, loud,
+    spurious), ``asserted-existing`` where the plain run (no wrapper) has a test failing by an assertion, else
+    ``unsettled``."""
+    out = {}
+    for name, v in traces.items():
+        if v["verdict"] == "raises":
+            out[name] = "raises"
+        elif plain.get(name, {}).get("n_by_assertion"):
+            out[name] = "asserted-existing"
+        else:
+            out[name] = read.get(name, ("unsettled", ""))[0]
+    return out
+
+
+def summary(args: argparse.Namespace) -> None:
+    """The trace of every group (``benchmarks/mutation_runs/s45/*/``) with the readers' judgements, per module."""
+    traces, plain, read, asserted = {}, {}, {}, {}
+    for d in sorted(glob.glob(str(Path(args.runs) / "*"))):
+        for name, into in (("trace.json", traces), ("plain.json", plain)):
+            if (Path(d) / name).exists():
+                into.update(json.loads((Path(d) / name).read_text()))
+    for f in sorted(glob.glob("benchmarks/mutation_trace_45*.py")):
+        mod = importlib.import_module("benchmarks." + Path(f).stem)
+        read.update(getattr(mod, "READ", {}))
+        asserted.update(getattr(mod, "ASSERTED_BY", {}))
+    standing = settle(traces, plain, read)
+    rows: dict[str, Counter] = {}
+    for name, v in traces.items():
+        c = rows.setdefault(v["module"], Counter())
+        c["traced"] += 1
+        c[v["verdict"]] += 1
+        c["cpu"] += v.get("cpu", 0.0)
+        c["s:" + standing[name]] += 1
+    total = sum(rows.values(), Counter())
+    cols = ["raises", "differs", "differs_type", "same", "untraced"]
+    kinds = ["asserted-existing", "asserted", "loud", "spurious", "unsettled"]
+    print("| module | crash kills traced | " + " | ".join(cols) + " | " + " | ".join(kinds) + " |")
+    print("|---|" + "---:|" * (1 + len(cols) + len(kinds)))
+    for m, c in sorted(rows.items()) + [("**all**", total)]:
+        print(
+            f"| `{m.removeprefix('transforms/core/')}` | {c['traced']} | "
+            + " | ".join(str(c[k]) for k in cols)
+            + " | "
+            + " | ".join(str(c["s:" + k]) for k in kinds)
+            + " |"
+        )
+    print(f"CPU {total['cpu']:.0f} s; asserted by new tests: {len(asserted)}")
+    unsettled = sorted(n for n, s in standing.items() if s == "unsettled")
+    if unsettled:
+        print(f"unsettled ({len(unsettled)}): " + " ".join(unsettled))
+    Path(args.json).write_text(json.dumps({"standing": standing, "asserted_by": asserted}, indent=0, sort_keys=True))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -397,8 +452,11 @@ def main() -> None:
     p = sub.add_parser("report")
     p.add_argument("files", nargs="+")
     p.add_argument("--all", action="store_true", help="list the mutants that only raise too")
+    q = sub.add_parser("summary")
+    q.add_argument("--runs", default="benchmarks/mutation_runs/s45")
+    q.add_argument("--json", default="benchmarks/mutation_trace_summary.json")
     args = ap.parse_args()
-    {"run": run, "report": report}[args.cmd](args)
+    {"run": run, "report": report, "summary": summary}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -240,3 +240,20 @@ def test_a_classmethod_mutant_is_wrapped_on_its_class(monkeypatch):
     tracer.install()
     assert table[name] is not None and getattr(Made, name)(2) == 6  # the class attribute is what a trampoline calls
     assert mt.verdict(tracer.counts) == "differs"
+
+
+def test_settle_takes_the_plain_runs_assertions_then_the_readers_judgement_and_leaves_the_rest_unsettled():
+    traces = {
+        "m.raise": {"verdict": "raises"},
+        "m.plain": {"verdict": "differs"},
+        "m.read": {"verdict": "differs_type"},
+        "m.open": {"verdict": "same"},
+    }
+    plain = {"m.plain": {"n_by_assertion": 2}, "m.read": {"n_by_assertion": 0}}
+    read = {"m.read": ("loud", "None: every caller dereferences it"), "m.raise": ("spurious", "")}
+    assert mt.settle(traces, plain, read) == {
+        "m.raise": "raises",
+        "m.plain": "asserted-existing",
+        "m.read": "loud",
+        "m.open": "unsettled",
+    }
