@@ -239,3 +239,28 @@ def test_auto_picks_scaled_sqrt_for_bounded_gaussian_update_level_runs():
 def test_pure_dp_is_the_square_root():
     lap, sq = scaled_tables(128, False), sqrt_tables(128)
     assert lap.shift == 0 and np.array_equal(lap.cint, sq.cint) and lap.n2 == sq.n2
+
+
+@pytest.mark.parametrize("step", ["random", "nan"])
+def test_polish_scaled_never_ends_above_its_start_even_when_its_stages_go_astray(monkeypatch, step):
+    """``polish_scaled`` returns ``start`` itself when nothing it found is lower on the lattice: its L-BFGS stages
+    optimise a float model, whose optimum can sit on a worse lattice point (or on coefficients that are no counter:
+    a figure of NaN), and its later stages only accept improvements of what the first ones reached. Here every
+    scipy stage is made to return a worse point (the twin: without the start kept, the polish returns that point)."""
+    import scipy.optimize
+
+    from transforms.core.counters.factorization import scaled as scaled_mod
+
+    rng = np.random.default_rng(1)
+
+    class Astray:
+        def __init__(self, x0):
+            move = 0.3 * rng.standard_normal(len(x0)) if step == "random" else 0.5
+            self.x = np.asarray(x0, dtype=np.float64) + move
+            self.fun = float("inf")
+
+    monkeypatch.setattr(scipy.optimize, "minimize", lambda f, x0, **k: Astray(x0))
+    start = scaled_mod.SCALED_TABLE[3]
+    coef, best = scaled_mod.polish_scaled(3, start, evaluations=0)
+    assert coef == tuple(map(float, start))
+    assert best == scaled_mod.lattice_max_variance(8, start)

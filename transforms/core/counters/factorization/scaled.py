@@ -320,7 +320,8 @@ def polish_scaled(log2n: int, start, evaluations: int = 15000, seed: int = 5) ->
     and its own decoder (p = 20, 100, 1000, 10000, 30000 in turn), then Nelder-Mead (initial
     simplices of 3e-3 .. 1e-4) and ``evaluations`` random sparse perturbations on the exact figure
     :func:`lattice_max_variance` (the rounding of s and the exact n2 make it piecewise constant: no
-    gradient). Deterministic for a seed. Returns (coefficients, lattice max variance at rho = 1).
+    gradient). Deterministic for a seed. Returns (coefficients, lattice max variance at rho = 1): ``start`` itself
+    when nothing found is lower on the lattice.
     Row 10 of the table (issue 31)."""
     from scipy.optimize import minimize
 
@@ -335,6 +336,7 @@ def polish_scaled(log2n: int, start, evaluations: int = 15000, seed: int = 5) ->
         return v, phi.T @ g
 
     a = np.asarray(start, dtype=np.float64)
+    at_start = lattice_max_variance(n, a)
     for p in (20, 100, 1000, 10000, 30000):
         opts = dict(maxiter=5000, ftol=1e-15, gtol=1e-12, maxcor=30)
         a = minimize(f, a, args=(p,), jac=True, method="L-BFGS-B", options=opts).x
@@ -351,4 +353,7 @@ def polish_scaled(log2n: int, start, evaluations: int = 15000, seed: int = 5) ->
         v = lattice_max_variance(n, cand)
         if v < best:
             best, a = v, cand
+    if not best < at_start:  # the float model's optimum can sit on a worse lattice point (or on no counter at all:
+        # a figure of NaN): never end above the start
+        return tuple(map(float, start)), float(at_start)
     return tuple(map(float, a)), best
