@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from transforms.core import DynamicConfig, NoiseSource, PureDP, QuerySet, Update
+from transforms.core import MECHANISMS, DynamicConfig, NoiseSource, PureDP, QuerySet, Update
 from transforms.core.families.changelog import folds
 from transforms.core.families.changelog_orders import generate, to_lines
 from transforms.core.families.growing import (
@@ -30,8 +30,17 @@ from transforms.core.families.local_dp import (
     in_memory,
     simulate,
 )
-from transforms.core.families.rr_client import WEIGHT_BITS, AtMostK, SurveyDesign, randomize, symbol_of
-from transforms.core.foundation.state import restore
+from transforms.core.families.rr_client import (
+    WEIGHT_BITS,
+    AtMostK,
+    Report,
+    RRClient,
+    SurveyDesign,
+    randomize,
+    symbol_of,
+)
+from transforms.core.foundation.accounting.units import PrivacyUnit
+from transforms.core.foundation.state import StateError, restore
 
 KEY = bytes(range(32))
 
@@ -141,10 +150,12 @@ def _rr_config(eps: float = 2.0):
 def test_a_collectors_release_counts_its_reports_and_bounds_them_by_bernstein():
     """Kills ``local_dp.RandomizedResponseCollector._node__mutmut_12`` (a node's report count subtracted: a
     release stating -n reports, negative variances, and a Bernstein bound at -n that is smaller than the true
-    one where it does not fail). Each release's ``reports`` is the number of reports summed into its estimate
-    (every node so far, direct summation) and ``change_reports`` the period's; its bounds are the module's
-    Bernstein bound at those counts, and the estimate is (#new - #old) / (p - q) per cell."""
-    coll = RandomizedResponseCollector(_rr_config(), options=RROptions(), end_tick=6)
+    one where its square root exists: below about 144 reports at eps 16). Each release's ``reports`` is the
+    number of reports summed into its estimate (every node so far, direct summation) and ``change_reports`` the
+    period's; its bounds are the module's Bernstein bound at those counts, and the estimate is (#new - #old) /
+    (p - q) per cell."""
+    # eps 16: at -n reports the mutant's bound sqrt((b L / 3)^2 - 2 n V1 L) still exists (n < 144): silent
+    coll = RandomizedResponseCollector(_rr_config(16.0), options=RROptions(), end_tick=6)
     d = coll.design
     m = d.num_symbols
     total = 0
@@ -223,3 +234,111 @@ def test_a_collectors_state_is_a_snapshot_that_its_run_going_on_does_not_change(
     assert in_memory(RandomizedResponseCollector.from_state(cfg, state, options=opts, end_tick=12), late, 12) == (
         continued
     )
+
+
+# ---------------------------------------------------------------------------
+# the protocol: a state names the release it was written under; a plan states its calibration
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["dcr", "bb_scheduler", "net_change"])
+def test_a_periodic_releases_state_names_its_period_and_is_refused_under_another(name):
+    """Kills ``protocol.ContinualRelease.to_state__mutmut_14`` (the state's digest taken without ``every_ticks``:
+    a periodic release's checkpoint that its own configuration refuses, and that a release without periods, a
+    different release, would accept). The state names the digest of the configuration, options, end and period
+    it was written under; restored under them it continues; under another period it is refused."""
+    spec = MECHANISMS[name]
+    options = spec.options(**spec.checks.options)
+    config = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(1.0))
+    core = spec.core_cls(config, stream="s", end_tick=40, every_ticks=5, options=options)
+    noise = NoiseSource(KEY)
+    for t in range(1, 12):
+        core.process_tick(t, [Update("insert", f"e{t}", (t % 3,))], noise)
+    state = core.to_state()
+    assert state["config"] == spec.core_cls.state_digest(config, options, 40, 5)
+    again = spec.core_cls.from_state(config, state, options=options, end_tick=40, every_ticks=5)
+    assert again.last_tick == core.last_tick
+    for other in (None, 10):
+        with pytest.raises(StateError):
+            spec.core_cls.from_state(config, state, options=options, end_tick=40, every_ticks=other)
+
+
+@pytest.mark.parametrize("name", ["fully_dynamic", "two_stream_baseline", "bb_scheduler", "pmwg"])
+@pytest.mark.parametrize("unit", ["entry", "person"])
+def test_a_plan_under_a_group_unit_states_how_each_query_sets_noise_is_calibrated(name, unit):
+    """Kills ``protocol.ContinualRelease.plan__mutmut_13`` (the plan's calibrations dropped: the printed and
+    recorded plan of an entry- or person-level release no longer says that its noise is scaled for group
+    privacy over g updates, nor by how much). The plan's entry carries exactly the mechanism's calibrations
+    (one per query set, non-empty under a group unit) and its text states each."""
+    spec = MECHANISMS[name]
+    options = spec.options(**spec.checks.options)
+    u = PrivacyUnit.entry(max_mutations=3) if unit == "entry" else PrivacyUnit.person(max_entries=2, max_mutations=2)
+    config = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), PureDP(1.0), unit=u)
+    cal = spec.core_cls.calibrations(config, options, end_tick=100)
+    assert len(cal) == 2 and all(c.multiplier > 1 for c in cal)
+    (entry,) = spec.plan(config, options, end_tick=100)
+    assert entry.calibrations == cal
+    text = entry.text()
+    assert all(c.text() in text for c in cal)
+
+
+@pytest.mark.parametrize("track_loss", [False, True])
+def test_a_frozen_client_never_sends_the_refused_mutation(track_loss):
+    """Kills ``rr_client.RRClient.report__mutmut_10`` (``on_exceed="freeze"`` reporting the answer None, a
+    deletion, instead of the last accepted answer: a mutation beyond the constraint sent, the entry's loss past
+    its fold bound; raised only where the client keeps a ledger, silent in the simulator's clients, which keep
+    none). At most one mutation, the truth always kept (``randbits`` 0): after the insertion, a refused change
+    reports "no change" at every later node, and the client's answer, mutations and spend stay as they were."""
+    d = SurveyDesign.from_total(3, 1.0, 0.0, AtMostK(1))
+    client = RRClient(d, randbits=lambda bits: 0, track_loss=track_loss)
+    assert client.report(1, 2) == [Report(1, 0, None, 2)]
+    spent = client.spent
+    for period, want in ((2, 0), (3, None), (4, 1)):
+        assert client.report(period, want, on_exceed="freeze") == [Report(period, 0, None, None)], period
+        assert client.current == 2 and client.mutations == 1
+    assert client.spent == spent
+
+
+class _SpyNoise(NoiseSource):
+    """Records the coordinates of every stream drawn."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.drawn = []
+
+    def stream(self, *coords):
+        self.drawn.append(tuple(coords))
+        return super().stream(*coords)
+
+
+def _documented_growing_coordinate(c: tuple) -> bool:
+    """docs/growing.md: ``growth, e, threshold | ticks, k | count``; ``rerun, i, name``; ``pmwg, name, phase, p,
+    round, r`` (its threshold); ``pmwg, name, query, j, test | answer``; each after the stream."""
+    rest = c[1:]
+    if rest[0] == "growth":
+        return rest[2:] in (("threshold",), ("count",)) or (len(rest) == 4 and rest[2] == "ticks")
+    if rest[0] == "rerun":
+        return len(rest) == 3
+    if rest[0] == "pmwg" and rest[2] == "phase":
+        return len(rest) == 7 and rest[4] == "round" and rest[6] == "threshold"
+    if rest[0] == "pmwg" and rest[2] == "query":
+        return len(rest) == 5 and rest[4] in ("test", "answer")
+    return False
+
+
+def test_every_pmwg_noise_draw_is_at_a_documented_coordinate():
+    """Kills ``pmwg.OnlinePMW.answer__mutmut_56`` (the easy/hard test's noise drawn at ``query, j, TEST``: the
+    same law, but not the coordinate docs/growing.md states, so a release of a key and release id no longer
+    draws the noise its documentation says: counted as an output). Every stream a PMWG release draws, standing
+    answers and streamed queries, is at one of the documented coordinates; the test noise is drawn."""
+    config = DynamicConfig((QuerySet("h", "histogram", domain_size=3),), PureDP(4.0))
+    core = PMWGRelease(config, stream="s", options=PMWGOptions(n0=10, hard_per_phase=2), end_tick=60)
+    noise = _SpyNoise(KEY)
+    for t in range(1, 61):
+        core.process_tick(t, [Update("insert", f"e{t}-{j}", (j % 3,)) for j in range(3)], noise)
+        if t % 10 == 0:
+            core.answer_query(t, f"q{t}", [1.0, 0.5, 0.0], noise)
+    assert noise.drawn and core.started
+    assert any(c[-1] == "test" for c in noise.drawn)
+    bad = [c for c in noise.drawn if not _documented_growing_coordinate(c)]
+    assert not bad, bad[:3]
