@@ -336,8 +336,9 @@ READ: dict[str, tuple[str, str]] = {
     "transforms.core.families.rr_client.xǁRRClientǁreport__mutmut_56": (
         "loud",
         (
-            "None returned for each report: every reader in the library (simulate's consumers in_memory and the "
-            "Beam report records, ReportRecord built from r.period / r.layer) reads its fields: AttributeError"
+            "None returned for each report: the library's readers of a client's reports (local_dp.in_memory, "
+            "pipelines/rr_simulate.write_reports) read rep.period first: AttributeError before anything is "
+            "counted or written"
         ),
     ),
     "transforms.core.forecast.x_forecast__mutmut_87": (
