@@ -259,7 +259,9 @@ class RRRelease(NamedTuple):
     delta_entry: float
 
 
-@state_class("mechanism.randomized_response", plain=("partial",))
+# ``partial`` is walked, not declared plain: its inner lists are added to in place, and a plain field is stored as a
+# shallow copy (a state taken in memory would change as the collector goes on)
+@state_class("mechanism.randomized_response")
 class RandomizedResponseCollector:
     """The collector of continual randomized response (Pan §6): per period, the
     unbiased estimate ``v_hat_t`` of the true histogram and of its change,
