@@ -1,0 +1,99 @@
+"""The differential trace of the crash-killed mutants of group d (``transforms/core/contribution/`` and
+``transforms/core/selection/``; issue 27, session 45): every mutant of the group whose trace verdict
+(``benchmarks/mutation_runs/s45/d/trace.json``, ``python -m benchmarks.mutation_trace``) is not ``raises``, judged.
+
+``READ[name] = (category, reason)``, category one of
+
+* ``asserted-existing``: a covering test fails on it by an assertion without the trace's wrapper (``--plain``,
+  ``benchmarks/mutation_runs/s45/d/plain.json``);
+* ``loud``: the wrong value cannot leave the library without raising (the reason says where and what);
+* ``spurious``: an artefact of the trace (the reason says which);
+* ``asserted``: a new test (``ASSERTED_BY``, in ``tests/test_mutation_kills_trace45d.py``) kills it by an assertion on
+  the property, confirmed with ``python -m benchmarks.mutation_fast confirm``
+  (``benchmarks/mutation_runs/s45/d/fast.confirmed.json``).
+
+The lead aggregates this file with the other four groups'."""
+
+from __future__ import annotations
+
+_T = "tests/test_mutation_kills_trace45d.py::"
+_B = "transforms.core.contribution.bounding."
+_PB = _B + "xǁPersonBounderǁ"
+
+READ: dict[str, tuple[str, str]] = {
+    _PB + "__init____mutmut_4": (
+        "loud",
+        "persons None: bound_tick, its only reader, raises AttributeError at persons.get on the first tick (the"
+        " protocol builds the bounder when it first calls bound_tick, so a state with None is never stored);"
+        " PersonKeys replaces persons with a dict before every call",
+    ),
+    _PB + "bound_tick__mutmut_31": (
+        "asserted",
+        "a refused pair replaced by None in the dead letters: the protocol's and the Beam open-key step's unpacking"
+        " raise, but OpenKeyRelease.step returns it in PeriodRelease.refused",
+    ),
+    "transforms.core.contribution.loss.x_privacy_loss__mutmut_31": (
+        "asserted-existing",
+        "by_query keyed by the whole coordinates instead of the query name (the totals right): killed by an"
+        " assertion of tests/test_mutation_kills_sample44d.py::"
+        "test_privacy_loss_takes_coordinates_of_any_types_in_a_canonical_order"
+        " (written after round 44's test map, so not run by the trace; confirmed with mutation_fast confirm)",
+    ),
+    "transforms.core.contribution.sensitivity.x_calibrated_budget__mutmut_20": (
+        "asserted",
+        "a tight Gaussian account's share calibrated as a plain ZCDP of the same rho (less noise than the tight"
+        " account's sigma^2 >= Delta^2 / (2 rho) + tau^2 states); the covering tests crashed later (ValueError)",
+    ),
+    _B + "x_bound_person__mutmut_27": (
+        "loud",
+        "an unknown-entry decision replaced by None (the state right): both callers unpack every decision"
+        " (PersonBounder.bound_tick, transforms/person.py _DecideFn.decide): TypeError",
+    ),
+    _B + "x_bound_person__mutmut_47": (
+        "loud",
+        "an admitted insertion's decision replaced by None (the state right): both callers unpack every decision"
+        " (PersonBounder.bound_tick, transforms/person.py _DecideFn.decide): TypeError",
+    ),
+    _B + "x_bound_person__mutmut_49": (
+        "loud",
+        "a bounded insertion's decision replaced by None (the state right): both callers unpack every decision"
+        " (PersonBounder.bound_tick, transforms/person.py _DecideFn.decide): TypeError",
+    ),
+    "transforms.core.contribution.loss.xǁPrivacyLossǁwithin__mutmut_18": (
+        "asserted-existing",
+        "an (eps, delta > 0) budget judged as pure (a Gaussian loss never within):"
+        " tests/test_mutation_kills_sample27b.py::test_within_holds_each_budgets_route_at_its_allowance"
+        " fails by an AssertionError (confirm, no wrapper)",
+    ),
+    "transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_317": (
+        "asserted",
+        "Sensitivity.group_size None (the comparison figure of plans and manifests; method's text right): no library"
+        " reader, so nothing raises where it is published",
+    ),
+    "transforms.core.contribution.toeplitz.x__point__mutmut_11": (
+        "loud",
+        "a None position: _point's only caller, chain_bound, passes the points to _Evaluator.value at once"
+        " (t - None: TypeError) before any bound is returned",
+    ),
+    "transforms.core.contribution.toeplitz.x__split__mutmut_17": (
+        "asserted",
+        "interval cuts outside (lo, hi): IndexError past the coefficients on most horizons, but at T = 17 (two closed"
+        " visits and an open one) a bound 9.5% above the truth, not exact: a larger multiplier, more noise",
+    ),
+    "transforms.core.contribution.toeplitz.x_alternating_bound__mutmut_74": (
+        "loud",
+        "returns None (r = 1; r >= 2 raises at best[0]): every caller unpacks the triple (contribution_sensitivity,"
+        " histogram_bound's caller, layer_cake_bound) or indexes it ([2]): TypeError",
+    ),
+}
+
+ASSERTED_BY: dict[str, str] = {
+    _PB + "bound_tick__mutmut_31": _T
+    + "test_person_bounder_returns_every_update_once_accepted_or_refused_with_its_reason",
+    "transforms.core.contribution.sensitivity.x_calibrated_budget__mutmut_20": _T
+    + "test_calibrated_budget_keeps_the_accounts_kind_and_gives_at_most_the_share",
+    "transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_317": _T
+    + "test_a_sensitivity_states_the_group_privacy_it_replaces",
+    "transforms.core.contribution.toeplitz.x__split__mutmut_17": _T
+    + "test_chain_bound_past_the_initial_intervals_is_the_exhaustive_chain",
+}

@@ -1,0 +1,151 @@
+"""Tests written for the crash-killed mutants of group d (``transforms/core/contribution/`` and
+``transforms/core/selection/``) that the differential trace (``benchmarks/mutation_trace.py``, issue 27) showed
+returning a wrong value without raising on some input, with no covering test failing by an assertion.
+
+Each asserts a property of the module (a partition of the input into accepted and refused updates with a reason,
+a sensitivity against the pattern that reaches it, a stated figure equal to the configuration), never a pinned
+value, and names the mutant(s) it kills in its docstring; each was checked with ``python -m
+benchmarks.mutation_fast confirm``: passes unmutated, fails on the mutant by an assertion (the mutant is its broken
+twin). The judgements of every non-``raises`` mutant: ``benchmarks/mutation_trace_45d.py``. Fast: in memory, no
+Beam."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from transforms.core.config import QuerySet
+from transforms.core.contribution import (
+    ContributionUnit,
+    PersonBounder,
+    PersonLimit,
+    calibrated_budget,
+    contribution_sensitivity,
+)
+from transforms.core.contribution import toeplitz as toeplitz_mod
+from transforms.core.contribution.toeplitz import toeplitz_model
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, TightGaussian, rho_for_approx
+from transforms.core.foundation.entries import Update
+
+_REASONS = {"contribution_bounded", "unknown_entry"}
+
+
+def test_person_bounder_returns_every_update_once_accepted_or_refused_with_its_reason():
+    """``PersonBounder.bound_tick`` partitions a tick's ``(person, Update)`` pairs: every pair comes back exactly
+    once, either accepted or as ``(pair, reason)`` with a reason the rule names (the dead letters the protocol and
+    the open-key step report); the accepted ones are the admitted entries' updates.
+
+    Kills ``bounding.xǁPersonBounderǁbound_tick__mutmut_31`` (a refused pair replaced by None: the dead letter
+    loses its update and its reason)."""
+    bounder = PersonBounder(PersonLimit(1))
+    tick1 = [
+        ("p1", Update("insert", "a", (0,))),
+        ("p1", Update("insert", "b", (1,))),  # over p1's limit of one entry
+        ("p2", Update("delete", "c", None)),  # an entry p2 never inserted
+        ("p2", Update("insert", "d", (0,))),
+    ]
+    tick2 = [("p1", Update("upsert", "b", (0,))), ("p1", Update("delete", "a", None))]
+    for tick, pairs in ((1, tick1), (2, tick2)):
+        accepted, refused = bounder.bound_tick(tick, pairs)
+        assert all(type(r) is tuple and len(r) == 2 for r in refused), refused
+        assert all(reason in _REASONS for _, reason in refused)
+        back = [id(p) for p in accepted] + [id(p) for p, _ in refused]
+        assert sorted(back) == sorted(id(p) for p in pairs)
+    # the refusals name the rule: p1's second entry is bounded (then and later), p2's delete is unknown
+    acc1, ref1 = PersonBounder(PersonLimit(1)).bound_tick(1, tick1)
+    assert {(p[1].entry_id, r) for p, r in ref1} == {("b", "contribution_bounded"), ("c", "unknown_entry")}
+    assert [p[1].entry_id for p in acc1] == ["a", "d"]
+
+
+@pytest.mark.parametrize("m", [1.0, 1.5, 3.0, 7.25])
+@pytest.mark.parametrize(
+    "share, noise",
+    [
+        (TightGaussian(0.3), "gaussian"),
+        (ZCDP(0.3), "gaussian"),
+        (ApproxDP(1.0, 1e-6), "gaussian"),
+        (PureDP(0.8), "laplace"),
+        (ApproxDP(0.8, 1e-6), "laplace"),
+    ],
+)
+def test_calibrated_budget_keeps_the_accounts_kind_and_gives_at_most_the_share(share, noise, m):
+    """``calibrated_budget(share, m, noise)``: a counter built with it and whose unit changes it ``m`` updates' worth
+    spends at most ``share``, and no less than the proof allows (rounded down by at most 1e-15 relative): Gaussian
+    ``rho / m^2`` (an (eps, delta) share through ``rho_for_approx``), Laplace ``eps / m`` (its delta unchanged). A
+    tight Gaussian account's share stays a ``TightGaussian`` (its counters calibrate ``sigma^2 >= Delta^2 / (2 rho) +
+    DISCRETE_TAU2``, more than a zCDP budget of the same rho gives: a plain ZCDP there is less noise than the tight
+    account states).
+
+    Kills ``sensitivity.x_calibrated_budget__mutmut_20`` (the tight share turned into a plain ZCDP)."""
+    out = calibrated_budget(share, m, noise)
+    if noise == "gaussian":
+        assert type(out) is (TightGaussian if isinstance(share, TightGaussian) else ZCDP)
+        rho = share.rho if isinstance(share, ZCDP) else rho_for_approx(share)
+        spent = out.rho * m * m
+        assert spent <= rho * (1 + 1e-15) and spent >= rho * (1 - 1e-14)
+    else:
+        assert type(out) is type(share)
+        assert out.epsilon * m <= share.epsilon * (1 + 1e-15) and out.epsilon * m >= share.epsilon * (1 - 1e-14)
+        assert getattr(out, "delta", 0.0) == getattr(share, "delta", 0.0)
+
+
+def _exhaustive_chain(model, closed: int, open_: bool) -> int:
+    """``chain(closed, open)`` by brute force: every ``0 = s_0 <= s_1 <= ... <= s_c <= T`` (module docstring of
+    ``toeplitz``), in exact integers."""
+    t, k = int(model.horizon), [int(v) for v in model.kappa]
+
+    def S(n: int) -> int:
+        return sum(v * v for v in k[: max(n, 0)])
+
+    def F(n: int, delta: int) -> int:
+        if delta <= 0:
+            return 0
+        return S(delta) + sum((k[j] - k[j + delta]) ** 2 for j in range(max(n, 0)))
+
+    return max(
+        sum(F(t - s, s - p) for p, s in zip((0, *pos), pos)) + (S(t - pos[-1]) if open_ else 0)
+        for pos in itertools.combinations_with_replacement(range(t + 1), closed)
+    )
+
+
+# the first case is where the mutant returns a looser bound without raising: first, so that its failure is the one
+# ``confirm`` reports
+@pytest.mark.parametrize("t, closed, open_", [(17, 2, True), (17, 1, True), (17, 2, False), (20, 1, False)])
+def test_chain_bound_past_the_initial_intervals_is_the_exhaustive_chain(t, closed, open_):
+    """On horizons above ``INITIAL_INTERVALS`` (16) the branch and bound halves its position intervals; its bound is
+    certified, ``lower <= truth <= upper <= lower (1 + rtol)``, and on these short horizons it converges to the
+    exhaustive maximum (``exact``): a wrong split of an interval (cuts outside it) leaves the search with a looser
+    bound it cannot certify, a larger sensitivity multiplier and more noise than the proof needs.
+
+    Kills ``toeplitz.x__split__mutmut_17`` (the cuts of ``(lo, hi)`` at ``lo + (hi + lo + 1) j / n``: at T = 17,
+    two closed visits and an open one, an upper bound 9.5% above the truth, not exact)."""
+    model = toeplitz_model("sqrt_factorization", t)
+    want = _exhaustive_chain(model, closed, open_)
+    toeplitz_mod.chain_bound.cache_clear()
+    cb = toeplitz_mod.chain_bound(model, closed, open_)
+    assert cb.lower <= want <= cb.upper
+    assert cb.upper <= cb.lower * (1 + toeplitz_mod.DEFAULT_RTOL) and cb.exact
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        ContributionUnit.update(),
+        ContributionUnit.entry(3),
+        ContributionUnit.person(2, 2),
+        ContributionUnit.person(2, 3, 1, 4),
+    ],
+    ids=["update", "entry", "person", "person-window"],
+)
+@pytest.mark.parametrize("counter, noise", [("sqrt_factorization", "gaussian"), ("kary_tree", "laplace")])
+def test_a_sensitivity_states_the_group_privacy_it_replaces(unit, counter, noise):
+    """A ``Sensitivity`` carries, for comparison in plans and manifests, ``group_size``: the updates the unit accounts
+    for under group privacy (``unit.group_size(end_tick)``: 1, ``2k - 1``, ``L (2k - 1)`` per window), and its
+    ``entries``; its multiplier is never above what group privacy would cost under a zCDP or pure budget.
+
+    Kills ``sensitivity.x_contribution_sensitivity__mutmut_317`` (``group_size`` None)."""
+    s = contribution_sensitivity(QuerySet("q", "count"), counter, noise, unit, horizon=16, end_tick=16)
+    assert s.group_size == unit.group_size(16)
+    assert s.entries == unit.entries(16)
+    assert 1.0 <= s.multiplier <= s.group_size
