@@ -19,6 +19,7 @@ from __future__ import annotations
 _T = "tests/test_mutation_kills_trace45d.py::"
 _B = "transforms.core.contribution.bounding."
 _PB = _B + "xǁPersonBounderǁ"
+_P = "transforms.core.selection.params.xǁSelectionParamsǁ"
 
 READ: dict[str, tuple[str, str]] = {
     _PB + "__init____mutmut_4": (
@@ -85,6 +86,37 @@ READ: dict[str, tuple[str, str]] = {
         "returns None (r = 1; r >= 2 raises at best[0]): every caller unpacks the triple (contribution_sensitivity,"
         " histogram_bound's caller, layer_cake_bound) or indexes it ([2]): TypeError",
     ),
+    "transforms.core.contribution.toeplitz.x_chain_bound__mutmut_206": (
+        "loud",
+        "stop test upper <= best / (1 + rtol): the search refines past certification; once every interval is dropped"
+        " max(ends) raises ValueError, and where it stops otherwise its bound is still certified (max of the"
+        " remaining boxes and the dropped ones, Lemma M), only tighter: no wrong value leaves it",
+    ),
+    "transforms.core.contribution.trees.x__mass__mutmut_34": (
+        "asserted",
+        "(not yet traced) the search's default (+1, 0): a count's change mass 0, its multiplier 0 in a"
+        " Sensitivity and a plan; calibrated_budget raises only when a counter is built",
+    ),
+    "transforms.core.contribution.trees.x_change_costs__mutmut_8": (
+        "asserted",
+        "(not yet traced) norm != 'l1': l1 raises, but l2sq returns the L1 norm (the Gaussian update level"
+        " sqrt(n2 l2sq) of a linear query with entries above 1 wrong)",
+    ),
+    _P + "counter_budget__mutmut_12": (
+        "asserted",
+        "(not traced in time) the tree test's node delta 2 s delta for s delta / 2: rho_for_approx of a larger"
+        " delta, less selection noise; only the ledger's cap raised",
+    ),
+    _P + "event_delta__mutmut_10": (
+        "asserted",
+        "(not traced in time) delta_event = delta / s / half: a larger event delta and key delta (lower"
+        " thresholds); only the ledger's cap raised",
+    ),
+    _P + "level_weight__mutmut_10": (
+        "asserted",
+        "(not traced in time) 1 / ((l + 1)(l - 2)): negative weights at levels 0, 1 (raise), but levels >= 3"
+        " get 1 / ((l + 1)(l - 2)) > 1 / ((l + 1)(l + 2)): at p = 8 (one level-3 node) less noise than the share",
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
@@ -96,4 +128,12 @@ ASSERTED_BY: dict[str, str] = {
     + "test_a_sensitivity_states_the_group_privacy_it_replaces",
     "transforms.core.contribution.toeplitz.x__split__mutmut_17": _T
     + "test_chain_bound_past_the_initial_intervals_is_the_exhaustive_chain",
+    "transforms.core.contribution.trees.x__mass__mutmut_34": _T
+    + "test_change_mass_of_counts_and_histograms_is_their_number_of_changes",
+    "transforms.core.contribution.trees.x_change_costs__mutmut_8": _T
+    + "test_change_costs_are_the_largest_column_norms_and_column_differences",
+    _P + "counter_budget__mutmut_12": _T + "test_the_selection_and_the_answers_spend_exactly_the_stated_guarantee",
+    _P + "event_delta__mutmut_10": _T + "test_the_selection_and_the_answers_spend_exactly_the_stated_guarantee",
+    _P + "level_weight__mutmut_10": _T
+    + "test_the_unbounded_selection_trees_level_weights_are_positive_and_sum_to_at_most_one",
 }

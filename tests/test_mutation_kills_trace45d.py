@@ -12,7 +12,9 @@ Beam."""
 from __future__ import annotations
 
 import itertools
+import math
 
+import numpy as np
 import pytest
 
 from transforms.core.config import QuerySet
@@ -25,8 +27,10 @@ from transforms.core.contribution import (
 )
 from transforms.core.contribution import toeplitz as toeplitz_mod
 from transforms.core.contribution.toeplitz import toeplitz_model
+from transforms.core.contribution.trees import change_costs, change_mass
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, TightGaussian, rho_for_approx
 from transforms.core.foundation.entries import Update
+from transforms.core.selection import SelectionParams
 
 _REASONS = {"contribution_bounded", "unknown_entry"}
 
@@ -149,3 +153,80 @@ def test_a_sensitivity_states_the_group_privacy_it_replaces(unit, counter, noise
     assert s.group_size == unit.group_size(16)
     assert s.entries == unit.entries(16)
     assert 1.0 <= s.multiplier <= s.group_size
+
+
+@pytest.mark.parametrize("k, lifetimes", [(1, 1), (2, 1), (3, 2), (5, 3), (6, 2)])
+def test_change_mass_of_counts_and_histograms_is_their_number_of_changes(k, lifetimes):
+    """``change_mass`` (the L1 mass one entry moves through every level of an interval-release counter): a count's
+    change is 1 per alive toggle, so ``min(k, 2 * lifetimes)`` (insertions and deletions alternate); a histogram of
+    unit columns moves 1 at its insertion and 2 at each upsert into another cell, so ``2k - 1`` (insert then ``k - 1``
+    moves, group privacy's figure), whatever the insertions allowed.
+
+    Kills ``trees.x__mass__mutmut_34`` (the search's default ``(+1, 0)`` instead of ``(-1, 0)``: every first step of
+    cost 1 is dropped, a count's mass 0 and its multiplier 0)."""
+    count = np.array([[1]], dtype=np.int64)
+    hist = np.eye(4, dtype=np.int64)
+    assert change_mass(count, k, lifetimes)[0] == min(k, 2 * lifetimes)
+    assert change_mass(hist, k, lifetimes)[0] == 2 * k - 1
+
+
+def test_change_costs_are_the_largest_column_norms_and_column_differences():
+    """``change_costs(columns, norm)`` is ``(insert, move)``: the largest norm of a column (an insertion or a deletion
+    of that item) and of the difference of two columns (an upsert), ``l1`` the sum of absolute values, ``l2sq`` the sum
+    of squares, exact ints; checked against the definitions on columns with entries above 1 (where the two norms
+    differ).
+
+    Kills ``trees.x_change_costs__mutmut_8`` (``norm != "l1"``: the L1 norm returned for ``l2sq``)."""
+    cols = np.array([[3, -1, 0], [2, 2, 5]], dtype=np.int64)
+    d = cols.shape[1]
+    l1 = lambda v: int(np.abs(v).sum())  # noqa: E731
+    l2sq = lambda v: int((v * v).sum())  # noqa: E731
+    for norm, f in (("l2sq", l2sq), ("l1", l1)):
+        ins = max(f(cols[:, x]) for x in range(d))
+        move = max(f(cols[:, x] - cols[:, y]) for x in range(d) for y in range(d))
+        assert change_costs(cols, norm) == (ins, move), norm
+
+
+@pytest.mark.parametrize("test", ["svt", "tree"])
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), PureDP(1.0)], ids=["approx", "pure"])
+@pytest.mark.parametrize("share", [0.25, 0.5, 0.8])
+def test_the_selection_and_the_answers_spend_exactly_the_stated_guarantee(budget, share, test):
+    """An open-key release charges its ledger ``selection_cost`` and ``answers_budget``; together they are exactly its
+    stated guarantee (``ledger_budget``: the budget, with ``delta_event = failure`` under pure eps), the selection
+    spending its share: epsilon ``s eps`` and, under (eps, delta), delta ``s delta`` (the tree test: half for its
+    Gaussian nodes, half for the event; the sparse vector: all for the event), tolerances of the float products.
+
+    Kills ``params.xǁSelectionParamsǁcounter_budget__mutmut_12`` (the tree nodes' delta ``2 s delta`` for ``s delta /
+    2``: less noise than the share allows) and ``params.xǁSelectionParamsǁevent_delta__mutmut_10`` (``delta / s``)."""
+    p = SelectionParams(budget, 2, selection_share=share, test=test)
+    sel, ans, cap = p.selection_cost, p.answers_budget, p.ledger_budget
+    assert math.isclose(sel.epsilon + ans.epsilon, cap.epsilon, rel_tol=1e-12)
+    assert math.isclose(sel.epsilon, share * budget.epsilon, rel_tol=1e-12)
+    ans_delta = getattr(ans, "delta", 0.0)
+    assert math.isclose(sel.delta + ans_delta, cap.delta, rel_tol=1e-12)
+    if isinstance(budget, ApproxDP):
+        assert math.isclose(sel.delta, share * budget.delta, rel_tol=1e-12)
+        assert math.isclose(p.event_delta, share * budget.delta / (2 if test == "tree" else 1), rel_tol=1e-12)
+    else:
+        assert sel.delta == p.event_delta == p.failure
+    assert p.guarantee() == cap
+
+
+def test_the_unbounded_selection_trees_level_weights_are_positive_and_sum_to_at_most_one():
+    """Without a horizon the selection tree has unboundedly many levels, level ``l`` spending ``w_l`` of the key's
+    share: every ``w_l`` is above 0 and their sum over any number of levels is at most 1 (``1 / ((l + 1)(l + 2))``
+    telescopes to ``1 - 1 / (L + 1)``), so a key's counter spends at most its share for ever; with a horizon the
+    ``levels`` weights are equal and sum to 1.
+
+    Kills ``params.xǁSelectionParamsǁlevel_weight__mutmut_10`` (``(l + 1)(l - 2)``: negative weights at levels 0 and
+    1, and from level 3 on weights 5 times too large: less noise than the share allows)."""
+    p = SelectionParams(ApproxDP(1.0, 1e-6), 1, test="tree")
+    total = 0.0
+    for level in range(40):
+        w = p.level_weight(level)
+        assert w > 0, level
+        total += w
+        assert total <= 1.0 + 1e-12, level
+    h = SelectionParams(ApproxDP(1.0, 1e-6), 1, test="tree", horizon=20)
+    ws = [h.level_weight(level) for level in range(h.levels)]
+    assert len(set(ws)) == 1 and math.isclose(sum(ws), 1.0, rel_tol=1e-12)
