@@ -94,12 +94,12 @@ READ: dict[str, tuple[str, str]] = {
     ),
     "transforms.core.contribution.trees.x__mass__mutmut_34": (
         "asserted",
-        "(not yet traced) the search's default (+1, 0): a count's change mass 0, its multiplier 0 in a"
+        "the search's default (+1, 0): a count's change mass 0, its multiplier 0 in a"
         " Sensitivity and a plan; calibrated_budget raises only when a counter is built",
     ),
     "transforms.core.contribution.trees.x_change_costs__mutmut_8": (
         "asserted",
-        "(not yet traced) norm != 'l1': l1 raises, but l2sq returns the L1 norm (the Gaussian update level"
+        "norm != 'l1': l1 raises, but l2sq returns the L1 norm (the Gaussian update level"
         " sqrt(n2 l2sq) of a linear query with entries above 1 wrong)",
     ),
     _P + "counter_budget__mutmut_12": (
@@ -116,6 +116,46 @@ READ: dict[str, tuple[str, str]] = {
         "asserted",
         "(not traced in time) 1 / ((l + 1)(l - 2)): negative weights at levels 0, 1 (raise), but levels >= 3"
         " get 1 / ((l + 1)(l - 2)) > 1 / ((l + 1)(l + 2)): at p = 8 (one level-3 node) less noise than the share",
+    ),
+    "transforms.core.contribution.toeplitz.x_chain_bound__mutmut_207": (
+        "loud",
+        "stop test upper <= best (1 - rtol), as _206: refines past certification, max(ends) of no interval raises"
+        " ValueError, and a bound returned otherwise is still certified (only tighter)",
+    ),
+    "transforms.core.contribution.toeplitz.x_toeplitz_model__mutmut_39": (
+        "loud",
+        "a finite model's kappa None (n2, s1 right): every reader of kappa raises TypeError (_Evaluator's"
+        " cumsum, window's len); the update unit and r = 0 read n2 only, which is right",
+    ),
+    "transforms.core.contribution.toeplitz.xǁ_Evaluatorǁ__init____mutmut_9": (
+        "loud",
+        "the evaluator's cache None: F's first call raises AttributeError (cache.get); S, the only method"
+        " without it (chain(0, open)), is right",
+    ),
+    "transforms.core.contribution.trees.x_change_costs__mutmut_11": (
+        "loud",
+        "the L1 insert cost None: both readers raise TypeError (contribution_sensitivity's levels * l1,"
+        " _mass's m + cost at the first insertion)",
+    ),
+    "transforms.core.contribution.trees.x_change_costs__mutmut_19": (
+        "loud",
+        "the l2sq insert cost None: its only reader, contribution_sensitivity's model.n2 * l2sq, raises TypeError",
+    ),
+    "transforms.core.contribution.trees.x_change_costs__mutmut_45": (
+        "loud",
+        "move None: two or more columns raise at max(None, int); for one column its only reader, _mass, raises"
+        " at move > 0 in the first alive state, and a one-mutation entry (never alive before its last step)"
+        " does not read it",
+    ),
+    "transforms.core.selection.answers.x_answer_calibration__mutmut_57": (
+        "asserted",
+        "(not traced in time) the joint L1 route's AnswerCalibration.group None: no library reader (method's text"
+        " right), so nothing raises where it is published",
+    ),
+    _P + "period_delta__mutmut_1": (
+        "asserted",
+        "(not traced in time) over a horizon the unbounded split delta_key / (p (p + 1)) (without one: TypeError):"
+        " thresholds of periods other than the stated ones, the event's delta not spent as stated",
     ),
 }
 
@@ -136,4 +176,7 @@ ASSERTED_BY: dict[str, str] = {
     _P + "event_delta__mutmut_10": _T + "test_the_selection_and_the_answers_spend_exactly_the_stated_guarantee",
     _P + "level_weight__mutmut_10": _T
     + "test_the_unbounded_selection_trees_level_weights_are_positive_and_sum_to_at_most_one",
+    "transforms.core.selection.answers.x_answer_calibration__mutmut_57": _T
+    + "test_the_answers_calibration_spends_the_answers_share_at_its_stated_multiplier",
+    _P + "period_delta__mutmut_1": _T + "test_over_a_horizon_the_period_deltas_are_equal_and_spend_the_key_delta",
 }

@@ -30,7 +30,7 @@ from transforms.core.contribution.toeplitz import toeplitz_model
 from transforms.core.contribution.trees import change_costs, change_mass
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, TightGaussian, rho_for_approx
 from transforms.core.foundation.entries import Update
-from transforms.core.selection import SelectionParams
+from transforms.core.selection import KeyLimit, SelectionParams, answer_calibration
 
 _REASONS = {"contribution_bounded", "unknown_entry"}
 
@@ -230,3 +230,43 @@ def test_the_unbounded_selection_trees_level_weights_are_positive_and_sum_to_at_
     h = SelectionParams(ApproxDP(1.0, 1e-6), 1, test="tree", horizon=20)
     ws = [h.level_weight(level) for level in range(h.levels)]
     assert len(set(ws)) == 1 and math.isclose(sum(ws), 1.0, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("horizon", [16, None])
+@pytest.mark.parametrize("kkl", [(1, 1, 1), (2, 4, 2), (1, 2, 3), (3, 1, 1)], ids=lambda v: "K{}-L{}-k{}".format(*v))
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), PureDP(1.0)], ids=["approx", "pure"])
+def test_the_answers_calibration_spends_the_answers_share_at_its_stated_multiplier(budget, kkl, horizon):
+    """``answer_calibration``: every route states ``group = L (2k - 1)`` (what group privacy would cost, for the
+    plans), a multiplier at most that, and a budget that spends exactly the answers' share at that multiplier:
+    Gaussian ``rho m^2 = rho_for_approx((1 - s) B)`` (``m`` the whole answers' multiplier, ``sqrt(K)`` times the
+    per-key one on the sequential route), Laplace ``eps m = (1 - s) eps``, rounded down by at most 1e-15 relative.
+
+    Kills ``answers.x_answer_calibration__mutmut_57`` (the joint L1 route's ``group`` None)."""
+    K, L, k = kkl
+    params, limit = SelectionParams(budget, K, horizon=horizon), KeyLimit(K, L, k)
+    c = answer_calibration(params, limit)
+    assert c.group == limit.group == L * (2 * k - 1)
+    assert c.route in ("sequential", "joint_l1", "group") and 1.0 <= c.multiplier <= c.group
+    share = params.answers_budget
+    if isinstance(budget, ApproxDP):
+        spent, want = c.budget.rho * c.multiplier**2, rho_for_approx(share)
+    else:
+        spent, want = c.budget.epsilon * c.multiplier, share.epsilon
+    assert want * (1 - 1e-12) <= spent <= want * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("horizon", [1, 2, 7, 32])
+def test_over_a_horizon_the_period_deltas_are_equal_and_spend_the_key_delta(horizon):
+    """The tree test's threshold at period ``p`` holds a key nobody has below it but with probability ``delta_p``;
+    over a horizon of ``H`` periods ``delta_p = delta_key / H`` (module docstring of ``params``), equal at every
+    period and summing to ``delta_key`` (what the event's delta is split into), each in ``(0, delta_key]``; without
+    a horizon ``delta_key / (p (p + 1))``, whose partial sums stay below ``delta_key``.
+
+    Kills ``params.xǁSelectionParamsǁperiod_delta__mutmut_1`` (the condition inverted: over a horizon the
+    unbounded split, the thresholds of other periods than the stated ones)."""
+    p = SelectionParams(ApproxDP(1.0, 1e-6), 2, test="tree", horizon=horizon)
+    ds = [p.period_delta(t) for t in range(1, horizon + 1)]
+    assert len(set(ds)) == 1 and 0 < ds[0] <= p.key_delta
+    assert math.isclose(sum(ds), p.key_delta, rel_tol=1e-12)
+    u = SelectionParams(ApproxDP(1.0, 1e-6), 2, test="tree")
+    assert sum(u.period_delta(t) for t in range(1, 200)) < u.key_delta
