@@ -157,6 +157,11 @@ READ: dict[str, tuple[str, str]] = {
         "(not traced in time) over a horizon the unbounded split delta_key / (p (p + 1)) (without one: TypeError):"
         " thresholds of periods other than the stated ones, the event's delta not spent as stated",
     ),
+    "transforms.core.selection.release.xǁOpenKeyReleaseǁ__init____mutmut_49": (
+        "asserted",
+        "(not traced in time) the first period numbered 2: every release's period, threshold and node one period"
+        " late, the horizon's last period refused",
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
@@ -179,4 +184,6 @@ ASSERTED_BY: dict[str, str] = {
     "transforms.core.selection.answers.x_answer_calibration__mutmut_57": _T
     + "test_the_answers_calibration_spends_the_answers_share_at_its_stated_multiplier",
     _P + "period_delta__mutmut_1": _T + "test_over_a_horizon_the_period_deltas_are_equal_and_spend_the_key_delta",
+    "transforms.core.selection.release.xǁOpenKeyReleaseǁ__init____mutmut_49": _T
+    + "test_an_open_key_release_with_noise_off_numbers_its_periods_and_answers_the_truth",
 }

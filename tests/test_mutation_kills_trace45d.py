@@ -30,7 +30,8 @@ from transforms.core.contribution.toeplitz import toeplitz_model
 from transforms.core.contribution.trees import change_costs, change_mass
 from transforms.core.foundation.accounting import ZCDP, ApproxDP, PureDP, TightGaussian, rho_for_approx
 from transforms.core.foundation.entries import Update
-from transforms.core.selection import KeyLimit, SelectionParams, answer_calibration
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.selection import KeyLimit, OpenKeyRelease, SelectionParams, answer_calibration
 
 _REASONS = {"contribution_bounded", "unknown_entry"}
 
@@ -270,3 +271,28 @@ def test_over_a_horizon_the_period_deltas_are_equal_and_spend_the_key_delta(hori
     assert math.isclose(sum(ds), p.key_delta, rel_tol=1e-12)
     u = SelectionParams(ApproxDP(1.0, 1e-6), 2, test="tree")
     assert sum(u.period_delta(t) for t in range(1, 200)) < u.key_delta
+
+
+def test_an_open_key_release_with_noise_off_numbers_its_periods_and_answers_the_truth():
+    """With the noise off (and a fixed threshold, tests only) an open-key release is exact: its releases are numbered
+    1, 2, ... up to the horizon (then it refuses), a key is selected at the first period its live contributors
+    exceed the threshold, and every selected key's answer is its live entries, including the entries it had before
+    its selection (the counter's first batch) and after deletions; the candidates' state counts contributors and
+    entries exactly.
+
+    Kills ``release.xǁOpenKeyReleaseǁ__init____mutmut_49`` (the first period numbered 2: every threshold, node and
+    horizon check one period late)."""
+    params = SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=4, threshold=1.5, test="tree")
+    rel = OpenKeyRelease(params, KeyLimit(2, 3, 3), NoiseSource.disabled())
+    ins = lambda person, e, key: (person, Update("insert", e, (key,)))  # noqa: E731
+    r1 = rel.step([ins("p1", "e1", "a"), ins("p1", "e2", "a"), ins("p2", "e3", "b")])
+    assert r1.period == 1 and r1.selected == () and r1.answers == {}
+    assert rel.candidates["a"]["live"] == 1 and rel.candidates["a"]["entries"] == 2
+    r2 = rel.step([ins("p2", "e4", "a"), ins("p3", "e5", "a")])
+    assert r2.period == 2 and r2.selected == ("a",) and r2.answers == {"a": 4}
+    r3 = rel.step([("p1", Update("delete", "e1", None)), ins("p3", "e6", "a"), ins("p3", "e7", "a")])
+    assert r3.period == 3 and r3.answers == {"a": 5} == rel.truth()
+    r4 = rel.step([])
+    assert r4.period == 4 and r4.answers == {"a": 5}
+    with pytest.raises(ValueError, match="horizon"):
+        rel.step([])
