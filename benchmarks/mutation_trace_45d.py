@@ -162,6 +162,12 @@ READ: dict[str, tuple[str, str]] = {
         "(not traced in time) the first period numbered 2: every release's period, threshold and node one period"
         " late, the horizon's last period refused",
     ),
+    "transforms.core.contribution.units.xǁContributionUnitǁentry__mutmut_6": (
+        "asserted-existing",
+        "entry(k, 1) built as ContributionUnit('entry', 1, 1): k = 1, a multiplier for one mutation (less noise);"
+        " tests/test_contribution_sensitivity.py::test_kary_is_exact_at_the_dense_horizon fails by an"
+        " AssertionError (confirm, no wrapper; 49 covering tests by an assertion under the trace)",
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
