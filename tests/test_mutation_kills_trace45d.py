@@ -296,3 +296,17 @@ def test_an_open_key_release_with_noise_off_numbers_its_periods_and_answers_the_
     assert r4.period == 4 and r4.answers == {"a": 5}
     with pytest.raises(ValueError, match="horizon"):
         rel.step([])
+
+
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), PureDP(1.0)], ids=["approx", "pure"])
+def test_the_sparse_vector_test_states_discrete_laplace_noise_under_every_budget(budget):
+    """The sparse-vector test draws discrete Laplace noise (threshold and query noise, ``svt_scales``) under pure eps
+    and under (eps, delta) alike, and ``selection_noise`` (published in the plan's text and choosing the tree nodes'
+    sampler) says so; the tree test's noise is the answers' (discrete Gaussian under (eps, delta)).
+
+    Kills ``params.xǁSelectionParamsǁselection_noise__mutmut_1`` and ``__mutmut_5`` (the sparse vector stated as
+    Gaussian under (eps, delta): a wrong published noise; the key share then raises)."""
+    svt = SelectionParams(budget, 2, test="svt")
+    tree = SelectionParams(budget, 2, test="tree")
+    assert svt.selection_noise == "laplace"
+    assert tree.selection_noise == tree.noise_kind == ("gaussian" if isinstance(budget, ApproxDP) else "laplace")
