@@ -21,99 +21,167 @@ difference on every such call, whatever the mutant. Mutants whose only differenc
 
 from __future__ import annotations
 
-_C = "transforms.core.counters."
-_B = _C + "base.xǁContinualCounterǁ"
-_T = _C + "trees."
-_K = "tests/test_mutation_kills_trace45b.py::"
-
 READ: dict[str, tuple[str, str]] = {
-    # -- counters/__init__.py: the factory ------------------------------------------------------------------------
-    _C + "x_make_counter__mutmut_6": (
-        "asserted",
-        "horizon=None passed on: finite counters refuse (ValueError), but blt (and anytime_sqrt under pure DP) runs at "
-        "the default design horizon 2^12 instead of the planned one: another release and variance than the plan's",
+    "transforms.core.counters.base.x_ctz__mutmut_1": (
+        "asserted-existing",
+        "ctz + 2: binary_tree's step 1 releases into level 2 and answers 0 (silent at t = 1); a noise-off prefix test"
+        " fails by an assertion without the trace (plain: 20 of 49 failures)",
     ),
-    _C + "x_make_counter__mutmut_11": ("asserted", "the horizon dropped: as x_make_counter__mutmut_6"),
-    _C + "xǁCounterSpecǁmake__mutmut_5": ("asserted", "horizon=None to the class: as x_make_counter__mutmut_6"),
-    _C + "xǁCounterSpecǁmake__mutmut_10": ("asserted", "the horizon dropped: as x_make_counter__mutmut_6"),
-    # -- counters/base.py -----------------------------------------------------------------------------------------
-    _B + "__init____mutmut_2": (
-        "loud",
-        "mechanism None: every step reads self.mechanism (_batch: domain_size; lattice / kary_signed __init__: "
-        "unit_sensitivities) and raises AttributeError; before a step the estimate is the original's zeros",
+    "transforms.core.counters.base.x_ctz__mutmut_4": (
+        "asserted-existing",
+        "ctz - 1: -1 at odd t (t >> -1 raises ValueError), one level low at even t; plain: 14 of 50 failures by an "
+        "assertion",
     ),
-    _B + "__init____mutmut_4": (
-        "loud",
-        "coords None: every release builds self.coords + (...) (_release, lattice step's charge, kary_signed's "
-        "noise.stream(*coords)): TypeError at the first step, before any charge or noise",
-    ),
-    _B + "__init____mutmut_6": (
-        "loud",
-        "scope None: every subclass's __init__ calls self.scope.child(...): AttributeError at construction",
-    ),
-    _B + "__init____mutmut_8": (
-        "loud",
-        "scope None kept when none is given: self.scope.child(...) in every subclass's __init__ raises "
-        "AttributeError; with a scope the same object (the trace's differences: the __init__ keys artefact)",
-    ),
-    _B + "__init____mutmut_10": (
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_10": (
         "spurious",
         "Ledger(None) raises TypeError whenever no scope is given; with a scope the counter is the original's: the "
         "trace's only differences are the __init__ keys artefact (subclass attributes set before super().__init__)",
     ),
-    _B + "__init____mutmut_12": ("spurious", "Ledger() without its budget: as __init____mutmut_10 (TypeError)"),
-    _B + "__init____mutmut_15": (
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_12": (
+        "spurious",
+        "Ledger() without its budget: as __init____mutmut_10 (TypeError)",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_15": (
         "loud",
         "t None: the first step's self.t += 1 / horizon check raises TypeError; before it the estimate and the bound "
         "(error_bound: not _terms -> 0.0) are the original's",
     ),
-    _B + "__init____mutmut_19": (
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_16": (
+        "asserted-existing",
+        "t starts at 1: the lattice / kary_signed counters never charge (their charge is at t == 0) and every counter"
+        " refuses one step early; plain: 14 of 83 failures by an assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_19": (
         "loud",
         "release_log '' (not None): every release appends to it (AttributeError: str has no append), the infinite "
         "counter's trees inherit it; nothing is released before the raise",
     ),
-    _B + "__init____mutmut_22": (
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_2": (
+        "loud",
+        "mechanism None: every step reads self.mechanism (_batch: domain_size; lattice / kary_signed __init__: "
+        "unit_sensitivities) and raises AttributeError; before a step the estimate is the original's zeros",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_22": (
         "loud",
         "_terms None: every counter that reads _terms (the trees, naive, kary_tree) sets it at each step before any "
         "estimate leaves; before the first step error_bound returns 0.0 by t == 0 as the original, noise_profile "
         "raises TypeError; lattice and kary_signed never read it",
     ),
-    _B + "_batch__mutmut_3": (
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_4": (
+        "loud",
+        "coords None: every release builds self.coords + (...) (_release, lattice step's charge, kary_signed's "
+        "noise.stream(*coords)): TypeError at the first step, before any charge or noise",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_6": (
+        "loud",
+        "scope None: every subclass's __init__ calls self.scope.child(...): AttributeError at construction",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_8": (
+        "loud",
+        "scope None kept when none is given: self.scope.child(...) in every subclass's __init__ raises "
+        "AttributeError; with a scope the same object (the trace's differences: the __init__ keys artefact)",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ__init____mutmut_9": (
+        "asserted-existing",
+        "a given scope replaced by a private ledger (the caller's ledger never sees the charges); plain: 15 of 106 "
+        "failures by an assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_batch__mutmut_1": (
+        "asserted-existing",
+        "the None test inverted: a real batch released as zeros; plain: 50 of 94 failures by an assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_batch__mutmut_3": (
         "loud",
         "an empty batch as float64 zeros: the same values; int64 accumulators (binary_tree, kary_tree, infinite) "
-        "raise UFuncTypeError on +=, the others reach a release only through _answers_units' int64 conversion "
-        "(Count: int(sum), Histogram / Linear: asarray int64): the same release",
+        "raise UFuncTypeError on +=, the others reach a release only through _answers_units' int64 conversion (Count:"
+        " int(sum), Histogram / Linear: asarray int64): the same release",
     ),
-    _B + "_batch__mutmut_5": ("loud", "zeros without dtype (float64): as _batch__mutmut_3"),
-    _B + "_batch__mutmut_6": (
+    "transforms.core.counters.base.xǁContinualCounterǁ_batch__mutmut_5": (
         "loud",
-        "astype(None) keeps float64 of the validated integer histogram: as _batch__mutmut_3 (UFuncTypeError in "
-        "int64 accumulators, the same release after _answers_units' int64 conversion elsewhere)",
+        "zeros without dtype (float64): as _batch__mutmut_3",
     ),
-    # -- counters/trees.py ----------------------------------------------------------------------------------------
-    _T + "xǁInfiniteCounterǁnoise_profile__mutmut_5": (
+    "transforms.core.counters.base.xǁContinualCounterǁ_batch__mutmut_6": (
+        "loud",
+        "astype(None) keeps float64 of the validated integer histogram: as _batch__mutmut_3 (UFuncTypeError in int64 "
+        "accumulators, the same release after _answers_units' int64 conversion elsewhere)",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_release__mutmut_1": (
+        "asserted-existing",
+        "coords None: noise.stream() without coordinates (every release the same stream); plain: 7 of 30 failures by "
+        "an assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_release__mutmut_27": (
+        "asserted-existing",
+        "values None returned; plain: 5 of 104 failures by an assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_release__mutmut_29": (
+        "asserted-existing",
+        "the release log test inverted (appends to None, or logs nothing when asked); plain: 14 of 112 failures by an"
+        " assertion",
+    ),
+    "transforms.core.counters.base.xǁContinualCounterǁ_release__mutmut_30": (
+        "loud",
+        "None appended to the release log instead of (coords, cost, values): every reader unpacks its entries "
+        "(fully_dynamic_node._flush_counter_logs, contribution.harness._run): TypeError; the counter's own estimate "
+        "and charges are the original's",
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
+        "asserted",
+        "row 1 of the noise block taken instead of row 0: each step adds the next step's draw (the same law, but not "
+        "the release its key and coordinates define: a recomputed or restored run differs), the block's first row "
+        "never used; raises IndexError only at the block's last step",
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁnoise_profile__mutmut_5": (
         "asserted",
         "the check inverted: after the first step infinite_honaker's noise profile is the closed ranges' alone (0 at "
         "t = 1, 4 instead of 7.43 at t = 7): its variance and (1 - beta) bound understated; raised only before a step",
     ),
-    _T + "xǁInfiniteCounterǁstep__mutmut_57": (
+    "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_57": (
         "asserted",
         "the range index set to 1 instead of incremented: from t = 4 a second range-1 tree releases at range 1's "
         "coordinates again (the same noise on other data), wrong estimates and variance at t = 4, 5; refused at t = 6",
     ),
+    "transforms.core.counters.x_make_counter__mutmut_11": (
+        "asserted",
+        "the horizon dropped: as x_make_counter__mutmut_6",
+    ),
+    "transforms.core.counters.x_make_counter__mutmut_6": (
+        "asserted",
+        "horizon=None passed on: finite counters refuse (ValueError), but blt (and anytime_sqrt under pure DP) runs "
+        "at the default design horizon 2^12 instead of the planned one: another release and variance than the plan's",
+    ),
+    "transforms.core.counters.xǁCounterSpecǁmake__mutmut_10": (
+        "asserted",
+        "the horizon dropped: as x_make_counter__mutmut_6",
+    ),
+    "transforms.core.counters.xǁCounterSpecǁmake__mutmut_5": (
+        "asserted",
+        "horizon=None to the class: as x_make_counter__mutmut_6",
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
-    _C + "x_make_counter__mutmut_6": "tests/test_mutation_kills_trace45b.py::"
-    "test_the_factory_builds_the_counter_for_the_horizon_it_is_given",
-    _C + "x_make_counter__mutmut_11": "tests/test_mutation_kills_trace45b.py::"
-    "test_the_factory_builds_the_counter_for_the_horizon_it_is_given",
-    _C + "xǁCounterSpecǁmake__mutmut_5": "tests/test_mutation_kills_trace45b.py::"
-    "test_the_factory_builds_the_counter_for_the_horizon_it_is_given",
-    _C + "xǁCounterSpecǁmake__mutmut_10": "tests/test_mutation_kills_trace45b.py::"
-    "test_the_factory_builds_the_counter_for_the_horizon_it_is_given",
-    _T + "xǁInfiniteCounterǁnoise_profile__mutmut_5": _K
-    + "test_infinite_honaker_states_the_plain_trees_noise_where_both_sum_the_same_nodes_and_never_more",
-    _T + "xǁInfiniteCounterǁstep__mutmut_57": _K
-    + "test_the_infinite_counter_releases_each_step_in_the_range_and_tree_of_its_time_and_never_reuses_a_coordinate",
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
+        "tests/test_mutation_kills_trace45b.py::test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream"
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁnoise_profile__mutmut_5": (
+        "tests/test_mutation_kills_trace45b.py::test_infinite_honaker_states_the_plain_trees_noise_where_both_sum_the"
+        "_same_nodes_and_never_more"
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_57": (
+        "tests/test_mutation_kills_trace45b.py::test_the_infinite_counter_releases_each_step_in_the_range_and_tree_of"
+        "_its_time_and_never_reuses_a_coordinate"
+    ),
+    "transforms.core.counters.x_make_counter__mutmut_11": (
+        "tests/test_mutation_kills_trace45b.py::test_the_factory_builds_the_counter_for_the_horizon_it_is_given"
+    ),
+    "transforms.core.counters.x_make_counter__mutmut_6": (
+        "tests/test_mutation_kills_trace45b.py::test_the_factory_builds_the_counter_for_the_horizon_it_is_given"
+    ),
+    "transforms.core.counters.xǁCounterSpecǁmake__mutmut_10": (
+        "tests/test_mutation_kills_trace45b.py::test_the_factory_builds_the_counter_for_the_horizon_it_is_given"
+    ),
+    "transforms.core.counters.xǁCounterSpecǁmake__mutmut_5": (
+        "tests/test_mutation_kills_trace45b.py::test_the_factory_builds_the_counter_for_the_horizon_it_is_given"
+    ),
 }

@@ -98,3 +98,42 @@ def test_the_infinite_counter_releases_each_step_in_the_range_and_tree_of_its_ti
     coords = [tuple(r[0]) for r in c.release_log]
     assert len(coords) == len(set(coords)), "a release coordinate (its noise stream) is used twice"
     assert sum("node" not in x for x in coords) == 6  # ranges 0..5 ended by t = 63
+
+
+@pytest.mark.parametrize(
+    "name,horizon,cells", [("sqrt_factorization", 10, 1), ("sqrt_factorization", 40, 3), ("blt", 16, 2)]
+)
+def test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream(name, horizon, cells):
+    """The lattice counters (``lattice.py``, docs/counters.md "Noise") draw the noise of steps jB + 1 .. (j + 1)B at
+    once from ``noise.stream(*coords, name, "noise", j)`` (B the block, B x m numbers of the calibrated discrete
+    Gaussian) and add row (t - 1) mod B of it at step t: every step gets its own fresh draw of the calibrated law,
+    none is skipped or used twice, and a release is reproducible from its key and coordinates alone (a restored or
+    recomputed run adds the same noise). On an all-zero stream the release is the noise itself: each step's logged
+    release, in lattice units, is exactly that row of an independent draw of the block.
+
+    Kills ``counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39`` (row 1 taken instead of row
+    0: every step adds the next step's noise, the first row of each block is never used, and the block's last step
+    raises IndexError)."""
+    from fractions import Fraction
+
+    from transforms.core import HistogramMechanism
+    from transforms.core.counters.factorization.coefficients import LATTICE_BITS
+    from transforms.core.foundation.noise import discrete_gaussian
+
+    noise = NoiseSource(b"h45tb-lattice-noise-rows-0000000")
+    c = make_counter(name, HistogramMechanism(cells, noise="gaussian"), ZCDP(0.5), horizon=horizon, coords=("c",))
+    c.release_log = []
+    steps = horizon if name == "sqrt_factorization" else 2 * c.block + 3
+    zeros = np.zeros(cells, dtype=np.int64)
+    g = c.unit / float(1 << LATTICE_BITS)
+    blocks = {}
+    for t in range(1, steps + 1):
+        c.step(zeros, noise)
+        coords, _cost, values = c.release_log[-1]
+        assert coords == ("c", name, "step", t)
+        j, row = divmod(t - 1, c.block)
+        if j not in blocks:
+            stream = noise.stream("c", name, "noise", j)
+            blocks[j] = discrete_gaussian(stream, Fraction(c.noise_param), c.block * cells).reshape(c.block, cells)
+        np.testing.assert_array_equal(np.asarray(values) / g, blocks[j][row])
+    assert len(c.release_log) == steps
