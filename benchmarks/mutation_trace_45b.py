@@ -125,6 +125,23 @@ READ: dict[str, tuple[str, str]] = {
         "(fully_dynamic_node._flush_counter_logs, contribution.harness._run): TypeError; the counter's own estimate "
         "and charges are the original's",
     ),
+    "transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_83": (
+        "asserted",
+        "profile 2's middle piece with exponent 1 + P2: the tail bound falls below the tail (17.2 against 18.9 at n ="
+        " 100, -36 at n = 2^21); at the counter's n = EXACT_TERMS the sensitivity goes negative and the sampler "
+        "raises ValueError, but the public bound function returns an invalid bound silently",
+    ),
+    "transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_16": (
+        "asserted",
+        "the snap cut two terms early (nz[-1] - 1): the lattice square root of horizon T loses its last two "
+        "coefficients (another mechanism); IndexError only for T <= 2",
+    ),
+    "transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17": (
+        "asserted",
+        "c_k = c_{k-1} (2/k - 1)/(2k): 0 from k = 2, so C = 1 + x/2 is not S's square root: another (still "
+        "consistent, still private) factorization, not the mechanism whose variance the docs state; raised only where"
+        " a test needs more than two coefficients",
+    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "asserted",
         "row 1 of the noise block taken instead of row 0: each step adds the next step's draw (the same law, but not "
@@ -161,6 +178,17 @@ READ: dict[str, tuple[str, str]] = {
 }
 
 ASSERTED_BY: dict[str, str] = {
+    "transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_83": (
+        "tests/test_mutation_kills_trace45b.py::test_the_anytime_tail_bound_is_at_least_the_tail_it_bounds"
+    ),
+    "transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_16": (
+        "tests/test_mutation_kills_trace45b.py::test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice"
+        "_snap_keeps_every_coefficient"
+    ),
+    "transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17": (
+        "tests/test_mutation_kills_trace45b.py::test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice"
+        "_snap_keeps_every_coefficient"
+    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "tests/test_mutation_kills_trace45b.py::test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream"
     ),

@@ -137,3 +137,51 @@ def test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream(name, ho
             blocks[j] = discrete_gaussian(stream, Fraction(c.noise_param), c.block * cells).reshape(c.block, cells)
         np.testing.assert_array_equal(np.asarray(values) / g, blocks[j][row])
     assert len(c.release_log) == steps
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 16, 100, 1024])
+def test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice_snap_keeps_every_coefficient(n):
+    """``sqrt_factorization`` rests on S = C C (docs/counters.md): the coefficients c_k of C = S^(1/2) convolved
+    with themselves are the all-ones first column of the prefix-sum matrix S (to the float rounding of n products),
+    and the lattice matrix K snaps every one of them, K_k = round(c_k 2^20), cut only after the last non-zero (c_k
+    ~ 1 / sqrt(pi k) is far above 2^-21 here: all n are kept). A factor that is not S's square root, or a snap that
+    drops coefficients, is another mechanism than the one whose variance the docs state (still decoded
+    consistently, so noise-off prefixes stay exact).
+
+    Kills ``counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17`` (c_k = c_{k-1} (2/k - 1)/(2k):
+    0 from k = 2, C = 1 + x/2) and ``x_snap_coefficients__mutmut_16`` (cut two terms early)."""
+    from transforms.core.counters.factorization.coefficients import (
+        LATTICE_BITS,
+        snap_coefficients,
+        sqrt_coefficients,
+    )
+    from transforms.core.counters.factorization.lattice import sqrt_tables
+
+    c = sqrt_coefficients(n)
+    assert len(c) == n and c[0] == 1.0
+    np.testing.assert_allclose(np.convolve(c, c)[:n], np.ones(n), rtol=1e-12 * n, atol=0)
+    want = np.rint(c * float(1 << LATTICE_BITS)).astype(np.int64)
+    assert np.all(want > 0)
+    np.testing.assert_array_equal(snap_coefficients(c), want)
+    np.testing.assert_array_equal(sqrt_tables(n).cint, want)
+
+
+@pytest.mark.parametrize("profile", [1, 2])
+def test_the_anytime_tail_bound_is_at_least_the_tail_it_bounds(profile):
+    """``anytime_sqrt``'s sensitivity (the squared norm of its infinite encoder column, ``anytime_sensitivity_sq``)
+    is the exact head plus ``anytime_tail_bound(EXACT_TERMS)``: the noise is calibrated to it, so the bound must be
+    an upper bound on sum_{k >= n} c_k^2 h(k)^2, whatever n it is asked for. A partial sum of that tail (k from n to
+    3 2^20, the same float model: c_k from ``sqrt_coefficients``, h from the counter's damping) is a lower bound on it:
+    the stated bound must be at least that, at the counter's n = EXACT_TERMS and at smaller n.
+
+    Kills ``counters.factorization.anytime.x_anytime_tail_bound__mutmut_83`` (profile 2's middle piece with the
+    exponent 1 + P2 instead of 1 - P2: a tail bound below the tail, negative at n = 2^21)."""
+    from transforms.core.counters.factorization import anytime as any_mod
+    from transforms.core.counters.factorization.coefficients import sqrt_coefficients
+
+    top = 3 << 20
+    h = np.concatenate([any_mod._damping_block(i, profile) for i in range(top // any_mod._BLOCK)])
+    terms = (sqrt_coefficients(top) * h) ** 2
+    tails = np.cumsum(terms[::-1])[::-1]  # tails[n] = sum_{n <= k < 3 2^20}
+    for n in (2, 100, 4096, 1 << 20, any_mod.EXACT_TERMS):
+        assert any_mod.anytime_tail_bound(n, profile) >= tails[n] * (1 - 1e-9), n
