@@ -142,6 +142,39 @@ READ: dict[str, tuple[str, str]] = {
         "consistent, still private) factorization, not the mechanism whose variance the docs state; raised only where"
         " a test needs more than two coefficients",
     ),
+    "transforms.core.counters.factorization.kary.x__kary_level_variances__mutmut_1": (
+        "loud",
+        "returns None: every caller indexes it (KaryTreeCounter._honaker_weights v[j], kary_radices and "
+        "kary_variance_path v[j] * ...): TypeError at the counter's construction or the radix search",
+    ),
+    "transforms.core.counters.factorization.kary.x__kary_level_variances__mutmut_2": (
+        "loud",
+        "None appended for each level above the leaves: every caller computes with v[j], j >= 1 (weights v[j] / s2, "
+        "the radix search's v[j] * digit_total): TypeError; with one level (no radix) the list is the original's",
+    ),
+    "transforms.core.counters.factorization.kary.xǁKaryTreeCounterǁ__init____mutmut_41": (
+        "loud",
+        "sizes None: the first step computes t % self.sizes[j] (TypeError) before any release; before it the estimate"
+        " and bound are the original's zeros",
+    ),
+    "transforms.core.counters.factorization.kary_signed.x_signed_nodes__mutmut_64": (
+        "loud",
+        "a float node index (pos / size) for added nodes: the node list equals the original's by value (the trace's "
+        "'same'); its first use, noise.stream(..., j, i) with the float, raises TypeError (coordinates are ints) "
+        "before any draw, at the first step with a positive digit",
+    ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_4": (
+        "loud",
+        "the cache test inverted: a node never drawn returns None and the step's total += s * None raises TypeError "
+        "before the estimate; a cached node is never reached (nothing is cached)",
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_calibrate__mutmut_4": (
+        "asserted",
+        "the noise-kind test inverted: under an (eps, delta) budget the Gaussian lattice counters "
+        "(sqrt_factorization, blt, anytime_sqrt, scaled_sqrt) take the Laplace scale s1 l1 / eps as sigma^2: variance"
+        " 6.5e-6 instead of 44 at (1, 1e-6), nearly noiseless releases charged as private; raised only under ZCDP (no"
+        " epsilon) and pure DP",
+    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "asserted",
         "row 1 of the noise block taken instead of row 0: each step adds the next step's draw (the same law, but not "
@@ -188,6 +221,10 @@ ASSERTED_BY: dict[str, str] = {
     "transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17": (
         "tests/test_mutation_kills_trace45b.py::test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice"
         "_snap_keeps_every_coefficient"
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_calibrate__mutmut_4": (
+        "tests/test_mutation_kills_trace45b.py::test_a_lattice_counters_gaussian_noise_spends_exactly_the_configured_"
+        "budget"
     ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "tests/test_mutation_kills_trace45b.py::test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream"
