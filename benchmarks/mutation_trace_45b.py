@@ -168,12 +168,19 @@ READ: dict[str, tuple[str, str]] = {
         "the cache test inverted: a node never drawn returns None and the step's total += s * None raises TypeError "
         "before the estimate; a cached node is never reached (nothing is cached)",
     ),
+    "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ__init____mutmut_47": (
+        "loud",
+        "_scope None: the first step's self._scope.charge(...) raises AttributeError before any noise is drawn or "
+        "estimate returned; the trace's 'returns where the original raises' is the __init__ artefact (the original, "
+        "on an instance without the subclass's horizon / log2n, raises AttributeError in _tables)",
+    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_calibrate__mutmut_4": (
         "asserted",
         "the noise-kind test inverted: under an (eps, delta) budget the Gaussian lattice counters "
         "(sqrt_factorization, blt, anytime_sqrt, scaled_sqrt) take the Laplace scale s1 l1 / eps as sigma^2: variance"
-        " 6.5e-6 instead of 44 at (1, 1e-6), nearly noiseless releases charged as private; raised only under ZCDP (no"
-        " epsilon) and pure DP",
+        " 6.5e-6 instead of 44 at (1, 1e-6), nearly noiseless releases charged as private; raises only under ZCDP (no"
+        " epsilon) and pure DP. Trace verdict 'raises': no covering test within the 10 s cap runs a Gaussian lattice "
+        "counter under an (eps, delta) budget; found by the counter x budget-kind probe",
     ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "asserted",
@@ -181,10 +188,53 @@ READ: dict[str, tuple[str, str]] = {
         "the release its key and coordinates define: a recomputed or restored run differs), the block's first row "
         "never used; raises IndexError only at the block's last step",
     ),
+    "transforms.core.counters.factorization.lattice.xǁ_RowWindowǁ__init____mutmut_19": (
+        "loud",
+        "n None: the first push compares None with len(arr), writes arr[None] (every row) and then n += 1 raises "
+        "TypeError, inside the first step's encoder, before any noise or estimate",
+    ),
+    "transforms.core.counters.factorization.lattice.xǁ_RowWindowǁ__init____mutmut_9": (
+        "loud",
+        "arr None: the first push's len(self.arr) raises TypeError inside the first step's encoder, before any noise "
+        "or estimate",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁ__init____mutmut_41": (
+        "loud",
+        "_acc None: the first step reads it (Honaker: self._acc += b; plain: self._acc[:i].sum) and raises TypeError "
+        "before any release; the infinite counters' trees too",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁ_honaker_weights__mutmut_13": (
+        "loud",
+        "break for continue: the weights and level profiles hold level 0 only; a one-level tree is the original, "
+        "otherwise the step that completes a level-1 node (t = 2) reads _weights[1] and raises IndexError before its "
+        "estimate; at t = 1 estimate and profile are the original's (probe: 30 configurations equal, 24 raise, none "
+        "silent)",
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁ__init____mutmut_48": (
+        "loud",
+        "_closed None: the first step's estimate self._closed + tree_est raises TypeError before it is returned",
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁ_new_tree__mutmut_1": (
+        "loud",
+        "the tree's scope None: the tree charges a private ledger, but the first step ends range 0 (t = 1) and "
+        "self._tree_scope.close() raises AttributeError before the step returns its estimate: nothing leaves",
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁ_new_tree__mutmut_2": (
+        "loud",
+        "the tree scope named None instead of range0: the first step's releases, charges and estimate are the "
+        "original's (only the scope's name differs); the second tree's child(None) raises RuntimeError (a scope name "
+        "used twice) at t = 2",
+    ),
     "transforms.core.counters.trees.xǁInfiniteCounterǁnoise_profile__mutmut_5": (
         "asserted",
         "the check inverted: after the first step infinite_honaker's noise profile is the closed ranges' alone (0 at "
         "t = 1, 4 instead of 7.43 at t = 7): its variance and (1 - beta) bound understated; raised only before a step",
+    ),
+    "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_29": (
+        "loud",
+        "the range end computed as 1 >> (i + 1) - 1 = -1: no range ever closes; the estimate at t = 1 is the "
+        "original's (range 0's release is not in it yet) and t = 2 steps range 0's tree past its horizon 1: "
+        "BudgetExceededError (probe: only the ledger's spend at t = 1 differs, lower)",
     ),
     "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_57": (
         "asserted",
