@@ -168,6 +168,23 @@ READ: dict[str, tuple[str, str]] = {
         "the cache test inverted: a node never drawn returns None and the step's total += s * None raises TypeError "
         "before the estimate; a cached node is never reached (nothing is cached)",
     ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁstep__mutmut_11": (
+        "asserted-existing",
+        "t += 2 per step: every estimate answers the prefix of 2t nodes (twice the variance) and the counter refuses "
+        "at T / 2; plain: 1 of 14 failures by an assertion (the noise-off variance test)",
+    ),
+    "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁstep__mutmut_46": (
+        "spurious",
+        "signed_nodes(t, None, h): the same nodes when h = 1, TypeError (None ** (h - 1)) at the first step "
+        "otherwise; the trace's differences are the privacy harness's recorder (its samplers record to the "
+        "module-level _ACTIVE recorder and check stream.recorder is it: the deep copy is another object), plain: 0 of"
+        " 14 failures by an assertion",
+    ),
+    "transforms.core.counters.factorization.lattice.xǁBLTCounterǁ__init____mutmut_23": (
+        "asserted-existing",
+        "horizon '' instead of None: the first step's horizon check (t >= '') raises TypeError; plain: 1 of 55 "
+        "failures by an assertion",
+    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ__init____mutmut_47": (
         "loud",
         "_scope None: the first step's self._scope.charge(...) raises AttributeError before any noise is drawn or "
@@ -198,6 +215,11 @@ READ: dict[str, tuple[str, str]] = {
         "arr None: the first push's len(self.arr) raises TypeError inside the first step's encoder, before any noise "
         "or estimate",
     ),
+    "transforms.core.counters.factorization.scaled.xǁScaledSqrtCounterǁ_encode__mutmut_6": (
+        "asserted-existing",
+        "the diagonal entry s[t + 1] instead of s[t - 1] in the encoder: wrong (and unequally scaled) releases until "
+        "IndexError at t = T - 1; plain: 2 of 32 failures by an assertion (noise-off exactness)",
+    ),
     "transforms.core.counters.trees.xǁBinaryTreeCounterǁ__init____mutmut_41": (
         "loud",
         "_acc None: the first step reads it (Honaker: self._acc += b; plain: self._acc[:i].sum) and raises TypeError "
@@ -209,6 +231,36 @@ READ: dict[str, tuple[str, str]] = {
         "otherwise the step that completes a level-1 node (t = 2) reads _weights[1] and raises IndexError before its "
         "estimate; at t = 1 estimate and profile are the original's (probe: 30 configurations equal, 24 raise, none "
         "silent)",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_10": (
+        "spurious",
+        "Honaker's path sets _acc = b (one row) and its first release gets a scalar histogram: ValueError at the "
+        "first step (probe: every Honaker configuration raises, the plain tree is the original); the trace's only "
+        "differences are the privacy harness's recorder (tests/privacy_harness.py: its samplers record to the "
+        "module-level _ACTIVE recorder and check stream.recorder is it; the deep copy is another object), which also "
+        "made test_exact_privacy_loss fail under the trace; plain: 0 of 74 failures by an assertion",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_15": (
+        "spurious",
+        "min(None, ...) on Honaker's path: TypeError at the first step, the plain tree untouched; the trace's only "
+        "differences are the privacy harness's recorder (tests/privacy_harness.py: its samplers record to the "
+        "module-level _ACTIVE recorder and check stream.recorder is it; the deep copy is another object), which also "
+        "made test_exact_privacy_loss fail under the trace; plain: 0 of 74 failures by an assertion",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_18": (
+        "spurious",
+        "min(i) on Honaker's path: TypeError at the first step, the plain tree untouched; the trace's only "
+        "differences are the privacy harness's recorder (tests/privacy_harness.py: its samplers record to the "
+        "module-level _ACTIVE recorder and check stream.recorder is it; the deep copy is another object), which also "
+        "made test_exact_privacy_loss fail under the trace; plain: 0 of 74 failures by an assertion",
+    ),
+    "transforms.core.counters.trees.xǁBinaryTreeCounterǁstep__mutmut_32": (
+        "spurious",
+        "Honaker's release without its level scope (the noise source taken as the scope): AttributeError at the first"
+        " step, the plain tree untouched; the trace's only differences are the privacy harness's recorder "
+        "(tests/privacy_harness.py: its samplers record to the module-level _ACTIVE recorder and check "
+        "stream.recorder is it; the deep copy is another object), which also made test_exact_privacy_loss fail under "
+        "the trace; plain: 0 of 74 failures by an assertion",
     ),
     "transforms.core.counters.trees.xǁInfiniteCounterǁ__init____mutmut_48": (
         "loud",
@@ -240,6 +292,11 @@ READ: dict[str, tuple[str, str]] = {
         "asserted",
         "the range index set to 1 instead of incremented: from t = 4 a second range-1 tree releases at range 1's "
         "coordinates again (the same noise on other data), wrong estimates and variance at t = 4, 5; refused at t = 6",
+    ),
+    "transforms.core.counters.trees.xǁNaivePrefixCounterǁ__init____mutmut_13": (
+        "loud",
+        "node_budget None: the first step's release charges mechanism.cost(None) and raises AttributeError before any"
+        " noise; the harness's _scale reads it the same way",
     ),
     "transforms.core.counters.x_make_counter__mutmut_11": (
         "asserted",
