@@ -134,10 +134,10 @@ READ: dict[str, tuple[str, str]] = {
         "and charges are the original's",
     ),
     "transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_83": (
-        "asserted",
+        "asserted-existing",
         "profile 2's middle piece with exponent 1 + P2: the tail bound falls below the tail (17.2 against 18.9 at n ="
-        " 100, -36 at n = 2^21); at the counter's n = EXACT_TERMS the sensitivity goes negative and the sampler "
-        "raises ValueError, but the public bound function returns an invalid bound silently",
+        " 100, -36 at n = 2^21: the sensitivity goes negative and the sampler raises ValueError). Plain: 2 of 4 "
+        "failures by an assertion; also killed by the new test_the_anytime_tail_bound_is_at_least_the_tail_it_bounds",
     ),
     "transforms.core.counters.factorization.blt.x__load_table__mutmut_11": (
         "loud",
@@ -165,15 +165,17 @@ READ: dict[str, tuple[str, str]] = {
         "transforms.core) raises KeyError (untraced: import time)",
     ),
     "transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_16": (
-        "asserted",
+        "asserted-existing",
         "the snap cut two terms early (nz[-1] - 1): the lattice square root of horizon T loses its last two "
-        "coefficients (another mechanism); IndexError only for T <= 2",
+        "coefficients (another mechanism); IndexError for T <= 2. Plain: 3 of 57 failures by an assertion; also "
+        "killed by the new "
+        "test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice_snap_keeps_every_coefficient",
     ),
     "transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17": (
-        "asserted",
-        "c_k = c_{k-1} (2/k - 1)/(2k): 0 from k = 2, so C = 1 + x/2 is not S's square root: another (still "
-        "consistent, still private) factorization, not the mechanism whose variance the docs state; raised only where"
-        " a test needs more than two coefficients",
+        "asserted-existing",
+        "c_k = c_{k-1} (2/k - 1)/(2k): 0 from k = 2, C = 1 + x/2 is not S's square root (another, still consistent "
+        "factorization). Plain: 11 of 55 failures by an assertion; also killed by the new "
+        "test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice_snap_keeps_every_coefficient",
     ),
     "transforms.core.counters.factorization.kary.x__kary_level_variances__mutmut_1": (
         "loud",
@@ -195,6 +197,12 @@ READ: dict[str, tuple[str, str]] = {
         "a float node index (pos / size) for added nodes: the node list equals the original's by value (the trace's "
         "'same'); its first use, noise.stream(..., j, i) with the float, raises TypeError (coordinates are ints) "
         "before any draw, at the first step with a positive digit",
+    ),
+    "transforms.core.counters.factorization.kary_signed.x_signed_shape__mutmut_9": (
+        "asserted-existing",
+        "the one-level default shape (4, 1) instead of (3, 1): where one level wins (short horizons) the counter "
+        "refuses the even k (ValueError); signed_variance_path ignores k at h = 1 (the same path). Plain: 2 of 5 "
+        "failures by an assertion",
     ),
     "transforms.core.counters.factorization.kary_signed.xǁKarySignedCounterǁ_node_noise__mutmut_4": (
         "loud",
@@ -335,15 +343,17 @@ READ: dict[str, tuple[str, str]] = {
         "test_infinite_honaker_states_the_plain_trees_noise_where_both_sum_the_same_nodes_and_never_more",
     ),
     "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_29": (
-        "loud",
+        "asserted-existing",
         "the range end computed as 1 >> (i + 1) - 1 = -1: no range ever closes; the estimate at t = 1 is the "
-        "original's (range 0's release is not in it yet) and t = 2 steps range 0's tree past its horizon 1: "
-        "BudgetExceededError (probe: only the ledger's spend at t = 1 differs, lower)",
+        "original's, t = 2 steps range 0's tree past its horizon 1 (BudgetExceededError). Plain: 38 of 55 failures by"
+        " an assertion",
     ),
     "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_57": (
-        "asserted",
+        "asserted-existing",
         "the range index set to 1 instead of incremented: from t = 4 a second range-1 tree releases at range 1's "
-        "coordinates again (the same noise on other data), wrong estimates and variance at t = 4, 5; refused at t = 6",
+        "coordinates again (the same noise on other data), wrong estimates and variance at t = 4, 5; refused at t = "
+        "6. Plain: 13 of 29 failures by an assertion; also killed by the new "
+        "test_the_infinite_counter_releases_each_step_in_the_range_and_tree_of_its_time_and_never_reuses_a_coordinate",
     ),
     "transforms.core.counters.trees.xǁNaivePrefixCounterǁ__init____mutmut_13": (
         "loud",
@@ -367,30 +377,20 @@ READ: dict[str, tuple[str, str]] = {
         "asserted",
         "horizon=None to the class: as x_make_counter__mutmut_6",
     ),
+    "transforms.core.plans.xǁPlanEntryǁtext__mutmut_14": (
+        "asserted-existing",
+        "a whole-budget plan line None: the summary would print and the manifest record None "
+        "(pipelines/outputs.mechanism_plan); plain: 2 of 13 failures by an assertion",
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
-    "transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_83": (
-        "tests/test_mutation_kills_trace45b.py::test_the_anytime_tail_bound_is_at_least_the_tail_it_bounds"
-    ),
-    "transforms.core.counters.factorization.coefficients.x_snap_coefficients__mutmut_16": (
-        "tests/test_mutation_kills_trace45b.py::test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice"
-        "_snap_keeps_every_coefficient"
-    ),
-    "transforms.core.counters.factorization.coefficients.x_sqrt_coefficients__mutmut_17": (
-        "tests/test_mutation_kills_trace45b.py::test_the_square_root_factor_squares_to_the_prefix_sum_and_its_lattice"
-        "_snap_keeps_every_coefficient"
-    ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_calibrate__mutmut_4": (
         "tests/test_mutation_kills_trace45b.py::test_a_lattice_counters_gaussian_noise_spends_exactly_the_configured_"
         "budget"
     ),
     "transforms.core.counters.factorization.lattice.xǁ_LatticeToeplitzCounterǁ_draw__mutmut_39": (
         "tests/test_mutation_kills_trace45b.py::test_each_lattice_step_adds_its_own_draw_of_its_blocks_noise_stream"
-    ),
-    "transforms.core.counters.trees.xǁInfiniteCounterǁstep__mutmut_57": (
-        "tests/test_mutation_kills_trace45b.py::test_the_infinite_counter_releases_each_step_in_the_range_and_tree_of"
-        "_its_time_and_never_reuses_a_coordinate"
     ),
     "transforms.core.counters.x_make_counter__mutmut_11": (
         "tests/test_mutation_kills_trace45b.py::test_the_factory_builds_the_counter_for_the_horizon_it_is_given"
