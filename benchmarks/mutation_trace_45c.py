@@ -34,11 +34,12 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.config.xǁBudgetProfileǁtuned__mutmut_24": (
-        "asserted",
+        "asserted-existing",
         (
-            "leaf_static_only None (falsy): tuned/tight leaves also release n_hat and run counters, the round budget "
-            "split four ways instead of M_Q with the whole budget (sweep: fully_dynamic tuned/tight spends less, "
-            "other answers); no raise"
+            "2 covering test(s) fail on it by an assertion without the wrapper (plain.json); leaf_static_only None: "
+            "tuned/tight leaves release n_hat and run counters (the round budget split four ways); also killed by tes"
+            "ts/test_mutation_kills_trace45c.py::test_a_tuned_familys_leaf_releases_its_static_answers_only_with_the_"
+            "whole_round_budget (confirmed)"
         ),
     ),
     "transforms.core.config.xǁDynamicConfigǁnoise_kind__mutmut_6": (
@@ -73,11 +74,10 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.auto.x_auto_counter__mutmut_15": (
-        "loud",
+        "asserted-existing",
         (
-            "an unknown counter name where scaled_sqrt is picked (Gaussian, update unit, horizon >= 2): "
-            "NetChangeOptions refuses it (ValueError 'unknown counter') in parts_of before anything runs (sweep: "
-            "those auto runs raise, the rest unchanged)"
+            "2 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, "
+            "NetChangeOptions refuses the unknown counter name before anything runs"
         ),
     ),
     "transforms.core.continual.auto.x_plan__mutmut_11": (
@@ -88,24 +88,24 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.auto.x_plan__mutmut_14": (
-        "loud",
+        "asserted-existing",
         (
-            "the additive part's share None: parts_of scales the budget by it (TypeError) before plan, check or start"
-            " can use it; no consumer reads the share without parts_of (sweep: every auto setting raises)"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, parts_of raises"
+            " TypeError scaling the budget by None"
         ),
     ),
     "transforms.core.continual.auto.x_plan__mutmut_30": (
-        "loud",
+        "asserted-existing",
         (
-            "the PMW part's queries None: parts_of tests q.name in None (TypeError) for every configuration with a "
-            "PMW set, before anything runs; additive-only configurations unchanged"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, parts_of raises"
+            " TypeError (q.name in None) with a PMW set"
         ),
     ),
     "transforms.core.continual.auto.x_plan__mutmut_31": (
-        "loud",
+        "asserted-existing",
         (
-            "the PMW part's share None: parts_of scales the budget by it (TypeError) before plan, check or start; "
-            "additive-only configurations unchanged"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, parts_of raises"
+            " TypeError scaling the budget by None with a PMW set"
         ),
     ),
     "transforms.core.continual.auto.xǁAutoReleaseǁ_restore_config__mutmut_6": (
@@ -147,10 +147,11 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_advance__mutmut_10": (
-        "asserted",
+        "asserted-existing",
         (
-            "the ticks of a gap are released with tick None (the estimates right, the state recovers at the next "
-            "step): a wrong answer returned (sweep: net_change without an end returns tick None answers)"
+            "2 covering test(s) fail on it by an assertion without the wrapper (plain.json); the ticks of a gap "
+            "released with tick None (unbounded runs); also killed by tests/test_mutation_kills_trace45c.py::test_a_c"
+            "ontinual_count_answers_each_period_end_once_with_the_exact_prefix_count (confirmed)"
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_advance__mutmut_17": (
@@ -218,10 +219,12 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_start__mutmut_28": (
-        "asserted",
+        "asserted-existing",
         (
-            "the clock starts at tick 1: data at tick 1 is refused (ValueError), but a run whose first data comes "
-            "later never releases tick 1 (a period missing from the published schedule)"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); the clock started at "
+            "tick 1 (tick 1 never released when the first data comes later); also killed by tests/test_mutation_kills"
+            "_trace45c.py::test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count "
+            "(confirmed)"
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_1": (
@@ -233,18 +236,17 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_12": (
-        "asserted",
+        "asserted-existing",
         (
-            "estimate None in every answer (the counter's step skipped, its noise never drawn): answers without an "
-            "estimate"
+            "40 covering test(s) fail on it by an assertion without the wrapper (plain.json); estimate None; also "
+            "killed by the new schedule test (confirmed)"
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_19": (
-        "asserted",
+        "asserted-existing",
         (
-            "hists is not None inverted: a tick (or period) with data releases the counter's step on no data (its "
-            "data lost for good, the count silently low; sweep: net_change / auto every=3 answers 0 for 2); raises "
-            "only on a tick without data"
+            "7 covering test(s) fail on it by an assertion without the wrapper (plain.json); a tick's data dropped; "
+            "also killed by the new schedule test (confirmed)"
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_20": (
@@ -266,10 +268,11 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_8": (
-        "asserted",
+        "asserted-existing",
         (
-            "or made and: a run raises (tick in None), but the plan's forecast (bound_ticks set) states NaN for every"
-            " bound: pipelines.plan would print no bound"
+            "6 covering test(s) fail on it by an assertion without the wrapper (plain.json); the forecast's bounds "
+            "NaN; also killed by tests/test_mutation_kills_trace45c.py::test_the_forecast_states_at_each_planned_tick"
+            "_the_bound_the_run_states (confirmed)"
         ),
     ),
     "transforms.core.continual.baselines.xǁTwoStreamBaselineǁ_reset__mutmut_6": (
@@ -291,12 +294,191 @@ READ: dict[str, tuple[str, str]] = {
         "asserted",
         "x dropped: a 0-d array for total 0 (AxisError for total > 0); a public post-processing function",
     ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_13": (
+        "loud",
+        (
+            "a new node's size None: its first reads raise TypeError before the node releases anything: n_hat "
+            "releases [size] (int(None) in the black box) and the next node's merge adds to it (+=); sweep: every "
+            "fully_dynamic run raises"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_14": (
+        "loud",
+        (
+            "a new node's steps None: its first query step (steps vs its horizon) raises TypeError before the step's "
+            "release; every tree's node 2 is stepped at segment 3 (sweep: every fully_dynamic run raises)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_32": (
+        "loud",
+        (
+            "every node of a level gets the ledger scope 'None': the second node of a level charges a scope its "
+            "predecessor closed (RuntimeError 'scope ... is closed' from the ledger) before its release (sweep: every"
+            " fully_dynamic run raises)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ_round_budgets__mutmut_31": (
+        "loud",
+        (
+            "a round's static budget None: the static release's charge (mech.cost(None)) raises AttributeError before"
+            " the release, at the first non-leaf round; only a tight run whose every set is a count (answered from "
+            "n_hat, never reading it) is unchanged (sweep: every fully_dynamic run raises)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁnoise_profile__mutmut_1": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); the static release's law"
+            " and n_hat's swapped: under the paper profile the stated bound silently took n_hat's smaller noise "
+            "(sweep: bound 16 for 49); the assertion is "
+            "tests/test_mutation_kills_sample43c.py::test_a_nodes_noise_law_holds_its_static_releases_noise"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_159": (
+        "loud",
+        (
+            "a round's query counters None: the node's first step feeds its deletions through _counters() "
+            "([del_counter] + None: TypeError) before its next release, and every non-leaf node is stepped at the "
+            "next close; until then its answers are the original's (no deletion fed yet; sweep: every fully_dynamic "
+            "run raises)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_2": (
+        "loud",
+        (
+            "round -= 1: the first round is round -1, whose budget weight the series refuses (ValueError 'series "
+            "index starts at 1') before any charge or draw (sweep: every fully_dynamic run raises)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstart_round__mutmut_8": (
+        "asserted-existing",
+        (
+            "7 covering test(s) fail on it by an assertion without the wrapper (plain.json); the n_hat release "
+            "skipped where it is due (paper, non-leaf nodes): n_hat 0 drives restarts and halts, the spend differs "
+            "(sweep); raises at tuned/tight leaves"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁstep__mutmut_24": (
+        "asserted-existing",
+        (
+            "7 covering test(s) fail on it by an assertion without the wrapper (plain.json); the query counters never"
+            " stepped: deletions never subtracted from a node's answers (sweep: fully_dynamic answers differ); raises"
+            " only where a set reuses n_hat (tight)"
+        ),
+    ),
+    "transforms.core.continual.net_change.x_lattice_counter__mutmut_15": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, "
+            "lattice_counter's only reader (net_change.py:243) refuses every counter under the tight account "
+            "(ValueError) before any charge"
+        ),
+    ),
+    "transforms.core.continual.net_change.x_lattice_counter__mutmut_4": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, "
+            "lattice_counter's only reader (net_change.py:243) refuses every counter under the tight account "
+            "(ValueError) before any charge"
+        ),
+    ),
+    "transforms.core.continual.net_change.x_lattice_counter__mutmut_5": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, "
+            "lattice_counter's only reader (net_change.py:243) refuses every counter under the tight account "
+            "(ValueError) before any charge"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeOptionsǁ__post_init____mutmut_5": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); the horizon check "
+            "inverted: the default horizon None raises TypeError (int(None)) and a horizon of 0 periods is accepted"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcalibrations__mutmut_56": (
+        "loud",
+        (
+            "a contribution calibration's multiplier None: its two readers raise TypeError: counter_budgets "
+            "(float(None)) when the release starts, before any charge, and Calibration.text (format :.4g) when a plan"
+            " is described; nothing else reads it (sweep: entry/person net_change runs raise)"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁledger_cap__mutmut_5": (
+        "loud",
+        (
+            "the tight cap for calibration 'tight' alone: PureDP / ZCDP budgets have no delta / epsilon "
+            "(AttributeError at the cap, when the release starts); a Laplace or zCDP-routed part under (eps, delta) "
+            "(paper, delta 0, auto's mixed part) gets a tight account that refuses its first charge (ValueError 'a "
+            "tight Gaussian account charges discrete Gaussian lattice releases only'); the tight case is the original"
+            " (checked under the mutant with the privacy harness)"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_11": (
+        "asserted",
+        (
+            "the plan's calibrations None: PlanEntry.text skips them (if self.calibrations), so the printed plan and "
+            "the manifest silently state no calibration for an entry or person unit"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_22": (
+        "asserted",
+        (
+            "the plan's weights None: query_shares() returns None ('the mechanism splits its share its own way'), so "
+            "pipelines.plan states no per-set share (text() raises)"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁ_options_awareǁ__get____mutmut_10": (
+        "spurious",
+        (
+            "the trace's difference is the descriptor itself (its deep copy has no __eq__: 'object at 0x... != object"
+            " at 0x...'); the mutant calls getattr('options', None), a TypeError on every access through an instance "
+            "(self.ledger_cap at every release's start), before anything runs"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁ_options_awareǁ__get____mutmut_4": (
+        "spurious",
+        (
+            "the trace's difference is the descriptor itself (its deep copy has no __eq__), and partials compare "
+            "equal field-less; the mutant binds None for the class: ledger_cap(config) on the class (stated_spend, "
+            "plans, auto's cap) reads None.options_cls() (AttributeError); with options given it is the original"
+        ),
+    ),
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_1": (
+        "loud",
+        (
+            "the partitioner's params None: its first segment start reads params.epsilon (AttributeError) before the "
+            "threshold noise is drawn; every partitioned release raises at its first tick (sweep: fully_dynamic, "
+            "insertion_only, two_stream_baseline all raise)"
+        ),
+    ),
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_21": (
+        "loud",
+        (
+            "the open segment's index j None: the first start increments it (TypeError) before any draw; every "
+            "partitioned release raises at its first tick (sweep)"
+        ),
+    ),
+    "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_22": (
+        "loud",
+        (
+            "j = 1 before the first segment: the first start is segment 2, whose deadline is t_1^2 = 0, and theta = "
+            "(7/eps) ln(0) raises ValueError (math domain error) before the threshold noise is drawn; every "
+            "partitioned release raises at its first tick (sweep)"
+        ),
+    ),
+    "transforms.core.continual.partition.xǁPartitionParamsǁdeadline__mutmut_1": (
+        "loud",
+        (
+            "T_1 = 0 (t_0^2) instead of 2: the first segment's threshold theta = (7/eps) ln(2 T_1 / beta_1) raises "
+            "ValueError (math domain error) before any draw, and every partitioning starts with segment 1 (sweep: "
+            "every partitioned release raises at its first tick); T_j for j > 1 unchanged"
+        ),
+    ),
 }
 
 ASSERTED_BY: dict[str, str] = {
-    "transforms.core.config.xǁBudgetProfileǁtuned__mutmut_24": (
-        _T + "test_a_tuned_familys_leaf_releases_its_static_answers_only_with_the_whole_round_budget"
-    ),
     "transforms.core.config.xǁDynamicConfigǁtuned_family__mutmut_4": (
         _T + "test_the_tight_profile_is_of_the_tuned_family_its_noise_and_horizon_are_tuneds"
     ),
@@ -306,23 +488,8 @@ ASSERTED_BY: dict[str, str] = {
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ__init____mutmut_10": (
         _T + "test_the_keyword_form_of_continual_count_runs_the_counter_it_names"
     ),
-    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_advance__mutmut_10": (
-        _T + "test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count"
-    ),
     "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_apply__mutmut_34": (
         _T + "test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count"
-    ),
-    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_start__mutmut_28": (
-        _T + "test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count"
-    ),
-    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_12": (
-        _T + "test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count"
-    ),
-    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_19": (
-        _T + "test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count"
-    ),
-    "transforms.core.continual.baselines.xǁContinualCountReleaseǁ_step__mutmut_8": (
-        _T + "test_the_forecast_states_at_each_planned_tick_the_bound_the_run_states"
     ),
     "transforms.core.continual.consistency.x_make_consistent__mutmut_55": (
         _T + "test_a_paired_count_stays_a_count_the_sum_of_its_histogram_with_a_finite_bound"
@@ -332,5 +499,11 @@ ASSERTED_BY: dict[str, str] = {
     ),
     "transforms.core.continual.consistency.x_project_to_simplex__mutmut_1": (
         _T + "test_a_projection_onto_the_simplex_keeps_the_shape_and_sums_to_the_total"
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_11": (
+        _T + "test_net_changes_plan_states_each_sets_weight_share_and_calibration_as_the_release_runs_them"
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_22": (
+        _T + "test_net_changes_plan_states_each_sets_weight_share_and_calibration_as_the_release_runs_them"
     ),
 }

@@ -17,7 +17,7 @@ from transforms.core import MECHANISMS, ZCDP, ApproxDP, DynamicConfig, NoiseSour
 from transforms.core.continual.consistency import Consistency, make_consistent, project_to_simplex
 from transforms.core.counters import COUNTERS
 from transforms.core.forecast import forecast
-from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.core.foundation.outputs import Answer
 
 KEY = bytes(range(32))
@@ -111,7 +111,7 @@ def test_the_keyword_form_of_continual_count_runs_the_counter_it_names(counter):
 
 
 @pytest.mark.parametrize("counter", ["binary_tree", "honaker", "naive_increments", "infinite_honaker", "kary_tree"])
-@pytest.mark.parametrize("every", [None, 3])
+@pytest.mark.parametrize("every", [3, None])
 @pytest.mark.parametrize("end", [None, 20], ids=["no-end", "end"])
 def test_a_continual_count_answers_each_period_end_once_with_the_exact_prefix_count(counter, every, end):
     """With the noise off, ``continual_count`` answers at every period end (every tick, or every ``every_ticks`` and the
@@ -175,15 +175,16 @@ def test_the_forecast_states_at_each_planned_tick_the_bound_the_run_states(name,
     opts = spec.options(**spec.checks.options)
     ticks = [1, 4, 9, 16]
     planned = {(f.tick, f.query): f.error_bound for f in forecast(spec.core_cls, cfg, opts, ticks, end_tick=16)}
+    assert set(planned) == {(t, q.name) for t in ticks for q in QUERIES}
+    assert all(math.isfinite(b) and b > 0 for b in planned.values()), planned
     core = spec.core_cls(cfg, stream="s", end_tick=16, options=opts)
     noise = NoiseSource(KEY)
     stated = {}
     for t in range(1, 17):
         for a in core.process_tick(t, [Update("insert", f"e{t}", (0, t % 3))], noise).answers:
             stated[(a.tick, a.query)] = a.error_bound
-    assert set(planned) == {(t, q.name) for t in ticks for q in QUERIES}
     for key, bound in planned.items():
-        assert math.isfinite(bound) and bound == pytest.approx(stated[key], rel=1e-12), key
+        assert bound == pytest.approx(stated[key], rel=1e-12), key
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -221,3 +222,36 @@ def test_a_projection_onto_the_simplex_keeps_the_shape_and_sums_to_the_total(tot
     p = project_to_simplex(x, total)
     assert np.shape(p) == (len(x),)
     assert np.all(p >= 0) and float(np.sum(p)) == pytest.approx(total, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# continual/net_change.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", [PrivacyUnit.update(), PrivacyUnit.entry(2)], ids=["update", "entry"])
+@pytest.mark.parametrize("weights", [(1.0, 1.0), (3.0, 1.0)], ids=["equal", "weighted"])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
+def test_net_changes_plan_states_each_sets_weight_share_and_calibration_as_the_release_runs_them(budget, weights, unit):
+    """The plan ``net_change`` states (printed by ``pipelines.plan``, recorded in the manifest): each query set's
+    configured weight, shares of the budget in proportion to them summing to the whole, and each set's calibration
+    for the unit: empty at update level, else the multipliers the release's counters are charged at
+    (``counter_budgets``).
+
+    Kills ``net_change.xǁNetChangeReleaseǁplan__mutmut_11`` (calibrations ``None``: the plan silently states none)
+    and ``plan__mutmut_22`` (weights ``None``: no share stated)."""
+    q = (QuerySet("n", "count", weight=weights[0]), QuerySet("h", "histogram", domain_size=3, weight=weights[1]))
+    cfg = DynamicConfig(q, budget, unit=unit)
+    cls = MECHANISMS["net_change"].core_cls
+    (entry,) = cls.plan(cfg, cls.options_cls(), end_tick=24, every_ticks=1)
+    assert entry.weights == weights
+    shares = entry.query_shares()
+    assert shares is not None and sum(shares) == pytest.approx(entry.share, rel=1e-12)
+    assert [s / entry.share for s in shares] == pytest.approx([w / sum(weights) for w in weights], rel=1e-12)
+    assert isinstance(entry.calibrations, tuple)
+    used = [m for _, m in cls(cfg, stream="s", end_tick=24).counter_budgets()]
+    if unit.kind == "update":
+        assert entry.calibrations == () and used == [1.0, 1.0]
+    else:
+        assert [c.multiplier for c in entry.calibrations] == pytest.approx(used, rel=1e-12)
+        assert all(c.text() in entry.text() for c in entry.calibrations)
