@@ -294,6 +294,33 @@ READ: dict[str, tuple[str, str]] = {
         "asserted",
         "x dropped: a 0-d array for total 0 (AxisError for total > 0); a public post-processing function",
     ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_close__mutmut_64": (
+        "loud",
+        (
+            "the new node built with size None: its first reads raise TypeError before the node releases anything "
+            "(n_hat releases [size]: int(None) in the black box; the next node's merge adds to it), as "
+            "fully_dynamic_node's __init____mutmut_13"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_hists__mutmut_15": (
+        "spurious",
+        (
+            "the trace's difference is the dtype only: the histograms hold the same integer counts as float64 (the "
+            "trace compares dtypes); every value that reaches a release is the same (sweep: same in all 200 "
+            "fully_dynamic / auto settings) and where such an array is added in place to an int64 one it raises "
+            "(UFuncTypeError)"
+        ),
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_hists__mutmut_17": (
+        "loud",
+        (
+            "a batch's histogram only as long as its largest present cell + 1: where it is shorter than the domain "
+            "its consumers raise ValueError on the shape mismatch before the segment's release; where it is not "
+            "(count sets, a batch reaching the top cell) it is the original, and a batch filling only cell 0 gives "
+            "the exact answers (checked with the noise off in the three profiles); sweep: every output the same in "
+            "200 settings"
+        ),
+    ),
     "transforms.core.continual.fully_dynamic_node.xǁFullyDynamicNodeǁ__init____mutmut_13": (
         "loud",
         (
@@ -405,14 +432,20 @@ READ: dict[str, tuple[str, str]] = {
             " is described; nothing else reads it (sweep: entry/person net_change runs raise)"
         ),
     ),
-    "transforms.core.continual.net_change.xǁNetChangeReleaseǁledger_cap__mutmut_5": (
-        "loud",
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁcounter_choice__mutmut_13": (
+        "asserted-existing",
         (
-            "the tight cap for calibration 'tight' alone: PureDP / ZCDP budgets have no delta / epsilon "
-            "(AttributeError at the cap, when the release starts); a Laplace or zCDP-routed part under (eps, delta) "
-            "(paper, delta 0, auto's mixed part) gets a tight account that refuses its first charge (ValueError 'a "
-            "tight Gaussian account charges discrete Gaussian lattice releases only'); the tight case is the original"
-            " (checked under the mutant with the privacy harness)"
+            "8 covering test(s) fail on it by an assertion without the wrapper (plain.json); counter auto resolved "
+            "for Laplace noise whatever the noise kind (a Gaussian run gets kary_tree / infinite_honaker, calibrated "
+            "for its own noise: a worse counter, not a wrong guarantee; sweep: spends differ in the last digits)"
+        ),
+    ),
+    "transforms.core.continual.net_change.xǁNetChangeReleaseǁledger_cap__mutmut_5": (
+        "asserted-existing",
+        (
+            "2 covering test(s) fail on it by an assertion without the wrapper (plain.json); besides, PureDP / ZCDP "
+            "caps raise AttributeError and a non-lattice part under (eps, delta) is refused by the tight account "
+            "(ValueError); the tight case is the original"
         ),
     ),
     "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_11": (
@@ -454,18 +487,20 @@ READ: dict[str, tuple[str, str]] = {
         ),
     ),
     "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_21": (
-        "loud",
+        "asserted-existing",
         (
-            "the open segment's index j None: the first start increments it (TypeError) before any draw; every "
-            "partitioned release raises at its first tick (sweep)"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); the open segment's index"
+            " j None: the first start increments it (TypeError) before any draw; every partitioned release raises at "
+            "its first tick (sweep)"
         ),
     ),
     "transforms.core.continual.partition.xǁInfinitePartitionerǁ__init____mutmut_22": (
-        "loud",
+        "asserted-existing",
         (
-            "j = 1 before the first segment: the first start is segment 2, whose deadline is t_1^2 = 0, and theta = "
-            "(7/eps) ln(0) raises ValueError (math domain error) before the threshold noise is drawn; every "
-            "partitioned release raises at its first tick (sweep)"
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); j = 1 before the first "
+            "segment: the first start is segment 2, whose deadline is t_1^2 = 0, and theta = (7/eps) ln(0) raises "
+            "ValueError (math domain error) before the threshold noise is drawn; every partitioned release raises at "
+            "its first tick (sweep)"
         ),
     ),
     "transforms.core.continual.partition.xǁPartitionParamsǁdeadline__mutmut_1": (
@@ -474,6 +509,61 @@ READ: dict[str, tuple[str, str]] = {
             "T_1 = 0 (t_0^2) instead of 2: the first segment's threshold theta = (7/eps) ln(2 T_1 / beta_1) raises "
             "ValueError (math domain error) before any draw, and every partitioning starts with segment 1 (sweep: "
             "every partitioned release raises at its first tick); T_j for j > 1 unchanged"
+        ),
+    ),
+    "transforms.core.static.linear.xǁLinearQueryMechanismǁ__init____mutmut_47": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); a linear query set's l2 "
+            "None: its readers are Gaussian only and raise TypeError before any draw: _calibrated (l2**2) at the "
+            "first Gaussian release, the changelog fold's ratio (best / l2); the lattice counters read the integer "
+            "matrix _aq, not l2; Laplace paths read l1 (unchanged)"
+        ),
+    ),
+    "transforms.core.static.linear.xǁ_AdditiveMechanismǁ__init____mutmut_4": (
+        "asserted-existing",
+        (
+            "14 covering test(s) fail on it by an assertion without the wrapper (plain.json); the black box's noise "
+            "kind None: its noise is still drawn, but under Gaussian budgets the counters read its law as none and "
+            "every stated bound is 0.0 (sweep: net_change zCDP answers with bound 0); elsewhere it raises ('unknown "
+            "noise kind None') (also killed by the new "
+            "test_a_gaussian_counters_answers_state_a_positive_bound_with_the_noise_on, confirmed)"
+        ),
+    ),
+    "transforms.core.static.linear.xǁ_AdditiveMechanismǁrelease__mutmut_52": (
+        "asserted-existing",
+        (
+            "46 covering test(s) fail on it by an assertion without the wrapper (plain.json); a release's values "
+            "None: most paths raise, but two_stream_baseline's periodic unbounded answers become NaN (sweep) (also "
+            "killed by the new test_the_two_stream_baselines_answers_are_finite_numbers_within_their_bounds_scale, "
+            "confirmed)"
+        ),
+    ),
+    "transforms.core.static.linear.xǁ_CellsMechanismǁ__init____mutmut_6": (
+        "asserted-existing",
+        (
+            "1 covering test(s) fail on it by an assertion without the wrapper (plain.json); a count or histogram "
+            "box's domain size None: every release and every counter built on it makes arrays of that size "
+            "(TypeError) or compares it, before any draw (sweep: every run with such a set raises, 556 of 564; the 8 "
+            "others raise unmutated too)"
+        ),
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁ_range_of__mutmut_33": (
+        "loud",
+        (
+            "None where the float estimate of a range's row overshoots: the row array becomes an object array (None "
+            "there: the next line's a * d raises TypeError); every range-PMW iteration first selects a query by "
+            "indexing its scores with that object array (e[b + 1] - e[a]: IndexError), before its measurement and "
+            "release; int(a[0]) elsewhere reads the right value"
+        ),
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_64": (
+        "asserted",
+        (
+            "a public size <= 0: the empty release's fields shifted by one (noise = (T,), alpha params = n_hat, n_hat"
+            " = its noise law): the node then stores a noise law as the released size and a size as the alpha "
+            "parameters (a bound read from them is wrong or raises); killed by an existing assertion written after "
+            "round 44's test map (rel.n_hat == n_hat)"
         ),
     ),
 }
@@ -505,5 +595,8 @@ ASSERTED_BY: dict[str, str] = {
     ),
     "transforms.core.continual.net_change.xǁNetChangeReleaseǁplan__mutmut_22": (
         _T + "test_net_changes_plan_states_each_sets_weight_share_and_calibration_as_the_release_runs_them"
+    ),
+    "transforms.core.static.pmw.xǁPMWMechanismǁrelease__mutmut_64": (
+        "tests/test_mutation_kills_sample44c.py::test_pmw_with_a_public_size_of_zero_releases_the_empty_histogram"
     ),
 }

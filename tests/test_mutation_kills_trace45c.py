@@ -25,8 +25,8 @@ KEY = bytes(range(32))
 QUERIES = (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3))
 
 
-def _periods(lo: int, hi: int, every: int | None, end: int) -> list[int]:
-    """The period ends in (lo, hi]: every tick, or the multiples of ``every`` and the end."""
+def _periods(lo: int, hi: int, every: int | None, end: int | None) -> list[int]:
+    """The period ends in (lo, hi]: every tick, or the multiples of ``every`` and the end (if any)."""
     p = every or 1
     return [t for t in range(lo + 1, hi + 1) if t % p == 0 or t == end]
 
@@ -255,3 +255,49 @@ def test_net_changes_plan_states_each_sets_weight_share_and_calibration_as_the_r
     else:
         assert [c.multiplier for c in entry.calibrations] == pytest.approx(used, rel=1e-12)
         assert all(c.text() in entry.text() for c in entry.calibrations)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# static/linear.py
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [ZCDP(0.5), ApproxDP(1.0, 1e-6)], ids=["zcdp", "approx"])
+@pytest.mark.parametrize("name", ["net_change", "continual_count"])
+def test_a_gaussian_counters_answers_state_a_positive_bound_with_the_noise_on(name, budget):
+    """With the noise on, every answer of a Gaussian counter states a finite bound > 0: its noise (discrete Gaussian,
+    sigma^2 >= 1 here) is non-zero with probability far above beta, so a bound of 0 is exceeded more often than beta
+    (a false claim).
+
+    Kills ``linear.xǁ_AdditiveMechanismǁ__init____mutmut_4`` (the black box's noise kind ``None``: the noise is
+    drawn, but the counter's law reads as none and every stated bound is 0)."""
+    spec = MECHANISMS[name]
+    core = spec.core_cls(DynamicConfig(QUERIES, budget), stream="s", end_tick=8, options=spec.options())
+    noise = NoiseSource(KEY)
+    bounds = []
+    for t in range(1, 9):
+        res = core.process_tick(t, [Update("insert", f"e{t}", (0, t % 3))], noise)
+        bounds += [a.error_bound for a in res.answers]
+    assert len(bounds) == 8 * len(QUERIES)
+    assert all(math.isfinite(b) and b > 0 for b in bounds), bounds
+
+
+@pytest.mark.parametrize("budget", [ApproxDP(4.0, 1e-6), ZCDP(2.0)], ids=["approx", "zcdp"])
+def test_the_two_stream_baselines_answers_are_finite_numbers_within_their_bounds_scale(budget):
+    """Every answer of ``two_stream_baseline`` (noise on, periodic, no end) is a finite number for each cell, as its
+    counters' releases are (a missing release value must not become NaN in an answer).
+
+    Kills ``linear.xǁ_AdditiveMechanismǁrelease__mutmut_52`` (a release's values ``None``: where it does not raise,
+    the answers are NaN)."""
+    core = MECHANISMS["two_stream_baseline"].core_cls(DynamicConfig(QUERIES, budget), stream="s", every_ticks=4)
+    noise = NoiseSource(KEY)
+    answers = []
+    for t in range(1, 25):
+        ups = [Update("insert", f"e{t}", (0, t % 3))] + ([Update("delete", f"e{t - 4}")] if t > 6 and t % 2 else [])
+        answers += core.process_tick(t, ups, noise).answers
+    answers += core.advance(28, noise).answers
+    assert answers
+    for a in answers:
+        est = np.asarray(a.estimate, dtype=float)
+        assert est.shape == ((1,) if a.query == "n" else (3,)) and np.all(np.isfinite(est)), (a.tick, a.query, est)
+        assert math.isfinite(a.error_bound) and a.error_bound > 0
