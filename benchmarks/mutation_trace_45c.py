@@ -600,3 +600,23 @@ ASSERTED_BY: dict[str, str] = {
         "tests/test_mutation_kills_sample44c.py::test_pmw_with_a_public_size_of_zero_releases_the_empty_histogram"
     ),
 }
+
+# non-raises mutants traced too late to be read (the report lists them): not in READ
+UNSETTLED: dict[str, str] = {
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_start__mutmut_9": (
+        "traced at 17:40 (the last minutes): a PMW set's deletion counter kept as PMW instead of a histogram "
+        "counter in the tuned family (a bound / noise-law question); not read to the end"
+    ),
+    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁreuse__mutmut_9": (
+        "traced at 17:40: count sets reuse n_hat outside the tight profile too (a budget split); 8 covering tests"
+        " fail by an assertion under the trace, the plain rerun did not run in time"
+    ),
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_advance__mutmut_16": (
+        "traced at 17:41: the partitioner advanced with noise None (raises where it draws; the 2 differing calls "
+        "not read)"
+    ),
+    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_22": (
+        "traced at 17:41: n0 None, so a close's 'fresh' answers include the earlier answers of the same call "
+        "(carried answers 11 for 1); IndexError in 4 of 117 tests; not read to the end"
+    ),
+}
