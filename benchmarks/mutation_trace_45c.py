@@ -5,13 +5,8 @@ Group c is ``transforms/core/continual/``, ``transforms/core/static/`` and ``tra
 round-44 copy, the lead's probe of ``config.py``, ``continual/auto.py`` and ``continual/baselines.py`` included), its
 run without the wrapper ``plain.json`` and the new tests' confirmations ``fast.confirmed.json`` beside it.
 
-``READ``: every mutant of the group whose trace verdict is not ``raises``, as ``(category, reason)``:
-
-* ``asserted-existing``: a covering test fails on it by an assertion without the wrapper (``plain.json``);
-* ``loud``: the wrong value cannot leave the library without raising (the reason says where and what);
-* ``spurious``: the difference is the trace's own (the reason says which artefact), the mutant itself only raises;
-* ``asserted``: a test now kills it by an assertion on the property (``ASSERTED_BY``; confirmed: passes
-  unmutated, fails mutated by an assertion).
+``READ``: every mutant of the group whose trace verdict is not ``raises``, as ``(category, reason)``, the
+categories of ``benchmarks/mutation_trace_45a.py``; ``ASSERTED_BY``: the new tests (confirmed).
 
 "The sweep" in a reason: every registry entry's settings of the privacy harness (``tests/privacy_harness.py``:
 each budget kind and unit, periodic and unbounded variants, every counter of ``continual_count`` / ``net_change``,
@@ -601,22 +596,4 @@ ASSERTED_BY: dict[str, str] = {
     ),
 }
 
-# non-raises mutants traced too late to be read (the report lists them): not in READ
-UNSETTLED: dict[str, str] = {
-    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁ_start__mutmut_9": (
-        "traced at 17:40 (the last minutes): a PMW set's deletion counter kept as PMW instead of a histogram "
-        "counter in the tuned family (a bound / noise-law question); not read to the end"
-    ),
-    "transforms.core.continual.fully_dynamic.xǁFullyDynamicReleaseǁreuse__mutmut_9": (
-        "traced at 17:40: count sets reuse n_hat outside the tight profile too (a budget split); 8 covering tests"
-        " fail by an assertion under the trace, the plain rerun did not run in time"
-    ),
-    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_advance__mutmut_16": (
-        "traced at 17:41: the partitioner advanced with noise None (raises where it draws; the 2 differing calls "
-        "not read)"
-    ),
-    "transforms.core.continual.segmented.xǁSegmentedReleaseǁ_closes__mutmut_22": (
-        "traced at 17:41: n0 None, so a close's 'fresh' answers include the earlier answers of the same call "
-        "(carried answers 11 for 1); IndexError in 4 of 117 tests; not read to the end"
-    ),
-}
+# the four traced too late to be read here were settled by the lead: benchmarks/mutation_trace_45lead.py
