@@ -2,11 +2,13 @@
 round 45, group d's mutants traced after its helper stopped): a release's selected keys, answers and bounds
 agree at every period, and a key's sparse-vector test at period p is decided by its query noise at p.
 
-Kills ``selection.release.advance_key__mutmut_47`` (a candidate that failed its test reported as selected: a key
-published although its noisy count never crossed the threshold), ``OpenKeyRelease.step__mutmut_105`` (a period's
-bounds None: answers without their stated bound) and ``OpenKeyRelease.step__mutmut_53`` (each test at period None:
-under the sparse-vector test, the key's query noise drawn at its threshold's coordinates, the same draw every
-period). Each is confirmed: passes unmutated, fails mutated by an assertion."""
+Kills ``OpenKeyRelease.step__mutmut_105`` (a period's bounds None: answers without their stated bound) by an
+assertion (confirmed: passes unmutated, fails mutated by an AssertionError). Two more mutants the trace flagged fail
+these tests only by raising, before anything is released, so they are judged loud
+(``benchmarks/mutation_trace_45lead.py``): ``advance_key__mutmut_47`` (a candidate that failed its test reported
+as selected: AttributeError when its answer is built) and ``step__mutmut_53`` (each test at period None: TypeError
+at the first test). The second test asserts the property such a mutant would break if it did not raise: fresh
+query noise every period, one threshold per key."""
 
 from __future__ import annotations
 
