@@ -8,7 +8,8 @@ diagonal: they are not released at their own step but merged and released from t
 Toeplitz on the merged stream copies that last feature, and it is most of the gap at reduced scale
 (``python -m benchmarks.anytime_merge --reduced``).
 
-**The counter (a model; not built).** Two phases, one Gaussian mechanism with one sigma:
+**The counter (a model here; built as ``anytime_sqrt`` profile 3 with a knot damping).** Two phases, one
+Gaussian mechanism with one sigma:
 
 * phase 1, steps 1..T1: a counter P on the first T1 batches whose every column has squared norm at
   most e_0^2 = 1 (here the square root for horizon T1 divided by sqrt(s(T1))), releasing the
@@ -31,7 +32,9 @@ to the square root designed for t is that over s(t)^2 / 2; computed here at **ev
 (one series inverse of length 2^24: about 10 s of CPU).
 
 Run: ``python -m benchmarks.anytime_merge`` (full scale, the table of the docs; a few minutes of CPU),
-``--reduced`` (reduced-scale comparison with the general optimum and the damped Toeplitz: seconds).
+``--reduced`` (reduced-scale comparison with the general optimum and the damped Toeplitz: seconds),
+``--knots [--optimise]`` (profile 3, the built counter: its knot damping through the lattice model, and the
+design's optimiser, ``optimise_knots``).
 """
 
 from __future__ import annotations
@@ -239,13 +242,100 @@ def inverse_variance_mix(step: int, lo: int = 10, hi: int = 24) -> tuple[float, 
     return 1.0 / res.x[-1], res.x[:-1]
 
 
+# --------------------------------------------------------------------------- profile 3: the knot design
+
+
+def knot_ratio(v, knots, t1: int, n: int = N2, tailc: float = 0.25, grid=None):
+    """The lattice model of ``anytime_sqrt`` profile 3 (``transforms/core/counters/factorization/anytime.py``):
+    ln h(k)^2 piecewise linear in log2(1 + k) through (knots, (0, *v)), e_k = floor(c_k h(k) 2^20) / 2^20 made
+    non-increasing (the counter's own coefficients), M = sum_{k<n} e_k^2 + h(n)^2 tailc / pi (the tail past
+    N2 = n, tailc = 1 / (B3 (Q3 - 1))), phase 1 the square root for horizon t1 scaled to column 1 (V0 =
+    s(t1)^2), the hand-over. Returns the ratio to s(t)^2 / 2 at every t of (t1, n] (index t - t1 - 1), or at
+    the t of ``grid``, and M."""
+    from transforms.core.counters.factorization.coefficients import series_inverse, sqrt_coefficients
+
+    c = sqrt_coefficients(n)
+    s = np.cumsum(c * c)
+    lh2 = np.interp(np.log2(1.0 + np.arange(n, dtype=np.float64)), knots, np.concatenate([[0.0], v]))
+    e = np.minimum.accumulate(np.floor(c * np.exp(0.5 * lh2) * float(1 << 20))) / float(1 << 20)
+    m = float(e @ e) + math.exp(float(v[-1])) * tailc / math.pi
+    b = np.cumsum(series_inverse(e, n))
+    bsq = np.cumsum(b * b)
+    tau = np.arange(1, n - t1 + 1)
+    ratio = m * (s[t1 - 1] ** 2 * b[tau] ** 2 + bsq[tau - 1]) / s[t1:] ** 2
+    return (ratio if grid is None else ratio[np.asarray(grid) - t1 - 1]), m
+
+
+def optimise_knots(v, knots, t1: int, n: int = N2, lo: int = 1 << 10, per_octave: int = 24, iters: int = 40):
+    """Minimise the worst ``knot_ratio`` over t in [lo, n] (a grid of ``per_octave`` points an octave) by
+    sequential linear programming: the ratio's Jacobian by forward differences (step 2e-3 in ln h^2), the
+    step by a linear program in a box of half-width delta, accepted when the worst ratio falls (delta x 1.5
+    when the fall is at least half the predicted one), else delta x 0.4. About 1 minute an iteration at
+    n = 2^24 (17 knots) on this machine; prints each iteration. Returns (v, worst on the grid)."""
+    from scipy.optimize import linprog
+
+    grid = np.unique(np.round(2.0 ** np.arange(math.log2(lo), math.log2(n) + 1e-9, 1 / per_octave)).astype(int))
+    v = np.asarray(v, dtype=np.float64)
+    r = knot_ratio(v, knots, t1, n, grid=grid)[0]
+    delta, h = 0.15, 2e-3
+    for it in range(iters):
+        jac = np.array(
+            [(knot_ratio(v + h * np.eye(len(v))[i], knots, t1, n, grid=grid)[0] - r) / h for i in range(len(v))]
+        ).T
+        lp = linprog(
+            np.r_[np.zeros(len(v)), 1.0],
+            A_ub=np.hstack([jac, -np.ones((len(r), 1))]),
+            b_ub=-r,
+            bounds=[(-delta, delta)] * len(v) + [(None, None)],
+        )
+        vn = v + lp.x[:-1]
+        rn = knot_ratio(vn, knots, t1, n, grid=grid)[0]
+        accepted = rn.max() < r.max()
+        print(f"iteration {it}: worst {r.max():.5f}, predicted {lp.x[-1]:.5f}, new {rn.max():.5f}", flush=True)
+        if accepted:
+            gain = (r.max() - rn.max()) / max(r.max() - lp.x[-1], 1e-12)
+            v, r = vn, rn
+            delta = min(1.0, delta * 1.5) if gain > 0.5 else delta
+        else:
+            delta *= 0.4
+            if delta < 1e-3:
+                break
+    return v, float(r.max())
+
+
+def knots_report(n: int = N2) -> list[str]:
+    """The constants of profile 3 through the model: the worst ratio over every t of [2^10, n], and at the
+    five points (the lattice counter's own figures: ``bench_counters.py --anytime``)."""
+    from transforms.core.counters.factorization.anytime import B3, KNOTS3, LOGH2_3, MERGE_T1, Q3
+
+    ratio, m = knot_ratio(np.array(LOGH2_3[1:]), np.array(KNOTS3), MERGE_T1, n, tailc=1.0 / (B3 * (Q3 - 1.0)))
+    lo = (1 << 10) - MERGE_T1 - 1
+    i = int(np.argmax(ratio[lo:]))
+    five = " / ".join(f"{ratio[(1 << k) - MERGE_T1 - 1]:.4f}" for k in (10, 14, 18, 22, 24) if 1 << k <= n)
+    at = math.log2(lo + i + MERGE_T1 + 1)
+    return [f"profile 3 (model): M = {m:.4f}, worst {ratio[lo + i]:.4f} at t = 2^{at:.2f}; five points {five}"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reduced", action="store_true")
     ap.add_argument("--others", action="store_true", help="readout, capped start, inverse-variance mix")
     ap.add_argument("--t1", type=int, nargs="+", default=[256, 512, 768])
     ap.add_argument("--params", type=float, nargs=3, default=list(PROFILE2))
+    ap.add_argument("--knots", action="store_true", help="profile 3's constants through the model")
+    ap.add_argument(
+        "--optimise", action="store_true", help="with --knots: re-run the design from profile 3's constants"
+    )
     args = ap.parse_args(argv)
+    if args.knots:
+        if args.optimise:
+            from transforms.core.counters.factorization.anytime import KNOTS3, LOGH2_3, MERGE_T1
+
+            v, worst = optimise_knots(np.array(LOGH2_3[1:]), np.array(KNOTS3), MERGE_T1)
+            print("LOGH2_3 =", tuple(round(float(x), 6) for x in (0.0, *v)), f"worst on the grid {worst:.5f}")
+        for line in knots_report():
+            print(line, flush=True)
+        return 0
     if args.reduced:
         print("| span [t0, N] | best damped Toeplitz | merged start (items before t0 one item) |")
         print("|---|---|---|")

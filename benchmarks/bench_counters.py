@@ -213,23 +213,43 @@ def pure_table(logs) -> None:
 
 
 def anytime_table(logs) -> None:
-    """anytime_sqrt (profiles 1 and 2) and blt (design 2^12) over the square root designed for t."""
-    from transforms.core.counters.factorization.anytime import PROFILE
+    """anytime_sqrt (profiles 1, 2 and 3) and blt (design 2^12) over the square root designed for t, and each
+    profile's worst ratio over every t from 2^10 to the largest t asked (profile 3 before its hand-over too)."""
+    from transforms.core.counters.factorization.anytime import MERGE_T1, PROFILE
 
     top = 1 << max(logs)
     s = np.cumsum(sqrt_coefficients(top) ** 2)
-    paths = {p: anytime_variance_path(top, profile=p) for p in (1, PROFILE)}
+    ref_all = s * s / 2
+    profiles = (1, 2, 3)
+    paths = {p: anytime_variance_path(top, profile=p) for p in profiles}
     vb = toeplitz_variance_path("blt", 1 << 12, steps=min(top, 1 << 20))
     print(
-        f"| t | square root for horizon t, s(t)^2/2 | profile 1 | **profile {PROFILE}** (new counters) | blt (2^12) |"
+        "| t | square root for horizon t, s(t)^2/2 | profile 1 | profile 2 | "
+        f"**profile 3 (merged start)**{' (new counters)' if PROFILE == 3 else ''} | blt (2^12) |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for lt in logs:
         t = 1 << lt
-        ref = s[t - 1] ** 2 / 2
-        cells = [f"{paths[p][t - 1]:.3f} ({paths[p][t - 1] / ref:.3f}x)" for p in (1, PROFILE)]
+        ref = ref_all[t - 1]
+        cells = [f"{paths[p][t - 1]:.3f} ({paths[p][t - 1] / ref:.3f}x)" for p in profiles]
         b = f"{vb[t - 1] / ref:.2f}x" if t <= len(vb) else "grows linearly"
-        print(f"| 2^{lt} | {ref:.3f} | {cells[0]} | **{cells[1]}** | {b} |", flush=True)
+        print(f"| 2^{lt} | {ref:.3f} | {cells[0]} | {cells[1]} | **{cells[2]}** | {b} |", flush=True)
+    lo = min(1 << 10, top)
+    worst = []
+    for p in profiles:
+        r = paths[p][lo - 1 :] / ref_all[lo - 1 :]
+        i = int(np.argmax(r))
+        worst.append(f"{r[i]:.4f} (t = 2^{np.log2(lo + i):.2f})")
+    print(f"| worst over every t of [2^{lo.bit_length() - 1}, 2^{max(logs)}] | | " + " | ".join(worst) + " | |")
+    early = [1, MERGE_T1 // 2, MERGE_T1]
+    print(
+        "| before 2^10, t = "
+        + " / ".join(map(str, early))
+        + " | | "
+        + " | ".join(" / ".join(f"{paths[p][t - 1] / ref_all[t - 1]:.2f}" for t in early) for p in profiles)
+        + " | |",
+        flush=True,
+    )
     from transforms.core.foundation import state as state_mod
 
     noise = NoiseSource.generate()

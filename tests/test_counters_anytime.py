@@ -17,14 +17,19 @@ from transforms.core.counters.factorization import anytime as anytime_mod
 from transforms.core.counters.factorization.anytime import (
     A2,
     B2,
+    B3,
     EPS,
     EXACT_TERMS,
     K0,
     K02,
+    KNOTS3,
+    LOGH2_3,
     N2,
     P2,
     Q2,
+    Q3,
     A,
+    AnytimeSqrtCounter,
     anytime_coefficients,
     anytime_sensitivity_sq,
     anytime_tail_bound,
@@ -48,10 +53,15 @@ def test_registered_without_horizon():
     assert c.horizon is None
 
 
+def p2(mech, budget, **kw) -> AnytimeSqrtCounter:
+    """A profile-2 counter (new counters are profile 3: tests/test_counters_anytime_merged.py)."""
+    return AnytimeSqrtCounter(mech, budget, profile=2, **kw)
+
+
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])
 def test_noise_off_exact_across_doublings(kind, no_noise):
     """Signed batches over 3 cells for 1100 steps: the tables double at 256, 512 and 1024."""
-    c = make_counter("anytime_sqrt", HistogramMechanism(3, kind), PureDP(1.0) if kind == "laplace" else ZCDP(0.5))
+    c = p2(HistogramMechanism(3, kind), PureDP(1.0) if kind == "laplace" else ZCDP(0.5))
     rng = np.random.default_rng(5)
     prefix = np.zeros(3)
     for t in range(1100):
@@ -62,8 +72,9 @@ def test_noise_off_exact_across_doublings(kind, no_noise):
         assert c.cap == 2048
 
 
-def test_noise_off_exact_huge_batches(no_noise):
-    c = make_counter("anytime_sqrt", CountMechanism(2, "gaussian"), ZCDP(1.0))
+@pytest.mark.parametrize("profile", [2, 3])
+def test_noise_off_exact_huge_batches(profile, no_noise):
+    c = AnytimeSqrtCounter(CountMechanism(2, "gaussian"), ZCDP(1.0), profile=profile)
     prefix = 0
     for t in range(300):
         b = np.array([1, 2]) if t != 20 else np.array([2**44, -5])
@@ -77,11 +88,14 @@ def _h2(k, profile: int):
     k = np.asarray(k, dtype=np.float64)
     if profile == 1:
         return (1 + A * np.log1p(k / K0)) ** (-(1 + EPS))
+    if profile == 3:  # ln h^2 linear between the knots in log2(1 + k), then the tail past N2
+        first = np.exp(np.interp(np.log2(1 + np.minimum(k, N2)), KNOTS3, LOGH2_3))
+        return first * (1 + B3 * np.log(np.maximum(k, N2) / N2)) ** (-Q3)
     first = (1 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2)
     return first * (1 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2)
 
 
-@pytest.mark.parametrize("profile", [1, 2])
+@pytest.mark.parametrize("profile", [1, 2, 3])
 def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root(profile):
     a, b = anytime_coefficients(5000, profile), anytime_coefficients(9000, profile)
     assert np.array_equal(a, b[:5000]) and np.all(np.diff(b) <= 0) and b[0] == 1 << LATTICE_BITS
@@ -102,16 +116,20 @@ def _tail_estimate(n: int, profile: int, m: int = 1 << 22) -> float:
     def f(u):  # x = e^u, h(x)^2 / pi (ln(1 + x / K0) = logaddexp(0, u - ln K0): no overflow)
         if profile == 1:
             return (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi
+        if profile == 3:
+            x = math.exp(min(u, math.log(N2)))
+            first = math.exp(np.interp(math.log2(1 + x), KNOTS3, LOGH2_3))
+            return first * (1 + B3 * max(0.0, u - math.log(N2))) ** (-Q3) / np.pi
         first = (1 + A2 * np.logaddexp(0.0, min(u, math.log(N2)) - math.log(K02))) ** (-P2)
         return first * (1 + B2 * max(0.0, u - math.log(N2))) ** (-Q2) / np.pi
 
-    brk = [math.log(N2)] if profile == 2 and m < N2 else []
+    brk = [math.log(N2)] if profile >= 2 and m < N2 else []
     edges = [math.log(m), *brk, np.inf]
     rest = sum(quad(f, a, b, limit=200)[0] for a, b in zip(edges, edges[1:]))
     return part + rest
 
 
-@pytest.mark.parametrize("profile", [1, 2])
+@pytest.mark.parametrize("profile", [1, 2, 3])
 def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column(profile):
     """The tail bound is above the tail (float sum plus the integral beyond 2^22) at N = 2, 2^10, 2^21
     and within 10% of it where it is used (N = 2^21); the sensitivity n2 is at least the exact head
@@ -128,7 +146,7 @@ def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column(profil
 
 
 def _released(item_at: int | None, T: int) -> np.ndarray:
-    c = make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(0.5))
+    c = p2(CountMechanism(1, "gaussian"), ZCDP(0.5))
     c.release_log = []
     off = NoiseSource.disabled()
     for t in range(1, T + 1):
@@ -144,18 +162,18 @@ def test_neighbours_move_the_release_by_less_than_the_calibrated_sensitivity():
     T = 300
     base = _released(None, T)
     shifts = [sum(int(v) ** 2 for v in _released(s, T) - base) for s in range(1, T + 1)]
-    n2 = anytime_sensitivity_sq()
-    col0 = [int(v) ** 2 for v in anytime_coefficients(T)]
+    n2 = anytime_sensitivity_sq(2)
+    col0 = [int(v) ** 2 for v in anytime_coefficients(T, 2)]
     assert shifts[0] == sum(col0) == max(shifts) < n2
-    assert make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(0.5)).noise_param == as_ratio_up(n2)
+    assert p2(CountMechanism(1, "gaussian"), ZCDP(0.5)).noise_param == as_ratio_up(n2)
     assert max(shifts) > sum(col0[:100])  # the truncated twin
 
 
 def test_variance_is_the_decoder_row_norm():
     """Reported variance = sigma^2 g^2 ||row_t of S K^-1||^2 (dense solve, 300 steps)."""
     T = 300
-    c = make_counter("anytime_sqrt", CountMechanism(1, "gaussian"), ZCDP(1.0))
-    k = anytime_coefficients(T).astype(np.float64)
+    c = p2(CountMechanism(1, "gaussian"), ZCDP(1.0))
+    k = anytime_coefficients(T, 2).astype(np.float64)
     E = np.zeros((T, T))
     for i in range(T):
         E[i, : i + 1] = k[: i + 1][::-1]
@@ -165,7 +183,7 @@ def test_variance_is_the_decoder_row_norm():
         c.step(None, noise)
         want = float(c.noise_param) * np.sum(W[t] ** 2)
         assert c.variance() == pytest.approx(want, rel=1e-9), t
-    np.testing.assert_allclose(anytime_variance_path(T, rho=1.0)[-1], c.variance(), rtol=1e-12)
+    np.testing.assert_allclose(anytime_variance_path(T, rho=1.0, profile=2)[-1], c.variance(), rtol=1e-12)
 
 
 @pytest.mark.statistical
@@ -174,7 +192,7 @@ def test_variance_formula_measured():
     empirical mean square at t = 10, 100, 256, 257, 300 (|z| below the two-sided 1e-6 / 5 quantile):
     false failure < 1e-6."""
     cells = 2000
-    c = make_counter("anytime_sqrt", HistogramMechanism(cells, "gaussian"), ZCDP(0.5))
+    c = p2(HistogramMechanism(cells, "gaussian"), ZCDP(0.5))
     noise = key("anytime/var")
     z_crit = stats.norm.isf(1e-6 / 10)
     for t in range(1, 301):
@@ -186,7 +204,7 @@ def test_variance_formula_measured():
 
 def test_state_round_trip_across_a_doubling():
     noise = key("state")
-    c = make_counter("anytime_sqrt", HistogramMechanism(3, "gaussian"), ZCDP(1.0), coords=("st",))
+    c = p2(HistogramMechanism(3, "gaussian"), ZCDP(1.0), coords=("st",))
     for t in range(200):
         c.step(np.array([t % 3, 1, 0]), noise)
     plain = state_mod.to_plain(c)

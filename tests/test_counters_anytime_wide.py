@@ -12,6 +12,7 @@ import pytest
 from transforms.core.continual.auto import auto_counter
 from transforms.core.counters import make_counter
 from transforms.core.counters.factorization.anytime import (
+    AnytimeSqrtCounter,
     WideTables,
     anytime_tables,
     limb_dot,
@@ -39,19 +40,21 @@ def test_limb_dot_is_exact_for_large_coefficient_sums():
     assert limb_dot(c, win, s1) == want
 
 
-def test_wide_encoder_releases_what_the_two_limb_encoder_releases():
+@pytest.mark.parametrize("profile, steps, cap", [(2, 600, 1024), (3, 1300, 512)])
+def test_wide_encoder_releases_what_the_two_limb_encoder_releases(profile, steps, cap):
     """The same noise, signed batches and a batch of about 2^61 (the int64 path): every release of a
-    counter using the wide limbs from its first step equals the ordinary counter's, across the doubling
-    at 256 and 512."""
+    counter using the wide limbs from its first step equals the ordinary counter's, across the doublings
+    (profile 2: at 256 and 512; profile 3: its first phase, the hand-over of a merged item near 2^61 after
+    896 steps, then positions 256 to 405)."""
     noise = key("anytime/wide")
-    a = make_counter("anytime_sqrt", HistogramMechanism(3, "gaussian"), ZCDP(1.0))
-    b = make_counter("anytime_sqrt", HistogramMechanism(3, "gaussian"), ZCDP(1.0))
+    a = AnytimeSqrtCounter(HistogramMechanism(3, "gaussian"), ZCDP(1.0), profile=profile)
+    b = AnytimeSqrtCounter(HistogramMechanism(3, "gaussian"), ZCDP(1.0), profile=profile)
     b.narrow_s1 = 1
     rng = np.random.default_rng(1)
-    for t in range(600):
+    for t in range(steps):
         x = np.array([2**61, -(2**61) + 7, 5]) if t == 300 else rng.integers(-3, 6, 3)
         np.testing.assert_array_equal(a.step(x, noise), b.step(x, noise))
-    assert not a._float_mode and not b._float_mode and b.cap == 1024
+    assert not a._float_mode and not b._float_mode and b.cap == cap
 
 
 def test_wide_encoder_noise_off_equals_prefix_sums(no_noise):
@@ -79,9 +82,9 @@ OLD_LIMIT = 1 << 21  # the first version refused to step past it
 def _seeded(t0: int, m: int, rng) -> tuple:
     """A counter as if it had stepped t0 times (noise off) through random small batches: the tables of
     OLD_LIMIT steps, the windows holding the batches (noise off, the decoded rows are the batches)."""
-    c = make_counter("anytime_sqrt", HistogramMechanism(m, "gaussian"), ZCDP(1.0))
+    c = AnytimeSqrtCounter(HistogramMechanism(m, "gaussian"), ZCDP(1.0), profile=2)
     c.cap = OLD_LIMIT
-    c._tab = anytime_tables(c.cap)
+    c._tab = anytime_tables(c.cap, 2)
     c.window = c._tab.size
     hist = rng.integers(-3, 6, (t0, m)).astype(np.float64)
     for w in (c._d, c._x):

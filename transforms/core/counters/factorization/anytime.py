@@ -10,9 +10,20 @@ a stored state without it is profile 1 and continues as it did):
 
 * profile 1: h(k)^2 = (1 + A ln(1 + k / K0))^-(1 + EPS) (worst ratio to the square root designed
   for t, over t = 2^10 .. 2^24: 1.57x);
-* profile 2 (new counters): h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2 = 2^24 (P2 < 1),
+* profile 2: h(k)^2 = (1 + A2 ln(1 + k / K02))^-P2 for k < N2 = 2^24 (P2 < 1),
   then h(N2)^2 (1 + B2 ln(k / N2))^-Q2 (Q2 > 1): the ratio is lower at 2^10 and 2^24
-  (``docs/counters.md`` has the table).
+  (``docs/counters.md`` has the table);
+* profile 3 (new counters): a **merged start** and a knot damping. ln h(k)^2 is piecewise linear in
+  log2(1 + k) through (KNOTS3, LOGH2_3) up to N2, then h(N2)^2 (1 + B3 ln(k / N2))^-Q3. The first
+  MERGE_T1 steps are a separate phase: the square root for horizon MERGE_T1 with its column scaled to
+  squared norm <= 1 = e_0^2 (integer coefficients P_k, P_0 < 2^20), releasing the estimates up to
+  MERGE_T1; from step MERGE_T1 + 1 the damped Toeplitz runs on the merged stream (x_0 = the sum of the
+  first MERGE_T1 batches, then one batch a step) with no release for x_0 alone: its estimate is
+  phase 1's at MERGE_T1 (the hand-over). An item of the first phase moves phase 1's releases by at
+  most e_0^2 and phase 2's by (e_1, e_2, ...); any later item by the Toeplitz column: the sensitivity
+  is the infinite column's, n2, as for the other profiles. Worst ratio to the square root designed for
+  t over every t of [2^10, 2^24]: 1.2444 (lattice; profile 2: 1.382; ``docs/counters.md``, "Profile 3");
+  the price is phase 1 (ratio 4.65 to 15 before MERGE_T1, where profile 2 has 1.4 to 4.4).
 
 Tail: sum_{k >= N} c_k^2 h(k)^2 <= int_{N-1}^inf h(x)^2 / (pi x) dx (c_k^2 <= 1 / (pi k); h^2 / x
 decreasing), in closed form per regime (:func:`anytime_tail_bound`; the proof in
@@ -31,7 +42,7 @@ for ever.
 Memory and work: O(t m) numbers and O(t m) work per step (as ``sqrt_factorization`` at
 horizon t), plus an FFT of length 2t at each doubling (the decoder weights). No step limit: the
 lattice counters' exact int64 encoder splits a batch into two 31-bit limbs, which needs
-sum_k K_k < 2^31 (both profiles: up to the table of NARROW_STEPS = 2^23 steps); past it the
+sum_k K_k < 2^31 (every profile: up to the table of NARROW_STEPS = 2^23 steps); past it the
 tables are :class:`WideTables` and the encoder splits into as many narrower limbs as
 ``s1 2^w < 2^61`` requires (:func:`limb_dot`): still exact, int64 products, Python-int sums.
 
@@ -65,6 +76,11 @@ __all__ = [
     "N2",
     "B2",
     "Q2",
+    "KNOTS3",
+    "LOGH2_3",
+    "B3",
+    "Q3",
+    "MERGE_T1",
     "PROFILE",
     "EXACT_TERMS",
     "NARROW_STEPS",
@@ -78,6 +94,8 @@ __all__ = [
     "anytime_tables",
     "anytime_tail_bound",
     "anytime_variance_path",
+    "merge_tables",
+    "PhaseTables",
 ]
 
 # profile 1 (the counter's first version; a restored counter without ``profile`` in its state): the
@@ -90,12 +108,40 @@ A, K0, EPS = 0.9, 250_000.0, 0.72
 # over the ratio at t = 2^10, 2^14, 2^18, 2^22, 2^24 (docs/counters.md, "Anytime square root")
 A2, K02, P2 = 0.933, 1640.0, 0.711
 N2, B2, Q2 = float(1 << 24), 1.0, 2.0
-PROFILE = 2  # the profile of a new counter
+# profile 3 (new counters): ln h(k)^2 piecewise linear in log2(1 + k) through these knots for k <= N2 (constant
+# past the last knot, as np.interp), then h(N2)^2 (1 + B3 ln(k / N2))^-Q3; a merged start of MERGE_T1 steps.
+# The knot values minimise the worst ratio to the square root designed for t over every t of [2^10, 2^24]
+# on the lattice model (floored coefficients, the merged start; benchmarks/anytime_merge.py --knots);
+# public constants of the design, like every profile's: they decide which noise is drawn, not when.
+KNOTS3 = (0.0, 2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 12.0, 14.0, 16.0, 18.0, 20.0, 21.0, 22.0, 23.0, 24.0)
+LOGH2_3 = (
+    0.000000,
+    0.007364,
+    0.010649,
+    -0.001695,
+    0.040820,
+    0.124171,
+    0.009496,
+    -0.371032,
+    -0.661091,
+    -0.831017,
+    -0.923297,
+    -1.009208,
+    -1.086119,
+    -1.039407,
+    -1.005466,
+    -1.158048,
+    -1.811534,
+)
+B3, Q3 = 2.0, 3.0
+MERGE_T1 = 896
+PROFILE = 3  # the profile of a new counter
 EXACT_TERMS = 1 << 21  # the column summed exactly below this, bounded above it
-NARROW_STEPS = 1 << 23  # the largest table (a power of 2) of both profiles whose K_k sum below 2^31
+NARROW_STEPS = 1 << 23  # the largest table (a power of 2) of every profile whose K_k sum below 2^31 (0.96 for 3)
 _NARROW_S1 = 1 << 31  # LatticeTables' limit on s1 (two 31-bit limbs)
 _CHUNK = 8192  # numbers per partial product (below OpenBLAS's multi-threading size, as lattice.py's)
 _FIRST_CAP = 256
+_FLOAT_EXACT = 1 << 53  # integers below this are exact in float64 (the lattice encoder's float mode)
 _BLOCK = 4096  # the damping is evaluated in aligned blocks (the same floats for any table size)
 
 
@@ -104,8 +150,11 @@ def _damping_block(i: int, profile: int = 1) -> np.ndarray:
     k = np.arange(i * _BLOCK, (i + 1) * _BLOCK, dtype=np.float64)
     if profile == 1:
         return (1.0 + A * np.log1p(k / K0)) ** (-(1.0 + EPS) / 2)
-    h1 = (1.0 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2 / 2)  # h(min(k, N2))
-    return h1 * (1.0 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2 / 2)
+    if profile == 2:
+        h1 = (1.0 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2 / 2)  # h(min(k, N2))
+        return h1 * (1.0 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2 / 2)
+    h1 = np.exp(0.5 * np.interp(np.log2(1.0 + np.minimum(k, N2)), KNOTS3, LOGH2_3))
+    return h1 * (1.0 + B3 * np.log(np.maximum(k, N2) / N2)) ** (-Q3 / 2)
 
 
 def anytime_coefficients(n: int, profile: int = PROFILE) -> np.ndarray:
@@ -126,6 +175,11 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
         if x >= K0:  # h(x)^2 <= (1 + A ln(x / K0))^-(1+EPS) there: substitute v = ln(x / K0)
             out = min(out, (1.0 + A * math.log(x / K0)) ** (-EPS) / (math.pi * A * EPS))
         return out
+    if profile == 3:
+        out = math.exp(LOGH2_3[-1]) * (1.0 + B3 * math.log(max(x, N2) / N2)) ** (1.0 - Q3) / (math.pi * B3 * (Q3 - 1.0))
+        if x < N2:  # 1/u <= (1 + 1/x) / (1 + u) for u >= x; w = ln(1 + u): ln h^2 linear in w on each piece
+            out += (1.0 + 1.0 / x) * _knot_integral(x) / math.pi
+        return out
     h2n = (1.0 + A2 * math.log1p(N2 / K02)) ** (-P2)  # h(N2)^2
     # past max(x, N2): v = ln(x / N2), int (1 + B2 v)^-Q2 dv from v0
     out = h2n * (1.0 + B2 * math.log(max(x, N2) / N2)) ** (1.0 - Q2) / (math.pi * B2 * (Q2 - 1.0))
@@ -134,6 +188,34 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
         part = ((1.0 + A2 * ub) ** (1.0 - P2) - (1.0 + A2 * ua) ** (1.0 - P2)) / (A2 * (1.0 - P2))
         out += (1.0 + K02 / x) * part / math.pi
     return out
+
+
+def _knot_integral(x: float) -> float:
+    """int_x^N2 h(u)^2 / (1 + u) du for profile 3 (x < N2): with w = ln(1 + u) = X ln 2, ln h^2 is linear in
+    X on each piece between knots (slope s), so each piece is ln 2 (h_b^2 - h_a^2) / s (or ln 2 h^2 (X_b - X_a)
+    where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp)."""
+    lo, top = math.log2(1.0 + x), math.log2(1.0 + N2)
+    pts = list(zip(KNOTS3, LOGH2_3)) + [(max(top, KNOTS3[-1]), LOGH2_3[-1])]
+    total = 0.0
+    for (x0, v0), (x1, v1) in zip(pts, pts[1:]):
+        a, b = max(lo, x0), min(top, x1)
+        if b <= a:
+            continue
+        slope = (v1 - v0) / (x1 - x0)
+        va, vb = v0 + slope * (a - x0), v0 + slope * (b - x0)
+        total += math.log(2.0) * (math.exp(va) * (b - a) if slope == 0 else (math.exp(vb) - math.exp(va)) / slope)
+    return total
+
+
+def _check_knots() -> None:
+    """The tail bound's sum-to-integral step needs h(u)^2 / u non-increasing past EXACT_TERMS: on a piece,
+    h^2 ~ (1 + u)^(s / ln 2), which holds when every slope s <= ln 2; the knots increase and start at 0."""
+    slopes = [(v1 - v0) / (x1 - x0) for x0, x1, v0, v1 in zip(KNOTS3, KNOTS3[1:], LOGH2_3, LOGH2_3[1:])]
+    if KNOTS3[0] != 0.0 or LOGH2_3[0] != 0.0 or min(np.diff(KNOTS3)) <= 0 or max(slopes) > math.log(2.0):
+        raise AssertionError("profile 3's knots must start at (0, 0), increase, and rise by at most ln 2 an octave")
+
+
+_check_knots()
 
 
 @functools.lru_cache(maxsize=2)
@@ -202,6 +284,38 @@ def limb_dot(c: np.ndarray, win: np.ndarray, s1: int) -> list[int]:
         rest, shift = rest >> w, shift + w
 
 
+class PhaseTables(LatticeTables):
+    """Phase 1 of profile 3's merged start: P_k = floor(c_k 2^20 / sqrt(s(t1))), k < t1 (c the square root's
+    coefficients, s(t1) = sum_{k<t1} c_k^2), made non-increasing, so that sum_k P_k^2 <= 2^40 = K_0^2
+    (checked exactly: the merged item's column in phase 2 lacks exactly K_0^2). Its leading coefficient is
+    P_0 < 2^20 (the decoder divides by it); b: the decoder weights of P / 2^20, so that the variance is
+    sigma^2 g^2 bsq as for every lattice table."""
+
+    def __init__(self, t1: int):  # noqa: D107 (LatticeTables' arrays with P_0 < 2^20)
+        c = sqrt_coefficients(t1)
+        scale = float(1 << LATTICE_BITS) / math.sqrt(float(np.sum(c * c)) * (1.0 + 1e-12))
+        cint = np.minimum.accumulate(np.floor(c * scale).astype(np.int64))
+        self.cint = cint
+        self.crev_i = cint[::-1].copy()
+        self.crev_f = self.crev_i.astype(np.float64)
+        self.s1 = int(sum(int(v) for v in cint))
+        self.column_sq = int(sum(int(v) * int(v) for v in cint))
+        if not (0 < cint[-1] and cint[1] < cint[0] and self.column_sq <= 1 << (2 * LATTICE_BITS)):
+            raise AssertionError("phase 1's column must be positive, decreasing, of squared norm at most 2^40")
+        self.b = np.cumsum(series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), t1))
+        self.bsq = np.cumsum(self.b * self.b)
+        for a in (self.cint, self.crev_i, self.crev_f, self.b, self.bsq):
+            a.setflags(write=False)
+
+
+@functools.lru_cache(maxsize=2)
+def merge_tables(t1: int, profile: int = PROFILE) -> PhaseTables:
+    """Phase 1's tables, with ``n2`` the infinite column's bound (the one sigma of the whole counter)."""
+    tab = PhaseTables(t1)
+    tab.n2 = anytime_sensitivity_sq(profile)
+    return tab
+
+
 @functools.lru_cache(maxsize=4)
 def anytime_tables(cap: int, profile: int = PROFILE) -> LatticeTables:
     """The lattice tables of the first ``cap`` steps, with ``n2`` the infinite column's bound."""
@@ -222,18 +336,61 @@ class AnytimeSqrtCounter(BLTCounter):
     narrow_s1 = _NARROW_S1  # the two-limb encoder below this s1, wide limbs from it (tests lower it)
 
     profile = 1  # a stored state without ``profile`` (the first version) restores and continues as profile 1
+    merge_t1 = 0  # the merged start's first phase, in steps (profile 3, Gaussian); 0: none (profiles 1, 2)
+    base_t = 0  # after the hand-over: the step before the merged item's position 1 (merge_t1 - 1); 0 before
+    merge_v0 = 1.0  # phase 1's squared decoder row at merge_t1: the merged item's estimate's variance / (sigma g)^2
 
-    def __init__(self, mechanism, budget, *, horizon: int | None = None, coords=(), scope=None, **kw):
+    def __init__(
+        self, mechanism, budget, *, horizon: int | None = None, coords=(), scope=None, profile: int | None = None, **kw
+    ):
         self.cap = _FIRST_CAP
-        self.profile = PROFILE
+        self.profile = PROFILE if profile is None else int(profile)
+        if self.profile not in (1, 2, 3):
+            raise ValueError(f"anytime_sqrt has profiles 1, 2 and 3, not {profile!r}")
+        # the merged start's length is a constant of the profile (public, like the damping): it decides which
+        # noise is drawn and how the releases are decoded, never when a release happens
+        self.merge_t1 = MERGE_T1 if self.profile >= 3 and mechanism.noise_kind == GAUSSIAN else 0
         super().__init__(mechanism, budget, horizon=horizon, coords=coords, scope=scope, **kw)
+
+    @property
+    def _first_phase(self) -> bool:
+        return bool(self.merge_t1) and not self.base_t
+
+    def _pos(self) -> int:
+        return self.t - self.base_t
 
     @property
     def _gaussian(self) -> bool:
         return self.mechanism.noise_kind == GAUSSIAN
 
     def _tables(self):
-        return anytime_tables(self.cap, self.profile) if self._gaussian else super()._tables()
+        if not self._gaussian:
+            return super()._tables()
+        if self._first_phase:
+            return merge_tables(self.merge_t1, self.profile)
+        return anytime_tables(self.cap, self.profile)
+
+    def _hand_over(self) -> None:
+        """After step merge_t1: the first phase's batches become the merged item x_0 at position 1 of the damped
+        Toeplitz (encoded exactly: their integer sum), its estimate phase 1's (the running sum); no release
+        for x_0 alone. The next step is position 2."""
+        x0 = [sum(int(v) for v in col) for col in self._d.last(self.t).T]  # every first-phase row is kept
+        self.merge_v0 = float(self._tab.bsq[self.t - 1])
+        self.base_t = self.t - 1
+        self.cap = _FIRST_CAP
+        self._tab = self._tables()
+        self.window = self._tab.size
+        dmax = max([self._dmax, *(abs(v) for v in x0)])
+        if dmax >= 1 << 62:
+            raise ValueError("the first phase's batches sum to 2^62 or more: the merged item cannot be encoded exactly")
+        self._dmax = dmax
+        if self._float_mode and self._tab.s1 * dmax >= _FLOAT_EXACT:
+            self._float_mode = False
+            self._d.astype(np.int64)
+        for w in (self._d, self._x):
+            w.restart(self.window, 2 * self.window)
+        self._d.push(np.array(x0, dtype=self._d.arr.dtype))
+        self._x.push(self._acc.copy())
 
     def _grow(self) -> None:
         """Double the tables (and the row windows) before step cap + 1: every past row is kept."""
@@ -249,7 +406,7 @@ class AnytimeSqrtCounter(BLTCounter):
         tab = self._tab
         if tab.s1 < self.narrow_s1:
             return super()._encode(d)
-        L = min(self.t, self.window)
+        L = min(self._pos(), self.window)
         dmax = int(np.max(np.abs(d))) if len(d) else 0
         if dmax >= 1 << 62:
             raise ValueError("a batch answer of 2^62 or more cannot be encoded exactly")
@@ -265,14 +422,35 @@ class AnytimeSqrtCounter(BLTCounter):
         return limb_dot(c, win, tab.s1)
 
     def step(self, batch, noise):
-        if self._gaussian and self.t >= self.cap:
+        if self._first_phase and self.t == self.merge_t1:
+            self._hand_over()
+        if self._gaussian and not self._first_phase and self._pos() >= self.cap:
             self._grow()
         return super().step(batch, noise)
+
+    def _advance_weights(self) -> None:
+        """After the hand-over the merged item's estimate (variance merge_v0 in units of (sigma g)^2) enters the
+        prefix at position tau + 1 with weight b_tau, every release j with b_(tau - j): the row norm^2 is
+        merge_v0 b_tau^2 + sum_{j < tau} b_j^2 (docs/counters.md, "Merged start")."""
+        if not self.base_t:
+            return super()._advance_weights()
+        tau = self._pos() - 1
+        bk = float(self._tab.b[tau])
+        self._bsq = float(self._tab.bsq[tau - 1]) + self.merge_v0 * bk * bk
 
 
 def anytime_variance_path(steps: int, rho: float = 1.0, profile: int = PROFILE) -> np.ndarray:
     """Analytic per-step variance of ``anytime_sqrt`` (count, zCDP rho), t = 1..steps."""
-    cap = max(_FIRST_CAP, 1 << (steps - 1).bit_length())
-    tab = anytime_tables(cap, profile)
-    sigma2 = float(as_ratio_up(Fraction(tab.n2) / (2 * Fraction(rho))))
-    return sigma2 * 2.0 ** (-2 * LATTICE_BITS) * np.asarray(tab.bsq[:steps])
+    g2 = 2.0 ** (-2 * LATTICE_BITS)
+    sigma2 = float(as_ratio_up(Fraction(anytime_sensitivity_sq(profile)) / (2 * Fraction(rho))))
+    if profile < 3:
+        cap = max(_FIRST_CAP, 1 << (steps - 1).bit_length())
+        return sigma2 * g2 * np.asarray(anytime_tables(cap, profile).bsq[:steps])
+    p1 = merge_tables(MERGE_T1, profile)
+    head = np.asarray(p1.bsq[: min(steps, MERGE_T1)])
+    late = steps - MERGE_T1  # tau = 1..late after the hand-over
+    if late <= 0:
+        return sigma2 * g2 * head
+    tab = anytime_tables(max(_FIRST_CAP, 1 << late.bit_length()), profile)
+    tau = np.arange(1, late + 1)
+    return sigma2 * g2 * np.concatenate([head, tab.bsq[tau - 1] + float(p1.bsq[-1]) * tab.b[tau] ** 2])

@@ -184,6 +184,12 @@ class _RowWindow:
     def last(self, count: int) -> np.ndarray:
         return self.arr[self.n - count : self.n]
 
+    def restart(self, keep: int, limit: int) -> None:
+        """Forget every row; keep the last ``keep`` rows from now on (a counter starting a new phase)."""
+        self.keep = int(keep)
+        self.limit = max(int(limit), self.keep)
+        self.n = 0
+
     def astype(self, dtype) -> None:
         self.arr = self.arr.astype(dtype)
 
@@ -303,7 +309,7 @@ class _LatticeToeplitzCounter(ContinualCounter):
     def _encode(self, d: np.ndarray) -> list[int] | np.ndarray:
         """y_t = sum_{k<L} K_k d_{t-k}, exact (float64 while every partial sum is an
         integer below 2^53, else two int64 limbs recombined as Python ints)."""
-        tab, L = self._tab, min(self.t, self.window)
+        tab, L = self._tab, min(self._pos(), self.window)
         dmax = int(np.max(np.abs(d))) if len(d) else 0
         if dmax >= 1 << 62:
             raise ValueError("a batch answer of 2^62 or more cannot be encoded exactly")
@@ -320,6 +326,11 @@ class _LatticeToeplitzCounter(ContinualCounter):
         lo = win - (hi << _LIMB)
         yh, yl = _dot(c, hi), _dot(c, lo)  # each |.| < s1 2^31 < 2^62: no int64 overflow
         return [(int(a) << _LIMB) + int(b) for a, b in zip(yh, yl)]
+
+    def _pos(self) -> int:
+        """The current step's position in the Toeplitz matrix: t (``anytime_sqrt``'s merged start counts
+        its second phase from the merged item, ``anytime.py``)."""
+        return self.t
 
     def step(self, batch, noise: NoiseSource) -> np.ndarray:
         """Consume the batch of timestamp t+1 and return the estimate at t+1."""
@@ -347,9 +358,9 @@ class _LatticeToeplitzCounter(ContinualCounter):
     def _decode(self, yhat: np.ndarray) -> None:
         """x_t = (yhat_t - sum_{k>=1} K_k x_{t-k}) / K_0: forward substitution.
         Noise off, x_t = d_t exactly (the same integer bound as the encoder)."""
-        tab, L = self._tab, min(self.t, self.window)
+        tab, L = self._tab, min(self._pos(), self.window)
         s = _dot(tab.crev_f[self.window - L : self.window - 1], self._x.last(L - 1)) if L > 1 else 0.0
-        x = (yhat - s) / float(1 << LATTICE_BITS)
+        x = (yhat - s) / float(tab.cint[0])  # K_0 = 2^20 (a merged start's phase 1: its own K_0, anytime.py)
         self._x.push(x)
         self._acc = self._acc + x
 
@@ -357,7 +368,7 @@ class _LatticeToeplitzCounter(ContinualCounter):
         """b_{t-1}, the newest weight of row t of S K~^-1: from the table, or
         (unbounded counters past it) by the recurrence b_k = 1 - sum_{j>=1} K~_j b_{k-j};
         keeps sum_{k<t} b_k^2 and, for Laplace noise, the bucket counts."""
-        tab, k = self._tab, self.t - 1
+        tab, k = self._tab, self._pos() - 1
         if k < len(tab.b):
             bk = float(tab.b[k])
             self._bsq = float(tab.bsq[k])
