@@ -99,6 +99,11 @@ def test_a_merged_item_of_2_62_or_more_is_refused():
     off = NoiseSource.disabled()
     for _ in range(T1):
         c.step(np.array([1 << 53]), off)
+    plain = state_mod.to_plain(c)
+    with pytest.raises(ValueError, match="merged item"):
+        c.step(np.array([1]), off)
+    # nothing changed: a retried step refuses again, and the state is the one before the refusal
+    assert c._first_phase and c.t == T1 and state_mod.to_plain(c) == plain
     with pytest.raises(ValueError, match="merged item"):
         c.step(np.array([1]), off)
 

@@ -375,14 +375,14 @@ class AnytimeSqrtCounter(BLTCounter):
         Toeplitz (encoded exactly: their integer sum), its estimate phase 1's (the running sum); no release
         for x_0 alone. The next step is position 2."""
         x0 = [sum(int(v) for v in col) for col in self._d.last(self.t).T]  # every first-phase row is kept
+        dmax = max([self._dmax, *(abs(v) for v in x0)])
+        if dmax >= 1 << 62:  # refused before any field changes: a retried step refuses again
+            raise ValueError("the first phase's batches sum to 2^62 or more: the merged item cannot be encoded exactly")
         self.merge_v0 = float(self._tab.bsq[self.t - 1])
         self.base_t = self.t - 1
         self.cap = _FIRST_CAP
         self._tab = self._tables()
         self.window = self._tab.size
-        dmax = max([self._dmax, *(abs(v) for v in x0)])
-        if dmax >= 1 << 62:
-            raise ValueError("the first phase's batches sum to 2^62 or more: the merged item cannot be encoded exactly")
         self._dmax = dmax
         if self._float_mode and self._tab.s1 * dmax >= _FLOAT_EXACT:
             self._float_mode = False
