@@ -61,9 +61,23 @@ def _counters(core):
     return counters
 
 
+def _merged_tables(counter):
+    """``anytime_sqrt``'s merged start (profile 3): phase 1's tables and the Toeplitz tables after the hand-over,
+    long enough for LAST steps."""
+    from transforms.core.counters.factorization.anytime import anytime_tables, merge_tables
+
+    t1 = counter.merge_t1
+    return t1, merge_tables(t1, counter.profile), anytime_tables(1 << (LAST - t1 + 1).bit_length(), counter.profile)
+
+
 def _rows(counter) -> np.ndarray:
     """The counter's decoder row norms^2 in lattice units, t = 1..: ``scaled_sqrt``'s ``rowsq``, a
-    Toeplitz counter's ``bsq`` (what its ``variance()`` reads at each step)."""
+    Toeplitz counter's ``bsq`` (what its ``variance()`` reads at each step); with a merged start, phase 1's
+    rows, then ``V0 b_tau^2 + sum_{j < tau} b_j^2``."""
+    if getattr(counter, "merge_t1", 0):
+        t1, p1, tab = _merged_tables(counter)
+        tau = np.arange(1, LAST - t1 + 1)
+        return np.concatenate([p1.bsq, tab.bsq[tau - 1] + float(p1.bsq[-1]) * tab.b[tau] ** 2])
     tab = counter._tab
     return np.asarray(tab.rowsq if hasattr(tab, "rowsq") else tab.bsq)
 
@@ -82,7 +96,28 @@ def expected_error(var: np.ndarray) -> float:
 def _decoder(counter) -> tuple[np.ndarray, np.ndarray, float]:
     """(b, a, g): the counter's error at t is ``g sum_{k<t} b_{t-1-k} a_k z_k`` for its lattice draws z
     (``a_k = 2^shift / s_k`` for ``scaled_sqrt``, 1 for a Toeplitz counter), checked against the variance
-    it states at every t. An unbounded counter's tables are doubled as its run doubles them."""
+    it states at every t. An unbounded counter's tables are doubled as its run doubles them. With a merged
+    start: (("merged", t1, phase 1's b, the Toeplitz b), None, g), decoded by ``_decode``."""
+    if getattr(counter, "merge_t1", 0):
+        t1, p1, tab = _merged_tables(counter)
+        g = counter.unit / float(1 << LATTICE_BITS)
+        dec = (("merged", t1, np.asarray(p1.b, dtype=np.float64), np.asarray(tab.b, dtype=np.float64)), None, g)
+        # each draw's weight in the error at t, whose squares the stated variance sums: bP_(t-1-k) before the
+        # hand-over; after it b_tau bP_(t1-1-k) for a first-phase draw k, b_(t-1-k) for a later one
+        ks = (0, t1 // 2, t1 - 1, t1, t1 + 5)
+        unit = np.zeros((len(ks), LAST))
+        unit[range(len(ks)), ks] = 1.0
+        resp = _decode(dec, unit) / g
+        t = np.arange(1, LAST + 1)
+        for row, k in zip(resp, ks):
+            want = np.zeros(LAST)
+            early = (t > k) & (t <= t1)
+            want[early] = p1.b[t[early] - 1 - k]
+            late = t > max(k, t1)
+            want[late] = tab.b[t[late] - t1] * p1.b[t1 - 1 - k] if k < t1 else tab.b[t[late] - 1 - k]
+            if not np.allclose(row, want, rtol=1e-8, atol=1e-9):
+                raise AssertionError("the merged decoder is not the counter's")
+        return dec
     while len(counter._tab.b) < LAST:
         counter._grow()
     tab = counter._tab
@@ -100,6 +135,13 @@ def _decode(dec, z: np.ndarray) -> np.ndarray:
     """The error paths of draws ``z`` (paths x LAST) through the decoder (one FFT convolution)."""
     b, a, g = dec
     nfft = 1 << (2 * LAST - 1).bit_length()
+    if a is None:  # the merged start: phase 1's errors, then b_tau x phase 1's error at t1 plus the Toeplitz part
+        _, t1, bp, bt = b
+        z = np.asarray(z, dtype=np.float64)
+        e1 = np.fft.irfft(np.fft.rfft(bp, nfft) * np.fft.rfft(z[..., :t1], nfft, axis=-1), nfft, axis=-1)[..., :t1]
+        late = np.fft.irfft(np.fft.rfft(bt[: LAST - t1], nfft) * np.fft.rfft(z[..., t1:], nfft, axis=-1), nfft, axis=-1)
+        late = late[..., : LAST - t1] + bt[1 : LAST - t1 + 1] * e1[..., -1:]
+        return g * np.concatenate([e1, late], axis=-1)
     fz = np.fft.rfft(np.asarray(z, dtype=np.float64) * a, nfft, axis=-1)
     return g * np.fft.irfft(np.fft.rfft(b, nfft) * fz, nfft, axis=-1)[..., :LAST]
 
