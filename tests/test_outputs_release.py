@@ -336,8 +336,16 @@ def test_sigint_cancels_a_bounded_run_whatever_the_runner_turns_it_into(where):
     """SIGINT during a bounded run's ``p.run()`` (the DirectRunner runs there) or its wait (a portable runner,
     after its job server replaced the handler), even when the runner turns the KeyboardInterrupt into another
     exception: ``cancelled``, the job asked to cancel, Python's handler back afterwards, no traceback."""
+    # the child starts with SIGINT at its default, so that Python installs its own handler at start-up: a test
+    # run launched in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and Python then
+    # leaves it ignored (the handler put back afterwards would be SIG_IGN, not Python's)
     proc = subprocess.run(
-        [sys.executable, "-c", BOUNDED_SCRIPT, where], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", BOUNDED_SCRIPT, where],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stdout.split() == ["cancelled", "None", str(where == "in_wait"), "True"], proc.stdout
