@@ -187,3 +187,33 @@ def test_broken_twin_fails(check, patch, monkeypatch):
     monkeypatch.setattr(state_mod, *patch)
     with pytest.raises(AssertionError):
         check()
+
+
+# -- found on the way, not fixed here (a change of the stored format: the lead's decision) ---------------------
+# The tagged forms are recognised by their keys alone, and a dict whose keys are data is stored as it is: a plain
+# dict field whose only key is "$c" comes back as a Counter of its value, and a walked dict holding the key "$o",
+# "$r", "$nd" or "$c" among others comes back as an object, a reference, an array or a Counter. Entry ids and person
+# ids are such keys (the in-memory ``process_tick`` path: its registry and person rule are in the mechanism's state;
+# the Beam steps keep neither there). strict: each turns into a failure once the format escapes such keys.
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="a plain dict field {'$c': ...} is restored as a Counter (entry id '$c')"
+)
+def test_entry_id_dollar_c_survives_a_state_round_trip():
+    reg = EntryRegistry((3,))
+    reg.resolve_tick(1, [Update("insert", "$c", (1,))])
+    back = restore(decode(encode(to_plain(reg))))
+    assert back.entries == {"$c": ((1,), 1, 1)}, back.entries  # got Counter({1: 2, (1,): 1})
+
+
+@pytest.mark.xfail(
+    strict=True, raises=TypeError, reason="a walked dict with the key '$r' is read as a reference (person id '$r')"
+)
+def test_person_id_dollar_r_survives_a_state_round_trip():
+    from transforms.core.contribution.bounding import PersonBounder, PersonLimit
+
+    bounder = PersonBounder(PersonLimit(2, None))
+    bounder.bound_tick(1, [("$r", Update("insert", "a", (0,))), ("bob", Update("insert", "b", (0,)))])
+    plain = to_plain(bounder)
+    assert to_plain(restore(decode(encode(plain)))) == plain  # TypeError: unhashable type: 'dict'
