@@ -78,6 +78,10 @@ class FullyDynamicOptions:
         return dataclasses.replace(config, max_segments=int(self.horizon))
 
 
+# Plain fields (copied as containers both ways, their elements not walked: state.py): ``pending_ins`` a Counter of
+# item tuples and ``pending_del`` a list of (node, item tuple), both updated in place by ``_absorb``; ``_chain`` (a
+# list of int triples) and ``_chain_his`` (ints) replaced at every close, never updated. Their elements are immutable,
+# so the shallow copies to_plain and restore make are whole copies (tests/test_state_plain_aliasing.py).
 @state_class("mechanism.fully_dynamic", plain=("pending_ins", "pending_del", "_chain", "_chain_his"))
 class FullyDynamicRelease(SegmentedRelease):
     """Qiu-Yi's fully-dynamic mechanism for one stream (see module docstring).

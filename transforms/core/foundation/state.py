@@ -21,8 +21,15 @@ state is written as *plain data*, in a format we own:
   ``_STATE_EXCLUDE`` (caches and values derived from configuration, rebuilt
   by ``_after_restore()``). Fields declared *plain* at registration (the
   data-proportional ones: pending updates, registry entries) hold builtins
-  only (their containers' elements immutable) and are stored as shallow
-  copies, without a walk over their elements.
+  only (their containers' elements immutable) and are copied shallowly both
+  ways, without a walk over their elements: :func:`to_plain` stores a copy of
+  the list or dict (a ``Counter`` as ``{"$c": dict}``), and :func:`restore` /
+  :func:`from_plain` give the object a fresh list, dict or ``Counter``, never
+  the one in the plain data. The objects update these containers in place, so
+  a state taken in memory does not follow its object, and two objects
+  restored from one plain dict share nothing (the Beam steps decode fresh
+  bytes at every wake; in-memory callers of ``to_state`` / ``from_state`` are
+  the ones this protects).
 * :func:`encode` / :func:`decode` turn plain data into bytes and back: the
   pickle protocol 4 stream of those builtins (a format CPython reads in every
   later version), which :func:`decode` reads with an unpickler that refuses
@@ -80,7 +87,11 @@ class StateError(ValueError):
 def state_class(name: str, plain: tuple = ()):
     """Register a class whose instances may appear in mechanism state under the
     stable ``name`` (a decorator). ``plain``: fields that only ever hold
-    builtins (stored as they are)."""
+    builtins, their containers' elements immutable (scalars, tuples of
+    scalars): copied as containers both ways (:func:`_plain_out`,
+    :func:`_plain_in`), their elements not walked. A field whose elements
+    are updated in place (a list of lists, a dict of lists) must not be
+    plain: it would be shared between an object and the state taken from it."""
 
     def register(cls):
         if name in _CLASSES and _CLASSES[name] is not cls:
@@ -160,13 +171,34 @@ def _to_plain(obj, memo: dict):
     fields = {}
     for k, v in _fields(obj).items():
         if k in plain:  # builtins only, by declaration: a shallow copy (the caller may go on mutating)
-            tv = type(v)
-            fields[k] = {"$c": dict(v)} if tv is Counter else (tv(v) if tv is dict or tv is list else v)
+            fields[k] = _plain_out(v)
         elif type(v) in _SCALARS:
             fields[k] = v
         else:
             fields[k] = _to_plain(v, memo)
     return {"$o": name, "$i": ident, "f": fields}
+
+
+def _plain_out(v):
+    """The stored form of a plain field's value: a shallow copy of a list or
+    dict, a ``Counter`` as ``{"$c": dict}`` (its elements immutable by
+    declaration, so the copy is the value as it is now)."""
+    t = type(v)
+    if t is Counter:
+        return {"$c": dict(v)}
+    return t(v) if t is dict or t is list else v
+
+
+def _plain_in(v):
+    """A plain field's value from its stored form, in a fresh container (the
+    inverse of :func:`_plain_out`): the object will update it in place, and
+    the plain data it came from stays the caller's (an in-memory caller may
+    restore it twice). Same values, same order: the state taken again is the
+    same plain data and the same bytes."""
+    t = type(v)
+    if t is dict:
+        return Counter(v["$c"]) if len(v) == 1 and "$c" in v else dict(v)
+    return list(v) if t is list else v
 
 
 class _Restore:
@@ -241,8 +273,8 @@ def _from_plain(data, r: _Restore):
         plain = _class_info(type(obj))[2]
         setattr_ = object.__setattr__
         for k, v in data["f"].items():
-            if k in plain:
-                setattr_(obj, k, Counter(v["$c"]) if type(v) is dict and len(v) == 1 and "$c" in v else v)
+            if k in plain:  # a fresh container: the object updates it in place, the plain data is the caller's
+                setattr_(obj, k, _plain_in(v))
             else:
                 setattr_(obj, k, v if type(v) in _SCALARS else _from_plain(v, r))
         if hasattr(obj, "_after_restore"):
