@@ -253,3 +253,16 @@ def test_the_ratio_to_the_square_root_is_below_1_25_from_2_10_to_2_16():
     ratio = anytime_variance_path(n) / (s * s / 2)
     assert ratio[(1 << 10) - 1 :].max() < 1.25
     assert anytime_variance_path(1 << 10, profile=2)[-1] / (s[1023] ** 2 / 2) > 1.3
+
+
+@pytest.mark.slow  # the tables of 2^24 steps (a series inverse of that length): about 10 s and 3 GB
+def test_the_ratio_to_the_square_root_is_below_1_25_at_every_t_from_2_10_to_2_24():
+    """Issue 31's target on the whole span, the lattice counter's own variance: at every t of [2^10, 2^24] at
+    most 1.2445 (the design's 1.2444, ``docs/counters.md``), below 1.25; at 2^24 profile 2 is at 1.377."""
+    n = 1 << 24
+    c = sqrt_coefficients(n)
+    s = np.cumsum(c * c)
+    ratio = anytime_variance_path(n) / (s * s / 2)
+    worst = float(ratio[(1 << 10) - 1 :].max())
+    assert worst < 1.2445 < 1.25
+    assert ratio[n - 1] < 1.245 and anytime_variance_path(n, profile=2)[-1] / (s[-1] ** 2 / 2) > 1.37
