@@ -60,7 +60,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from transforms.core.counters.factorization.coefficients import LATTICE_BITS, series_inverse, sqrt_coefficients
+from transforms.core.counters.factorization.coefficients import LATTICE_BITS, sqrt_coefficients
 from transforms.core.counters.factorization.lattice import BLTCounter, LatticeTables
 from transforms.core.foundation.bounds import GAUSSIAN
 from transforms.core.foundation.noise import as_ratio_up
@@ -239,16 +239,10 @@ class WideTables(LatticeTables):
         cint = np.asarray(cint, dtype=np.int64)
         if cint[0] != 1 << LATTICE_BITS or not cint[1] < cint[0] or np.any(cint <= 0) or np.any(np.diff(cint) > 0):
             raise AssertionError("lattice coefficients must be positive, decreasing from c_0 = 1, non-increasing")
-        self.cint = cint
-        self.crev_i = cint[::-1].copy()
-        self.crev_f = self.crev_i.astype(np.float64)
         self.s1 = int(np.sum(cint))  # exact: len(cint) 2^20 < 2^63
         sq = cint * cint  # each < 2^40; chunks of 2^22 sum below 2^62: exact
         self.n2 = sum(int(np.sum(sq[a : a + (1 << 22)])) for a in range(0, len(sq), 1 << 22))
-        self.b = np.cumsum(series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), precompute))
-        self.bsq = np.cumsum(self.b * self.b)
-        for a in (self.cint, self.crev_i, self.crev_f, self.b, self.bsq):
-            a.setflags(write=False)
+        self.derive(cint, precompute)
 
 
 def chunked_dot(c: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -295,17 +289,11 @@ class PhaseTables(LatticeTables):
         c = sqrt_coefficients(t1)
         scale = float(1 << LATTICE_BITS) / math.sqrt(float(np.sum(c * c)) * (1.0 + 1e-12))
         cint = np.minimum.accumulate(np.floor(c * scale).astype(np.int64))
-        self.cint = cint
-        self.crev_i = cint[::-1].copy()
-        self.crev_f = self.crev_i.astype(np.float64)
         self.s1 = int(sum(int(v) for v in cint))
         self.column_sq = int(sum(int(v) * int(v) for v in cint))
         if not (0 < cint[-1] and cint[1] < cint[0] and self.column_sq <= 1 << (2 * LATTICE_BITS)):
             raise AssertionError("phase 1's column must be positive, decreasing, of squared norm at most 2^40")
-        self.b = np.cumsum(series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), t1))
-        self.bsq = np.cumsum(self.b * self.b)
-        for a in (self.cint, self.crev_i, self.crev_f, self.b, self.bsq):
-            a.setflags(write=False)
+        self.derive(cint, t1)
 
 
 @functools.lru_cache(maxsize=2)

@@ -88,15 +88,19 @@ class LatticeTables:
             raise AssertionError("lattice coefficients must be positive, non-increasing, with c_0 = 1")
         if len(cint) > 1 and not cint[1] < cint[0]:
             raise AssertionError("c_1 < c_0 is needed for a stable decoder (Enestrom-Kakeya)")
-        self.cint = cint
-        self.crev_i = cint[::-1].copy()
-        self.crev_f = self.crev_i.astype(np.float64)
         self.s1 = int(sum(int(v) for v in cint))
         self.n2 = int(sum(int(v) * int(v) for v in cint))
         if self.s1 >= 1 << _LIMB:
             raise ValueError("the lattice coefficients sum to 2^31 or more: horizon too large for exact int64 encoding")
-        h = series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), precompute)
-        self.b = np.cumsum(h)
+        self.derive(cint, precompute)
+
+    def derive(self, cint: np.ndarray, precompute: int) -> None:
+        """The arrays every lattice table holds, from its int64 coefficients (checked by the caller): cint, its
+        reversals, the decoder weights b of cint / 2^20 for k < precompute and their running squares; read-only."""
+        self.cint = cint
+        self.crev_i = cint[::-1].copy()
+        self.crev_f = self.crev_i.astype(np.float64)
+        self.b = np.cumsum(series_inverse(cint.astype(np.float64) / float(1 << LATTICE_BITS), precompute))
         self.bsq = np.cumsum(self.b * self.b)
         for a in (self.cint, self.crev_i, self.crev_f, self.b, self.bsq):
             a.setflags(write=False)
