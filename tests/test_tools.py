@@ -61,6 +61,14 @@ def test_launcher_names_the_main_class_and_the_jars_relative_to_it(tmp_path):
     entries = fields["Class-Path"].split()
     assert all(not e.startswith("/") for e in entries)
     assert [(target.parent / e).resolve() for e in entries] == [j.resolve() for j in jars]
+    # Java 17: the embedded Flink's Kryo needs java.util open (a --streaming job with a file sink failed without)
+    assert "java.base/java.util" in fields["Add-Opens"].split()
+    assert fields["Add-Opens"].split() == list(maven.ADD_OPENS)
+    assert maven.launcher_ready(target)
+    with zipfile.ZipFile(target, "w") as zf:  # a launcher written before the opens: written again by fetch
+        zf.writestr("META-INF/MANIFEST.MF", raw.decode().split("Add-Opens")[0].rstrip() + "\r\n\r\n")
+    assert not maven.launcher_ready(target)
+    maven.write_launcher(target, bundle.main_class, jars)
     assert maven.launcher_ready(target)
     jars[1].unlink()  # a jar gone from ~/.m2: fetch resolves again
     assert not maven.launcher_ready(target)

@@ -110,8 +110,29 @@ def fetch(bundle: Bundle, repo: Path | None = None, purpose: str | None = None, 
     return write_launcher(target, bundle.main_class, resolve(bundle, repo, quiet))
 
 
+#: The packages the launcher's manifest opens to the class path (``Add-Opens``, which ``java -jar`` honours for its
+#: main jar): the ``--add-opens`` that Flink's own configuration passes on Java 17 (``env.java.opts.all``). Without
+#: ``java.base/java.util`` the embedded Flink's Kryo fails on Java 17 as soon as a job copies a Java list between
+#: chained operators (a file sink in a ``--streaming`` job: ``InaccessibleObjectException`` ... ``Arrays$ArrayList``).
+ADD_OPENS = (
+    "java.base/java.io",
+    "java.base/java.lang",
+    "java.base/java.lang.reflect",
+    "java.base/java.net",
+    "java.base/java.nio",
+    "java.base/java.text",
+    "java.base/java.time",
+    "java.base/java.util",
+    "java.base/java.util.concurrent",
+    "java.base/java.util.concurrent.atomic",
+    "java.base/java.util.concurrent.locks",
+    "java.base/sun.nio.ch",
+)
+
+
 def write_launcher(target: Path, main_class: str, jars: list[Path]) -> Path:
-    """Write ``target``: a jar whose manifest names ``main_class`` and ``jars`` (relative to the launcher)."""
+    """Write ``target``: a jar whose manifest names ``main_class`` and ``jars`` (relative to the launcher) and opens
+    ``ADD_OPENS``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     class_path = [Path(os.path.relpath(j, target.parent)).as_posix() for j in jars]
     tmp = target.with_suffix(".tmp")
@@ -124,7 +145,12 @@ def write_launcher(target: Path, main_class: str, jars: list[Path]) -> Path:
 def _manifest(main_class: str, class_path: list[str]) -> bytes:
     """A jar manifest: lines of at most 72 bytes, continued by a leading space (the jar specification)."""
     out = []
-    for line in ("Manifest-Version: 1.0", f"Main-Class: {main_class}", "Class-Path: " + " ".join(class_path)):
+    for line in (
+        "Manifest-Version: 1.0",
+        f"Main-Class: {main_class}",
+        "Class-Path: " + " ".join(class_path),
+        "Add-Opens: " + " ".join(ADD_OPENS),
+    ):
         data = line.encode()
         out.append(data[:72])
         data = data[72:]
@@ -135,11 +161,14 @@ def _manifest(main_class: str, class_path: list[str]) -> bytes:
 
 
 def launcher_ready(launcher: Path) -> bool:
-    """Whether ``launcher`` exists and every jar its ``Class-Path`` names is there."""
+    """Whether ``launcher`` exists, opens ``ADD_OPENS`` (a launcher written before they were added is written
+    again) and every jar its ``Class-Path`` names is there."""
     if not launcher.exists():
         return False
     with zipfile.ZipFile(launcher) as zf:
         text = zf.read("META-INF/MANIFEST.MF").decode().replace("\r\n ", "")
+    if "Add-Opens: " + " ".join(ADD_OPENS) not in text.splitlines():
+        return False
     for line in text.splitlines():
         if line.startswith("Class-Path: "):
             return all((launcher.parent / p).exists() for p in line[len("Class-Path: ") :].split())
