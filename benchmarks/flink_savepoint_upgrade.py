@@ -25,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -145,9 +146,13 @@ def job(endpoint: str, data: str, sink: str, release_id: str) -> str:
         from pipelines.follow_source import ReadFollowing
     from transforms.core import ReleaseIdentity
     from transforms.records import NoiseKey
-    from transforms.releases import ReleaseFullyDynamic
+    from transforms.releases import ReleaseContinually, ReleaseFullyDynamic
 
     cfg, spec = _config()
+    # The previous version's savepoint holds the per-entry registry (``ResolveEntries``); the current library keys
+    # it by hash shard on Flink (``transforms/sharded.py``) unless told to keep the per-entry layout, which is
+    # what a job restored from an older savepoint must do (``streams.registry_shards: 0``).
+    layout = {"registry_shards": 0} if "registry_shards" in inspect.signature(ReleaseContinually).parameters else {}
     opts = PipelineOptions(
         [
             "--runner=PortableRunner",
@@ -164,7 +169,7 @@ def job(endpoint: str, data: str, sink: str, release_id: str) -> str:
         p
         | ReadFollowing(data, poll_seconds=0.2, max_disorder_seconds=1.0)
         | "ToUpdates" >> beam.Map(_to_update)
-        | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity(release_id))
+        | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity(release_id), **layout)
     )
     out["answers"] | "Sink" >> beam.Map(_append_release, sink)
     try:

@@ -259,7 +259,12 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
             | "DropDuplicates" >> beam.ParDo(_DropDuplicatesFn()).with_output_types(UpdateRecord)
         )
     spec = stream_spec(cfg)
-    release_args = dict(options=cfg.mechanism_options(), release=release, consistency=cfg.consistency())
+    release_args = dict(
+        options=cfg.mechanism_options(),
+        release=release,
+        consistency=cfg.consistency(),
+        registry_shards=cfg.registry_shards,
+    )
     query_dead = []
     if cfg.open_keys:  # streams: {keys: open} (issue 33): its own step, records in the same format
         from pipelines.open_keys import open_release_dict, release_open_keys
@@ -282,7 +287,12 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
         query_dead = [bad_queries]
     else:
         transform = ReleaseContinually(
-            cfg.mechanism, cfg.dynamic_config(), spec, noise_key, raw_lines=_raw_lines(cfg, read), **release_args
+            cfg.mechanism,
+            cfg.dynamic_config(),
+            spec,
+            noise_key,
+            raw_lines=_raw_lines(cfg, read),
+            **release_args,
         )
         out = records | "Release" >> transform
     dead = (parsed[_ParseFn.DEAD], out["dead_letters"], *query_dead) | "AllDeadLetters" >> beam.Flatten()

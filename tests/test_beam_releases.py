@@ -726,7 +726,7 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     (
         p
         | beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])
-        | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
+        | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL, registry_shards=0)
     )
     assert _stateful_transforms(p) == {
         "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
@@ -737,12 +737,28 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     cfg = DynamicConfig((QuerySet("h", "histogram", domain_size=4),), PureDP(2.0))
     u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (1,), "a", 0)])
     q = p | "Q" >> beam.Create([QueryRecord("q", 2.0, (1.0, 0.0, 0.0, 0.0), "a")])
-    (u, q) | AnswerQueries(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL, tick_merge="stateful")
+    (u, q) | AnswerQueries(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL, tick_merge="stateful", registry_shards=0)
     assert _stateful_transforms(p) == {
         "AnswerQueries/ResolveEntries/ParDo(ResolveEntriesFn)": registry,
         "AnswerQueries/MergePerTick": merge,
         "AnswerQueries/AnswerStream/ParDo(AnswerStreamFn)": step,
     }
+    # the default since issue 30's shards (transforms/sharded.py): its own names, which savepoints hold from then on
+    shards = (["arrived", "shard", "timer_tick"], ["ts-catch_up", "ts-tick_end"])
+    for cls, stream_step in ((ReleaseFullyDynamic, "ReleaseStream/ParDo(ReleaseStreamFn)"), (AnswerQueries, None)):
+        p = beam.Pipeline(options=flink_graph_options())
+        u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])
+        if cls is AnswerQueries:
+            q = p | "Q" >> beam.Create([QueryRecord("q", 2.0, (1.0, 0.0, 0.0, 0.0), "a")])
+            (u, q) | AnswerQueries(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL)
+            stream_step = "AnswerStream/ParDo(AnswerStreamFn)"
+        else:
+            u | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=REL)
+        name = cls.__name__
+        assert _stateful_transforms(p) == {
+            f"{name}/ResolveShards/ParDo(ResolveShardsFn)": shards,
+            f"{name}/{stream_step}": step,
+        }
     p = beam.Pipeline(options=streaming_options())
     rr = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(8.0))
     p | beam.Create([ReportRecord(1.0, "e", 0, 0, 1)]) | CollectRandomizedResponses(rr, spec, RROptions())
@@ -761,7 +777,11 @@ def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
     rec = UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0, person="P")
     p = beam.Pipeline(options=flink_graph_options())
-    p | beam.Create([rec]) | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL)
+    (
+        p
+        | beam.Create([rec])
+        | ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), tick_merge="stateful", release=REL, registry_shards=0)
+    )
     assert _stateful_transforms(p) == {
         "ReleaseFullyDynamic/BoundPersons/ParDo(BoundPersonsFn)": (["person"], ["ts-tick_end"]),
         "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": (["meta"], ["ts-tick_end"]),

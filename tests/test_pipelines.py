@@ -455,14 +455,15 @@ def test_pipeline_constructs_for_deploy_targets(tmp_path, args, pubsub, monkeypa
     build_pipeline(p, cfg, NoiseKey.from_secret_manager("projects/my-project/secrets/dp-noise-key/versions/latest"))
     proto = p.to_runner_api()
     names = {t.unique_name for t in proto.components.transforms.values()}
-    assert any("ReleaseStream" in n for n in names) and any("ResolveEntries" in n for n in names)
+    assert any("ReleaseStream" in n for n in names)
+    assert any("ResolveEntries" in n or "ResolveShards" in n for n in names)
     if pubsub:
         assert any("ReadPubSub" in n for n in names) and any("Deduplicate" in n for n in names)
         assert sum("Publish" in n for n in names) >= 3  # releases, nodes and dead letters
         # unbounded input takes the streaming registry (state + timers), not the GroupByKey one,
-        # and off the DirectRunner the stateful per-tick merge
+        # and off the DirectRunner the registry in hash shards (transforms/sharded.py), without the per-tick merge
         assert not any("GroupByEntry" in n for n in names)
-        assert any(n.endswith("/MergePerTick") for n in names)
+        assert any(n.endswith("/ResolveShards") for n in names) and not any("MergePerTick" in n for n in names)
 
 
 def test_cli_runs_through_the_portable_runner(tmp_path, capsys):

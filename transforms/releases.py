@@ -44,6 +44,7 @@ from transforms.core.foundation.noise import ReleaseIdentity, config_digest
 from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn
 from transforms.person import PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
+from transforms.sharded import DEFAULT_SHARDS, KeyByShard, ResolveShardsFn, check_shards
 from transforms.spec import NAMESPACE, StreamSpec
 from transforms.streaming import (
     TICK_MERGES,
@@ -94,7 +95,12 @@ class ReleaseContinually(beam.PTransform):
       release: the release identity to continue or reproduce; None for a new
         release (a random id). Fixed here, at construction.
       tick_merge: ``auto`` | ``stateful`` | ``bundle`` (streaming path; see
-        ``transforms.streaming.stateful_tick_merge``).
+        ``transforms.streaming.stateful_tick_merge``; ``auto`` with a sharded registry: ``bundle``).
+      registry_shards: the streaming entry registry's shards per stream on a runner that holds the release
+        step's watermark for the registry's timers (Flink, Dataflow: ``transforms.sharded``; one key and one
+        timer per ``(stream, shard)``); 0: one key per entry (``transforms.streaming.ResolveEntriesFn``, the
+        layout of savepoints taken before shards existed). The DirectRunner always keys by entry (its gate).
+        Changes no release and no noise: not part of the release's digest.
       consistency: a :class:`~transforms.core.continual.consistency.Consistency`: the
         histograms released consistent with the count (cells >= 0 summing to
         the count, post-processing with the bound ``docs/consistency.md``
@@ -124,8 +130,10 @@ class ReleaseContinually(beam.PTransform):
         release: ReleaseIdentity | None = None,
         consistency: Consistency | None = None,
         raw_lines=None,
+        registry_shards: int = DEFAULT_SHARDS,
     ):
         super().__init__(label)
+        self.registry_shards = check_shards(registry_shards)
         self.raw_lines = raw_lines
         name = self.mechanism_name or mechanism
         self.mechanism = mechanisms.get(name)
@@ -321,6 +329,8 @@ class ReleaseContinually(beam.PTransform):
         stream; returns ``(resolved, merged, starts)`` (``resolved`` carries the
         dead letters; ``starts``: one start marker per declared stream)."""
         spec = self.spec
+        if self.registry_shards and not counts_gate(self.tick_merge, valid.pipeline):
+            return self._resolve_sharded(valid)
         stateful_merge = stateful_tick_merge(self.tick_merge, valid.pipeline)
         resolved = valid | "ResolveEntries" >> beam.ParDo(
             ResolveEntriesFn(
@@ -340,15 +350,46 @@ class ReleaseContinually(beam.PTransform):
             merged = merged | "MergePerTick" >> beam.ParDo(
                 MergeTickFn(spec, counts_gate(self.tick_merge, valid.pipeline))
             ).with_input_types(tuple[tuple[str, int], typing.Any])
-        starts = (
-            valid.pipeline
-            | "DeclaredStreams" >> beam.Create([(s, START) for s in spec.streams], reshuffle=False)
+        return resolved, merged, self._starts(valid.pipeline)
+
+    def _starts(self, pipeline):
+        """One start marker per declared stream, at the origin."""
+        return (
+            pipeline
+            | "DeclaredStreams" >> beam.Create([(s, START) for s in self.spec.streams], reshuffle=False)
             | "StampStart"
-            >> beam.Map(lambda kv, t=spec.origin: window.TimestampedValue(kv, t)).with_output_types(
+            >> beam.Map(lambda kv, t=self.spec.origin: window.TimestampedValue(kv, t)).with_output_types(
                 tuple[str, typing.Any]
             )
         )
-        return resolved, merged, starts
+
+    def _resolve_sharded(self, valid):
+        """``_resolve_unbounded`` with the registry in hash shards (``transforms.sharded``): the updates keyed by
+        ``(stream, shard)``, resolved there, their aggregates summed per bundle and merged by the per-stream step
+        (``tick_merge: stateful`` adds the per-tick merge)."""
+        stateful_merge = self.tick_merge == "stateful"
+        resolved = (
+            valid
+            | "KeyByShard" >> beam.ParDo(KeyByShard(self.registry_shards))
+            | "ResolveShards"
+            >> beam.ParDo(
+                ResolveShardsFn(
+                    self.spec,
+                    self._domains,
+                    self.mechanism.deletions_allowed,
+                    per_stream=not stateful_merge,
+                    max_mutations=self.config.max_mutations,
+                )
+            )
+            .with_input_types(tuple[tuple[str, int], typing.Any])
+            .with_outputs(ResolveShardsFn.DEAD, main="resolved")
+        )
+        merged = resolved.resolved
+        if stateful_merge:
+            merged = merged | "MergePerTick" >> beam.ParDo(MergeTickFn(self.spec)).with_input_types(
+                tuple[tuple[str, int], typing.Any]
+            )
+        return resolved, merged, self._starts(valid.pipeline)
 
 
 def _ref_digests(ref):

@@ -175,6 +175,7 @@ class PipelineConfig(Section):
     end = property(lambda self: self.time.end)  # the release's public end (event time, exclusive)
     stream_field = property(lambda self: self.streams_config.field)
     stream_keys = property(lambda self: self.streams_config.keys)
+    registry_shards = property(lambda self: self.streams_config.registry_shards)  # streaming, not DirectRunner
     # streams: {keys: open}, or a histogram's domain: open (issue 33): the open-key release (pipelines/open_keys.py)
     open_keys = property(lambda self: self.streams_config.open_keys or any(q.open_domain for q in self.queries))
     mechanism = property(lambda self: self.mechanism_config.kind)

@@ -28,6 +28,7 @@ from pipelines.model import (
     time_value,
 )
 from transforms.records import NoiseKey
+from transforms.sharded import DEFAULT_SHARDS, MAX_SHARDS
 from transforms.spec import LATE_POLICIES
 
 __all__ = [
@@ -416,6 +417,12 @@ def refuse_open_cell_settings(q: dict) -> None:
             raise issue("applies only with domain: open (a histogram query)", key)
 
 
+def _shards(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SHARDS:
+        raise issue(f"must be an integer from 0 (one key per entry) to {MAX_SHARDS} (shards per stream); got {value!r}")
+    return value
+
+
 class StreamsConfig(Section):
     """``streams``: the field that names a record's stream and the declared (public) stream keys; no field:
     one stream. ``keys: open`` (issue 33): the keys are not declared; a key is released from the period its
@@ -423,7 +430,10 @@ class StreamsConfig(Section):
     ``max_keys`` (the cap on RELEASED keys: once that many are released no further key is selected;
     decided from the released keys only, so it costs nothing),
     ``max_keys_per_person`` (K: enforced, refused updates are dead letters ``contribution_bounded``),
-    ``selection_share`` (of the budget) and ``failure`` (the selection's delta under pure epsilon)."""
+    ``selection_share`` (of the budget) and ``failure`` (the selection's delta under pure epsilon).
+    ``registry_shards``: how a streaming job on Flink or Dataflow keys its entry registry (issue 30,
+    ``transforms/sharded.py``): that many hash shards per stream (default 16), or 0 for one key per entry (the
+    layout of savepoints taken before shards existed: a job restored from one keeps 0). Changes no release."""
 
     EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
 
@@ -437,6 +447,7 @@ class StreamsConfig(Section):
     max_keys_per_person: int | None = None
     selection_share: float | None = None
     failure: float | None = None
+    registry_shards: Annotated[int, BeforeValidator(_shards)] = DEFAULT_SHARDS
 
     @classmethod
     def check_raw(cls, data: dict) -> dict:

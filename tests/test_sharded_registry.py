@@ -1,0 +1,371 @@
+"""The streaming entry registry in hash shards (``transforms.sharded``, issue 30) against the per-entry registry
+(``transforms.streaming.ResolveEntriesFn``), driven in memory by one schedule of arrivals and watermark moves.
+
+The driver is a small event-time runner: each key has its state cells and one timer; a watermark move fires,
+in timestamp order, every timer at or before it (a callback may set its timer again, also in the past: it
+fires in the same move), then ends the bundle. Both registries see the same arrivals in the same order
+between the same moves. They must give, move by move, the same tick aggregates (so every update is resolved
+at the same watermark, at the same tick), the same dead letters (reasons and records), and at the end the
+same state of every entry. Schedules are random: on-time, late (after their tick's close, under both late
+policies), out of order within an entry, watermark jumps of many ticks, inserts/deletes/upserts with
+rejections, a mutation limit, insertion-only. The broken twins must differ."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from test_beam_releases import _Bag, _Timer, _Value
+
+import transforms.sharded as sharded_module
+from transforms.sharded import (
+    DEFAULT_SHARDS,
+    MAX_SHARDS,
+    KeyByShard,
+    ResolveShardsFn,
+    check_shards,
+    shard_of,
+)
+from transforms.spec import StreamSpec
+from transforms.streaming import ResolveEntriesFn
+
+DOMAINS = (1, 4)  # a count (one cell) and a 4-cell histogram: items (0, cell)
+
+
+class _Registry:
+    """One registry DoFn with its keyed cells and timers."""
+
+    def __init__(self, fn, sharded: bool, shards: int = 3):
+        self.fn, self.sharded, self.shards = fn, sharded, shards
+        self.keys: dict = {}
+        self.dead: list = []
+        self.accepted = 0
+        fn.start_bundle()
+
+    def _cells(self, key):
+        if key not in self.keys:
+            self.keys[key] = (
+                {"arrived": _Bag(), "shard": _Value(), "timer_tick": _Value(), "timer": _Timer(), "catch_up": _Timer()}
+                if self.sharded
+                else {"meta": _Value(), "timer": _Timer()}
+            )
+        return self.keys[key]
+
+    def _take(self, outs):
+        for o in outs or ():
+            assert type(o).__name__ == "TaggedOutput" and o.tag == "dead_letters", o
+            d = o.value
+            self.dead.append((d.reason, d.stream, repr(d.record)))
+
+    def arrive(self, stream, entry_id, value):
+        if self.sharded:
+            key = (stream, shard_of(entry_id, self.shards))
+            cells = self._cells(key)
+            self._take(
+                self.fn.process(
+                    (key, (entry_id, value)),
+                    arrived=cells["arrived"],
+                    timer_tick=cells["timer_tick"],
+                    timer=cells["timer"],
+                    catch_up=cells["catch_up"],
+                )
+            )
+        else:
+            key = (stream, entry_id)
+            cells = self._cells(key)
+            self._take(self.fn.process((key, value), meta=cells["meta"], timer=cells["timer"]))
+
+    def advance(self, wm) -> list:
+        """Move the watermark to ``wm``: in rounds, as Flink's portable runner does, each round fires (in
+        timestamp order) the timers at or before ``wm`` that were set before it began; a timer set during a
+        round waits for the next one. Returns the bundle's aggregates."""
+        while True:
+            due = sorted(
+                (c[name].at, repr(k), name, k)
+                for k, c in self.keys.items()
+                for name in ("timer", "catch_up")
+                if name in c and c[name].at is not None and c[name].at <= wm
+            )
+            if not due:
+                break
+            for ts, _, name, key in due:
+                cells = self.keys[key]
+                if cells[name].at != ts:  # moved by an earlier firing of this round
+                    continue
+                cells[name].at = None
+                self._take(self.fn.on_tick_end(key=key, ts=ts, **cells))
+        out = []
+        self.accepted += self.fn.accepted  # counted per bundle (``updates_accepted``)
+        for wv in self.fn.finish_bundle():
+            stream, aggs = wv.value
+            for tick, ins, dele, n in aggs:
+                out.append((stream, tick, _frozen(ins), _frozen(dele), n, float(wv.timestamp)))
+        self.fn.start_bundle()
+        return sorted(out)
+
+    def entries(self) -> dict:
+        """(stream, entry id) -> (state, last) of every entry the registry keeps."""
+        out = {}
+        for key, cells in self.keys.items():
+            if self.sharded:
+                stored = cells["shard"].read()
+                for entry_id, (state, last, count) in (stored[0] if stored else {}).items():
+                    out[(key[0], entry_id)] = (state, last, count)
+            else:
+                stored = cells["meta"].read()
+                if stored is not None:
+                    out[key] = (stored[0], stored[1], len(stored[3]))
+        return out
+
+
+def _frozen(d):
+    return tuple(sorted(d.items())) if isinstance(d, dict) else d
+
+
+def _schedule(rng, spec, n_updates=300, n_entries=25, streams=("a", "b"), n_ticks=30, odd_ids=True):
+    """Arrivals and watermark moves: ``[("u", stream, entry, value) | ("w", watermark)]`` (``odd_ids``: a few
+    updates of an entry whose id holds a lone surrogate, which ``shard_of`` takes and Beam's coders refuse)."""
+    s = spec.tick_seconds
+    ups = []
+    for i in range(n_updates):
+        tick = rng.randint(1, n_ticks)
+        et = spec.origin + (tick - 1) * s + rng.random() * s * 0.999
+        op = rng.choice(("insert", "insert", "delete", "upsert"))
+        item = None if op == "delete" and rng.random() < 0.8 else (0, rng.randrange(5))  # cell 4: out of range
+        entry = f"e{rng.randrange(n_entries)}" if rng.random() > 0.02 or not odd_ids else "\ud800x"
+        delay = rng.expovariate(1 / (0.6 * s)) if rng.random() > 0.12 else rng.uniform(2 * s, 12 * s)  # some late
+        value = (tick, rng.randrange(2**40) if rng.random() > 0.05 else 7, op, item, et, f"line {i}")
+        ups.append((et + delay, rng.choice(streams), entry, value))
+    ups.sort(key=lambda u: u[0])
+    events, wm = [], spec.origin
+    for arrival, stream, entry, value in ups:
+        while wm + s < arrival - rng.random() * s:  # the watermark trails arrivals; sometimes jumps
+            wm += s * (rng.choice((0.5, 1, 1, 2)) if rng.random() > 0.1 else rng.randint(3, 15))
+            events.append(("w", wm))
+        events.append(("u", stream, entry, value))
+    events.append(("w", spec.origin + (n_ticks + 40) * s))
+    return events
+
+
+def _run(events, spec, deletions_allowed=True, max_mutations=None, sharded_cls=ResolveShardsFn, shards=3):
+    per_entry = _Registry(ResolveEntriesFn(spec, DOMAINS, deletions_allowed, True, max_mutations), False)
+    shard_fn = sharded_cls(spec, DOMAINS, deletions_allowed, True, max_mutations)
+    sharded = _Registry(shard_fn, True, shards)
+    moves = []
+    for ev in events:
+        if ev[0] == "u":
+            per_entry.arrive(*ev[1:])
+            sharded.arrive(*ev[1:])
+        else:
+            moves.append((per_entry.advance(ev[1]), sharded.advance(ev[1])))
+    return per_entry, sharded, moves
+
+
+CASES = [
+    ("current", 0.0, True, None),
+    ("current", 10.0, True, None),
+    ("dead_letter", 0.0, True, None),
+    ("dead_letter", 10.0, True, 2),
+    ("current", 0.0, False, None),  # insertion-only: deletions rejected
+    ("current", 20.0, True, 3),
+]
+
+
+class _SmallGrid(ResolveShardsFn):
+    """The sharded registry with a catch-up grid of 4 ticks (the product's is 1,024), recording the ticks
+    each firing resolved: watermark jumps then take the catch-up path, several ticks in one firing."""
+
+    catch_up_ticks = 4
+    widest = 0
+
+    def on_tick_end(self, **kw):
+        self._resolved = set()
+        yield from super().on_tick_end(**kw)
+        type(self).widest = max(type(self).widest, len(self._resolved))
+
+    def _settle(self, entries, entry_id, state, last, count):
+        self._resolved.add(last)  # the tick just closed for the entry (or its later ``last``)
+        super()._settle(entries, entry_id, state, last, count)
+
+
+@pytest.mark.parametrize("policy, lateness, deletions, mutations", CASES)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("grid", [1024, 4])
+def test_sharded_registry_equals_the_per_entry_registry_move_by_move(
+    policy, lateness, deletions, mutations, seed, grid
+):
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, allowed_lateness=lateness, late_policy=policy)
+    events = _schedule(random.Random(seed * 100 + len(policy)), spec)
+    cls = ResolveShardsFn if grid == 1024 else _SmallGrid
+    _SmallGrid.widest = 0
+    per_entry, sharded, moves = _run(events, spec, deletions, mutations, sharded_cls=cls)
+    assert sum(1 for a, _ in moves if a) >= 5  # aggregates in many moves
+    if cls is _SmallGrid:
+        assert _SmallGrid.widest >= 3  # the catch-up path resolved several ticks in one firing
+    for i, (a, b) in enumerate(moves):
+        assert a == b, f"move {i}"
+    assert sorted(per_entry.dead) == sorted(sharded.dead)
+    reasons = {d[0] for d in per_entry.dead}
+    assert "late" in reasons or policy == "current"  # the schedule reaches the late rule
+    assert reasons & {"duplicate_insert", "unknown_entry", "invalid_item", "deletion_not_allowed"}
+    assert per_entry.entries() == sharded.entries()
+    assert any(last > 0 for _, last, _ in sharded.entries().values())
+    assert per_entry.accepted == sharded.accepted > 30  # ``updates_accepted`` counts the same
+
+
+def test_one_shard_and_many_shards_give_the_same_aggregates():
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, allowed_lateness=10.0)
+    events = _schedule(random.Random(9), spec)
+    runs = [_run(events, spec, shards=k)[2] for k in (1, 7, 64)]
+    assert runs[0] == runs[1] == runs[2]
+    assert [a for a, _ in runs[0]] == [b for _, b in runs[0]]
+
+
+class _KeepsDeleted(ResolveShardsFn):
+    """Twin: a deleted entry keeps its ``last`` (the per-entry registry clears its cell)."""
+
+    def _settle(self, entries, entry_id, state, last, count):
+        entries[entry_id] = (state, last, count)
+
+
+class _NoLastUpdate(ResolveShardsFn):
+    """Twin: the tick just closed is not recorded for the entry (``last`` never moves): nothing is late."""
+
+    def _settle(self, entries, entry_id, state, last, count):
+        if state is None and not count:
+            entries.pop(entry_id, None)
+        else:
+            old = entries.get(entry_id)
+            entries[entry_id] = (state, old[1] if old else 0, count)
+
+
+@pytest.mark.parametrize("twin", [_KeepsDeleted, _NoLastUpdate])
+def test_twins_differ(twin):
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, allowed_lateness=0.0, late_policy="dead_letter")
+    events = _schedule(random.Random(4), spec, n_entries=10)
+    per_entry, sharded, moves = _run(events, spec, sharded_cls=twin)
+    differs = any(a != b for a, b in moves) or sorted(per_entry.dead) != sorted(sharded.dead)
+    assert differs
+
+
+def test_twin_without_update_order_differs(monkeypatch):
+    """Twin: an entry's updates of a tick resolved in arrival order, not ``update_order``."""
+    monkeypatch.setattr(sharded_module, "in_update_order", lambda ups: list(ups))
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0)
+    rng = random.Random(5)
+    events = []
+    for i in range(60):  # insert then delete of one entry in one tick, arriving in the reverse order
+        t = 1 + i
+        et = (t - 1) * 10.0
+        events += [
+            ("u", "a", f"x{i}", (t, 2, "delete", None, et + 2, "d")),
+            ("u", "a", f"x{i}", (t, 1, "insert", (0, rng.randrange(4)), et + 1, "i")),
+            ("w", t * 10.0 + 5),
+        ]
+    per_entry, sharded, moves = _run(events, spec)
+    assert any(a != b for a, b in moves)
+
+
+def test_shards_are_a_public_function_of_the_id():
+    """CRC-32 of the id's UTF-8 bytes: the same in every process (never Python's salted ``hash``), spread over
+    the shards, and the checks of the configured number."""
+    import zlib
+
+    assert shard_of("booking-1", 16) == zlib.crc32(b"booking-1") % 16
+    assert shard_of("\ud800", 5) == zlib.crc32("\ud800".encode("utf-8", "surrogatepass")) % 5
+    counts = [0] * DEFAULT_SHARDS
+    for i in range(16_000):
+        counts[shard_of(f"e{i}", DEFAULT_SHARDS)] += 1
+    assert min(counts) > 800 and max(counts) < 1200
+    assert list(KeyByShard(4).process((("a", "e1"), (1,)))) == [(("a", shard_of("e1", 4)), ("e1", (1,)))]
+    for bad in (-1, 1.5, True, "8", 1 << 17):
+        with pytest.raises(ValueError, match="registry_shards"):
+            check_shards(bad)
+    with pytest.raises(ValueError, match="at least one shard"):
+        KeyByShard(0)
+
+
+def test_shard_state_round_trips_through_its_coders():
+    """What Beam stores for a shard (``arrived`` items, the ``shard`` value, ``timer_tick``) decodes to equal values."""
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, allowed_lateness=10.0)
+    events = _schedule(random.Random(6), spec, odd_ids=False)
+    cut = len(events) // 2
+    _, sharded, _ = _run(events[:cut], spec)
+    seen = 0
+    for cells in sharded.keys.values():
+        for spec_, value in (
+            (ResolveShardsFn.SHARD, cells["shard"].read()),
+            (ResolveShardsFn.TIMER_TICK, cells["timer_tick"].read()),
+        ):
+            if value is not None:
+                coder = spec_.coder
+                assert coder.decode(coder.encode(value)) == value
+                seen += 1
+        for item in cells["arrived"].read():
+            coder = ResolveShardsFn.ARRIVED.coder
+            assert coder.decode(coder.encode(item)) == item
+    assert seen > 4
+
+
+def _labels(runner: str, **kwargs) -> set:
+    """The transform labels of a streaming release built (not run) for ``runner``."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    from test_beam_releases import CFG, KEY_HEX, REL
+
+    from transforms.records import NoiseKey, UpdateRecord
+    from transforms.releases import ReleaseFullyDynamic
+
+    opts = PipelineOptions(runner=runner)
+    opts.view_as(StandardOptions).streaming = True
+    p = beam.Pipeline(options=opts)
+    recs = [UpdateRecord(1.0, "insert", "x", (0, 1), "a", 1)]
+    spec = StreamSpec(streams=("a",), tick_seconds=10.0)
+    t = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=REL, **kwargs)
+    _ = p | beam.Create(recs) | t
+    labels = set()
+
+    class _Walk(beam.pipeline.PipelineVisitor):
+        def enter_composite_transform(self, node):
+            labels.add(node.full_label.rsplit("/", 1)[-1])
+
+        def visit_transform(self, node):
+            labels.add(node.full_label.rsplit("/", 1)[-1])
+
+    p.visit(_Walk())
+    return labels, t.release
+
+
+def test_wiring_shards_where_the_runner_holds_the_watermark_and_keeps_the_release_digest():
+    """Flink / Dataflow (a runner that holds the release step's watermark for the registry's timers): the sharded
+    registry, without the per-tick merge unless asked for; ``registry_shards=0``: the per-entry registry and its
+    merge (the savepoint layout before shards); the DirectRunner: the per-entry registry with its counts gate
+    whatever the setting. The shards are not part of the release's identity (no release changes)."""
+    portable, rel16 = _labels("PortableRunner")
+    assert {"KeyByShard", "ResolveShards"} <= portable and not {"ResolveEntries", "MergePerTick"} & portable
+    stateful, _ = _labels("PortableRunner", tick_merge="stateful")
+    assert {"ResolveShards", "MergePerTick"} <= stateful
+    per_entry, rel0 = _labels("PortableRunner", registry_shards=0)
+    assert {"ResolveEntries", "MergePerTick"} <= per_entry and "ResolveShards" not in per_entry
+    direct, _ = _labels("BundleBasedDirectRunner", registry_shards=64)
+    assert "ResolveEntries" in direct and "ResolveShards" not in direct
+    assert rel16 == rel0
+    with pytest.raises(ValueError, match="registry_shards"):
+        _labels("PortableRunner", registry_shards=-2)
+
+
+def test_config_key_registry_shards():
+    """``streams.registry_shards``: 16 by default, 0 for one key per entry, anything else refused before the
+    pipeline starts with what to write."""
+    from pipelines.config.load import ConfigError, parse_config, read_raw
+
+    raw = read_raw(Path(__file__).resolve().parents[1] / "configs" / "demo.yaml")
+    assert parse_config(raw).registry_shards == DEFAULT_SHARDS == 16
+    for ok in (0, 1, 256):
+        raw["streams"]["registry_shards"] = ok
+        assert parse_config(raw).registry_shards == ok
+    for bad in (-1, 1.5, True, "4", MAX_SHARDS + 1):
+        raw["streams"]["registry_shards"] = bad
+        with pytest.raises(ConfigError, match=r"streams\.registry_shards: must be an integer from 0"):
+            parse_config(raw)
