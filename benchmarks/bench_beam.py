@@ -263,12 +263,14 @@ def measure(
     return float(words[-3]), max(float(words[-2]), peak / 1024), float(words[-1])
 
 
-def state_bytes(path: Path, end: float) -> tuple[float, float]:
-    """(bytes per live entry of the streaming registry's ``meta`` cell, bytes per open period of a pending tick
-    aggregate), averaged over the input, encoded with the FastPrimitivesCoder the steps use (the key and the
-    runner's own bookkeeping not counted)."""
+def state_bytes(path: Path, end: float) -> tuple[float, float, float]:
+    """(bytes per live entry of the per-entry registry's ``meta`` cell (the DirectRunner's streaming graph), bytes
+    per live entry of the sharded registry's ``shard`` values (Flink, Dataflow: ``transforms/sharded.py``, its
+    default shards, nothing pending), bytes per open period of a pending tick aggregate), averaged over the input,
+    encoded with the FastPrimitivesCoder the steps use (the keys and the runner's own bookkeeping not counted)."""
     from transforms.common import resolve_updates, update_order
     from transforms.core.foundation.aggregates import in_tick_order
+    from transforms.sharded import DEFAULT_SHARDS, shard_of
 
     demo = Demo(end=end)
     updates: dict = {}
@@ -277,15 +279,19 @@ def state_bytes(path: Path, end: float) -> tuple[float, float]:
             item = None if op == "delete" else (0, carrier, level)
             updates.setdefault(key, []).append((tick, seq, op, item, 0.0))
     coder = FastPrimitivesCoder()
-    live, entry_bytes, per_stream = 0, 0, {}
+    live, entry_bytes, per_stream, shards = 0, 0, {}, {}
     for key, ups in updates.items():
         acc = per_stream.setdefault(key[0], {})
         state, _, _, _ = resolve_updates(None, key[1], sorted(ups, key=update_order), (1, 3, 101), True, None, acc)
         if state is not None and state[0] is not None:
             live += 1
             entry_bytes += len(coder.encode((state, ups[-1][0], None, ())))
+            shard = shards.setdefault((key[0], shard_of(key[1], DEFAULT_SHARDS)), {})
+            shard[key[1]] = (state, ups[-1][0], 0)
+    shard_bytes = sum(len(coder.encode((entries, {}))) for entries in shards.values())
     aggs = [a for acc in per_stream.values() for a in in_tick_order(acc)]
-    return entry_bytes / max(live, 1), sum(len(coder.encode(a)) for a in aggs) / max(len(aggs), 1)
+    period = sum(len(coder.encode(a)) for a in aggs) / max(len(aggs), 1)
+    return entry_bytes / max(live, 1), shard_bytes / max(live, 1), period
 
 
 def main(argv=None):
@@ -322,8 +328,11 @@ def main(argv=None):
         print(f"# each pipeline {args.repeat}x, interleaved, each run in a fresh process; median (min-max)")
         print(f"# load before: {os.getloadavg()[0]:.2f} (1-min average; 2 cores)\n")
         if args.state:
-            entry, period = state_bytes(path, end)
-            print(f"# streaming state: {entry:.0f} bytes per live entry (meta), {period:.0f} per open period\n")
+            entry, sharded, period = state_bytes(path, end)
+            print(
+                f"# streaming state: {entry:.0f} bytes per live entry (per-entry meta), {sharded:.0f} in the sharded"
+                f" registry's shard values, {period:.0f} per open period\n"
+            )
         print("| mode | pipeline | seconds | CPU seconds | updates/s | peak RSS (MB) |")
         print("|---|---|---|---|---|---|")
         for mode in modes:
