@@ -744,7 +744,7 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
         "AnswerQueries/AnswerStream/ParDo(AnswerStreamFn)": step,
     }
     # the default since issue 30's shards (transforms/sharded.py): its own names, which savepoints hold from then on
-    shards = (["arrived", "shard", "timer_tick"], ["ts-catch_up", "ts-tick_end"])
+    shards = (["shard"], ["ts-tick_end"])
     for cls, stream_step in ((ReleaseFullyDynamic, "ReleaseStream/ParDo(ReleaseStreamFn)"), (AnswerQueries, None)):
         p = beam.Pipeline(options=flink_graph_options())
         u = p | "U" >> beam.Create([UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0)])

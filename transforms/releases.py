@@ -379,6 +379,7 @@ class ReleaseContinually(beam.PTransform):
                     self.mechanism.deletions_allowed,
                     per_stream=not stateful_merge,
                     max_mutations=self.config.max_mutations,
+                    shards=self.registry_shards,
                 )
             )
             .with_input_types(tuple[tuple[str, int], typing.Any])

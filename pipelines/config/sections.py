@@ -433,7 +433,8 @@ class StreamsConfig(Section):
     ``selection_share`` (of the budget) and ``failure`` (the selection's delta under pure epsilon).
     ``registry_shards``: how a streaming job on Flink or Dataflow keys its entry registry (issue 30,
     ``transforms/sharded.py``): that many hash shards per stream (default 16), or 0 for one key per entry (the
-    layout of savepoints taken before shards existed: a job restored from one keeps 0). Changes no release."""
+    layout of savepoints taken before shards existed: a job restored from one keeps 0). Changes no release; fixed
+    for a job's life (stored with the state: a restore with another number fails)."""
 
     EXAMPLE: ClassVar[str] = "{field: region, keys: [eu, us]}"
 
