@@ -288,7 +288,7 @@ def state_bytes(path: Path, end: float) -> tuple[float, float, float]:
             entry_bytes += len(coder.encode((state, ups[-1][0], None, ())))
             shard = shards.setdefault((key[0], shard_of(key[1], DEFAULT_SHARDS)), {})
             shard[key[1]] = (state, ups[-1][0], 0)
-    shard_bytes = sum(len(coder.encode((entries, {}))) for entries in shards.values())
+    shard_bytes = sum(len(coder.encode((DEFAULT_SHARDS, entries, {}))) for entries in shards.values())
     aggs = [a for acc in per_stream.values() for a in in_tick_order(acc)]
     period = sum(len(coder.encode(a)) for a in aggs) / max(len(aggs), 1)
     return entry_bytes / max(live, 1), shard_bytes / max(live, 1), period

@@ -97,10 +97,11 @@ class ReleaseContinually(beam.PTransform):
       tick_merge: ``auto`` | ``stateful`` | ``bundle`` (streaming path; see
         ``transforms.streaming.stateful_tick_merge``; ``auto`` with a sharded registry: ``bundle``).
       registry_shards: the streaming entry registry's shards per stream on a runner that holds the release
-        step's watermark for the registry's timers (Flink, Dataflow: ``transforms.sharded``; one key and one
-        timer per ``(stream, shard)``); 0: one key per entry (``transforms.streaming.ResolveEntriesFn``, the
-        layout of savepoints taken before shards existed). The DirectRunner always keys by entry (its gate).
-        Changes no release and no noise: not part of the release's digest.
+        step's watermark for the registry's timers (Flink, Dataflow: ``transforms.sharded``; one key per
+        ``(stream, shard)``, one timer per shard and pending tick); 0: one key per entry
+        (``transforms.streaming.ResolveEntriesFn``, the layout of savepoints taken before shards existed). The
+        DirectRunner always keys by entry (its gate). Changes no release and no noise: not part of the release's
+        digest.
       consistency: a :class:`~transforms.core.continual.consistency.Consistency`: the
         histograms released consistent with the count (cells >= 0 summing to
         the count, post-processing with the bound ``docs/consistency.md``

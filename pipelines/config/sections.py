@@ -28,7 +28,7 @@ from pipelines.model import (
     time_value,
 )
 from transforms.records import NoiseKey
-from transforms.sharded import DEFAULT_SHARDS, MAX_SHARDS
+from transforms.sharded import DEFAULT_SHARDS, MAX_SHARDS, check_shards
 from transforms.spec import LATE_POLICIES
 
 __all__ = [
@@ -418,9 +418,12 @@ def refuse_open_cell_settings(q: dict) -> None:
 
 
 def _shards(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SHARDS:
-        raise issue(f"must be an integer from 0 (one key per entry) to {MAX_SHARDS} (shards per stream); got {value!r}")
-    return value
+    try:
+        return check_shards(value)  # the transform's own check, one rule
+    except ValueError:
+        raise issue(
+            f"must be an integer from 0 (one key per entry) to {MAX_SHARDS} (shards per stream); got {value!r}"
+        ) from None
 
 
 class StreamsConfig(Section):
