@@ -348,6 +348,50 @@ def test_cli_outputs_equal_the_line_carrying_path(tmp_path, case, monkeypatch, n
     assert json.dumps(m_new).replace(str(tmp_path / "new"), "OUT") == strip
 
 
+def _reread(tmp_path, source, fmt) -> int:
+    """The ``source_lines_reread`` counter of a bounded run of the CLI's graph over ``source``."""
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.config import parse_config
+    from transforms.records import NoiseKey
+
+    p = beam.Pipeline(options=PipelineOptions(["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner"]))
+    wiring.build_pipeline(p, parse_config(_config(tmp_path, source, fmt, tmp_path / "metrics")), NoiseKey.disabled())
+    result = p.run()
+    result.wait_until_finish()
+    found = result.metrics().query(MetricsFilter().with_name("source_lines_reread"))["counters"]
+    return sum(c.committed for c in found)
+
+
+def test_clean_input_is_not_read_twice(tmp_path, monkeypatch, no_picture):
+    """No update refused by the registry (the parse step's refusals have their lines already): the second read
+    reads nothing (``source_lines_reread`` 0), and the outputs are the line-carrying path's; with refusals it
+    reads every line once (twin: the counter would be 0 there too if the read were skipped regardless)."""
+    updates = [d for d in _updates() if d["op"] == "insert" and d.get("seq") == 0]
+    seen = set()
+    updates = [d for d in updates if not (d["id"] in seen or seen.add(d["id"]))]
+    lines = [json.dumps(d) for d in updates] + ["{not json"]
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    new = _run(tmp_path, _config(tmp_path, source, "jsonl", tmp_path / "new"), "new")
+    monkeypatch.setattr(wiring, "_raw_lines", lambda cfg, read: None)
+    old = _run(tmp_path, _config(tmp_path, source, "jsonl", tmp_path / "old"), "old")
+    monkeypatch.undo()
+    m_new, m_old = (json.loads(f.pop("release_manifest.json")) for f in (new, old))
+    assert new == old
+    dead = [json.loads(x) for f, lines in new.items() if f.startswith("dead_letters") for x in lines]
+    assert [d["stage"] for d in dead] == ["parse"]  # no registry refusal: nothing wanted
+    assert json.dumps(m_new).replace(str(tmp_path / "new"), "OUT") == json.dumps(m_old).replace(
+        str(tmp_path / "old"), "OUT"
+    )
+    assert _reread(tmp_path, source, "jsonl") == 0
+    dirty = tmp_path / "dirty.jsonl"
+    dirty.write_text("\n".join(_lines(_updates())) + "\n")
+    assert _reread(tmp_path, dirty, "jsonl") == len(_lines(_updates()))
+
+
 def test_cli_twin_ties_left_to_the_digest_fail(tmp_path, monkeypatch, no_picture):
     """Twin: the tie references dropped (a tie's dead letter names the line the digest order put there)."""
     monkeypatch.setattr(bounded, "tie_refs", lambda ordered, dead: {})
@@ -356,8 +400,9 @@ def test_cli_twin_ties_left_to_the_digest_fail(tmp_path, monkeypatch, no_picture
 
 
 def test_the_entry_shuffle_carries_no_line(tmp_path):
-    """The elements entering ``GroupByEntry`` of a bounded file run: a 16-byte digest where the line was, and
-    no line's text anywhere in them (twin: the same check on the line-carrying path fails)."""
+    """The elements entering the entry shuffle (``GroupByShard``: lists of ``(entry id, update)`` per stream and
+    shard) of a bounded file run: a 16-byte digest where the line was, and no line's text anywhere in them
+    (twin: the same check on the line-carrying path fails)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.testing.util import assert_that
@@ -369,14 +414,17 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n")
 
-    def carries_no_line(values):
-        assert values
-        for _key, v in values:
+    def updates(batches):
+        assert batches
+        return [v for _key, batch in batches for _eid, v in batch]
+
+    def carries_no_line(batches):
+        for v in updates(batches):
             assert len(v) == 6 and type(v[5]) is bytes and len(v[5]) == 16, v
             assert not any(type(f) is str and f.startswith("{") for f in v)
 
-    def carries_lines(values):
-        assert any(type(v[5]) is str and v[5].startswith("{") for _, v in values)
+    def carries_lines(batches):
+        assert any(type(v[5]) is str and v[5].startswith("{") for v in updates(batches))
 
     for name, raw_lines, check in (("new", wiring._raw_lines, carries_no_line), ("old", None, carries_lines)):
         p = beam.Pipeline(
@@ -393,7 +441,7 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
 
         class Find(beam.pipeline.PipelineVisitor):
             def enter_composite_transform(self, node, inputs=inputs):
-                if node.full_label.endswith("/GroupByEntry"):
+                if node.full_label.endswith("/GroupByShard"):
                     inputs.append(node.inputs[0])
 
             visit_transform = enter_composite_transform

@@ -35,7 +35,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 
-from transforms.bounded import ResolveEntriesBoundedFn
+from transforms.bounded import BatchByShardFn, ResolveEntriesBoundedFn, ResolveShardsBoundedFn
 from transforms.common import NODES, ReleaseStep, join_raw, line_digest
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
@@ -107,8 +107,10 @@ class ReleaseContinually(beam.PTransform):
         the count, post-processing with the bound ``docs/consistency.md``
         states); None: as released.
       raw_lines: for bounded input whose records carry as ``raw`` the text of a line of a source that can be
-        read again (``pipelines.wiring``: a file source of lines): a callable ``pipeline -> PCollection`` of
-        the source's lines (bytes or text) read a second time, in chunks (each element a list of lines). The
+        read again (``pipelines.wiring``: a file source of lines): a callable ``(pipeline, needed) ->
+        PCollection`` of the source's lines (bytes or text) read a second time, in chunks (each element a list
+        of lines), where ``needed`` is a singleton side input, the number of lines the dead letters want: with
+        0 the callable reads nothing (clean input costs no second read). The
         entry shuffle then carries a digest of each record as received instead of the record, and the
         registry's dead letters get their records back from that second read (the same dead letters:
         ``_join_raws``). Ignored for unbounded input and under the person unit (whose bounding step keys the
@@ -289,7 +291,11 @@ class ReleaseContinually(beam.PTransform):
         its lines (``transforms.common.join_raw``). Only dead letters and their lines cross these steps; the
         records are never logged. No release reads anything here."""
         wanted = refs | "DeadLetterDigests" >> beam.FlatMap(_ref_digests)
-        lines = self.raw_lines(pipeline) | "DeadLetterLines" >> beam.ParDo(_MatchLinesFn(), beam.pvalue.AsList(wanted))
+        # how many lines are wanted: with none (clean input, the common case) the source is not read again
+        needed = beam.pvalue.AsSingleton(wanted | "CountWanted" >> beam.combiners.Count.Globally())
+        lines = self.raw_lines(pipeline, needed) | "DeadLetterLines" >> beam.ParDo(
+            _MatchLinesFn(), beam.pvalue.AsList(wanted)
+        )
         return refs | "JoinDeadLetterLines" >> beam.ParDo(_JoinRawFn(), beam.pvalue.AsDict(lines))
 
     def _expand_unbounded(self, valid):
@@ -312,10 +318,11 @@ class ReleaseContinually(beam.PTransform):
         references) and ``STREAMS_SEEN``."""
         return (
             valid
-            | "GroupByEntry" >> beam.GroupByKey()
+            | "BatchByShard" >> beam.ParDo(BatchByShardFn())
+            | "GroupByShard" >> beam.GroupByKey()
             | "ResolveEntries"
             >> beam.ParDo(
-                ResolveEntriesBoundedFn(
+                ResolveShardsBoundedFn(
                     self.spec,
                     self._domains,
                     self.mechanism.deletions_allowed,
