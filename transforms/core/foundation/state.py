@@ -14,6 +14,10 @@ state is written as *plain data*, in a format we own:
   object of a registered class and ``{"$r": id}`` a reference to an object
   seen before (shared objects, such as the ledger scopes that counters charge,
   stay shared; cycles are fine). A ``Counter`` is stored as ``{"$c": dict}``.
+  A dict whose keys are data and include a tag (``$o``, ``$r``, ``$nd``,
+  ``$c``, ``$d``: an entry id or a person id can be any string) is stored
+  escaped, ``{"$d": [(key, value), ...]}``, so that it never reads back as a
+  tagged form (schema 2; schema 1 stored it as it was).
 * Objects are named by a stable *state name* given at registration
   (:func:`state_class`), never by their Python module or class name, so code
   can move between modules without touching the format. Their fields are
@@ -72,8 +76,11 @@ __all__ = [
     "open_envelope",
 ]
 
-SCHEMA = 1
+SCHEMA = 2
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}  # schema n -> function from plain data of n to n + 1
+
+#: The keys of the tagged forms: a dict of data holding one of them is stored escaped (``{"$d": pairs}``).
+_TAGS = ("$o", "$r", "$nd", "$c", "$d")
 
 _CLASSES: dict[str, type] = {}
 _NAMES: dict[type, str] = {}
@@ -146,6 +153,8 @@ def _to_plain(obj, memo: dict):
     if t is tuple:
         return tuple(v if type(v) in _SCALARS else _to_plain(v, memo) for v in obj)
     if t is dict:
+        if "$o" in obj or "$r" in obj or "$nd" in obj or "$c" in obj or "$d" in obj:  # data keys that look like tags
+            return {"$d": [(_to_plain(k, memo), _to_plain(v, memo)) for k, v in obj.items()]}
         return {_to_plain(k, memo): v if type(v) in _SCALARS else _to_plain(v, memo) for k, v in obj.items()}
     if t is np.ndarray:
         if obj.dtype.kind not in "biuf":
@@ -186,6 +195,8 @@ def _plain_out(v):
     t = type(v)
     if t is Counter:
         return {"$c": dict(v)}
+    if t is dict and len(v) == 1 and ("$c" in v or "$d" in v):  # one data key that :func:`_plain_in` reads as a tag
+        return {"$d": list(v.items())}
     return t(v) if t is dict or t is list else v
 
 
@@ -197,7 +208,12 @@ def _plain_in(v):
     same plain data and the same bytes."""
     t = type(v)
     if t is dict:
-        return Counter(v["$c"]) if len(v) == 1 and "$c" in v else dict(v)
+        if len(v) == 1:
+            if "$c" in v:
+                return Counter(v["$c"])
+            if "$d" in v:
+                return dict(v["$d"])
+        return dict(v)
     return list(v) if t is list else v
 
 
@@ -268,6 +284,8 @@ def _from_plain(data, r: _Restore):
         return tuple(v if type(v) in _SCALARS else _from_plain(v, r) for v in data)
     if t is not dict:
         raise StateError(f"unexpected {t.__name__} in state")
+    if "$d" in data:  # a dict of data keys that look like tags
+        return {_from_plain(k, r): _from_plain(v, r) for k, v in data["$d"]}
     if "$o" in data:
         obj = r.instance(data["$i"], data["$o"])
         plain = _class_info(type(obj))[2]
@@ -288,6 +306,32 @@ def _from_plain(data, r: _Restore):
     if "$c" in data:
         return Counter({_from_plain(k, r): _from_plain(v, r) for k, v in data["$c"].items()})
     return {_from_plain(k, r): v if type(v) in _SCALARS else _from_plain(v, r) for k, v in data.items()}
+
+
+def _escape_v1(node, counter_body: bool = False):
+    """Schema 1 -> 2 for plain data: every dict of data with the key ``"$d"`` (never a tag in schema 1) escaped
+    as :func:`_to_plain` now writes it, its values migrated too; a ``Counter``'s dict (the value of a ``"$c"``
+    form, read as data by either schema) keeps its shape. Other dicts whose data keys were tags were misread by
+    schema 1 already (an ambiguity of that format: nothing in their bytes tells them apart) and are left."""
+    t = type(node)
+    if t is list or t is tuple:
+        return t(_escape_v1(v) for v in node)
+    if t is not dict:
+        return node
+    if "$d" in node and not counter_body:
+        return {"$d": [(_escape_v1(k), _escape_v1(v)) for k, v in node.items()]}
+    if "$c" in node and len(node) == 1 and type(node["$c"]) is dict:
+        return {"$c": _escape_v1(node["$c"], counter_body=True)}
+    return {k: _escape_v1(v) for k, v in node.items()}
+
+
+def _migrate_v1(state: dict) -> dict:
+    """Schema 1 -> 2 (the escaped form of dicts whose data keys look like tags): a schema 1 body holds no escaped
+    dict, and a dict of data with the key ``"$d"`` is escaped (the only one schema 1 stored readably)."""
+    return {**state, "schema": 2, "body": _escape_v1(state["body"])}
+
+
+MIGRATIONS[1] = _migrate_v1
 
 
 def restore(data):
