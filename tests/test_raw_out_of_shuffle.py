@@ -400,9 +400,8 @@ def test_cli_twin_ties_left_to_the_digest_fail(tmp_path, monkeypatch, no_picture
 
 
 def test_the_entry_shuffle_carries_no_line(tmp_path):
-    """The elements entering the entry shuffle (``GroupByShard``: lists of ``(entry id, update)`` per stream and
-    shard) of a bounded file run: a 16-byte digest where the line was, and no line's text anywhere in them
-    (twin: the same check on the line-carrying path fails)."""
+    """The elements entering ``GroupByEntry`` of a bounded file run: a 16-byte digest where the line was, and
+    no line's text anywhere in them (twin: the same check on the line-carrying path fails)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.testing.util import assert_that
@@ -414,17 +413,14 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n")
 
-    def updates(batches):
-        assert batches
-        return [v for _key, batch in batches for _eid, v in batch]
-
-    def carries_no_line(batches):
-        for v in updates(batches):
+    def carries_no_line(values):
+        assert values
+        for _key, v in values:
             assert len(v) == 6 and type(v[5]) is bytes and len(v[5]) == 16, v
             assert not any(type(f) is str and f.startswith("{") for f in v)
 
-    def carries_lines(batches):
-        assert any(type(v[5]) is str and v[5].startswith("{") for v in updates(batches))
+    def carries_lines(values):
+        assert any(type(v[5]) is str and v[5].startswith("{") for _, v in values)
 
     for name, raw_lines, check in (("new", wiring._raw_lines, carries_no_line), ("old", None, carries_lines)):
         p = beam.Pipeline(
@@ -441,7 +437,7 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
 
         class Find(beam.pipeline.PipelineVisitor):
             def enter_composite_transform(self, node, inputs=inputs):
-                if node.full_label.endswith("/GroupByShard"):
+                if node.full_label.endswith("/GroupByEntry"):
                     inputs.append(node.inputs[0])
 
             visit_transform = enter_composite_transform

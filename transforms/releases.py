@@ -35,7 +35,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 
-from transforms.bounded import BatchByShardFn, ResolveEntriesBoundedFn, ResolveShardsBoundedFn
+from transforms.bounded import ResolveEntriesBoundedFn
 from transforms.common import NODES, ReleaseStep, join_raw, line_digest
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
@@ -318,11 +318,10 @@ class ReleaseContinually(beam.PTransform):
         references) and ``STREAMS_SEEN``."""
         return (
             valid
-            | "BatchByShard" >> beam.ParDo(BatchByShardFn())
-            | "GroupByShard" >> beam.GroupByKey()
+            | "GroupByEntry" >> beam.GroupByKey()
             | "ResolveEntries"
             >> beam.ParDo(
-                ResolveShardsBoundedFn(
+                ResolveEntriesBoundedFn(
                     self.spec,
                     self._domains,
                     self.mechanism.deletions_allowed,
