@@ -309,6 +309,8 @@ def run_as_process(main) -> int:
     outputs flushed), and within :data:`STOP_GRACE_SECONDS` of the stop in any case; after a cancelled bounded
     run (exit 130), within :data:`CANCEL_EXIT_GRACE_SECONDS` of its line."""
     _ProcessGuard.enabled = True
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on stderr (names, never data)
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True, chain=False)
     # registered before the run, so it runs after every atexit the run registers (LIFO): Beam's own stop of a
     # job server or expansion service sends its JVM a SIGTERM and does not wait for it; a JVM busy with a
     # cancelled Flink job can ignore it (CI, stop 40: a Kafka job server's JVM outlived the test's CLI run and

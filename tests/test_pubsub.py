@@ -198,17 +198,41 @@ def _running(tmp_path, raw, *, cap: float = 120.0):
     log = tmp_path / "run.log"
     env = dict(os.environ, MPLBACKEND="Agg", DP_NOISE_KEY=bytes(range(32)).hex())
     with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        proc = _popen(command, ROOT, env, out)
         try:
             yield proc, lambda: log.read_text(errors="replace")
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job, prints its summary
-            try:
-                proc.wait(90)  # the CLI ends a stopped run within 75 s (runner.STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+            _stop_wait(proc)
+
+
+def _popen(command, cwd, env, out):
+    """The CLI as a user starts it from a terminal: SIGINT at its default (a test run started in the background
+    of a non-interactive shell inherits SIGINT ignored, and Ctrl-C would then be lost until the CLI installs its
+    handler)."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _stop_wait(proc, timeout: float = 120.0) -> None:
+    """Wait for a stopped CLI (it ends within ``runner.STOP_GRACE_SECONDS`` of handling the stop; the rest is
+    margin for a loaded machine); past ``timeout`` its threads' stacks go to its log (SIGUSR1, ``faulthandler``)
+    before it is killed, so that a hang says where it was."""
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(3)
+        proc.kill()
+        proc.wait(10)
 
 
 def _wait_for(proc, output, done, what: str, timeout: float) -> None:
@@ -708,16 +732,12 @@ def test_bundled_pubsub_config_runs_through_the_readme_command(emulator, tmp_pat
     command += ["--project=" + PROJECT, "--duration", "150"]
     log = tmp_path / "run.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        proc = _popen(command, tmp_path, env, out)
         releases = _until_released(proc, cfg, {"eu", "us"}, deadline=time.monotonic() + 150)
         stopped_by_test = proc.poll() is None
         if stopped_by_test:
             proc.send_signal(signal.SIGINT)  # Ctrl-C: the CLI cancels the streaming job and prints its summary
-        try:
-            proc.wait(90)  # the CLI ends a stopped run within 75 s (runner.STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        _stop_wait(proc)
     text = log.read_text(errors="replace")
     assert stopped_by_test, "the run ended by itself before its releases reached the topic: " + text[-3000:]
     assert proc.returncode == 0, text[-3000:]

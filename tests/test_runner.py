@@ -249,3 +249,27 @@ def test_a_cancelled_bounded_run_ends_its_process_when_a_runner_thread_blocks_th
         pass
     else:
         raise AssertionError("without the guard the stuck thread should keep the process alive")
+
+
+def test_sigusr1_prints_every_threads_stack_and_the_run_goes_on():
+    """``kill -USR1 <pid>`` on the CLI's process (``run_as_process``): every thread's stack on stderr, and the run
+    is not disturbed (the tests send it to a stopped run that outlives its grace, before killing it)."""
+    script = textwrap.dedent(
+        """
+        import os, signal, sys, threading, time
+        from pipelines import runner
+
+        def main():
+            threading.Thread(target=time.sleep, args=(5,), name="held", daemon=True).start()
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(0.5)
+            print("went on")
+            return 0
+
+        sys.exit(runner.run_as_process(main))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "went on", proc.stderr[-2000:]
+    assert "Current thread 0x" in proc.stderr and "\nThread 0x" in proc.stderr, proc.stderr[-2000:]  # main, held
+    assert "in main" in proc.stderr and "in run_as_process" in proc.stderr, proc.stderr[-2000:]
