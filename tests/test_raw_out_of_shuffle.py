@@ -471,3 +471,16 @@ def test_the_second_read_is_taken_for_bounded_line_sources_only(tmp_path):
     cfg = parse_config(follow)
     p = beam.Pipeline()
     assert wiring._raw_lines(cfg, cfg.source.read(p, cfg)) is None
+
+
+def test_read_again_calls_the_former_one_parameter_form_too():
+    """``ReleaseContinually(raw_lines=...)``: a callable of ``(pipeline, needed)`` gets the gate; one of
+    ``(pipeline)`` only (the form before it) is still called, and reads regardless."""
+    from transforms.releases import read_again
+
+    calls = []
+    read_again(lambda p, needed: calls.append(("two", p, needed)), "P", "N")
+    read_again(lambda p: calls.append(("one", p)), "P", "N")
+    read_again(lambda p, needed=None: calls.append(("default", p, needed)), "P", "N")
+    read_again(lambda *a: calls.append(("var", *a)), "P", "N")
+    assert calls == [("two", "P", "N"), ("one", "P"), ("default", "P", "N"), ("var", "P", "N")]

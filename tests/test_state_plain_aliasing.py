@@ -290,3 +290,49 @@ def test_a_schema_1_state_with_a_dollar_d_entry_id_migrates():
     # twin: schema 1's body read without the migration does not give the entry back
     with pytest.raises(ValueError):
         restore(body_v1)
+
+
+@state_class("test.migrate_box", plain=("data",))
+class _Box:
+    """A registered class whose plain field holds nested data (the migration must not walk into it)."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+NESTED_PLAIN = [{"x": {"$d": 1}}, [{"$d": 1}], {"$d": {"$d": 1}}, {"$d": 1}, {"$d": 1, "y": {"$d": 2}}, {"a": 1}]
+
+
+@pytest.mark.parametrize("value", NESTED_PLAIN, ids=range(len(NESTED_PLAIN)))
+def test_the_migration_reads_a_plain_field_as_schema_1_read_it(value, monkeypatch):
+    """A schema 1 object whose plain field holds ``value`` (schema 1 read it back as it was, ``_plain_in``)
+    restores to the same value after the migration, and a state taken again is schema 2's own form; twin: a
+    migration that walks into the plain field (as into any dict) changes the nested ``"$d"`` dicts."""
+    v1 = {
+        "schema": 1,
+        "mechanism": "m",
+        "config": "c",
+        "body": {"$o": "test.migrate_box", "$i": 0, "f": {"data": value}},
+    }
+    body = state_mod.open_envelope(copy.deepcopy(v1), "m", "c")
+    assert restore(body).data == value
+    assert body == to_plain(_Box(copy.deepcopy(value)))
+    monkeypatch.setattr(state_mod, "_escape_plain_v1", state_mod._escape_v1)
+    walked = restore(state_mod.open_envelope(copy.deepcopy(v1), "m", "c")).data
+    assert (walked == value) == (value in ({"$d": 1}, {"a": 1})), walked
+
+
+def test_a_counter_with_tag_keys_survives_a_reference_before_its_definition():
+    """A reference read before its object's definition makes the restore index every definition
+    (``_instances``): a Counter's keys are data there, even "$o" and "$i" (it failed with a KeyError)."""
+    reg = EntryRegistry((3,))
+    reg.resolve_tick(1, [Update("insert", "a", (1,))])
+    for counts in ({"$o": 2}, {"$o": 1, "$i": 0}, {"$r": 5, "$nd": 1}):
+        data = [{"$r": 0}, to_plain(Counter(counts)), to_plain(reg)]
+        back = restore(decode(encode(data)))
+        assert back[0] is back[2] and back[2].entries == reg.entries and back[1] == Counter(counts)
+
+
+def test_a_malformed_escaped_dict_is_a_state_error():
+    with pytest.raises(state_mod.StateError, match="malformed escaped dict"):
+        restore([{"$d": 5}])

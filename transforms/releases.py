@@ -28,6 +28,7 @@ construction (``docs/privacy.md``).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import typing
 
 import apache_beam as beam
@@ -293,7 +294,7 @@ class ReleaseContinually(beam.PTransform):
         wanted = refs | "DeadLetterDigests" >> beam.FlatMap(_ref_digests)
         # how many lines are wanted: with none (clean input, the common case) the source is not read again
         needed = beam.pvalue.AsSingleton(wanted | "CountWanted" >> beam.combiners.Count.Globally())
-        lines = self.raw_lines(pipeline, needed) | "DeadLetterLines" >> beam.ParDo(
+        lines = read_again(self.raw_lines, pipeline, needed) | "DeadLetterLines" >> beam.ParDo(
             _MatchLinesFn(), beam.pvalue.AsList(wanted)
         )
         return refs | "JoinDeadLetterLines" >> beam.ParDo(_JoinRawFn(), beam.pvalue.AsDict(lines))
@@ -405,6 +406,19 @@ def _ref_digests(ref):
     _, _, value, tie = ref
     values = (value,) if tie is None else tie[1]
     return [v[5] for v in values if v[5] is not None]
+
+
+def read_again(raw_lines, pipeline, needed):
+    """``raw_lines(pipeline, needed)``; a callable of one parameter (the form before the ``needed`` gate) is called
+    as ``raw_lines(pipeline)``: it reads the source whatever the dead letters want, as it always did."""
+    try:
+        params = inspect.signature(raw_lines).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): the current form
+        return raw_lines(pipeline, needed)
+    positional = [q for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 2 or any(q.kind is q.VAR_POSITIONAL for q in params):
+        return raw_lines(pipeline, needed)
+    return raw_lines(pipeline)
 
 
 class _MatchLinesFn(beam.DoFn):

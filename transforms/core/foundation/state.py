@@ -79,8 +79,6 @@ __all__ = [
 SCHEMA = 2
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}  # schema n -> function from plain data of n to n + 1
 
-#: The keys of the tagged forms: a dict of data holding one of them is stored escaped (``{"$d": pairs}``).
-_TAGS = ("$o", "$r", "$nd", "$c", "$d")
 
 _CLASSES: dict[str, type] = {}
 _NAMES: dict[type, str] = {}
@@ -265,6 +263,10 @@ def _instances(data, memo: dict) -> None:
                     memo[node["$i"]] = cls.__new__(cls)
                 plain = _PLAIN.get(_CLASSES[node["$o"]], frozenset())
                 stack.extend(v for k, v in node["f"].items() if k not in plain)
+            elif "$c" in node:  # a Counter: its dict's keys and values are data (never tagged forms themselves)
+                body = node["$c"]
+                stack.extend(body.keys())
+                stack.extend(body.values())
             elif "$nd" not in node and "$r" not in node:
                 stack.extend(node.values())
 
@@ -285,7 +287,10 @@ def _from_plain(data, r: _Restore):
     if t is not dict:
         raise StateError(f"unexpected {t.__name__} in state")
     if "$d" in data:  # a dict of data keys that look like tags
-        return {_from_plain(k, r): _from_plain(v, r) for k, v in data["$d"]}
+        try:
+            return {_from_plain(k, r): _from_plain(v, r) for k, v in data["$d"]}
+        except (TypeError, ValueError) as e:  # not a list of pairs
+            raise StateError(f"malformed escaped dict in state: {e}") from None
     if "$o" in data:
         obj = r.instance(data["$i"], data["$o"])
         plain = _class_info(type(obj))[2]
@@ -309,10 +314,12 @@ def _from_plain(data, r: _Restore):
 
 
 def _escape_v1(node, counter_body: bool = False):
-    """Schema 1 -> 2 for plain data: every dict of data with the key ``"$d"`` (never a tag in schema 1) escaped
-    as :func:`_to_plain` now writes it, its values migrated too; a ``Counter``'s dict (the value of a ``"$c"``
-    form, read as data by either schema) keeps its shape. Other dicts whose data keys were tags were misread by
-    schema 1 already (an ambiguity of that format: nothing in their bytes tells them apart) and are left."""
+    """Schema 1 -> 2 for plain data: every walked dict of data with the key ``"$d"`` (never a tag in schema 1)
+    escaped as :func:`_to_plain` now writes it, its values migrated too; a ``Counter``'s dict (the value of a
+    ``"$c"`` form, read as data by either schema) keeps its shape; an object's plain fields are migrated as
+    :func:`_plain_in` reads them (:func:`_escape_plain_v1`: their elements are not walked). Other dicts whose
+    data keys were tags were misread by schema 1 already (an ambiguity of that format: nothing in their bytes
+    tells them apart) and are left."""
     t = type(node)
     if t is list or t is tuple:
         return t(_escape_v1(v) for v in node)
@@ -320,9 +327,22 @@ def _escape_v1(node, counter_body: bool = False):
         return node
     if "$d" in node and not counter_body:
         return {"$d": [(_escape_v1(k), _escape_v1(v)) for k, v in node.items()]}
+    if "$o" in node and type(node.get("f")) is dict:
+        plain = _PLAIN.get(_CLASSES.get(node["$o"]), frozenset())
+        fields = {k: _escape_plain_v1(v) if k in plain else _escape_v1(v) for k, v in node["f"].items()}
+        return {**node, "f": fields}
     if "$c" in node and len(node) == 1 and type(node["$c"]) is dict:
         return {"$c": _escape_v1(node["$c"], counter_body=True)}
     return {k: _escape_v1(v) for k, v in node.items()}
+
+
+def _escape_plain_v1(v):
+    """A plain field's stored value, schema 1 -> 2: schema 1's :func:`_plain_in` read a lone ``"$d"`` key as data,
+    which schema 2 stores escaped (:func:`_plain_out`); anything else is read the same by both, and nothing inside
+    is walked (a plain field's elements never were)."""
+    if type(v) is dict and len(v) == 1 and "$d" in v:
+        return {"$d": list(v.items())}
+    return v
 
 
 def _migrate_v1(state: dict) -> dict:
