@@ -94,9 +94,10 @@ def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
         return out
 
     near = [int(math.exp(-k) * 2.0**64) + d for k in (1, 2, 5) for d in (-1, 0, 1)]  # q = e^-1 (t = s = 1)
-    small = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    ends = [2**64 - 1, 2**64 - 2, 2**63, 2**62]  # U at 1 (the float of 2^64 - 1 is 2^64: mid = 1, x = -0.0)
+    small = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near), draws(b"ends", ends * 6)]
     monkeypatch.setattr(samplers, "SMALL_DRAW", 0)
-    vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near)]
+    vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near), draws(b"ends", ends * 6)]
     assert small == vectorised
 
 
@@ -127,3 +128,70 @@ def test_auto_spent_memo_is_the_composition_of_the_parts_spends(noise):
         assert all(repr(a.spent) == repr(want) for a in res.answers), t
         seen.add(repr(want))
     assert len(seen) >= 2  # the spends change during the run: a stale memo would show
+
+
+def _histograms_numpy(batch, domain_sizes, signed=True):
+    """``TickBatch.histograms`` as it was: numpy element updates."""
+    hists = [np.zeros(d, dtype=np.int64) for d in domain_sizes]
+    for item in batch.inserts:
+        for q, v in enumerate(item):
+            hists[q][v] += 1
+    if signed:
+        for item, _ in batch.deletes:
+            for q, v in enumerate(item):
+                hists[q][v] -= 1
+    return hists
+
+
+def test_tick_histograms_equal_the_numpy_form():
+    """``TickBatch.histograms`` (counted in lists): the former numpy form's arrays, dtype included, signed and not,
+    over random batches (empty ones, repeated items, one-cell domains); twin: deletions not subtracted."""
+    from transforms.core.foundation.entries import TickBatch
+
+    rng = np.random.default_rng(31)
+    for n in range(400):
+        sizes = tuple(int(d) for d in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+        item = lambda sizes=sizes: tuple(int(rng.integers(0, d)) for d in sizes)  # noqa: E731
+        batch = TickBatch(
+            n, [item() for _ in range(int(rng.integers(0, 30)))], [(item(), 1) for _ in range(int(rng.integers(0, 30)))]
+        )
+        for signed in (True, False):
+            got, want = batch.histograms(sizes, signed), _histograms_numpy(batch, sizes, signed)
+            assert [h.dtype for h in got] == [np.dtype(np.int64)] * len(sizes)
+            assert [h.tolist() for h in got] == [h.tolist() for h in want]
+    twin = _histograms_numpy(batch, sizes, signed=False)
+    assert batch.deletes and [h.tolist() for h in twin] != [h.tolist() for h in batch.histograms(sizes)]
+
+
+def test_auto_passes_a_part_of_every_query_set_the_batch_unprojected(noise, monkeypatch):
+    """``AutoRelease._apply``: a part whose query sets are all of them, in order, gets the batch's items as they are
+    (no per-item projection); the answers are those of the projecting path (forced by making the part's
+    columns a list, which never equals the tuple of every position), with deletions and upserts."""
+    from transforms.core import DynamicConfig, PureDP, QuerySet, Update
+    from transforms.core.continual.auto import AutoRelease
+
+    config = DynamicConfig(
+        (QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3), QuerySet("g", "histogram", domain_size=2)),
+        PureDP(3.0),
+    )
+
+    def run(project: bool):
+        core = AutoRelease(config, stream="s", every_ticks=1, end_tick=30)
+        if project:
+            core.columns = [list(c) for c in core.columns]
+        assert len(core.parts) == 1 and tuple(core.columns[0]) == (0, 1, 2)
+        rng = np.random.default_rng(5)
+        out, alive = [], []
+        for t in range(1, 31):
+            ups = [Update("insert", f"e{t}_{j}", (0, int(rng.integers(3)), int(rng.integers(2)))) for j in range(4)]
+            if alive:
+                ups.append(Update("delete", alive.pop(0)))
+            if len(alive) > 2:
+                ups.append(Update("upsert", alive[-1], (0, 2, 1)))
+            alive += [u.entry_id for u in ups if u.op == "insert"]
+            res = core.process_tick(t, ups, noise)
+            out += [(a.tick, a.query, a.estimate.tolist(), a.error_bound) for a in res.answers]
+        return out
+
+    fast, projected = run(False), run(True)
+    assert fast and fast == projected

@@ -306,13 +306,17 @@ class AutoRelease(ContinualRelease):
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
         results = []
+        every = tuple(range(len(self.config.queries)))  # a part of every query set, in order: its items are the batch's
         for i, (core, cols) in enumerate(zip(self.parts, self.columns)):
-            sub = TickBatch(
-                batch.tick,
-                [tuple(item[c] for c in cols) for item in batch.inserts],
-                [(tuple(item[c] for c in cols), t) for item, t in batch.deletes],
-                batch.n_updates,
-            )
+            if cols == every:  # the projection would copy each item as it is (the same tuples' values)
+                sub = TickBatch(batch.tick, list(batch.inserts), list(batch.deletes), batch.n_updates)
+            else:
+                sub = TickBatch(
+                    batch.tick,
+                    [tuple(item[c] for c in cols) for item in batch.inserts],
+                    [(tuple(item[c] for c in cols), t) for item, t in batch.deletes],
+                    batch.n_updates,
+                )
             results.append(core.apply(sub, self._noise(noise, i)))
         self.num_updates += batch.n_updates
         self._merge(results, res)

@@ -282,20 +282,22 @@ def _geometric_inversion_small(stream: RandomStream, w: np.ndarray, t: int, s: i
     decides, in index order after all values, as the vectorised form does. So the output is the exact
     X = max{k: U <= q^k} either way, and the words drawn are the same (``tests/test_noise.py`` compares the
     two forms draw for draw)."""
-    words = w.tolist()
-    out = np.empty(len(words), dtype=np.int64)
     log, exp, floor = math.log, math.exp, math.floor
     lo_band, hi_band = 1 + INVERSION_MARGIN, 1 - INVERSION_MARGIN
+    values = []
     redo = []
-    for i, wi in enumerate(words):
-        u_lo = float(wi) * 2.0**-64
+    for i, wi in enumerate(w.tolist()):
+        u_lo = wi * 2.0**-64  # the int converted to float first, as float(wi) * 2^-64
         u_hi = u_lo + 2.0**-64 * 1.0000001
-        x = max(float(floor(log(max((u_lo + u_hi) / 2, 2.0**-70)) / lnq)), 0.0)
+        # the vectorised form's max(mid, 2^-70) and max(x, 0.0) never bind here: mid >= 2^-65, and mid <= 1 with
+        # lnq < 0 gives x >= 0 (-0.0 at mid = 1, whose int is 0 as 0.0's)
+        x = float(floor(log((u_lo + u_hi) / 2) / lnq))
         if u_hi < exp(x * lnq) * hi_band and u_lo > exp((x + 1) * lnq) * lo_band and x * -lnq < 2.0**12:
-            out[i] = int(x)
+            values.append(int(x))
         else:
-            out[i] = 0
+            values.append(0)
             redo.append((i, wi, x))
+    out = np.array(values, dtype=np.int64)
     for i, wi, x in redo:
         out[i] = _geometric_exact(stream, wi, t, s, int(x))
     return out
