@@ -9,6 +9,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from pipelines.config import load_config
 from pipelines.outputs import release_dict
@@ -195,3 +196,64 @@ def test_auto_passes_a_part_of_every_query_set_the_batch_unprojected(noise, monk
 
     fast, projected = run(False), run(True)
     assert fast and fast == projected
+
+
+class _Recording(_Words):
+    """``_Words`` that keeps every word it handed out."""
+
+    def __init__(self, first, seed):
+        super().__init__(first, seed)
+        self.given = []
+
+    def words(self, n):
+        out = super().words(n)
+        self.given += [int(x) for x in out]
+        return out
+
+
+def _is_x(words: list, t: int, s: int, x: int) -> bool:
+    """Whether ``x`` is max{k: U <= q^k} for every U in the interval the ``words`` read (q = exp(-s/t)), decided
+    at 300 digits: U's upper end <= q^x and its lower end > q^(x+1)."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 300
+        w = 0
+        for word in words:
+            w = (w << 64) | word
+        scale = decimal.Decimal(2) ** (64 * len(words))
+        lo, hi = decimal.Decimal(w) / scale, decimal.Decimal(w + 1) / scale
+        lnq = -decimal.Decimal(s) / decimal.Decimal(t)
+        return hi <= (lnq * x).exp() and lo > (lnq * (x + 1)).exp()
+
+
+@pytest.mark.parametrize("first", [0, 1, 2**20, 2**30])
+def test_a_guess_far_from_x_is_found_exactly(first):
+    """A first word near 0 at a scale of 2^40 / 3: U's interval spans ~10^13 values of k past the float guess (the
+    walk of single steps gave up after 100,000 with "did not converge"); the search now gallops and bisects, and
+    the value is the exact X of U as read (the words the draw consumed, checked at 300 digits)."""
+    t, s = 2**40, 3
+    stream = _Recording([first], b"far")
+    x = int(geometric_inversion(stream, t, s, 1)[0])
+    assert len(stream.given) >= 2 and _is_x(stream.given, t, s, x)
+    assert not _is_x(stream.given, t, s, x + 1) and not _is_x(stream.given, t, s, x - 1)
+
+
+def test_the_walk_before_the_gallop_reads_the_words_it_always_read(monkeypatch):
+    """Up to ``WALK_BEFORE_GALLOP`` steps the search is the former walk: at ordinary scales, with U on and next to
+    boundaries q^k (the refinements), the values and the words consumed equal those of a search that never
+    gallops (the walk of single steps as it was)."""
+    cases = [(9, 1), (1, 1), (7, 3), (1000, 1), (2**20, 3)]
+    near = [int(math.exp(-k) * 2.0**64) + d for k in (1, 2, 5) for d in (-1, 0, 1)]
+
+    def draws():
+        out = []
+        for t, s in cases:
+            for i in range(40):
+                stream = _Recording(near if i == 0 else (), b"walk-%d-%d" % (t, i))
+                out.append((geometric_inversion(stream, t, s, 6).tolist(), stream.given))
+        return out
+
+    now = draws()
+    monkeypatch.setattr(samplers, "WALK_BEFORE_GALLOP", 10**6)
+    assert now == draws()

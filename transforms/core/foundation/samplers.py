@@ -303,8 +303,20 @@ def _geometric_inversion_small(stream: RandomStream, w: np.ndarray, t: int, s: i
     return out
 
 
+#: One-way steps of the exact search before it gallops (:func:`_geometric_exact`): a float guess is within a step or
+#: two of X unless the first word leaves U's interval wide against q's steps (a word near 0 at a scale of 10^11:
+#: 100,000 steps of one did not reach X there, and the search gave up). Up to this many, the search is the walk it
+#: always was, so every draw it decided before consumes the same words and gives the same value.
+WALK_BEFORE_GALLOP = 64
+
+
 def _geometric_exact(stream: RandomStream, w: int, t: int, s: int, guess: int) -> int:
-    """X = max{k: U <= q^k} with U in [w/2^bits, (w+1)/2^bits), refined as needed."""
+    """X = max{k: U <= q^k} with U in [w/2^bits, (w+1)/2^bits), refined as needed.
+
+    From the guess, a walk of single steps towards X; after ``WALK_BEFORE_GALLOP`` steps one way, steps that
+    double until X is bracketed, then bisection. Every comparison is decided with a margin (``le_qk``) or refines
+    U (one more word) and the precision; the answer is the k with U <= q^k and U > q^(k+1), whichever path found
+    it (X is exact; the path decides only how many words are read, and only past the walk)."""
     bits, prec = 64, 50
     k = max(guess, 0)
     while True:
@@ -325,21 +337,62 @@ def _geometric_exact(stream: RandomStream, w: int, t: int, s: int, guess: int) -
                     return -1
                 return 0
 
-            for _ in range(100_000):
-                a, b = le_qk(k), le_qk(k + 1)
-                if a == 1 and b == -1:
-                    return k
-                if a == -1:
-                    k -= 1
-                elif b == 1:
-                    k += 1
-                else:
-                    break  # undecided: refine U and precision
-            else:  # pragma: no cover - a float guess is never this far off
-                raise RuntimeError("geometric inversion did not converge")
-        w = (w << 64) | int(stream.words(1)[0])
+            found, k = _search(le_qk, k)
+            if found:
+                return k
+        w = (w << 64) | int(stream.words(1)[0])  # undecided: refine U and precision
         bits += 64
         prec += 30
+
+
+def _search(le_qk, k: int) -> tuple[bool, int]:
+    """(True, X) if every comparison on the way was decided; else (False, where to go on from once U is refined)."""
+    for _ in range(WALK_BEFORE_GALLOP):
+        a, b = le_qk(k), le_qk(k + 1)
+        if a == 1 and b == -1:
+            return True, k
+        if a == -1:
+            k -= 1
+        elif b == 1:
+            k += 1
+        else:
+            return False, k
+    # far from X: bracket it with doubling steps (below: U <= q^below; above: U > q^above), then bisect
+    c = le_qk(k)
+    if c == 0:
+        return False, k
+    if c == 1:
+        below, above, step = k, None, 1
+        while above is None:
+            c = le_qk(below + step)
+            if c == 0:
+                return False, below
+            if c == 1:
+                below += step
+                step *= 2
+            else:
+                above = below + step
+    else:  # U > q^k: go down; le_qk(kk <= 0) is 1, so this ends
+        above, below, step = k, None, 1
+        while below is None:
+            c = le_qk(above - step)
+            if c == 0:
+                return False, above - step
+            if c == -1:
+                above -= step
+                step *= 2
+            else:
+                below = above - step
+    while above - below > 1:
+        mid = (below + above) // 2
+        c = le_qk(mid)
+        if c == 0:
+            return False, mid
+        if c == 1:
+            below = mid
+        else:
+            above = mid
+    return True, below
 
 
 def _dlap_fast(stream: RandomStream, t: int, s: int, size: int) -> np.ndarray:
