@@ -95,7 +95,7 @@ def test_small_draws_equal_the_vectorised_form_draw_for_draw(monkeypatch):
         return out
 
     near = [int(math.exp(-k) * 2.0**64) + d for k in (1, 2, 5) for d in (-1, 0, 1)]  # q = e^-1 (t = s = 1)
-    ends = [2**64 - 1, 2**64 - 2, 2**63, 2**62]  # U at 1 (the float of 2^64 - 1 is 2^64: mid = 1, x = -0.0)
+    ends = [2**64 - 1, 2**64 - 2, 2**63, 2**62]  # U at 1 (the float of 2^64 - 1 is 2^64: mid = 1)
     small = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near), draws(b"ends", ends * 6)]
     monkeypatch.setattr(samplers, "SMALL_DRAW", 0)
     vectorised = [draws(b"seed-%d" % i) for i in range(60)] + [draws(b"edge", near), draws(b"ends", ends * 6)]

@@ -290,7 +290,7 @@ def _geometric_inversion_small(stream: RandomStream, w: np.ndarray, t: int, s: i
         u_lo = wi * 2.0**-64  # the int converted to float first, as float(wi) * 2^-64
         u_hi = u_lo + 2.0**-64 * 1.0000001
         # the vectorised form's max(mid, 2^-70) and max(x, 0.0) never bind here: mid >= 2^-65, and mid <= 1 with
-        # lnq < 0 gives x >= 0 (-0.0 at mid = 1, whose int is 0 as 0.0's)
+        # lnq < 0 gives x >= 0 (math.floor returns an int: x is 0.0 at mid = 1)
         x = float(floor(log((u_lo + u_hi) / 2) / lnq))
         if u_hi < exp(x * lnq) * hi_band and u_lo > exp((x + 1) * lnq) * lo_band and x * -lnq < 2.0**12:
             values.append(int(x))

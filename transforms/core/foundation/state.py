@@ -313,26 +313,35 @@ def _from_plain(data, r: _Restore):
     return {_from_plain(k, r): v if type(v) in _SCALARS else _from_plain(v, r) for k, v in data.items()}
 
 
-def _escape_v1(node, counter_body: bool = False):
+#: Schema 1's plain fields per state name (as registered when schema 2 came: the migration reads schema 1's data
+#: with schema 1's rules, whatever a later version renames or re-declares).
+_PLAIN_V1 = {
+    "mechanism.fully_dynamic": frozenset(("_chain", "_chain_his", "pending_del", "pending_ins")),
+    "noise_profile": frozenset(("terms",)),
+    "registry.entries": frozenset(("domain_sizes", "entries", "tombstones")),
+}
+
+
+def _escape_v1(node):
     """Schema 1 -> 2 for plain data: every walked dict of data with the key ``"$d"`` (never a tag in schema 1)
     escaped as :func:`_to_plain` now writes it, its values migrated too; a ``Counter``'s dict (the value of a
-    ``"$c"`` form, read as data by either schema) keeps its shape; an object's plain fields are migrated as
-    :func:`_plain_in` reads them (:func:`_escape_plain_v1`: their elements are not walked). Other dicts whose
-    data keys were tags were misread by schema 1 already (an ambiguity of that format: nothing in their bytes
-    tells them apart) and are left."""
+    ``"$c"`` form) is data under either schema: its values are migrated, the dict itself never read as a form;
+    an object's plain fields (schema 1's, ``_PLAIN_V1``) are migrated as :func:`_plain_in` reads them
+    (:func:`_escape_plain_v1`: their elements are not walked). Other dicts whose data keys were tags were misread
+    by schema 1 already (an ambiguity of that format: nothing in their bytes tells them apart) and are left."""
     t = type(node)
     if t is list or t is tuple:
         return t(_escape_v1(v) for v in node)
     if t is not dict:
         return node
-    if "$d" in node and not counter_body:
+    if "$d" in node:
         return {"$d": [(_escape_v1(k), _escape_v1(v)) for k, v in node.items()]}
     if "$o" in node and type(node.get("f")) is dict:
-        plain = _PLAIN.get(_CLASSES.get(node["$o"]), frozenset())
+        plain = _PLAIN_V1.get(node["$o"], frozenset())
         fields = {k: _escape_plain_v1(v) if k in plain else _escape_v1(v) for k, v in node["f"].items()}
         return {**node, "f": fields}
-    if "$c" in node and len(node) == 1 and type(node["$c"]) is dict:
-        return {"$c": _escape_v1(node["$c"], counter_body=True)}
+    if "$c" in node and type(node["$c"]) is dict:  # schema 1 read any dict holding "$c" as a Counter form
+        return {**node, "$c": {k: _escape_v1(v) for k, v in node["$c"].items()}}
     return {k: _escape_v1(v) for k, v in node.items()}
 
 
