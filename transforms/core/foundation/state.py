@@ -79,7 +79,6 @@ __all__ = [
 SCHEMA = 2
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}  # schema n -> function from plain data of n to n + 1
 
-
 _CLASSES: dict[str, type] = {}
 _NAMES: dict[type, str] = {}
 _PLAIN: dict[type, frozenset] = {}
@@ -287,10 +286,10 @@ def _from_plain(data, r: _Restore):
     if t is not dict:
         raise StateError(f"unexpected {t.__name__} in state")
     if "$d" in data:  # a dict of data keys that look like tags
-        try:
-            return {_from_plain(k, r): _from_plain(v, r) for k, v in data["$d"]}
-        except (TypeError, ValueError) as e:  # not a list of pairs
-            raise StateError(f"malformed escaped dict in state: {e}") from None
+        pairs = data["$d"]
+        if type(pairs) is not list or any(type(p) is not tuple or len(p) != 2 for p in pairs):
+            raise StateError("malformed escaped dict in state: not a list of (key, value) pairs")
+        return {_from_plain(k, r): _from_plain(v, r) for k, v in pairs}
     if "$o" in data:
         obj = r.instance(data["$i"], data["$o"])
         plain = _class_info(type(obj))[2]
