@@ -346,6 +346,12 @@ def test_update_unit_is_multiplier_one_and_unsupported_counters_refuse():
         contribution_sensitivity(COUNT, "sqrt_factorization", "laplace", ContributionUnit.entry(2), horizon=10)
     with pytest.raises(ValueError, match="bounded release"):
         contribution_sensitivity(COUNT, "blt", "gaussian", ContributionUnit.person(2, 2, entries_window=10))
+    with pytest.raises(ValueError, match="bounded release"):
+        contribution_sensitivity(COUNT, "anytime_sqrt", "gaussian", ContributionUnit.person(2, 2, entries_window=10))
+    with pytest.raises(UnsupportedCounter):  # under pure DP anytime_sqrt is the BLT's L1: no bound here
+        contribution_sensitivity(COUNT, "anytime_sqrt", "laplace", ContributionUnit.entry(2), horizon=10)
+    one = contribution_sensitivity(COUNT, "kary_tree", "laplace", ContributionUnit.entry(2), horizon=1)
+    assert "kary_tree(T=1, 1 level)" in one.method
 
 
 def test_windowed_person_counts_every_window_of_a_bounded_release():

@@ -70,8 +70,8 @@ def test_wide_encoder_noise_off_equals_prefix_sums(no_noise):
 
 def test_auto_picks_anytime_sqrt_for_a_gaussian_run_without_an_end():
     assert auto_counter("gaussian", None) == "anytime_sqrt"
-    assert auto_counter("gaussian", None, "entry") == "blt"  # contribution/ has no model of anytime_sqrt
-    assert auto_counter("gaussian", None, "person") == "blt"
+    assert auto_counter("gaussian", None, "entry") == "anytime_sqrt"  # by contribution (Lemma A1)
+    assert auto_counter("gaussian", None, "person") == "anytime_sqrt"
     assert auto_counter("laplace", None) == "infinite_honaker"
     assert auto_counter("gaussian", 4096) == "scaled_sqrt"
 

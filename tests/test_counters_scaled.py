@@ -231,8 +231,8 @@ def test_auto_picks_scaled_sqrt_for_bounded_gaussian_update_level_runs():
     assert auto_counter("gaussian", 1000, "person") == "sqrt_factorization"
     assert auto_counter("laplace", 1000) == "kary_tree"
     assert auto_counter("gaussian", 1) == "sqrt_factorization"
-    assert auto_counter("gaussian", None) == "anytime_sqrt"  # no end, update level (auto.py says why)
-    assert auto_counter("gaussian", None, "entry") == "blt"
+    assert auto_counter("gaussian", None) == "anytime_sqrt"  # no end (auto.py says why)
+    assert auto_counter("gaussian", None, "entry") == "anytime_sqrt"
     assert auto_counter("laplace", None) == "infinite_honaker"
 
 

@@ -67,11 +67,11 @@ class AutoOptions:
 def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update") -> str:
     """The additive part's counter under ``counter: auto``.
 
-    ``net_change``'s :func:`choose_counter`, except at update level under Gaussian noise:
+    ``net_change``'s :func:`choose_counter`, except under Gaussian noise:
 
-    * a bounded run: ``scaled_sqrt`` (6-16% lower max variance than ``sqrt_factorization`` at
+    * a bounded run at update level: ``scaled_sqrt`` (6-16% lower max variance than ``sqrt_factorization`` at
       every horizon from 2^4 to 2^20, the same work per step);
-    * a run with no end: ``anytime_sqrt`` instead of ``blt``. Its variance at every t from 2^10 to
+    * a run with no end, for every unit: ``anytime_sqrt`` instead of ``blt``. Its variance at every t from 2^10 to
       2^24 stays within 1.245x of the square root designed for t (profile 3, the merged start: 4.7x
       to 15x before step 896; ``docs/counters.md``),
       where ``blt``'s grows linearly past its design horizon 2^12 (2.4x the square root at 2^16,
@@ -81,13 +81,15 @@ def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update"
       per cell after a year of one-minute periods (``docs/counters.md``, "Anytime square root").
 
     The entry and person units' sensitivity by contribution (``transforms/core/contribution/``)
-    covers ``sqrt_factorization`` and ``blt`` only, so they keep ``choose_counter``'s pick.
+    covers ``sqrt_factorization``, ``blt`` and ``anytime_sqrt``: a bounded run under those units keeps
+    ``sqrt_factorization`` (no bound by contribution through ``scaled_sqrt``'s scaled rows yet); a run
+    with no end gets ``anytime_sqrt``, at the BLT's multiplier (``sqrt`` of the changes, Lemma A1).
     A public function of the configuration only (noise kind, horizon, unit): it decides which
     counter's noise is drawn, never when a release happens."""
-    if noise_kind == "gaussian" and unit_kind == "update":
+    if noise_kind == "gaussian":
         if horizon is None:
             return "anytime_sqrt"
-        if horizon >= 2:
+        if horizon >= 2 and unit_kind == "update":
             return "scaled_sqrt"
     return choose_counter(noise_kind, horizon)
 

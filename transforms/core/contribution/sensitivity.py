@@ -11,7 +11,8 @@ same releases, ``Delta <= m Delta_u``; calibrating the counter with its budget s
 unit, directly. :func:`group_noise_multiplier` is what group privacy costs instead, for
 comparison.
 
-Supported: Gaussian noise through ``sqrt_factorization`` and ``blt``; Laplace noise through the
+Supported: Gaussian noise through ``sqrt_factorization``, ``blt`` and ``anytime_sqrt`` (the last two
+unbounded: ``sqrt(#changes)`` by Lemma A1, a supremum for ``anytime_sqrt``); Laplace noise through the
 interval-release counters (``kary_tree``, ``binary_tree``, ``honaker``, ``infinite``,
 ``infinite_honaker``, ``naive_increments``). Anything else raises :class:`UnsupportedCounter`
 (the caller keeps group privacy and says so in its plan).
@@ -53,7 +54,8 @@ __all__ = [
     "group_noise_multiplier",
 ]
 
-GAUSSIAN_COUNTERS = ("sqrt_factorization", "blt")
+GAUSSIAN_COUNTERS = ("sqrt_factorization", "blt", "anytime_sqrt")
+UNBOUNDED_GAUSSIAN = ("blt", "anytime_sqrt")  # the same counter whatever the horizon: no change is cut by it
 INTERVAL_COUNTERS = ("kary_tree", "binary_tree", "honaker", "infinite", "infinite_honaker", "naive_increments")
 KINDS = ("count", "histogram", "linear")
 
@@ -161,7 +163,8 @@ def contribution_sensitivity(
     rtol: float = DEFAULT_RTOL,
 ) -> Sensitivity:
     """The sensitivity of ``counter`` (``noise``: ``gaussian`` / ``laplace``) over ``horizon``
-    periods (the BLT: its design horizon, None for the default) to what ``unit`` can contribute
+    periods (the BLT: its design horizon, None for the default; ``anytime_sqrt``: read, not needed)
+    to what ``unit`` can contribute
     to ``query``'s change stream. ``end_tick``: the release's last tick (a per-window person
     limit needs it); ``radices``: the k-ary tree's, if not the default for the horizon."""
     cols = query_columns(query)
@@ -221,10 +224,11 @@ def contribution_sensitivity(
                 hint = "alive" if kind == "count" or cols.shape[1] == 1 else ""
                 pattern = _lifecycle(kind, cols, pos, hint)
         norm = "l1"
-        where = f"{counter}(T={horizon}, {levels} levels)" if counter == "kary_tree" else counter
+        plural = "level" if levels == 1 else "levels"
+        where = f"{counter}(T={horizon}, {levels} {plural})" if counter == "kary_tree" else counter
     else:
         raise ValueError(f"noise must be gaussian or laplace, got {noise!r}")
-    if horizon and counter != "blt":  # a change at or past the horizon never happens
+    if horizon and counter not in UNBOUNDED_GAUSSIAN:  # a change at or past the horizon never happens
         pattern = tuple(x for x in pattern if x[0] < int(horizon))
     multiplier = m_entry if entries == 1 else _up(Fraction(m_entry) * entries)
     exact = exact and (unit.kind != "person" or unit.entries_window is None)

@@ -1,5 +1,6 @@
-"""L2 sensitivity of a lattice Toeplitz counter (``sqrt_factorization``, ``blt``) to what one
-entry can do to the signed change stream (proofs: ``docs/contribution.md``, "Gaussian").
+"""L2 sensitivity of a lattice Toeplitz counter (``sqrt_factorization``, ``blt``; ``anytime_sqrt``
+through the unbounded bounds, which need Lemma A1's premises only) to what one entry can do to the
+signed change stream (proofs: ``docs/contribution.md``, "Gaussian").
 
 The counter releases ``y = K d + z``: ``K`` the integer lower-triangular Toeplitz matrix of the
 snapped coefficients ``kappa_0 = 2^20 >= kappa_1 >= ... > 0`` (``T x T`` over a horizon of ``T``
@@ -39,6 +40,13 @@ from transforms.core.counters.factorization import (
     snap_coefficients,
     sqrt_coefficients,
 )
+from transforms.core.counters.factorization.anytime import (
+    MERGE_T1,
+    PROFILE,
+    anytime_coefficients,
+    anytime_sensitivity_sq,
+    merge_tables,
+)
 from transforms.core.counters.factorization.lattice import DEFAULT_BLT_HORIZON, DEFAULT_BLT_WINDOW
 
 __all__ = [
@@ -66,14 +74,24 @@ class ToeplitzModel:
     """The integer Toeplitz matrix of one lattice counter, as the sensitivity proofs read it.
 
     Attributes:
-      name: ``sqrt_factorization`` or ``blt``.
-      horizon: ``T`` periods (finite ``K``), or None: unbounded (the BLT; translation invariant).
+      name: ``sqrt_factorization``, ``blt`` or ``anytime_sqrt``.
+      horizon: ``T`` periods (finite ``K``), or None: unbounded (the BLT, translation invariant;
+        ``anytime_sqrt``, Toeplitz after its first phase). Unbounded models are read through Lemma A1
+        only (``||K D u||^2 <= r n2`` for a 0/1 path with ``r`` changes), whose premises are: every
+        entry of the encoder non-negative, non-decreasing along each row (the older column has the
+        smaller entry), every column of squared norm at most ``n2``.
       kappa: the lattice coefficients (int64). Finite: extended to ``2 T + 1`` terms (their
         natural continuation; only the first ``T`` are the counter's, the rest serve the monotone
-        upper bounds of the branch and bound). Unbounded: the whole support ``W``.
+        upper bounds of the branch and bound). The BLT: the whole support ``W``. ``anytime_sqrt``:
+        the first ``2^12`` of its infinite column after the first phase (what ``window`` spaces
+        example patterns by; no bound reads them).
       n2: ``||K e_0||^2`` (exact int): what the counter calibrates its noise to, per unit of the
-        query set's squared column norm.
-      s1: ``sum_{j<T} kappa_j`` (exact int), the column L1 norm (the slack of Lemma P).
+        query set's squared column norm (``anytime_sqrt``: its bound on every infinite column).
+      s1: ``sum_{j<T} kappa_j`` (exact int), the column L1 norm (the slack of Lemma P; finite
+        horizons only: ``anytime_sqrt``'s is the sum of the stored prefix).
+      attained: the unbounded bounds are reached by a finite pattern (the BLT: changes ``W``
+        apart, no row shared); False for ``anytime_sqrt``, whose columns reach ``n2`` only in the
+        limit: its bounds are suprema, approached as the changes move apart, never reached.
     """
 
     name: str
@@ -81,6 +99,7 @@ class ToeplitzModel:
     kappa: np.ndarray
     n2: int
     s1: int
+    attained: bool = True
 
     @property
     def window(self) -> int:
@@ -93,12 +112,19 @@ def _check_kappa(kappa: np.ndarray) -> None:
         raise AssertionError("the lattice coefficients must be positive and non-increasing from 2^20")
 
 
+ANYTIME_PREFIX = 1 << 12  # the coefficients an anytime_sqrt model keeps (example patterns only)
+
+
 @functools.lru_cache(maxsize=16)
 def toeplitz_model(name: str, horizon: int | None = None) -> ToeplitzModel:
     """The model of counter ``name`` (``sqrt_factorization`` over ``horizon`` periods; ``blt``
-    with design horizon ``horizon``, default ``DEFAULT_BLT_HORIZON``, and the default window),
-    rebuilt from the public coefficient functions exactly as the counters build theirs
-    (``tests/test_contribution_sensitivity.py`` checks the noise the counters calibrate)."""
+    with design horizon ``horizon``, default ``DEFAULT_BLT_HORIZON``, and the default window;
+    ``anytime_sqrt``, the same counter whatever the horizon), rebuilt from the public coefficient
+    functions exactly as the counters build theirs (``tests/test_contribution_sensitivity.py`` and
+    ``tests/test_contribution_anytime.py`` check the noise the counters calibrate and what they
+    encode)."""
+    if name == "anytime_sqrt":
+        return _anytime_model()
     if name == "sqrt_factorization":
         if not horizon or int(horizon) < 1:
             raise ValueError("sqrt_factorization needs a horizon >= 1")
@@ -125,6 +151,27 @@ def toeplitz_model(name: str, horizon: int | None = None) -> ToeplitzModel:
         s1 = int(sum(int(v) for v in kappa))
         return ToeplitzModel(name, None, kappa, n2, s1)
     raise ValueError(f"no Toeplitz model for counter {name!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _anytime_model() -> ToeplitzModel:
+    """``anytime_sqrt`` (the profile of new counters) as an unbounded model. Lemma A1's premises
+    (``ToeplitzModel``), from its construction (``counters/factorization/anytime.py``): its first
+    ``MERGE_T1`` rows are phase 1's Toeplitz rows ``P_{t-a}`` (positive, non-increasing in the lag:
+    non-decreasing along the row); every later row ``t`` gives each first-phase column the merged
+    item's entry ``K_{t-MERGE_T1+1}`` and each later column ``a`` the entry ``K_{t-a}`` with
+    ``t - a <= t - MERGE_T1 < t - MERGE_T1 + 1``, so, ``K`` non-increasing, it too is non-decreasing
+    along the row; a first-phase column has squared norm ``sum P_k^2 + sum_{k>=1} K_k^2 <= K_0^2 + sum_{k>=1}
+    K_k^2``, a later one ``sum_k K_k^2``, both at most ``n2`` (``anytime_sensitivity_sq``, with its
+    tail bound). Checked on the counter's own encoder by ``tests/test_contribution_anytime.py``."""
+    phase = merge_tables(MERGE_T1, PROFILE)
+    if int(phase.column_sq) > 1 << (2 * LATTICE_BITS) or np.any(np.diff(phase.cint) > 0) or phase.cint[-1] <= 0:
+        raise AssertionError("anytime_sqrt's first phase must have a positive, non-increasing column of norm <= 2^20")
+    kappa = anytime_coefficients(ANYTIME_PREFIX, PROFILE).astype(np.int64)
+    _check_kappa(kappa)
+    kappa.setflags(write=False)
+    s1 = int(sum(int(v) for v in kappa))
+    return ToeplitzModel("anytime_sqrt", None, kappa, anytime_sensitivity_sq(PROFILE), s1, attained=False)
 
 
 @dataclass(frozen=True)
@@ -176,16 +223,6 @@ class _Evaluator:
             tot += self.S(self.t - prev)
         return tot
 
-    def upper(self, box, open_: bool) -> int:
-        """Lemma M: every term is non-decreasing in ``n = T - s_i`` and ``delta = s_i - s_{i-1}``."""
-        tot, prev_lo = 0, 0
-        for lo, hi in box:
-            tot += self.F(self.t - lo, hi - prev_lo)
-            prev_lo = lo
-        if open_:
-            tot += self.S(self.t - prev_lo)
-        return tot
-
 
 def _point(path) -> list[int]:
     """A real pattern near the centres of a sequence of intervals (ordered positions)."""
@@ -218,14 +255,16 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
     ``rtol`` of a real pattern (or every interval is a point: exact). Past ``MAX_WORK`` the
     search stops with the smaller of its bound and ``closed * chain(1, closed) + open * n2``
     (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout.
-    Unbounded (translation invariant, support ``W``): exactly ``(2 closed + open) n2``, at the
-    positions ``0, W, 2W, ...`` (no two changes share a row)."""
+    Unbounded: ``(2 closed + open) n2`` (Lemma A1), for the BLT (translation invariant, support
+    ``W``) exactly, at the positions ``0, W, 2W, ...`` (no two changes share a row); for
+    ``anytime_sqrt`` a supremum (``lower`` 0: no finite pattern reaches it)."""
     closed = int(closed)
     if closed < 0:
         raise ValueError("closed must be >= 0")
     if model.horizon is None:
         v = (2 * closed + int(open_)) * model.n2
-        return ChainBound(v, v, tuple(i * model.window for i in range(closed + 1)), True)
+        lower = v if model.attained else 0  # anytime_sqrt: a supremum, no finite pattern reaches it
+        return ChainBound(v, lower, tuple(i * model.window for i in range(closed + 1)), model.attained)
     ev = _Evaluator(model)
     t = ev.t
     if closed == 0:
@@ -321,14 +360,15 @@ def alternating_bound(model: ToeplitzModel, toggles: int, rtol: float = DEFAULT_
 
     r <= 2: exact (Lemma M: the insertion at position 0). r = 3: Lemma A (alternating rows)
     gives ``<= chain(1, open)``. r >= 4: Lemma P, ``chain(r // 2, r odd)`` plus its slack.
-    Unbounded: exactly ``r n2`` (Lemma A, attained with the changes ``W`` apart)."""
+    Unbounded: ``r n2`` (Lemma A1: exact for the BLT, attained with the changes ``W`` apart; for
+    ``anytime_sqrt`` a supremum, approached as the changes move apart)."""
     r = int(toggles)
     if r <= 0:
         return 0, True, ()
     best: tuple[int, bool, tuple] = (0, True, ())
     for q in range(1, r + 1):
         if model.horizon is None:
-            cand = (q * model.n2, True, tuple(i * model.window for i in range(q)))
+            cand = (q * model.n2, model.attained, tuple(i * model.window for i in range(q)))
         elif q == 1:
             cb = chain_bound(model, 0, True, rtol)
             cand = (cb.upper, True, (0,))
@@ -356,7 +396,7 @@ def histogram_bound(
         return alternating_bound(model, toggles, rtol)
     if model.horizon is None:
         v = (2 * k - 1) * model.n2  # Lemma A per cell: every cell's path is alternating
-        return v, True, tuple(i * model.window for i in range(k))
+        return v, model.attained, tuple(i * model.window for i in range(k))
     cb = chain_bound(model, k - 1, True, rtol)
     slack = _slack(model, math.comb(k - 1, 2)) if k >= 4 else 0
     exact = cb.exact and slack == 0 and domain_size >= k

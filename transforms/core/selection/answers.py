@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from transforms.core.config import QuerySet
 from transforms.core.continual.auto import auto_counter
+from transforms.core.continual.net_change import choose_counter
 from transforms.core.contribution.sensitivity import calibrated_budget, contribution_sensitivity
 from transforms.core.contribution.units import ContributionUnit
 from transforms.core.foundation.accounting import ZCDP, Budget, rho_for_approx
@@ -53,12 +54,17 @@ _COUNT = QuerySet("open_keys", "count")
 
 
 def answer_counter(noise_kind: str, horizon: int | None) -> str:
-    """The counter of a selected key's answers over ``horizon`` periods (None: a run without an end):
-    what ``counter: auto`` picks for a count at person level
-    (:func:`~transforms.core.continual.auto.auto_counter`; today ``net_change``'s choice:
-    ``sqrt_factorization`` / ``kary_tree`` with an end, ``blt`` / ``infinite_honaker`` without one). The
-    calibration below is by contribution through that counter; a counter the person unit's bound does
-    not cover is refused (:class:`~transforms.core.contribution.sensitivity.UnsupportedCounter`)."""
+    """The counter of a selected key's answers over ``horizon`` periods (None: a run without an end).
+    With an end: what ``counter: auto`` picks for a count at person level
+    (:func:`~transforms.core.continual.auto.auto_counter`: ``sqrt_factorization`` / ``kary_tree``).
+    Without one: ``blt`` / ``infinite_honaker`` (``net_change``'s choice), not ``auto``'s ``anytime_sqrt``:
+    every selected key holds its own counter, and ``anytime_sqrt``'s state grows with the periods
+    (O(t) numbers, about 17 MB a cell after a year of one-minute periods) where ``blt``'s is fixed
+    (2^13 numbers); the key count is not bounded in advance. The calibration below is by contribution
+    through that counter; a counter the person unit's bound does not cover is refused
+    (:class:`~transforms.core.contribution.sensitivity.UnsupportedCounter`)."""
+    if horizon is None:
+        return choose_counter(noise_kind, None)
     return auto_counter(noise_kind, horizon, "person")
 
 
