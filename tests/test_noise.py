@@ -193,6 +193,13 @@ def test_as_ratio_up_never_decreases(x):
     assert r.denominator & (r.denominator - 1) == 0 or isinstance(x, Fraction)
 
 
+@pytest.mark.parametrize("x", [0, 0.0, -1.0, Fraction(-1, 3), Fraction(0), Fraction(-1, 2**70)])
+def test_as_ratio_up_refuses_a_scale_that_is_not_positive(x):
+    """Also a small Fraction (its terms fit 62 bits), which once took the exact fast path unchecked."""
+    with pytest.raises(ValueError, match="must be positive"):
+        as_ratio_up(x)
+
+
 def test_platform_exp_within_the_exact_band():
     """bernoulli_exp relies on numpy's exp being accurate to far better than 2**-40
     on the arguments it sees; check the platform against correctly rounded decimal."""

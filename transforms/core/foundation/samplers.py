@@ -65,11 +65,11 @@ def _as_ratio_up(x: Number, max_bits: int = 52) -> Fraction:
     """The smallest ``p / 2**k`` >= x with ``p < 2**max_bits`` (exact for Fractions
     whose terms fit). Used to turn a float scale into an exact rational one
     without ever decreasing it."""
+    fx = x if isinstance(x, Fraction) else Fraction(x)
+    if fx <= 0:  # before the Fraction fast path too: a small negative Fraction is refused, not returned
+        raise ValueError(f"noise parameter must be positive, got {x}")
     if isinstance(x, Fraction) and x.denominator.bit_length() <= 62 and x.numerator.bit_length() <= 62:
         return x
-    fx = Fraction(x)
-    if fx <= 0:
-        raise ValueError(f"noise parameter must be positive, got {x}")
     k = max(0, max_bits - 1 - max(0, math.ceil(math.log2(float(fx)) + 1)))
     p = math.ceil(fx * (1 << k))
     return Fraction(p, 1 << k)
