@@ -18,9 +18,10 @@ through their decoders (to 1e-6 at every tick: no rounding, clamping, projection
 
 Usage:
   python -m benchmarks.bench_anytime_dense end|noend|both SEED [SEED ...]
-  python -m benchmarks.bench_anytime_dense draws FIRST_SEED END_SEED
+  python -m benchmarks.bench_anytime_dense draws FIRST_SEED END_SEED [VARIANT ...]
     (the six error paths of each seed without the stream: the counters' own draws, decoded; about
-    1 s of CPU a seed against 11 s for a run)
+    1 s of CPU a seed against 11 s for a run. Variants: end, noend (default: both), noend_blt (no end,
+    ``counter: blt``: what the entry and person units got without an end before stop 49))
   python -m benchmarks.bench_anytime_dense model PATHS [OBSERVED_RATIO]
     (the law of the ratio from the counters' stated noise alone: PATHS Gaussian paths per variant
     through each counter's decoder, no stream; the ratio of means over 16 and 96 paths)
@@ -47,10 +48,15 @@ DAYS = 30
 LAST = DAYS * 1440
 
 
-def _core(end: bool):
+VARIANTS = {"end": (True, "auto"), "noend": (False, "auto"), "noend_blt": (False, "blt")}
+
+
+def _core(end: bool, counter: str = "auto"):
     queries = (QuerySet("active", "count"), QuerySet("by_cell", "histogram", domain_size=bu.DENSE_CELLS))
     config = DynamicConfig(queries, bu.BUDGETS["(1,1e-6)"], profile="tuned")
-    return MECHANISMS["auto"].core_cls(config, stream="bench", end_tick=LAST if end else None, every_ticks=1)
+    spec = MECHANISMS["auto"]
+    end_tick = LAST if end else None
+    return spec.core_cls(config, stream="bench", end_tick=end_tick, every_ticks=1, options=spec.options_cls(counter))
 
 
 def _counters(core):
@@ -79,7 +85,18 @@ def _rows(counter) -> np.ndarray:
         tau = np.arange(1, LAST - t1 + 1)
         return np.concatenate([p1.bsq, tab.bsq[tau - 1] + float(p1.bsq[-1]) * tab.b[tau] ** 2])
     tab = counter._tab
+    if counter.name == "blt" and len(tab.b) < LAST:  # past its table: the counter's own recurrence
+        return np.cumsum(_blt_b(counter) ** 2)
     return np.asarray(tab.rowsq if hasattr(tab, "rowsq") else tab.bsq)
+
+
+def _blt_b(counter) -> np.ndarray:
+    """``blt``'s decoder weights b_0..b_(LAST-1): the table's, then ``b_k = 1 - sum_j K~_j b_(k-j)`` (the
+    counter's ``_advance_weights`` past its table), as the prefix sums of the series inverse of K~."""
+    from transforms.core.counters.factorization.lattice import series_inverse
+
+    tab = counter._tab
+    return np.cumsum(series_inverse(tab.cint.astype(np.float64) / float(1 << LATTICE_BITS), LAST))
 
 
 def stated_variances(counter, steps: int) -> np.ndarray:
@@ -118,11 +135,11 @@ def _decoder(counter) -> tuple[np.ndarray, np.ndarray, float]:
             if not np.allclose(row, want, rtol=1e-8, atol=1e-9):
                 raise AssertionError("the merged decoder is not the counter's")
         return dec
-    while len(counter._tab.b) < LAST:
+    while len(counter._tab.b) < LAST and hasattr(counter, "_grow"):
         counter._grow()
     tab = counter._tab
     a = (float(1 << tab.shift) / tab.s_f[:LAST]) if hasattr(tab, "s_f") else np.ones(LAST)
-    b = np.asarray(tab.b[:LAST], dtype=np.float64)
+    b = np.asarray(tab.b[:LAST], dtype=np.float64) if len(tab.b) >= LAST else _blt_b(counter)
     g = counter.unit / float(1 << LATTICE_BITS)
     nfft = 1 << (2 * LAST - 1).bit_length()
     check = g * g * float(counter.noise_param) * np.fft.irfft(np.fft.rfft(b * b, nfft) * np.fft.rfft(a * a, nfft), nfft)
@@ -170,7 +187,7 @@ def draws(variant: str, seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     run's CPU, so hundreds of seeds. Also the errors at the ticks ``AT`` and the variance stated there."""
     out, at, dec, var = [], [], None, None
     for s in seeds:
-        core = _core(variant == "end")
+        core = _core(*VARIANTS[variant])
         if dec is None:  # the same counter configuration for every seed
             dec, var = _decoder(_counters(core)[0]), stated_variances(_counters(core)[0], LAST)
         noise = NoiseSource(bytes(range(32))).for_release(ReleaseIdentity(f"bench-utility-{s}"))
@@ -307,7 +324,7 @@ def main(argv=None) -> None:
         return
     if argv[0] == "draws":
         t0, got = time.time(), {}
-        for variant in ("end", "noend"):
+        for variant in argv[3:] or ("end", "noend"):
             m, at, var = draws(variant, range(int(argv[1]), int(argv[2])))
             got[variant] = m
             se = m.std(ddof=1) / math.sqrt(m.size)
@@ -315,10 +332,13 @@ def main(argv=None) -> None:
             # empirical variance / stated at the ticks AT; a Gaussian's sample variance has sd sqrt(2 / n)
             ratios = ", ".join(f"t = {t}: {v:.3f}" for t, v in zip(AT, (at**2).mean(axis=0) / var))
             print(f"  empirical / stated variance ({len(at)} paths, sd {math.sqrt(2 / len(at)):.3f}): {ratios}")
-        r = got["noend"].mean() / got["end"].mean()
-        rel = math.hypot(*(got[v].std(ddof=1) / math.sqrt(got[v].size) / got[v].mean() for v in got))
         cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-        print(f"ratio without / with an end {r:.4f} +- {r * rel:.4f} ({time.time() - t0:.0f} s wall, {cpu:.0f} s CPU)")
+        for a, b in (("noend", "end"), ("noend_blt", "noend"), ("noend_blt", "end")):
+            if a in got and b in got:  # the same seeds: the same release identities, independent counters
+                r = got[a].mean() / got[b].mean()
+                rel = math.hypot(*(got[v].std(ddof=1) / math.sqrt(got[v].size) / got[v].mean() for v in (a, b)))
+                print(f"ratio {a} / {b} {r:.4f} +- {r * rel:.4f}")
+        print(f"({time.time() - t0:.0f} s wall, {cpu:.0f} s CPU)")
         return
     seeds = [int(s) for s in argv[1:]]
     variants = ("end", "noend") if argv[0] == "both" else (argv[0],)

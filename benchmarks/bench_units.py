@@ -15,7 +15,14 @@ mean errors, their ratios to the update level's, and the multiplier each query s
 states (``PlanEntry.calibrations``: the noise scale against the update level's at the same
 budget). One noise key; ``--seeds`` release identities.
 
-Usage: python -m benchmarks.bench_units [--days 30] [--seeds 1]   (1-2 minutes a row at 30 days; --days 7 quicker)
+``--no-end``: the same stream as a run without ``time.end`` (a streaming deployment), Gaussian
+budget only, every unit twice: ``counter: auto`` (``anytime_sqrt`` for every unit since stop 49) and
+``counter: blt`` (what the entry and person units got before, ``blt``'s default design horizon
+2^12); the multipliers are the same (``sqrt`` of the changes, Lemma A1), the counters' variance
+differs.
+
+Usage: python -m benchmarks.bench_units [--days 30] [--seeds 1] [--no-end]   (1-2 minutes a row at 30 days;
+--days 7 quicker)
 """
 
 from __future__ import annotations
@@ -81,14 +88,16 @@ def stream(days: int):
         yield t, out
 
 
-def run(unit: PrivacyUnit, budget, batches, last_tick: int, seed: int):
-    """Mean |published - true| per query set over the ticks, and the plan's multipliers."""
+def run(unit: PrivacyUnit, budget, batches, last_tick: int, seed: int, *, end: bool = True, counter: str = "auto"):
+    """Mean |published - true| per query set over the ticks, and the plan's multipliers (``end``
+    False: a run without ``time.end``, the same ticks)."""
     config = DynamicConfig(QUERIES, budget, unit=unit)
     spec = MECHANISMS["auto"]
-    options = spec.options_cls()
-    plan = spec.plan(config, options, end_tick=last_tick, every_ticks=1)
+    options = spec.options_cls(counter=counter)
+    end_tick = last_tick if end else None
+    plan = spec.plan(config, options, end_tick=end_tick, every_ticks=1)
     mult = {c.query: c.multiplier for p in plan for c in p.calibrations}
-    core = spec.core_cls(config, stream="bench", end_tick=last_tick, every_ticks=1, options=options)
+    core = spec.core_cls(config, stream="bench", end_tick=end_tick, every_ticks=1, options=options)
     noise = NoiseSource(bytes(range(32))).for_release(ReleaseIdentity(f"bench-units-{seed}"))
     live: dict[str, tuple] = {}
     truth = {"count": np.zeros(1), "hist": np.zeros(DENSE_CELLS), "sum": np.zeros(1)}
@@ -125,7 +134,7 @@ def run(unit: PrivacyUnit, budget, batches, last_tick: int, seed: int):
         truth.update(true_now())
         collect(res, before)
     state["tick"] = last_tick + 1
-    for res in core.run_to_end(noise):
+    for res in core.run_to_end(noise) if end else ():
         collect(res)
     return {q: err[q] / max(n[q], 1) for q in err}, mult
 
@@ -134,9 +143,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--no-end", action="store_true", help="runs without time.end: auto (anytime_sqrt) against blt")
     args = ap.parse_args(argv)
     last_tick = args.days * 1440
     batches = list(stream(args.days))
+    if args.no_end:
+        return no_end(args, batches, last_tick)
     print(f"dense stream: {args.days} days, {sum(len(b) for _, b in batches):,} updates; auto; {args.seeds} seed(s)")
     head = ("budget", "unit", "count error (x update)", "histogram error (x update)", "sum error (x update)")
     print("| " + " | ".join(head) + " | stated multipliers count / hist / sum | target |")
@@ -160,6 +172,29 @@ def main(argv=None) -> None:
                 else f"<= {target}x: {'met' if acc['count'] / base['count'] <= target else 'MISSED'}"
             )
             print(f"| {bname} | {uname} | {cells} | {stated} | {verdict} |  ({time.perf_counter() - t0:.0f} s)")
+            sys.stdout.flush()
+
+
+def no_end(args, batches, last_tick: int) -> None:
+    """Runs without an end, (1, 1e-6): per unit, ``auto``'s counter against ``blt``'s errors."""
+    budget = BUDGETS["(1,1e-6)"]
+    print(f"dense stream: {args.days} days, no time.end, (1,1e-6); auto; {args.seeds} seed(s)")
+    print("| unit | counter | count error | histogram error | sum error | stated multipliers count / hist / sum |")
+    print("|---|---|---|---|---|---|")
+    for uname, unit in UNITS.items():
+        base = None
+        for counter in ("blt", "auto"):
+            t0 = time.perf_counter()
+            acc = {q: 0.0 for q in ("count", "hist", "sum")}
+            for seed in range(args.seeds):
+                e, mult = run(unit, budget, batches, last_tick, seed, end=False, counter=counter)
+                for q in acc:
+                    acc[q] += e[q] / args.seeds
+            base = acc if base is None else base
+            cells = " | ".join(f"{acc[q]:,.2f} ({acc[q] / base[q]:.2f}x)" for q in acc)
+            stated = " / ".join(f"{mult.get(q, 1.0):.3f}" for q in acc)
+            name = "auto (anytime_sqrt)" if counter == "auto" else "blt"
+            print(f"| {uname} | {name} | {cells} | {stated} |  ({time.perf_counter() - t0:.0f} s)")
             sys.stdout.flush()
 
 
