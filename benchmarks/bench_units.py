@@ -19,7 +19,9 @@ budget). One noise key; ``--seeds`` release identities.
 budget only, every unit twice: ``counter: auto`` (``anytime_sqrt`` for every unit since stop 49) and
 ``counter: blt`` (what the entry and person units got before, ``blt``'s default design horizon
 2^12); the multipliers are the same (``sqrt`` of the changes, Lemma A1), the counters' variance
-differs.
+differs. A few seeds cannot resolve it at 30 days (stated: ``blt`` 1.043x ``anytime_sqrt``'s mean error;
+one seed's mean error varies by 12-18%): ``bench_anytime_dense draws ... end noend noend_blt`` measures
+it on hundreds of paths (``docs/accuracy.md``, "Without time.end").
 
 Usage: python -m benchmarks.bench_units [--days 30] [--seeds 1] [--no-end]   (1-2 minutes a row at 30 days;
 --days 7 quicker)
