@@ -265,3 +265,43 @@ def test_entry_loss_without_an_end_is_within_the_budget_and_the_update_twin_is_n
     assert 0.5 * rho < loss.rho <= rho  # ~ 1.16 / 2 of it: the loss is not vacuous
     twin = neighbour_loss(lambda: core(PrivacyUnit.update()), batches(entry, bg), batches(bg)).loss
     assert not twin.within(BUDGET) and twin.rho > rho
+
+
+def test_a_state_written_with_blt_under_a_unit_restores_and_continues_with_blt(monkeypatch):
+    """Before stop 49 a run without an end under an entry or person unit got ``blt``: such a state (a
+    savepoint of the previous version) restores with its ``blt`` counters, at the same noise, and
+    continues exactly as the object that wrote it; a new run gets ``anytime_sqrt``."""
+    from transforms.core.continual import auto as auto_mod
+    from transforms.core.foundation.noise import NoiseSource as Noise
+
+    config = DynamicConfig((COUNT, HIST3), BUDGET, unit=PrivacyUnit.entry(3))
+    noise = Noise(bytes(range(32)))
+    current = auto_mod.auto_counter
+
+    def before(noise_kind, horizon, unit_kind="update"):
+        if noise_kind == "gaussian" and horizon is None and unit_kind != "update":
+            return "blt"
+        return current(noise_kind, horizon, unit_kind)
+
+    def go(core, first):
+        out = []
+        for t in range(first, first + 12):
+            res = core.process_tick(t, [Update("insert", f"e{t}", (0, t % 3))], noise)
+            out += [(a.tick, a.query, tuple(a.estimate)) for a in res.answers]
+        return out
+
+    monkeypatch.setattr(auto_mod, "auto_counter", before)
+    old = AutoRelease(config, stream="s", end_tick=None, every_ticks=1)
+    assert [c.name for c in old.parts[0].counters] == ["blt", "blt"]
+    go(old, 1)
+    state = old.to_state()
+    params = [c.noise_param for c in old.parts[0].counters]
+    expect = go(old, 13)
+    monkeypatch.setattr(auto_mod, "auto_counter", current)
+    restored = AutoRelease.from_state(config, state, end_tick=None, every_ticks=1)
+    assert [c.name for c in restored.parts[0].counters] == ["blt", "blt"]
+    assert [c.noise_param for c in restored.parts[0].counters] == params
+    assert go(restored, 13) == expect
+    fresh = AutoRelease(config, stream="s", end_tick=None, every_ticks=1)
+    assert [c.name for c in fresh.parts[0].counters] == ["anytime_sqrt", "anytime_sqrt"]
+    assert [c.noise_param for c in fresh.parts[0].counters] != params
