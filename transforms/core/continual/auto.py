@@ -109,6 +109,20 @@ def _net_change_options(config: DynamicConfig, options, end_tick: int | None, ev
     return NetChangeOptions(counter, options.horizon, calibration=_calibration(config))
 
 
+def _restored_options(core, opts):
+    """The options of a part restored from state. ``auto`` picked other counters for some configurations in
+    earlier versions (``blt`` for a Gaussian run without an end: at update level before issue 31's round 7,
+    under an entry or person unit before stop 49); such a state keeps its counters, their noise and their
+    spend, and continues exactly as it would have. Its options then name the counter it holds, so that
+    what the part computes from them (its calibrations, planned costs) describes what runs."""
+    names = {c.name for c in getattr(core, "counters", ())}
+    if len(names) != 1 or not isinstance(opts, NetChangeOptions):
+        return opts
+    (held,) = names
+    chosen, _ = core.counter_choice(core.config, opts, core.end_tick, core.every_ticks)
+    return opts if held == chosen else dataclasses.replace(opts, counter=held)
+
+
 def _calibration(config: DynamicConfig) -> str:
     """The additive part's calibration: the tight Gaussian account when it is the only part (its
     rho covers the whole release); beside a ``fully_dynamic`` part (not a lattice mechanism) the
@@ -252,7 +266,8 @@ class AutoRelease(ContinualRelease):
 
     def _restore_config(self) -> None:
         for core, (cls, sub, opts) in zip(self.parts, self._sub_configs()):
-            core.config, core.options = cls._configure(sub, opts), opts
+            core.config = cls._configure(sub, opts)
+            core.options = _restored_options(core, opts)
 
     # -- the contract --------------------------------------------------------------
     @property
