@@ -21,6 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_contribution_sensitivity import changes, lifecycles  # the same brute force, at other positions
 
 from transforms.core import ApproxDP, DynamicConfig, QuerySet, Update
 from transforms.core.continual.auto import AutoRelease, auto_counter
@@ -108,41 +109,6 @@ def test_lemma_a1_premises_on_the_encoder():
     assert max(norms) <= n2 and int(np.argmax(norms)) < T1
 
 
-def _changes(lifecycle, cols: np.ndarray, n: int) -> np.ndarray:
-    delta = np.zeros((n, cols.shape[0]), dtype=np.int64)
-    cur = None
-    for p, op, x in lifecycle:
-        if op in ("delete", "upsert"):
-            delta[p] -= cols[:, cur]
-        if op in ("insert", "upsert"):
-            delta[p] += cols[:, x]
-        cur = None if op == "delete" else x
-    return delta
-
-
-def _lifecycles(n: int, k: int, d: int, lifetimes: int) -> list[tuple]:
-    out = []
-
-    def rec(seq, alive, item, used, last):
-        if seq:
-            out.append(tuple(seq))
-        if len(seq) == k:
-            return
-        for p in range(last, n):
-            if not alive:
-                if used < lifetimes:
-                    for x in range(d):
-                        rec(seq + [(p, "insert", x)], True, x, used + 1, p)
-            else:
-                rec(seq + [(p, "delete", None)], False, None, used, p)
-                for x in range(d):
-                    if x != item:
-                        rec(seq + [(p, "upsert", x)], True, x, used, p)
-
-    rec([], False, None, 0, 0)
-    return out
-
-
 # the positions an entry may change at: the start, phase 1, both sides of the hand-over, after it
 POSITIONS = (0, 1, 400, T1 - 1, T1, T1 + 1, T1 + 40, 1500)
 E_SUB = encoder(2400, POSITIONS)  # rows far enough past the last position for a pair to pass n2
@@ -167,10 +133,10 @@ def _brute(query: QuerySet, k: int, lifetimes: int, entries: int = 1) -> int:
     """The largest ``||E Delta||^2`` over every lifecycle at ``POSITIONS``, in units of ``g^2``."""
     cols, _ = _columns(query)
     e_sub = E_SUB
-    lives = _lifecycles(len(POSITIONS), k, cols.shape[1], lifetimes)
+    lives = lifecycles(len(POSITIONS), k, cols.shape[1], lifetimes, canonical=False)
     if entries == 1:
-        return max(_value(e_sub, _changes(lc, cols, len(POSITIONS))) for lc in lives)
-    deltas = [_changes(lc, cols, len(POSITIONS)) for lc in lives]
+        return max(_value(e_sub, changes(lc, cols, len(POSITIONS))) for lc in lives)
+    deltas = [changes(lc, cols, len(POSITIONS)) for lc in lives]
     return max(_value(e_sub, a + b) for a, b in itertools.combinations_with_replacement(deltas, 2))
 
 
