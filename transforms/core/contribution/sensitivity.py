@@ -163,9 +163,8 @@ def contribution_sensitivity(
     rtol: float = DEFAULT_RTOL,
 ) -> Sensitivity:
     """The sensitivity of ``counter`` (``noise``: ``gaussian`` / ``laplace``) over ``horizon``
-    periods (the BLT: its design horizon, None for the default; ``anytime_sqrt``: read, not needed)
-    to what ``unit`` can contribute
-    to ``query``'s change stream. ``end_tick``: the release's last tick (a per-window person
+    periods (the BLT: its design horizon, None for the default; ``anytime_sqrt``: ignored) to what
+    ``unit`` can contribute to ``query``'s change stream. ``end_tick``: the release's last tick (a per-window person
     limit needs it); ``radices``: the k-ary tree's, if not the default for the horizon."""
     cols = query_columns(query)
     kind = query.kind

@@ -40,13 +40,7 @@ from transforms.core.counters.factorization import (
     snap_coefficients,
     sqrt_coefficients,
 )
-from transforms.core.counters.factorization.anytime import (
-    MERGE_T1,
-    PROFILE,
-    anytime_coefficients,
-    anytime_sensitivity_sq,
-    merge_tables,
-)
+from transforms.core.counters.factorization.anytime import PROFILE, anytime_coefficients, anytime_sensitivity_sq
 from transforms.core.counters.factorization.lattice import DEFAULT_BLT_HORIZON, DEFAULT_BLT_WINDOW
 
 __all__ = [
@@ -163,10 +157,8 @@ def _anytime_model() -> ToeplitzModel:
     ``t - a <= t - MERGE_T1 < t - MERGE_T1 + 1``, so, ``K`` non-increasing, it too is non-decreasing
     along the row; a first-phase column has squared norm ``sum P_k^2 + sum_{k>=1} K_k^2 <= K_0^2 + sum_{k>=1}
     K_k^2``, a later one ``sum_k K_k^2``, both at most ``n2`` (``anytime_sensitivity_sq``, with its
-    tail bound). Checked on the counter's own encoder by ``tests/test_contribution_anytime.py``."""
-    phase = merge_tables(MERGE_T1, PROFILE)
-    if int(phase.column_sq) > 1 << (2 * LATTICE_BITS) or np.any(np.diff(phase.cint) > 0) or phase.cint[-1] <= 0:
-        raise AssertionError("anytime_sqrt's first phase must have a positive, non-increasing column of norm <= 2^20")
+    tail bound; ``PhaseTables`` asserts phase 1's column). Checked on the counter's own encoder by
+    ``tests/test_contribution_anytime.py``."""
     kappa = anytime_coefficients(ANYTIME_PREFIX, PROFILE).astype(np.int64)
     _check_kappa(kappa)
     kappa.setflags(write=False)
