@@ -714,12 +714,14 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     (``tests/test_flink.py::test_savepoint_of_the_previous_version_restores_in_the_current_one``, which
     times out when ``ReleaseStream/ParDo(ReleaseStreamFn)`` is named after the shared DoFn class instead).
     The per-stream steps share one declaration: ``queries`` is the query step's, the others never touch it;
-    the collector gained the catch-up timer."""
+    the collector gained the catch-up timer, and every per-stream step the ``chunks`` bag (stop 50: a large
+    state's chunks, ``transforms.core.foundation.state_chunks``; a name added, none changed: a savepoint
+    without it restores with the bag empty)."""
     from transforms.core.families.local_dp import RROptions
     from transforms.local_dp import CollectRandomizedResponses, ReportRecord
     from transforms.queries import AnswerQueries, QueryRecord
 
-    step = (["core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
+    step = (["chunks", "core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
     registry, merge = (["meta"], ["ts-tick_end"]), (["buffer", "flush_tick"], ["ts-flush"])
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
     p = beam.Pipeline(options=flink_graph_options())
@@ -787,7 +789,7 @@ def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
         "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": (["meta"], ["ts-tick_end"]),
         "ReleaseFullyDynamic/MergePerTick": (["buffer", "flush_tick"], ["ts-flush"]),
         "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": (
-            ["core", "pending", "queries", "wake_tick"],
+            ["chunks", "core", "pending", "queries", "wake_tick"],
             ["ts-catch_up", "ts-wake"],
         ),
     }

@@ -16,8 +16,11 @@ timers declared once, the behaviour a parameter):
   can read it), tick aggregates in a bag (``pending``), queries in another
   (``queries``: the query step's only; the others never read or write it), the
   tick the wake timer is set for (``wake_tick``), the wake timer (``wake``) and
-  the catch-up timer on a public grid (``catch_up``). These names are the ones
-  stored in savepoints and checkpoints: they never change.
+  the catch-up timer on a public grid (``catch_up``), and the chunks of a large
+  state (``chunks``: a state with a large array, a counter's history, is written
+  as a small head in ``core`` and content-addressed chunks in this bag, so a
+  firing writes what changed: ``transforms.core.foundation.state_chunks``).
+  These names are the ones stored in savepoints and checkpoints: they never change.
 * :class:`BoundedStreamFn` (bounded input in a batch pipeline): one call per
   stream with all of its input, after a GroupByKey; no state, no timers.
 
@@ -40,7 +43,8 @@ from apache_beam.transforms.window import GlobalWindow, TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.core.foundation.state import decode, encode
+from transforms.core.foundation.state import encode
+from transforms.core.foundation.state_chunks import CHUNK_BYTES, ChunkStore
 from transforms.spec import StreamSpec
 
 __all__ = [
@@ -194,9 +198,11 @@ class PerStreamStepFn(_StepFn):
     WAKE_TICK = ReadModifyWriteStateSpec("wake_tick", VarIntCoder())
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
+    CHUNKS = BagStateSpec("chunks", BytesCoder())  # a large core state's chunks (digest + bytes; ChunkStore)
 
     LABEL = "stream_label"
     catch_up_ticks = CATCH_UP_TICKS  # the catch-up grid
+    chunk_bytes = CHUNK_BYTES  # arrays of the core's state this large or larger are written in chunks
 
     def __init__(self, step: StreamStep, catch_up: bool = True):
         super().__init__(step)
@@ -205,10 +211,10 @@ class PerStreamStepFn(_StepFn):
 
     def setup(self):
         super().setup()
-        # stream -> (the state bytes last written, the core they encode): a firing whose state cell holds
-        # exactly those bytes reuses the object instead of decoding it. An entry is taken out while a
-        # firing runs and put back only after its state is written, so a failed (retried) firing decodes
-        # afresh.
+        # stream -> (the state bytes last written, the core they encode, its ChunkStore): a firing whose
+        # state cell holds exactly those bytes reuses the object instead of decoding it (and reads no
+        # chunk). An entry is taken out while a firing runs and put back only after its state is written,
+        # so a failed (retried) firing decodes afresh.
         self._live = {}
 
     def process(
@@ -248,11 +254,12 @@ class PerStreamStepFn(_StepFn):
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
+        chunks=beam.DoFn.StateParam(CHUNKS),
     ):
         """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
-        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up)
+        yield from self._fire(key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up)
 
-    def _fire(self, stream, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound=None):
+    def _fire(self, stream, ts, cells, pending, queries, wake_tick, wake, catch_up, bound=None):
         """One firing of either timer: the wakes due up to the tick whose input is final at ``ts`` (and,
         ``bound`` given, at most ``bound``: :class:`GatedPerStreamStepFn`), each as its own firing would
         have made it. A wake timer's firing is one wake (its own tick); a catch-up
@@ -262,7 +269,7 @@ class PerStreamStepFn(_StepFn):
         step = self.step
         first = wake_tick.read()  # the tick the wake timer was set for
         wake_tick.clear()
-        core = self._load(stream, core_state)
+        core, store = self._load(stream, *cells)
         upto = self.spec.final_tick(ts)
         if bound is not None:  # gate: no tick at or after one whose updates are still on their way
             upto = min(upto, bound)
@@ -287,7 +294,7 @@ class PerStreamStepFn(_StepFn):
             for q in asks_later:
                 queries.add(q)
         yield from step.emit(core, out, self.spec.final_at)
-        self._store(stream, core_state, core)
+        self._store(stream, *cells, core, store)
         # next wake: the earliest pending input, else the core's next wake (None once it is finished)
         nxt = next_work(core, later, 0, asks_later, 0)
         if nxt is not None:
@@ -298,19 +305,25 @@ class PerStreamStepFn(_StepFn):
             if self.catch_up:
                 set_catch_up(self.spec, nxt, catch_up, self.catch_up_ticks)
 
-    def _load(self, stream, cell):
+    def _load(self, stream, cell, chunks):
+        """``(core, store)``: the stream's core and the :class:`ChunkStore` of its cells."""
         data = cell.read()
         cached = self._live.pop(stream, None)
         if data is None:
-            return self.step.new_core(stream)
+            return self.step.new_core(stream), ChunkStore(self.chunk_bytes)
         if cached is not None and cached[0] == data:
-            return cached[1]
-        return self.step.restore(stream, decode(data))
+            return cached[1], cached[2]
+        plain, store = ChunkStore.load(data, chunks.read, self.chunk_bytes)
+        return self.step.restore(stream, plain), store
 
-    def _store(self, stream, cell, core):
-        data = encode(core.to_state())
-        cell.write(data)
-        self._live[stream] = (data, core)
+    def _store(self, stream, cell, chunks, core, store):
+        write = store.write(core.to_state)
+        if write.clear:
+            chunks.clear()
+        for entry in write.adds:
+            chunks.add(entry)
+        cell.write(write.head)
+        self._live[stream] = (write.head, core, store)
 
 
 class GatedPerStreamStepFn(PerStreamStepFn):
@@ -337,11 +350,12 @@ class GatedPerStreamStepFn(PerStreamStepFn):
     # the counts keep a catch-up firing from overtaking the registry step's batches, so this step catches up too,
     # on a finer public grid
     catch_up_ticks = GATED_CATCH_UP_TICKS
-    CORE, PENDING, QUERIES, WAKE_TICK = (
+    CORE, PENDING, QUERIES, WAKE_TICK, CHUNKS = (
         PerStreamStepFn.CORE,
         PerStreamStepFn.PENDING,
         PerStreamStepFn.QUERIES,
         PerStreamStepFn.WAKE_TICK,
+        PerStreamStepFn.CHUNKS,
     )
     # the same timers (a timer spec takes one callback, so this class declares its own, of the same names)
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
@@ -376,10 +390,11 @@ class GatedPerStreamStepFn(PerStreamStepFn):
         wake=beam.DoFn.TimerParam(WAKE),
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
         open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+        chunks=beam.DoFn.StateParam(CHUNKS),
     ):
         """Either timer, walking no tick at or after the first one with updates still on their way."""
         bound = _open_bound(open_counts.read())
-        yield from self._fire(key, ts, core_state, pending, queries, wake_tick, wake, catch_up, bound)
+        yield from self._fire(key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up, bound)
 
     def _counted(self, value, pending, wake_tick, wake, open_counts):
         """The registry step's output: its aggregates buffered, its counts summed; the wake timer set

@@ -78,7 +78,8 @@ def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update"
       6.8x at 2^18); ``blt`` is better only for runs shorter than about 2^14 periods (the two are
       even there), which a run without an end cannot promise. It has no step limit (exact wide int64 limbs once its
       coefficients sum past 2^31) but keeps O(t) state per stream (``blt``: O(2^13)): about 17 MB
-      per cell after a year of one-minute periods (``docs/counters.md``, "Anytime square root").
+      per cell after a year of one-minute periods (``docs/counters.md``, "Anytime square root"); the
+      streaming step writes it in chunks, a firing the ones that changed (``foundation/state_chunks.py``).
 
     The entry and person units' sensitivity by contribution (``transforms/core/contribution/``)
     covers ``sqrt_factorization``, ``blt`` and ``anytime_sqrt``: a bounded run under those units keeps

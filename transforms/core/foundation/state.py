@@ -58,7 +58,9 @@ from __future__ import annotations
 import io
 import pickle
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -74,6 +76,7 @@ __all__ = [
     "decode",
     "envelope",
     "open_envelope",
+    "arrays_made",
 ]
 
 SCHEMA = 2
@@ -136,6 +139,22 @@ def _fields(obj) -> dict:
     return out
 
 
+_ARRAYS: ContextVar = ContextVar("state_arrays", default=None)  # (min bytes, list) while arrays_made is open
+
+
+@contextmanager
+def arrays_made(min_bytes: int) -> Iterator[list]:
+    """Within the block, every ``{"$nd": ...}`` form :func:`to_plain` makes for an array of at least
+    ``min_bytes`` bytes is also appended to the list this yields, in the order made (the chunked writer's
+    way to its large arrays without a walk over the plain data: ``state_chunks``)."""
+    found: list = []
+    token = _ARRAYS.set((int(min_bytes), found))
+    try:
+        yield found
+    finally:
+        _ARRAYS.reset(token)
+
+
 def to_plain(obj, _memo: dict | None = None):
     """The plain-data form of ``obj`` (see the module docstring)."""
     return _to_plain(obj, {} if _memo is None else _memo)
@@ -157,7 +176,11 @@ def _to_plain(obj, memo: dict):
         if obj.dtype.kind not in "biuf":
             raise TypeError(f"numpy arrays of dtype {obj.dtype} cannot be stored in state")
         dtype = obj.dtype.newbyteorder("<") if obj.dtype.byteorder == ">" else obj.dtype
-        return {"$nd": (dtype.str, obj.shape, obj.astype(dtype, copy=False).tobytes())}
+        form = {"$nd": (dtype.str, obj.shape, obj.astype(dtype, copy=False).tobytes())}
+        sink = _ARRAYS.get()
+        if sink is not None and obj.nbytes >= sink[0]:
+            sink[1].append(form)
+        return form
     if isinstance(obj, np.generic):
         return obj.item()
     if t is Counter:

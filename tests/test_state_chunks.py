@@ -1,0 +1,330 @@
+"""A large state written as a head and content-addressed chunks (``transforms.core.foundation.state_chunks``,
+the per-stream step's ``chunks`` bag): what comes back is what went in, byte for byte, whatever the writes
+before it; a firing writes the chunks that changed, not the state; the bag stays within its bound; a cell
+of the previous version reads as before; a bag that lost a chunk is refused, never read as another state.
+
+Tiers: the store alone (plain data made by ``to_plain``, simulated cells), the real per-stream DoFn driven
+with simulated cells (``auto`` without an end under Gaussian noise: ``anytime_sqrt``'s growing history)
+against its twin that writes whole states, and the streaming DirectRunner with TestStream.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.test_stream import TestStream
+from apache_beam.testing.util import assert_that, equal_to
+
+import transforms.core.foundation.state_chunks as chunks_module
+from transforms.core import ApproxDP, DynamicConfig, QuerySet, ReleaseIdentity, Update
+from transforms.core.continual.auto import AutoRelease
+from transforms.core.foundation.noise import NoiseSource
+from transforms.core.foundation.state import StateError, decode, encode, to_plain
+from transforms.core.foundation.state_chunks import DIGEST_BYTES, ChunkStore
+from transforms.per_stream import PerStreamStepFn
+from transforms.records import NoiseKey, UpdateRecord
+from transforms.releases import ReleaseContinually, StreamSpec
+
+KEY = bytes(range(32))
+
+
+def canon(plain) -> bytes:
+    """Plain data as bytes that depend on its values only (pickle without its memo: a decoded state shares
+    no object the way the one written did, so ``encode`` of the two can differ in its back-references)."""
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=4)
+    pickler.fast = True
+    pickler.dump(plain)
+    return buf.getvalue()
+
+
+REL = ReleaseIdentity("test-release-chunks")
+C = 256  # chunk bytes of the store tests
+
+
+class Cells:
+    """A value cell and a bag, as Beam's state keeps them between firings (committed writes only)."""
+
+    def __init__(self):
+        self.head, self.bag = None, []
+
+    def apply(self, write):
+        if write.clear:
+            self.bag = []
+        self.bag += write.adds
+        self.head = write.head
+
+    def load(self, chunk_bytes=C, floor=1 << 12):
+        return ChunkStore.load(self.head, lambda: list(self.bag), chunk_bytes, floor)
+
+    @property
+    def bag_bytes(self):
+        return sum(len(e) for e in self.bag)
+
+
+def _state(rng, rows, extra=0):
+    """A state like a counter's: growing windows (float and int), a small array, nested containers, a dict
+    whose keys look like tags (stored escaped), bytes that are not an array."""
+    return {
+        "windows": [rng.normal(size=(rows, 3)), np.arange(rows * 5, dtype=np.int64).reshape(rows, 5)],
+        "small": np.ones(4, dtype=np.int32),
+        "nested": ({"deep": [np.full(rows + extra, 7, dtype=np.uint16)]}, "x"),
+        "data": {"$nd": (1, 2), "$c": "y"},
+        "raw": b"\x00" * 5000,
+        "t": rows,
+    }
+
+
+def test_what_is_loaded_is_what_was_written_byte_for_byte():
+    """Round trips through the cells after every write, the store written by one writer throughout and by a
+    fresh one loaded from the cells (a worker's first firing of the key)."""
+    rng = np.random.default_rng(0)
+    cells, store = Cells(), ChunkStore(C, floor=1 << 12)
+    for rows in list(range(1, 80)) + [40, 200, 7, 300]:  # growth, then shrinks and jumps
+        obj = _state(rng, rows)
+        want = canon(to_plain(obj))
+        cells.apply(store.write(lambda obj=obj: to_plain(obj)))
+        plain, fresh = cells.load()
+        assert canon(plain) == want
+        if rows % 3 == 0:  # a cold load: the next write starts from what the cells hold
+            store = fresh
+
+
+def test_a_changed_chunk_in_the_middle_gets_a_new_name():
+    """Same length, one byte changed in the middle of an array: the chunk is hashed again (a write that kept
+    the old digest would load the old bytes)."""
+    cells, store = Cells(), ChunkStore(C)
+    arr = np.zeros(4096, dtype=np.uint8)
+    cells.apply(store.write(lambda: to_plain({"a": arr})))
+    arr2 = arr.copy()
+    arr2[2000] = 9
+    write = store.write(lambda: to_plain({"a": arr2}))
+    assert len(write.adds) == 1 and write.adds[0][DIGEST_BYTES:] == arr2[1792:2048].tobytes()
+    cells.apply(write)
+    assert canon(cells.load()[0]) == canon(to_plain({"a": arr2}))
+
+
+def test_a_growing_array_writes_its_last_chunk_only(monkeypatch):
+    """An array that grows by a row a write: each write adds the chunk that holds the new row (and the head),
+    hashes nothing else, while the whole state grows linearly."""
+    hashed = []
+    digest = chunks_module._digest
+    monkeypatch.setattr(chunks_module, "_digest", lambda chunk: hashed.append(len(chunk)) or digest(chunk))
+    cells, store = Cells(), ChunkStore(C, floor=1 << 30)
+    rows = np.arange(64 * 400, dtype=np.float64).reshape(400, 64)  # a row: 512 bytes = 2 chunks
+    for n in range(1, 401):
+        hashed.clear()
+        write = store.write(lambda n=n: to_plain({"w": rows[:n], "t": n}))
+        cells.apply(write)
+        assert len(hashed) == 2 and len(write.adds) == 2  # the new row's two chunks, nothing before them
+        assert len(write.head) < 300 + 20 * 2 * n  # a digest a chunk: 16 bytes, 3 of pickle framing and memo
+    whole = len(encode(to_plain({"w": rows, "t": 400})))
+    assert whole > 200_000 and write.bytes_written < 0.1 * whole  # the head: 800 digests; the adds: 2 chunks
+    assert sum(len(a) for a in write.adds) == 2 * (C + DIGEST_BYTES)
+    assert canon(cells.load()[0]) == canon(to_plain({"w": rows, "t": 400}))
+
+
+def test_the_bag_stays_within_twice_the_state_plus_the_floor():
+    """Every write rewrites a random tenth of the chunks: garbage accumulates until the bag would exceed
+    2 x live + floor, then the bag is written afresh with the live chunks only (one entry each); the loads
+    stay exact throughout."""
+    rng = np.random.default_rng(1)
+    floor = 1 << 13
+    cells, store = Cells(), ChunkStore(C, floor=floor)
+    arr = rng.integers(0, 255, size=C * 40, dtype=np.uint8)
+    fresh_writes = 0
+    for _ in range(200):
+        for j in rng.choice(40, size=4, replace=False):
+            arr[j * C + int(rng.integers(C))] ^= 1
+        write = store.write(lambda: to_plain({"a": arr}))
+        cells.apply(write)
+        live = len(arr) + DIGEST_BYTES * 40
+        assert cells.bag_bytes <= 2 * live + floor
+        if write.clear:
+            fresh_writes += 1
+            assert len(cells.bag) == 40 and cells.bag_bytes == live
+        assert (store.bag_bytes, store.bag_count) == (cells.bag_bytes, len(cells.bag))
+        assert canon(cells.load(floor=floor)[0]) == canon(to_plain({"a": arr}))
+    assert fresh_writes >= 5  # 4 x (256 + 16) bytes a write against a floor and slack of ~28 KB
+
+
+def test_a_state_without_large_arrays_is_written_as_before():
+    """No array of a chunk or more: the head is the plain encoding (the bytes the step wrote before chunks, so
+    golden files and old cells keep their form), and a bag left from a larger state is cleared."""
+    store, cells = ChunkStore(C), Cells()
+    big = {"a": np.zeros(C, dtype=np.uint8)}
+    cells.apply(store.write(lambda: to_plain(big)))
+    assert cells.bag and cells.head != encode(to_plain(big))
+    small = {"a": np.zeros(C - 1, dtype=np.uint8), "b": [1, 2.5, "z"]}
+    write = store.write(lambda: to_plain(small))
+    assert write.head == encode(to_plain(small)) and write.clear and not write.adds
+    cells.apply(write)
+    assert cells.bag == [] and store.write(lambda: to_plain(small)).clear is False
+
+
+def test_a_cell_of_the_previous_version_reads_without_the_bag():
+    plain = to_plain({"a": np.arange(10_000), "t": 3})
+
+    def no_bag():
+        raise AssertionError("a plain cell needs no chunk")
+
+    back, store = ChunkStore.load(encode(plain), no_bag, C)
+    assert back == plain and store.bag_count == 0
+
+
+def test_a_bag_that_lost_or_changed_a_chunk_is_refused():
+    cells, store = Cells(), ChunkStore(C)
+    cells.apply(store.write(lambda: to_plain({"a": np.arange(1000, dtype=np.int64)})))
+    lost = Cells()
+    lost.head, lost.bag = cells.head, cells.bag[1:]
+    with pytest.raises(StateError, match="head says"):
+        lost.load()
+    swapped = Cells()  # same count and bytes, one chunk under another name
+    swapped.head = cells.head
+    swapped.bag = [bytes(DIGEST_BYTES) + cells.bag[0][DIGEST_BYTES:]] + cells.bag[1:]
+    with pytest.raises(StateError, match="missing"):
+        swapped.load()
+    newer = Cells()
+    newer.head = encode({"$chunked": 2, "state": {}, "bag": (0, 0, 0)})
+    with pytest.raises(StateError, match="newer"):
+        newer.load()
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ChunkStore(100)
+
+
+# ---------------------------------------------------------------------------------------------
+# The per-stream step with simulated cells: auto without an end, Gaussian (anytime_sqrt's history)
+# ---------------------------------------------------------------------------------------------
+
+
+class _Bag:
+    def __init__(self):
+        self.items = []
+        self.added = 0
+
+    def add(self, x):
+        self.items.append(x)
+        self.added += len(x)
+
+    def read(self):
+        return list(self.items)
+
+    def clear(self):
+        self.items = []
+
+
+class _Cell:
+    def __init__(self):
+        self.v = None
+        self.written = 0
+
+    def read(self):
+        return self.v
+
+    def write(self, v):
+        self.v = v
+        self.written += len(v) if isinstance(v, bytes) else 0
+
+    def clear(self):
+        self.v = None
+
+
+class _Timer:
+    def set(self, ts):
+        pass
+
+
+CONFIG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=16)), ApproxDP(1.0, 1e-6))
+
+
+def _drive(chunk_bytes, ticks, cold_at=()):
+    """The release's per-stream step for stream "a", one firing a tick (a watermark that moves with the
+    ticks, as a live source's), one insertion a tick; ``cold_at``: ticks before whose firing the worker's
+    memory is dropped (the next firing loads the cells). Returns the records and the bytes each firing wrote
+    (value cell + bag entries)."""
+    spec = StreamSpec(streams=("a",), tick_seconds=60.0)
+    step = ReleaseContinually("auto", CONFIG, spec, NoiseKey.fixed(KEY.hex()), release=REL)._step()
+    fn = type("Fn", (PerStreamStepFn,), {"chunk_bytes": chunk_bytes})(step, catch_up=False)
+    fn.setup()
+    core, pending, queries, wake_tick, bag = _Cell(), _Bag(), _Bag(), _Cell(), _Bag()
+    records, written = [], []
+    for tick in range(1, ticks + 1):
+        if tick in cold_at:
+            fn._live.clear()
+        pending.add((tick, {(0, tick % 16): 1}, {}, 1))
+        before = core.written + bag.added
+        out = fn._fire("a", spec.final_at(tick), (core, bag), pending, queries, wake_tick, _Timer(), _Timer())
+        records += [_record(r) for r in out]
+        written.append(core.written + bag.added - before)
+    return records, written, core, bag
+
+
+def _record(out):
+    a = getattr(out, "value", out)
+    return (a.tick, a.query, tuple(float(x) for x in a.estimate), a.error_bound)
+
+
+def test_the_step_writes_what_changed_and_releases_what_the_whole_state_releases():
+    """1,200 firings of ``auto`` without an end (count + 16-cell histogram, ``anytime_sqrt`` keeping every
+    row): the records equal those of the twin that writes its whole state (chunks larger than any array),
+    firing by firing, with two cold loads from the cells on the way; each firing writes the head and the
+    chunks that changed (a bound that does not grow with t), while the twin's firings grow with the history."""
+    ticks = 1200
+    whole, whole_written, twin_core, _ = _drive(1 << 40, ticks)
+    got, written, core, bag = _drive(512, ticks, cold_at=(300, 901))
+    assert got == whole and len(got) >= ticks * 2
+    assert whole_written[-1] > 250_000 and whole_written[-1] > 4 * whole_written[99]
+    late = sorted(written[600:])
+    # a firing: the head (a digest a 512-byte chunk) and the chunks that changed (about 15 KB here); the bag
+    # written afresh now and then (the largest); the twin writes its whole state (about 300 KB) every time
+    assert late[len(late) // 2] < 0.06 * whole_written[-1] and late[-1] < 0.2 * whole_written[-1]
+    assert bag.items and "$chunked" in decode(core.v) and "$chunked" not in decode(twin_core.v)
+    # what the cells hold is the whole state of the twin's last firing
+    plain, _ = ChunkStore.load(core.v, bag.read, 512)
+    assert canon(plain) == canon(decode(twin_core.v))
+
+
+def test_the_streaming_directrunner_releases_equal_the_core_with_chunks(monkeypatch):
+    """TestStream on the DirectRunner, the watermark a tick at a time (a firing per tick): with 64-byte chunks
+    (every counter window chunked from its ninth row) the records equal the core's in memory, and the chunk
+    bag was written."""
+    monkeypatch.setattr(PerStreamStepFn, "chunk_bytes", 64)
+    writes = []
+    real = ChunkStore.write
+
+    def spy(self, to_state):
+        write = real(self, to_state)
+        writes.append(len(write.adds))
+        return write
+
+    monkeypatch.setattr(ChunkStore, "write", spy)
+    cfg = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=3)), ApproxDP(1.0, 1e-6))
+    spec = StreamSpec(streams=("a",), tick_seconds=1.0, end_time=120.0)
+    options = {"counter": "anytime_sqrt"}
+    t = ReleaseContinually("auto", cfg, spec, NoiseKey.fixed(KEY.hex()), options=options, release=REL)
+    records = [UpdateRecord(i + 0.5, "insert", f"e{i}", (0, i % 3), "a", i) for i in range(0, 110, 2)]
+    records += [UpdateRecord(i + 0.7, "delete", f"e{i - 9}", None, "a", 1000 + i) for i in range(11, 110, 6)]
+    noise = NoiseSource(KEY).for_release(t.release)
+    core = AutoRelease(cfg, stream="a", options=t.options, end_tick=spec.end_tick)
+    by_tick = {}
+    for r in sorted(records, key=lambda r: (spec.tick_of(r.event_time), r.seq)):
+        by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
+    results = [core.process_tick(k, ups, noise) for k, ups in sorted(by_tick.items())] + core.run_to_end(noise)
+    expect = [(a.tick, a.query, tuple(float(x) for x in a.estimate)) for r in results for a in r.answers]
+    assert len(expect) == 240
+    opts = PipelineOptions(runner="BundleBasedDirectRunner")
+    opts.view_as(StandardOptions).streaming = True
+    with TestPipeline(options=opts) as p:
+        ts = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in records])
+        for wm in range(1, 125):
+            ts = ts.advance_watermark_to(float(wm))
+        out = p | ts.advance_watermark_to_infinity() | t
+        got = out["answers"] | beam.Map(lambda a: (a.tick, a.query, tuple(float(x) for x in a.estimate)))
+        assert_that(got, equal_to(expect))
+    assert len(writes) >= 100 and sum(writes) >= 100  # a firing a tick, each adding the chunks that changed
