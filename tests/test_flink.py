@@ -20,16 +20,27 @@ from apache_beam.testing.util import assert_that, equal_to
 from test_beam_releases import workload  # the same random update stream
 
 from pipelines.tools import flink_jobserver
-from transforms.core import DynamicConfig, FullyDynamicRelease, NoiseSource, PureDP, QuerySet, ReleaseIdentity, Update
+from transforms.core import (
+    ApproxDP,
+    DynamicConfig,
+    FullyDynamicRelease,
+    NoiseSource,
+    PureDP,
+    QuerySet,
+    ReleaseIdentity,
+    Update,
+)
 from transforms.core.foundation.accounting import as_vector
 from transforms.records import NoiseKey, UpdateRecord
-from transforms.releases import ReleaseFullyDynamic, StreamSpec
+from transforms.releases import ReleaseContinually, ReleaseFullyDynamic, StreamSpec
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY_HEX = bytes(range(32, 64)).hex()
 CFG = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(2.0))
+# auto keeping a history that grows with t (anytime_sqrt): the state the per-stream step writes in chunks
+AUTO_CFG = DynamicConfig(CFG.queries, ApproxDP(1.0, 1e-6))
 TIMINGS: dict[str, float] = {}
 
 
@@ -253,14 +264,21 @@ def test_unbounded_followed_file_on_flink_equals_the_core(flink, tmp_path):
 CHECKPOINTED = ("--checkpointing_interval=500", "--finish_bundle_before_checkpointing")
 
 
-def _expected_releases(recs, spec, release):
+def _transform(spec, release, kind="fully_dynamic"):
+    if kind == "auto":
+        options = {"counter": "anytime_sqrt"}
+        return ReleaseContinually("auto", AUTO_CFG, spec, NoiseKey.fixed(KEY_HEX), options=options, release=release)
+    return ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=release)
+
+
+def _expected_releases(recs, spec, release, kind="fully_dynamic"):
     """The in-memory core's releases with the spend each carries (the ledger's total so far)."""
     # the noise of the transform's release: its identity bound to the configuration
-    release = ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=release).release
-    source = NoiseSource.from_hex(KEY_HEX).for_release(release)
+    step = _transform(spec, release, kind)._step()
+    source = NoiseSource.from_hex(KEY_HEX).for_release(step.release)
     out = []
     for s in spec.streams:
-        core = FullyDynamicRelease(CFG, stream=s, end_tick=spec.end_tick, every_ticks=spec.every_ticks)
+        core = step.new_core(s)  # the core the Beam step builds
         by_tick = {}
         for r in sorted((r for r in recs if r.stream == s), key=lambda r: (spec.tick_of(r.event_time), r.seq)):
             by_tick.setdefault(spec.tick_of(r.event_time), []).append(Update(r.op, r.entry_id, r.item))
@@ -315,8 +333,9 @@ class _FailOnce(beam.DoFn):
         yield rec
 
 
-def _follow_job(server, data, sink, release, spec, *extra, fault=None):
-    """The followed file -> ReleaseFullyDynamic -> the test sink, checkpointed; submitted, not waited for."""
+def _follow_job(server, data, sink, release, spec, *extra, fault=None, kind="fully_dynamic"):
+    """The followed file -> ReleaseFullyDynamic (or ``auto``) -> the test sink, checkpointed; submitted, not
+    waited for."""
     from pipelines.io.follow import ReadFollowing
 
     p = beam.Pipeline(options=_flink_options(server, *CHECKPOINTED, *extra, streaming=True))
@@ -325,7 +344,7 @@ def _follow_job(server, data, sink, release, spec, *extra, fault=None):
     )
     if fault is not None:
         updates = updates | "Fault" >> beam.ParDo(fault)
-    out = updates | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=release)
+    out = updates | _transform(spec, release, kind)
     out["answers"] | "Sink" >> beam.ParDo(_AppendReleases(str(sink)))
     return p.run()
 
@@ -359,24 +378,41 @@ def _keys(rows):
     return [r[:4] for r in rows]
 
 
-def test_stop_with_savepoint_and_restore_on_flink_continue_exactly(flink, tmp_path):
+@pytest.mark.parametrize("kind", ["fully_dynamic", "auto"])
+def test_stop_with_savepoint_and_restore_on_flink_continue_exactly(flink, tmp_path, kind, monkeypatch):
     """A checkpointed streaming job on the followed file, stopped with a savepoint part-way through its input
     (Flink's REST API, no drain), and a second job restored from that savepoint (``execution.savepoint.path``
     in the job server's Flink configuration: ``--savepoint_path`` is ignored by an embedded Flink) after
     the rest of the input was appended. Together they release exactly the in-memory core's releases: every
     (stream, tick, segment, query) once, by one of the two jobs, with the core's values and the core's
     spend (the ledger total each release carries: a restored ledger that charged a tick again, or started
-    from nothing, would show a different total)."""
+    from nothing, would show a different total).
+
+    ``auto``: ``anytime_sqrt`` under (1, 1e-6), its state written as a head and 64-byte chunks (every window
+    chunked from its ninth row; the LOOPBACK worker runs in this process, so the patched class is the
+    worker's): the restored job reads the head and the ``chunks`` bag back from the savepoint."""
+    bag_reads = []
+    if kind == "auto":
+        from transforms.core.foundation.state_chunks import ChunkStore
+        from transforms.per_stream import PerStreamStepFn
+
+        monkeypatch.setattr(PerStreamStepFn, "chunk_bytes", 64)
+        load = ChunkStore.load.__func__
+
+        def counted(cls, head, bag, *args):
+            return load(cls, head, lambda: bag_reads.append(1) or bag(), *args)
+
+        monkeypatch.setattr(ChunkStore, "load", classmethod(counted))
     recs = workload(n=160, seed=11)
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)  # 15 release ticks
     release = ReleaseIdentity("flink-savepoint-0001")
-    expect = _expected_releases(recs, spec, release)
+    expect = _expected_releases(recs, spec, release, kind)
     split = 60.0
     data = tmp_path / "updates.jsonl"
     data.write_text("".join(_as_json_line(r) + "\n" for r in recs if r.event_time < split))
     sinks = [tmp_path / "first.jsonl", tmp_path / "second.jsonl"]
     t0 = time.perf_counter()
-    first = _follow_job(flink, data, sinks[0], release, spec)
+    first = _follow_job(flink, data, sinks[0], release, spec, kind=kind)
     job1 = flink.wait_for_running_job()
     # part-way: releases up to tick 8 (40 s) are out; the first part's data ends at 60 s
     _wait_for(lambda: any(r[1] >= 8 for r in _read_releases(sinks[0])), 120, "first releases")
@@ -388,21 +424,24 @@ def test_stop_with_savepoint_and_restore_on_flink_continue_exactly(flink, tmp_pa
         f.write("".join(_as_json_line(r) + "\n" for r in recs if r.event_time >= split) + "#END\n")
     flink.restore_next_job_from(savepoint)
     try:
-        second = _follow_job(flink, data, sinks[1], release, spec)
+        second = _follow_job(flink, data, sinks[1], release, spec, kind=kind)
         job2 = flink.wait_for_running_job(exclude=(job1,))
     finally:
         flink.restore_next_job_from(None)
     assert flink.checkpoint_counts(job2).get("restored", 0) == 1, flink.rest("GET", f"/jobs/{job2}/checkpoints")
     _wait_until_complete(sinks[1], len(expect) - len(released_first))
     state = _cancel(flink, second, job2)
-    TIMINGS["savepoint_restore"] = time.perf_counter() - t0
+    suffix = "" if kind == "fully_dynamic" else f"_{kind}"
+    TIMINGS["savepoint_restore" + suffix] = time.perf_counter() - t0
     assert state == "CANCELLED", state
     released_second = _read_releases(sinks[1])
-    TIMINGS["savepoint_releases_before_stop"] = len(released_first)
+    TIMINGS["savepoint_releases_before_stop" + suffix] = len(released_first)
     assert released_first and released_second
     assert max(r[1] for r in released_first) < max(r[1] for r in released_second)
     assert sorted(released_first + released_second) == expect  # values and spend, each release once
     assert not set(_keys(released_first)) & set(_keys(released_second))
+    if kind == "auto":  # the restored job read chunked heads with their bags (one per stream at least)
+        assert len(bag_reads) >= 2
 
 
 def test_injected_fault_on_flink_restores_from_checkpoint_with_identical_releases(flink, tmp_path):
