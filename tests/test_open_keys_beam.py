@@ -242,3 +242,40 @@ def test_run_without_an_end_streaming_equals_core(budget):
         assert sorted(a for a in answers if a[1] in set(list(rel.selected)[:4])) == sorted(truth)
     with pytest.raises(ValueError, match="bounded input need a horizon"):
         ReleaseOpenKeys(params, LIMIT, noise, StreamSpec(tick_seconds=TICK), bounded=True)
+
+
+def test_a_selected_keys_counter_carries_its_schema_and_later_migrations_reach_it(monkeypatch):
+    """A selected key's counter is stored outside a mechanism's envelope, so the state format's schema is
+    written beside it (stop 50): a later schema's migration is applied to it on restore (one call, naming
+    the part), the restored key continues exactly as the one that wrote it, a state without the field
+    (written before) reads as schema 2, and a newer schema than the library's is refused."""
+    from transforms.core.foundation import state as fmt
+    from transforms.core.foundation.state import StateError
+
+    params = SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=40, threshold=0)
+    fn = OpenKeysFn(params, LIMIT, KEY, _spec(40), 40)
+    fn.setup()
+
+    def go(state, last, first, upto):
+        events = [(p, 2, 3) for p in range(first, min(upto, 4) + 1)]
+        state, last, answers, _ = run_key(fn.ctx, "k", state, last, events, upto, 40)
+        return state, last, answers
+
+    state, last, _ = go(None, 0, 1, 10)
+    plain = key_state_to_plain(state)
+    assert "selected" in plain and plain["schema"] == fmt.SCHEMA == 2
+    expect = go(key_state_from_plain(plain), last, 11, 20)[2]
+    assert len(expect) == 10  # answered every period
+    before = {k: v for k, v in plain.items() if k != "schema"}  # a state written before the field
+    assert go(key_state_from_plain(before), last, 11, 20)[2] == expect
+    calls = []
+    monkeypatch.setattr(fmt, "SCHEMA", 3)
+    monkeypatch.setitem(fmt.MIGRATIONS, 2, lambda st: calls.append(st["mechanism"]) or {**st, "schema": 3})
+    restored = key_state_from_plain(decode(encode(plain)))
+    assert calls == ["open_keys.counter"]
+    assert go(restored, last, 11, 20)[2] == expect
+    newer = key_state_to_plain(restored)
+    assert newer["schema"] == 3
+    monkeypatch.setattr(fmt, "SCHEMA", 2)
+    with pytest.raises(StateError, match="newer"):
+        key_state_from_plain(newer)

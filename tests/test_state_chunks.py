@@ -328,3 +328,79 @@ def test_the_streaming_directrunner_releases_equal_the_core_with_chunks(monkeypa
         got = out["answers"] | beam.Map(lambda a: (a.tick, a.query, tuple(float(x) for x in a.estimate)))
         assert_that(got, equal_to(expect))
     assert len(writes) >= 100 and sum(writes) >= 100  # a firing a tick, each adding the chunks that changed
+
+
+# ---------------------------------------------------------------------------------------------
+# The open keys' step: a selected key's counter (sqrt_factorization over the horizon) in chunks
+# ---------------------------------------------------------------------------------------------
+
+
+class _CoderCell:
+    """A value cell that keeps what it is given as its coder's bytes (as a runner does) and counts them."""
+
+    def __init__(self):
+        from apache_beam.coders import FastPrimitivesCoder
+
+        self.coder, self.data, self.written = FastPrimitivesCoder(), None, 0
+
+    def read(self):
+        return None if self.data is None else self.coder.decode(self.data)
+
+    def write(self, v):
+        self.data = self.coder.encode(v)
+        self.written += len(self.data)
+
+    def clear(self):
+        self.data = None
+
+
+def _open_key(chunk_bytes, periods):
+    """One key of the open keys' streaming stage 2 (``OpenKeysFn``), its events at periods 1-4 and every 250th
+    (arriving through ``process``, which rewrites the cell) and a firing a period; every cell read and
+    write through the coder's bytes, every firing a cold load (the step keeps no key in memory)."""
+    from transforms.core.selection import KeyLimit, SelectionParams
+    from transforms.open_keys import OpenKeysFn
+    from transforms.spec import StreamSpec as Spec
+
+    end = periods + 100  # the run goes on after the last period driven: the cells hold the key's state
+    params = SelectionParams(ApproxDP(1.0, 1e-6), 2, horizon=end, threshold=0)
+    spec = Spec(streams=("s",), tick_seconds=60.0, end_time=60.0 * end)
+    fn = type("Fn", (OpenKeysFn,), {"chunk_bytes": chunk_bytes, "chunk_floor": 4096})(
+        params, KeyLimit(2, 3, 3), NoiseSource(KEY), spec, end
+    )
+    fn.setup()
+    cell, bag, answers, written = _CoderCell(), _Bag(), [], []
+
+    class Timer:
+        def set(self, ts):
+            pass
+
+    for p in range(1, periods + 1):
+        before = cell.written + bag.added
+        if p <= 4:
+            fn.process((("s", "k"), (p, 2, 3)), cell=cell, timer=Timer())
+        elif p % 250 == 0:  # an entry more: its arrival rewrites a cell that holds a chunked head
+            fn.process((("s", "k"), (p, 0, 1)), cell=cell, timer=Timer())
+        answers += list(fn.on_period_end(key=("s", "k"), ts=spec.final_at(p), cell=cell, timer=Timer(), chunks=bag))
+        written.append(cell.written + bag.added - before)
+    return answers, written, cell, bag
+
+
+def test_a_selected_open_key_writes_what_changed_and_answers_what_the_whole_state_answers():
+    """A key selected early and answered every period for 1,500 periods: the answers equal those of the twin
+    that keeps its whole state in the cell, period by period; a period writes the head and the chunks that
+    changed (about 4.3 KB here) while the twin's cell grows with its counter's window (about 27 KB at the
+    end); the cell and the bag hold the twin's state."""
+    periods = 1500
+    whole, whole_written, whole_cell, _ = _open_key(1 << 40, periods)
+    got, written, cell, bag = _open_key(256, periods)
+    assert got == whole and len(got) > periods - 20
+    assert whole_written[-1] > 20_000 and whole_written[-1] > 5 * whole_written[99]
+    late = sorted(written[750:])
+    # the head (a digest a 256-byte chunk: ~2 KB, and the key's other fields) and about four chunks: ~4.3 KB;
+    # the largest, a bag written afresh (its distinct chunks: the windows' zeros once), still below the twin's
+    assert late[len(late) // 2] < 0.2 * whole_written[-1] and late[-1] < whole_written[-1]
+    head = cell.read()[1]
+    assert "$chunked" in head and bag.items and "$chunked" not in whole_cell.read()[1]
+    plain, _ = ChunkStore.load_plain(head, bag.read, 256)
+    assert canon(plain) == canon(whole_cell.read()[1])

@@ -35,7 +35,7 @@ keys, which are public from their selection on).
 from __future__ import annotations
 
 import apache_beam as beam
-from apache_beam.coders import FastPrimitivesCoder
+from apache_beam.coders import BytesCoder, FastPrimitivesCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
@@ -44,6 +44,7 @@ from apache_beam.utils.timestamp import Timestamp
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import StateError
+from transforms.core.foundation.state_chunks import ChunkStore
 from transforms.core.selection.keys import KeyLimit, PersonKeys, new_keys_state
 from transforms.core.selection.params import SelectionParams
 from transforms.core.selection.release import (
@@ -214,10 +215,23 @@ class OpenKeyPersonsBoundedFn(_Setup):
 
 class OpenKeysFn(_Setup):
     """Streaming stage 2: state per candidate key ``(version, key state (plain), last period, timer
-    period, pending events)``; one timer per period while the key has state."""
+    period, pending events)``; one timer per period while the key has state.
+
+    A selected key's counter keeps a window that grows with the periods (``sqrt_factorization`` over the
+    run's horizon: about 690 KB after 43,200 periods; ``blt`` 2^13 rows): its state is written as a head
+    in the cell and content-addressed chunks of ``chunk_bytes`` in the ``open_key_chunks`` bag
+    (``transforms.core.foundation.state_chunks``, ``ChunkStore.write_plain``), so a period writes the
+    chunks that changed and an event's arrival rewrites the head only. A key without a large array (a
+    candidate, a young counter) keeps its cell as before."""
 
     KEY = ReadModifyWriteStateSpec("open_key", FastPrimitivesCoder())
+    CHUNKS = BagStateSpec("open_key_chunks", BytesCoder())  # a selected key's chunks (digest + bytes)
     PERIOD_END = TimerSpec("period_end", TimeDomain.WATERMARK)
+    # one counter a key (m = 1): 4 KiB chunks keep the head small (about 20 bytes a chunk) and a period's
+    # writes near two chunks; the bag is written afresh past twice the state plus 64 KiB (a key's garbage
+    # is bounded by its own state, whatever the number of keys)
+    chunk_bytes = 1 << 12
+    chunk_floor = 1 << 16
 
     def process(self, element, cell=_STATE(KEY), timer=_TIMER(PERIOD_END)):
         _, event = element
@@ -231,9 +245,10 @@ class OpenKeysFn(_Setup):
         cell.write((OPEN_KEYS_CELL_VERSION, state, last, timer_p, (*pending, (p, *event[1:]))))
 
     @on_timer(PERIOD_END)
-    def on_period_end(self, key=_KEY, ts=_TS, cell=_STATE(KEY), timer=_TIMER(PERIOD_END)):
+    def on_period_end(self, key=_KEY, ts=_TS, cell=_STATE(KEY), timer=_TIMER(PERIOD_END), chunks=_STATE(CHUNKS)):
         upto = self.spec.final_tick(ts)
-        plain, last, _, pending = _read(cell.read(), 5, (None, 0, None, ()))
+        head, last, _, pending = _read(cell.read(), 5, (None, 0, None, ()))
+        plain, store = ChunkStore.load_plain(head, chunks.read, self.chunk_bytes, self.chunk_floor)
         state, last, answers, later = run_key(self.ctx, key, key_state_from_plain(plain), last, pending, upto, self.end)
         for p, answer, bound in answers:
             yield (p, key, answer, bound)
@@ -246,8 +261,14 @@ class OpenKeysFn(_Setup):
             nxt = None
         if (state is None and not later) or over:
             cell.clear()  # evicted, or the release is over: the key leaves no state
+            chunks.clear()
             return
-        cell.write((OPEN_KEYS_CELL_VERSION, key_state_to_plain(state), last, nxt, tuple(later)))
+        write = store.write_plain(lambda: key_state_to_plain(state))
+        if write.clear:
+            chunks.clear()
+        for entry in write.adds:
+            chunks.add(entry)
+        cell.write((OPEN_KEYS_CELL_VERSION, write.head, last, nxt, tuple(later)))
         if nxt is not None:
             _set(timer, self.spec.final_at(nxt))
 

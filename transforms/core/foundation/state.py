@@ -76,6 +76,7 @@ __all__ = [
     "decode",
     "envelope",
     "open_envelope",
+    "migrated",
     "arrays_made",
 ]
 
@@ -418,6 +419,12 @@ def decode(data: bytes):
 def envelope(mechanism: str, config_digest: str, body) -> dict:
     """The versioned envelope of one mechanism's state."""
     return {"schema": SCHEMA, "mechanism": mechanism, "config": config_digest, "body": body}
+
+
+def migrated(body, schema: int, name: str):
+    """``body`` (plain data written under state ``schema`` outside an envelope: a part stored on its own, such
+    as an open key's counter) migrated to :data:`SCHEMA` by the envelope migrations; refuses a newer schema."""
+    return open_envelope({"schema": schema, "mechanism": name, "config": "", "body": body}, name, "")
 
 
 def open_envelope(state: dict, mechanism: str, config_digest: str):

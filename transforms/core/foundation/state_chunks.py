@@ -51,7 +51,8 @@ _TAG = "$chunked"
 
 class Write:
     """What one :meth:`ChunkStore.write` asks of the cells: ``clear`` the bag first (a compaction, or a state
-    that no longer needs it), then ``add`` these bag entries, then write ``head`` to the value cell."""
+    that no longer needs it), then ``add`` these bag entries, then write ``head`` to the value cell (bytes;
+    plain data from :meth:`ChunkStore.write_plain`)."""
 
     __slots__ = ("head", "adds", "clear")
 
@@ -85,12 +86,22 @@ class ChunkStore:
 
     # -- writing ------------------------------------------------------------------------------------------
     def write(self, to_state: Callable[[], object]) -> Write:
-        """The cells' writes for the state ``to_state()`` makes (module docstring). The large arrays are the
-        ones ``to_plain`` makes inside the call (``state.arrays_made``): no walk over the plain data.
+        """The cells' writes for the state ``to_state()`` makes (module docstring), the head as bytes
+        (``encode``). The large arrays are the ones ``to_plain`` makes inside the call
+        (``state.arrays_made``): no walk over the plain data.
 
         Invariant (what lets a firing hash only the chunks that changed): after every write, each chunk the
         head names is in the bag; a chunk whose bytes equal the same array's chunk at the same place last
         time keeps that chunk's digest, so only the others can be missing from the bag."""
+        head, adds, clear = self._write(to_state)
+        return Write(encode(head), adds, clear)
+
+    def write_plain(self, to_plain: Callable[[], object]) -> Write:
+        """:meth:`write` with the head as plain data, for a cell that encodes it with its own coder (the open
+        keys' cell tuple): a state without a large array is ``to_plain()`` itself."""
+        return Write(*self._write(to_plain))
+
+    def _write(self, to_state):
         with arrays_made(self.chunk_bytes) as forms:
             plain = to_state()
         last, self._last = self._last, []
@@ -98,11 +109,11 @@ class ChunkStore:
         for i, form in enumerate(forms):
             dtype, shape, raw = form["$nd"]
             form["$nd"] = (dtype, shape, self._chunks(raw, last[i] if i < len(last) else (b"", []), new))
-        if not forms:  # nothing to chunk: the plain encoding, as before; the bag has nothing to keep
+        if not forms:  # nothing to chunk: the plain data, as before; the bag has nothing to keep
             clear = bool(self.bag_count)
             if clear:
                 self._reset()
-            return Write(encode(plain), [], clear)
+            return plain, [], clear
         fresh = [d for d in new if d not in self.held]
         live = sum(len(raw) + DIGEST_BYTES * len(ds) for raw, ds in self._last)  # the arrays' bytes, named
         grown = self.bag_bytes + sum(len(new[d]) + DIGEST_BYTES for d in fresh)
@@ -121,8 +132,7 @@ class ChunkStore:
         self.held.update(fresh)
         self.bag_bytes += sum(len(a) for a in adds)
         self.bag_count += len(adds)
-        head = encode({_TAG: 1, "state": plain, "bag": (self.bag_bytes, self.bag_count, self.generation)})
-        return Write(head, adds, clear)
+        return {_TAG: 1, "state": plain, "bag": (self.bag_bytes, self.bag_count, self.generation)}, adds, clear
 
     def _reset(self) -> None:
         self.held = set()
@@ -162,7 +172,13 @@ class ChunkStore:
     ):
         """``(plain, store)`` from a value cell's bytes and a function reading its bag (called only for a
         head that names chunks). A cell written before chunking (plain data) reads as it was."""
-        data = decode(head)
+        return cls.load_plain(decode(head), bag, chunk_bytes, floor)
+
+    @classmethod
+    def load_plain(
+        cls, data, bag: Callable[[], Iterable[bytes]], chunk_bytes: int = CHUNK_BYTES, floor: int = COMPACT_FLOOR
+    ):
+        """:meth:`load` of a head kept as plain data (:meth:`write_plain`)."""
         store = cls(chunk_bytes, floor)
         if not (isinstance(data, dict) and _TAG in data):
             return data, store

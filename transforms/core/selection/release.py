@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transforms.core.counters import make_counter
+from transforms.core.foundation import state as state_format
 from transforms.core.foundation.accounting import Ledger
 from transforms.core.foundation.noise import NoiseSource
-from transforms.core.foundation.state import StateError, restore, to_plain
+from transforms.core.foundation.state import StateError, migrated, restore, to_plain
 from transforms.core.selection.answers import answer_budget, answer_counter
 from transforms.core.selection.candidate import CANDIDATE_STATE_VERSION, NodeNoise, apply_event, key_coords
 from transforms.core.selection.keys import KeyLimit, PersonKeys
@@ -173,7 +174,10 @@ def advance_key(ctx: KeyContext, key, state, d_live: int, d_entries: int, p: int
 
 def key_state_to_plain(state):
     """A key's state as versioned plain data (what the Beam step stores): a candidate's dict as it is;
-    a selected key ``{"v", "selected", "entries", "answer", "counter": the counter's plain form}``."""
+    a selected key ``{"v", "selected", "entries", "answer", "counter": the counter's plain form, "schema":
+    the state format's schema it was written in}`` (so a later schema's migrations reach the counter, which
+    is stored outside a mechanism's envelope; a state without ``schema``, written before stop 50, is of
+    schema 2)."""
     if not isinstance(state, SelectedKey):
         return state
     return {
@@ -182,6 +186,7 @@ def key_state_to_plain(state):
         "entries": state.entries,
         "answer": state.answer,
         "counter": to_plain(state.counter),
+        "schema": state_format.SCHEMA,
     }
 
 
@@ -193,7 +198,8 @@ def key_state_from_plain(plain):
         raise StateError(f"not an open key state of version {KEY_STATE_VERSION}")
     if "selected" not in plain:
         return plain
-    return SelectedKey(plain["selected"], plain["entries"], restore(plain["counter"]), plain["answer"])
+    counter = migrated(plain["counter"], plain.get("schema", 2), "open_keys.counter")
+    return SelectedKey(plain["selected"], plain["entries"], restore(counter), plain["answer"])
 
 
 class OpenKeyRelease:
