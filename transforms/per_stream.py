@@ -44,7 +44,7 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
 from transforms.core.foundation.state import encode
-from transforms.core.foundation.state_chunks import CHUNK_BYTES, ChunkStore
+from transforms.core.foundation.state_chunks import CHUNK_BYTES, COMPACT_FLOOR, ChunkStore
 from transforms.spec import StreamSpec
 
 __all__ = [
@@ -203,6 +203,7 @@ class PerStreamStepFn(_StepFn):
     LABEL = "stream_label"
     catch_up_ticks = CATCH_UP_TICKS  # the catch-up grid
     chunk_bytes = CHUNK_BYTES  # arrays of the core's state this large or larger are written in chunks
+    chunk_floor = COMPACT_FLOOR  # the bag is written afresh past twice the state plus this
 
     def __init__(self, step: StreamStep, catch_up: bool = True):
         super().__init__(step)
@@ -310,10 +311,10 @@ class PerStreamStepFn(_StepFn):
         data = cell.read()
         cached = self._live.pop(stream, None)
         if data is None:
-            return self.step.new_core(stream), ChunkStore(self.chunk_bytes)
+            return self.step.new_core(stream), ChunkStore(self.chunk_bytes, self.chunk_floor)
         if cached is not None and cached[0] == data:
             return cached[1], cached[2]
-        plain, store = ChunkStore.load(data, chunks.read, self.chunk_bytes)
+        plain, store = ChunkStore.load(data, chunks.read, self.chunk_bytes, self.chunk_floor)
         return self.step.restore(stream, plain), store
 
     def _store(self, stream, cell, chunks, core, store):
