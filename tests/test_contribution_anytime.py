@@ -239,7 +239,7 @@ def test_entry_loss_without_an_end_is_within_the_budget_and_the_update_twin_is_n
     assert not twin.within(BUDGET) and twin.rho > rho
 
 
-def test_a_state_written_with_blt_under_a_unit_restores_and_continues_with_blt(monkeypatch):
+def test_a_state_written_with_blt_under_a_unit_restores_and_continues_with_blt(monkeypatch, caplog):
     """Before stop 49 a run without an end under an entry or person unit got ``blt``: such a state (a
     savepoint of the previous version) restores with its ``blt`` counters, at the same noise, with
     options naming them (so its planned costs and calibrations are the writer's: naming the new choice,
@@ -274,7 +274,11 @@ def test_a_state_written_with_blt_under_a_unit_restores_and_continues_with_blt(m
     calibrations = old.parts[0].calibrations(config, old.parts[0].options, end_tick=None, every_ticks=1)
     expect = go(old, 13)
     monkeypatch.setattr(auto_mod, "auto_counter", current)
-    restored = AutoRelease.from_state(config, state, end_tick=None, every_ticks=1)
+    with caplog.at_level("WARNING", logger=auto_mod.__name__):
+        restored = AutoRelease.from_state(config, state, end_tick=None, every_ticks=1)
+    # the operator is told what runs (the plan and manifest, computed before any state is read, name today's)
+    (warned,) = [r.getMessage() for r in caplog.records if r.name == auto_mod.__name__]
+    assert "holds blt counters" in warned and "name anytime_sqrt" in warned
     part = restored.parts[0]
     assert [c.name for c in part.counters] == ["blt", "blt"]
     assert [c.noise_param for c in part.counters] == params

@@ -29,6 +29,7 @@ latter through group privacy) and adds them up.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 
@@ -41,6 +42,8 @@ from transforms.core.foundation.noise import NoiseSource, ReleaseIdentity
 from transforms.core.foundation.outputs import NodeOutput, TickResult
 from transforms.core.foundation.state import state_class
 from transforms.core.protocol import ContinualRelease, PlanEntry
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = ["AutoRelease", "AutoOptions", "plan", "auto_counter"]
 
@@ -121,7 +124,18 @@ def _restored_options(core, opts):
         return opts
     (held,) = names
     chosen, _ = core.counter_choice(core.config, opts, core.end_tick, core.every_ticks)
-    return opts if held == chosen else dataclasses.replace(opts, counter=held)
+    if held == chosen:
+        return opts
+    # the job's plan and manifest are computed from the configuration before any state is read, so they
+    # name today's choice: say what runs (counter names only, no payload)
+    _LOG.warning(
+        "a restored auto part holds %s counters (written by an earlier version), not the %s this version "
+        "picks: they continue with their noise and spend; this job's plan and manifest name %s",
+        held,
+        chosen,
+        chosen,
+    )
+    return dataclasses.replace(opts, counter=held)
 
 
 def _calibration(config: DynamicConfig) -> str:
