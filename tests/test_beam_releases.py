@@ -716,12 +716,13 @@ def test_stateful_transforms_keep_the_names_a_savepoint_holds():
     The per-stream steps share one declaration: ``queries`` is the query step's, the others never touch it;
     the collector gained the catch-up timer, and every per-stream step the ``chunks`` bag (stop 50: a large
     state's chunks, ``transforms.core.foundation.state_chunks``; a name added, none changed: a savepoint
-    without it restores with the bag empty)."""
+    without it restores with the bag empty), then ``input_end`` (the last tick of a release without an end whose
+    input ended: ``transforms.streaming.with_input_end``; empty in an older savepoint, as in a running job)."""
     from transforms.core.families.local_dp import RROptions
     from transforms.local_dp import CollectRandomizedResponses, ReportRecord
     from transforms.queries import AnswerQueries, QueryRecord
 
-    step = (["chunks", "core", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
+    step = (["chunks", "core", "input_end", "pending", "queries", "wake_tick"], ["ts-catch_up", "ts-wake"])
     registry, merge = (["meta"], ["ts-tick_end"]), (["buffer", "flush_tick"], ["ts-flush"])
     spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
     p = beam.Pipeline(options=flink_graph_options())
@@ -789,7 +790,7 @@ def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
         "ReleaseFullyDynamic/ResolveEntries/ParDo(ResolveEntriesFn)": (["meta"], ["ts-tick_end"]),
         "ReleaseFullyDynamic/MergePerTick": (["buffer", "flush_tick"], ["ts-flush"]),
         "ReleaseFullyDynamic/ReleaseStream/ParDo(ReleaseStreamFn)": (
-            ["chunks", "core", "pending", "queries", "wake_tick"],
+            ["chunks", "core", "input_end", "pending", "queries", "wake_tick"],
             ["ts-catch_up", "ts-wake"],
         ),
     }

@@ -693,6 +693,59 @@ def test_release_cli_with_a_followed_source_on_flink_equals_the_bounded_run(flin
     assert outs["flink"] == outs["direct"]
 
 
+def test_a_followed_release_without_an_end_finishes_at_the_wall_clock_on_flink(flink_jar, tmp_path):
+    """A followed file ending with ``#END`` and a configuration without ``time.end``: the watermark goes to the
+    end of time, which fires every timer. Before the input-end marker the job never finished (it walked one-minute
+    ticks towards Beam's largest timestamp: 266,000 of them in ten minutes after a 200-tick input). Now it ends,
+    and releases every tick from 1 to the wall clock's last final tick when the input ended, once each, and none
+    after: on Flink the marker reaches the step before the timers at the end of time (a catch-up firing ahead
+    of it would have walked to tick 1,024)."""
+    now = time.time()
+    origin = int(now // 60) * 60 - 100 * 60  # a hundred one-minute ticks ago
+    lines = [
+        json.dumps(
+            {
+                "time": origin + 60 * k + 7.5 + k % 40,
+                "op": "insert",
+                "id": f"b{k}",
+                "region": "eu",
+                "item": {"carrier": ("AA", "B6", "DL")[k % 3], "amount": 10.0},
+                "seq": k,
+            }
+        )
+        for k in range(90)
+    ]  # ticks 1..90
+    (tmp_path / "followed.jsonl").write_text("\n".join(lines) + "\n#END\n")
+    demo = (ROOT / "configs" / "demo.yaml").read_text()
+    cfg = tmp_path / "noend.yaml"
+    out = tmp_path / "out"
+    cfg.write_text(
+        demo.replace(
+            "time: {field: time, tick_seconds: 600, origin: 0, end: 691200}",
+            f"time: {{field: time, tick_seconds: 60, origin: {origin}}}",
+        )
+        .replace(
+            "source: {type: file, path: data/demo.jsonl, format: jsonl}",
+            f"source: {{type: follow, path: {tmp_path / 'followed.jsonl'}}}",
+        )
+        .replace("path: output/", f"path: {out}/")
+    )
+    assert f"origin: {origin}}}" in cfg.read_text() and "type: follow" in cfg.read_text()
+    spec = StreamSpec(streams=("eu",), tick_seconds=60.0, origin=float(origin))
+    first = spec.final_tick(beam.utils.timestamp.Timestamp.of(time.time()))
+    _, TIMINGS["cli_follow_no_end"] = _run_cli(cfg, "flink-follow-noend-01", *cli_flink_args(flink_jar), "--streaming")
+    last = spec.final_tick(beam.utils.timestamp.Timestamp.of(time.time()))
+    rows = [json.loads(line) for line in _records(out, "releases*.jsonl")]
+    by_stream = {}
+    for r in rows:
+        by_stream.setdefault(r["stream"], []).append((r["tick"], r["query"]))
+    assert set(by_stream) == {"eu", "us"}
+    for pairs in by_stream.values():
+        ticks = sorted({t for t, _ in pairs})
+        assert first <= ticks[-1] <= last and ticks == list(range(1, ticks[-1] + 1)), (first, last, ticks[-3:])
+        assert len(pairs) == len(set(pairs)) == 3 * len(ticks)  # the demo's three query sets, once each
+
+
 def test_report_timings(flink):
     """Prints what the tier measured (``-s`` shows it); always passes once the job server ran."""
     print("\nFlink tier timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in sorted(TIMINGS.items())))

@@ -46,9 +46,16 @@ from apache_beam.utils.windowed_value import WindowedValue
 from transforms.core.config import DynamicConfig
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
 from transforms.core.families.rr_client import symbol_of
-from transforms.per_stream import START, BoundedStreamFn, PerStreamStepFn, StreamStep, holds_timer_watermarks
+from transforms.per_stream import (
+    START,
+    BoundedStreamFn,
+    PerStreamStepFn,
+    StreamStep,
+    holds_timer_watermarks,
+)
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
+from transforms.streaming import with_input_end
 from transforms.validate import ValidateFn, tick_in_range
 
 __all__ = [
@@ -443,6 +450,7 @@ class CollectRandomizedResponses(beam.PTransform):
             counts = counts | "GroupByStream" >> beam.GroupByKey()
             fn = BoundedStreamFn(step)
         else:
+            counts = with_input_end(counts, spec)
             fn = PerStreamStepFn(step, catch_up=holds_timer_watermarks(reports.pipeline))
         collected = counts | "Collect" >> beam.ParDo(fn).with_outputs(CollectStep.DEAD, main="estimates")
         dead = (valid[ValidateFn.DEAD], deduped[_FirstReportFn.DEAD], collected[CollectStep.DEAD])

@@ -21,6 +21,8 @@ timers declared once, the behaviour a parameter):
   as a small head in ``core`` and content-addressed chunks in this bag, so a
   firing writes what changed: ``transforms.core.foundation.state_chunks``).
   These names are the ones stored in savepoints and checkpoints: they never change.
+  A release without a configured end also keeps ``input_end``: the last tick it releases
+  once its input has ended (``transforms.streaming.with_input_end``).
 * :class:`BoundedStreamFn` (bounded input in a batch pipeline): one call per
   stream with all of its input, after a GroupByKey; no state, no timers.
 
@@ -33,6 +35,7 @@ public function of the tick, whichever firing (or bounded call) computed it.
 
 from __future__ import annotations
 
+import time
 import typing
 
 import apache_beam as beam
@@ -49,6 +52,7 @@ from transforms.spec import StreamSpec
 
 __all__ = [
     "START",
+    "INPUT_END",
     "QUERY",
     "COUNTS",
     "BOUNDED_END",
@@ -69,10 +73,14 @@ __all__ = [
 ]
 
 START = "__start__"  # the start marker of a declared stream
+INPUT_END = "__input_end__"  # the input has ended (with_input_end): a release without an end stops
 QUERY = "__query__"  # tags a query: (QUERY, (tick, time, id, row))
 #: tags the registry step's output under a gate: (COUNTS, tick aggregates, ((tick, updates buffered - resolved), ...))
 COUNTS = "__counts__"
 _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
+#: The wall clock (epoch seconds) that ends a release without a configured end when its input ends (a drain, a
+#: followed file's ``#END``): public (when the operator stopped the input), never the data. Tests replace it.
+_clock = time.time
 #: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
 CATCH_UP_TICKS = 1024
 #: The catch-up grid of :class:`GatedPerStreamStepFn` (the DirectRunner), a public constant too: each round of
@@ -199,6 +207,8 @@ class PerStreamStepFn(_StepFn):
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
     CATCH_UP = TimerSpec("catch_up", TimeDomain.WATERMARK)  # the next tick on the public catch-up grid
     CHUNKS = BagStateSpec("chunks", BytesCoder())  # a large core state's chunks (digest + bytes; ChunkStore)
+    # no configured end: the last tick released once the input has ended (the wall clock's, at INPUT_END)
+    INPUT_END_TICK = ReadModifyWriteStateSpec("input_end", VarIntCoder())
 
     LABEL = "stream_label"
     catch_up_ticks = CATCH_UP_TICKS  # the catch-up grid
@@ -226,8 +236,12 @@ class PerStreamStepFn(_StepFn):
         queries=beam.DoFn.StateParam(QUERIES),
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
+        input_end=beam.DoFn.StateParam(INPUT_END_TICK),
     ):
         stream, value = element
+        if value == INPUT_END:
+            self._input_ended(input_end)
+            return
         if value == START:
             if core_state.read() is None:
                 core_state.write(encode(self.step.new_core(stream).to_state()))
@@ -256,17 +270,30 @@ class PerStreamStepFn(_StepFn):
         wake=beam.DoFn.TimerParam(WAKE),
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
         chunks=beam.DoFn.StateParam(CHUNKS),
+        input_end=beam.DoFn.StateParam(INPUT_END_TICK),
     ):
         """Either timer: one firing (``_fire``); which timer fired changes nothing but how far it walks."""
-        yield from self._fire(key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up)
+        yield from self._fire(
+            key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up, None, input_end.read()
+        )
 
-    def _fire(self, stream, ts, cells, pending, queries, wake_tick, wake, catch_up, bound=None):
+    def _input_ended(self, input_end) -> None:
+        """The input has ended (:data:`INPUT_END`: a drain, or every source finished). With a configured end nothing
+        changes. Without one, the timers would walk every tick to the end of Beam's time (periods that have not
+        happened) and the job would never finish: the release stops at the last tick whose input is final at
+        the wall clock now (``StreamSpec.final_tick``, the watermark's rule). Public: when the input was stopped,
+        not what it held; the updates of later ticks are discarded as after an end."""
+        if self.spec.end_tick is None and input_end.read() is None:
+            input_end.write(max(self.spec.final_tick(Timestamp.of(_clock())), 0))
+
+    def _fire(self, stream, ts, cells, pending, queries, wake_tick, wake, catch_up, bound=None, stop=None):
         """One firing of either timer: the wakes due up to the tick whose input is final at ``ts`` (and,
         ``bound`` given, at most ``bound``: :class:`GatedPerStreamStepFn`), each as its own firing would
         have made it. A wake timer's firing is one wake (its own tick); a catch-up
         firing walks every tick with work up to its grid point. Same calls to the core either way, so
         every record field is the same (an error bound or a spend stamped per call would otherwise depend
-        on how far the watermark was ahead)."""
+        on how far the watermark was ahead). ``stop``: the last tick of a release without an end whose input
+        has ended (``_input_ended``): nothing after it is released, and no timer is set again."""
         step = self.step
         first = wake_tick.read()  # the tick the wake timer was set for
         wake_tick.clear()
@@ -274,6 +301,8 @@ class PerStreamStepFn(_StepFn):
         upto = self.spec.final_tick(ts)
         if bound is not None:  # gate: no tick at or after one whose updates are still on their way
             upto = min(upto, bound)
+        if stop is not None:
+            upto = min(upto, stop)
         aggs = sorted(pending.read(), key=lambda agg: agg[0])
         asks = sorted(queries.read(), key=query_order) if step.takes_queries else []
         out, i, k = [], 0, 0
@@ -284,7 +313,8 @@ class PerStreamStepFn(_StepFn):
             i, k = j, m
             w = next_work(core, aggs, i, asks, k)  # None once the core is finished and no query waits
         later, asks_later = aggs[i:], asks[k:]  # queries are answered even after the end
-        if core.finished and later:  # nothing will be released after the end
+        ended = stop is not None and (w is None or w > stop)  # the input has ended and the walk reached its stop
+        if (core.finished or ended) and later:  # nothing will be released after the end
             step.discard(core, later, out)
             later = []
         pending.clear()
@@ -297,7 +327,7 @@ class PerStreamStepFn(_StepFn):
         yield from step.emit(core, out, self.spec.final_at)
         self._store(stream, *cells, core, store)
         # next wake: the earliest pending input, else the core's next wake (None once it is finished)
-        nxt = next_work(core, later, 0, asks_later, 0)
+        nxt = None if ended else next_work(core, later, 0, asks_later, 0)
         if nxt is not None:
             if bound is not None and nxt > bound:  # parked: the count that closes tick bound + 1 sets the timer
                 wake_tick.write(nxt)
@@ -351,12 +381,13 @@ class GatedPerStreamStepFn(PerStreamStepFn):
     # the counts keep a catch-up firing from overtaking the registry step's batches, so this step catches up too,
     # on a finer public grid
     catch_up_ticks = GATED_CATCH_UP_TICKS
-    CORE, PENDING, QUERIES, WAKE_TICK, CHUNKS = (
+    CORE, PENDING, QUERIES, WAKE_TICK, CHUNKS, INPUT_END_TICK = (
         PerStreamStepFn.CORE,
         PerStreamStepFn.PENDING,
         PerStreamStepFn.QUERIES,
         PerStreamStepFn.WAKE_TICK,
         PerStreamStepFn.CHUNKS,
+        PerStreamStepFn.INPUT_END_TICK,
     )
     # the same timers (a timer spec takes one callback, so this class declares its own, of the same names)
     WAKE = TimerSpec("wake", TimeDomain.WATERMARK)
@@ -371,12 +402,13 @@ class GatedPerStreamStepFn(PerStreamStepFn):
         wake_tick=beam.DoFn.StateParam(WAKE_TICK),
         wake=beam.DoFn.TimerParam(WAKE),
         open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
+        input_end=beam.DoFn.StateParam(INPUT_END_TICK),
     ):
         value = element[1]
         if type(value) is tuple and len(value) == 3 and value[0] == COUNTS:
             self._counted(value, pending, wake_tick, wake, open_counts)
             return
-        super().process(element, core_state, pending, queries, wake_tick, wake)
+        super().process(element, core_state, pending, queries, wake_tick, wake, input_end)
 
     @on_timer(WAKE)
     @on_timer(CATCH_UP)
@@ -392,10 +424,13 @@ class GatedPerStreamStepFn(PerStreamStepFn):
         catch_up=beam.DoFn.TimerParam(CATCH_UP),
         open_counts=beam.DoFn.StateParam(OPEN_COUNTS),
         chunks=beam.DoFn.StateParam(CHUNKS),
+        input_end=beam.DoFn.StateParam(INPUT_END_TICK),
     ):
         """Either timer, walking no tick at or after the first one with updates still on their way."""
         bound = _open_bound(open_counts.read())
-        yield from self._fire(key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up, bound)
+        yield from self._fire(
+            key, ts, (core_state, chunks), pending, queries, wake_tick, wake, catch_up, bound, input_end.read()
+        )
 
     def _counted(self, value, pending, wake_tick, wake, open_counts):
         """The registry step's output: its aggregates buffered, its counts summed; the wake timer set

@@ -55,7 +55,7 @@ from transforms.per_stream import (
 )
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
-from transforms.streaming import ResolveEntriesFn, per_stream_step
+from transforms.streaming import ResolveEntriesFn, per_stream_step, with_input_end
 from transforms.validate import ValidateFn, tick_in_range
 
 __all__ = ["QueryRecord", "QueryAnswerRecord", "AnswerQueries", "QUERY", "QueryCheck", "AnswerStep"]
@@ -202,7 +202,7 @@ class AnswerQueries(ReleaseContinually):
         else:
             resolved, merged, starts = self._resolve_unbounded(admitted)
             resolve_dead = resolved[ResolveEntriesFn.DEAD]
-            inputs = (merged, asked.valid, starts) | "Flatten" >> beam.Flatten()
+            inputs = with_input_end((merged, asked.valid, starts) | "Flatten" >> beam.Flatten(), spec)
             fn = per_stream_step(step, self.tick_merge, updates.pipeline)
             answer = beam.ParDo(fn).with_input_types(tuple[str, typing.Any])
         out = inputs | "AnswerStream" >> answer.with_outputs(NODES, AnswerStep.ANSWERS, main="answers")

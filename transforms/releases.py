@@ -55,6 +55,7 @@ from transforms.streaming import (
     counts_gate,
     per_stream_step,
     stateful_tick_merge,
+    with_input_end,
 )
 from transforms.validate import UpdateCheck, ValidateFn
 
@@ -303,14 +304,10 @@ class ReleaseContinually(beam.PTransform):
         """Streaming: per-entry state and timers, merged per tick, applied by a
         stateful per-stream step as the watermark passes each tick."""
         resolved, merged, starts = self._resolve_unbounded(valid)
-        release = (
-            (merged, starts)
-            | "Flatten" >> beam.Flatten()
-            | "ReleaseStream"
-            >> beam.ParDo(per_stream_step(self._step(), self.tick_merge, valid.pipeline))
-            .with_input_types(tuple[str, typing.Any])
-            .with_outputs(NODES, main="answers")
-        )
+        inputs = with_input_end((merged, starts) | "Flatten" >> beam.Flatten(), self.spec)
+        release = inputs | "ReleaseStream" >> beam.ParDo(
+            per_stream_step(self._step(), self.tick_merge, valid.pipeline)
+        ).with_input_types(tuple[str, typing.Any]).with_outputs(NODES, main="answers")
         return release.answers, release[NODES], resolved[ResolveEntriesFn.DEAD]
 
     def _resolve_bounded(self, valid, digests: bool = False):

@@ -34,6 +34,7 @@ from apache_beam.coders import FastPrimitivesCoder, VarIntCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.trigger import AccumulationMode, AfterWatermark
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
@@ -41,7 +42,14 @@ from apache_beam.utils.windowed_value import WindowedValue
 from transforms.common import dead_letter, resolve_updates, update_order
 from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.foundation.aggregates import fold, in_tick_order
-from transforms.per_stream import COUNTS, GatedPerStreamStepFn, PerStreamStepFn, holds_timer_watermarks
+from transforms.per_stream import (
+    COUNTS,
+    INPUT_END,
+    START,
+    GatedPerStreamStepFn,
+    PerStreamStepFn,
+    holds_timer_watermarks,
+)
 from transforms.person import BoundPersonsFn
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -53,6 +61,7 @@ __all__ = [
     "stateful_tick_merge",
     "counts_gate",
     "per_stream_step",
+    "with_input_end",
 ]
 
 _UPDATES_ACCEPTED = Metrics.counter(NAMESPACE, "updates_accepted")  # resolved per container at inc()
@@ -486,3 +495,30 @@ def per_stream_step(step, tick_merge: str, pipeline) -> PerStreamStepFn:
     if counts_gate(tick_merge, pipeline):
         return GatedPerStreamStepFn(step, catch_up=True)
     return PerStreamStepFn(step, catch_up=holds_timer_watermarks(pipeline))
+
+
+def with_input_end(inputs, spec: StreamSpec):
+    """The per-stream step's input (keyed by stream, with a :data:`START` marker per declared stream) and, for a
+    release without a configured end, an :data:`INPUT_END` marker per declared stream once the input has ended.
+
+    A drain, a followed file's ``#END`` or a bounded read in a streaming job brings the watermark to the end of
+    time, which fires every event-time timer: a release without an end would walk every tick up to Beam's
+    largest timestamp (a firing each 1,024 ticks, the state growing all the way) and never finish. The marker
+    is the start markers grouped in the global window with a trigger at the end of the window, which Beam
+    fires only when the watermark gets there (never in a running stream); it reaches the step as an element, so
+    the step learns that its input has ended and stops (``PerStreamStepFn._input_ended``). With a configured end
+    the graph is unchanged: the core finishes at its end."""
+    if spec.end_tick is not None:
+        return inputs
+    ends = (
+        inputs
+        | "InputEndStreams" >> beam.Filter(lambda kv: type(kv[1]) is str and kv[1] == START)
+        | "AtInputEnd"
+        >> beam.WindowInto(
+            window.GlobalWindows(), trigger=AfterWatermark(), accumulation_mode=AccumulationMode.DISCARDING
+        )
+        | "GroupAtInputEnd" >> beam.GroupByKey()
+        | "InputEndMarker" >> beam.Map(lambda kv: (kv[0], INPUT_END)).with_output_types(tuple[str, typing.Any])
+        | "InputEndWindow" >> beam.WindowInto(window.GlobalWindows())
+    )
+    return (inputs, ends) | "WithInputEnd" >> beam.Flatten()

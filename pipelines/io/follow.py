@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import json
 import sys
+import time
 from collections.abc import Callable
 from typing import Annotated, ClassVar, Literal
 
@@ -189,6 +190,14 @@ class FollowSource(Source):
     def check_launch(self, cfg, local: bool, required: tuple | None = None) -> None:
         for path in source_files(self.path):  # a followed file must exist when the pipeline is built
             check_source_file(path, self.format, ())
+        if cfg.end is None:  # #END then ends the input, not the release: it ends at the wall clock (docs/flink.md)
+            periods = max(0, int((time.time() - cfg.origin) // cfg.tick_seconds))
+            print(
+                "WARNING: a followed source without time.end: when every file is finished (#END) the release "
+                f"ends at the last period over by the wall clock then ({periods:,} periods after time.origin "
+                "now), not at the data's last time; set time.end to end a replay where it should.",
+                file=sys.stderr,
+            )
 
     def read(self, p, cfg) -> Elements:
         # JSON lines as they are appended (a splittable DoFn: every portable runner, Flink included, runs it);
