@@ -34,6 +34,7 @@ __all__ = [
     "raw_fields",
     "encode_detail",
     "id_text",
+    "content_digest",
 ]
 
 SEQ_RANGE = (-(2**63), 2**63 - 1)  # seq orders an entry's updates; Beam encodes it as a 64-bit varint
@@ -82,6 +83,15 @@ def encode_detail(query, record) -> tuple[int | None, str | None, bool]:
     clamped = min(max(value, query.lower), query.upper)
     index = int(round((clamped - query.lower) / (query.upper - query.lower) * (SUM_BUCKETS - 1)))
     return index, None, clamped != value
+
+
+def content_digest(rec: UpdateRecord) -> str:
+    """What an update says (time, op, entry, item, stream, seq, person; not the text it was written in), as 32
+    hex digits of BLAKE2b: with the update id, the key of ``source.dedup``. Keyed by the id alone, a record
+    could take the slot of any other record carrying that id: one person's records (even ones refused later)
+    would decide whether other people's records are applied, without bound under any privacy unit."""
+    body = repr((rec.event_time, rec.op, rec.entry_id, rec.item, rec.stream, rec.seq, rec.person))
+    return hashlib.blake2b(body.encode("utf-8", "backslashreplace"), digest_size=16).hexdigest()
 
 
 def id_text(value) -> str | None:
@@ -364,13 +374,15 @@ class RecordParser:
                     clamped.append(q.name)
                 idx.append(v)
             item = tuple(idx)
+        rec = UpdateRecord(t, op, eid, item, stream, seq, raw, person)
         dedup_key = None
         if self.dedup_field:
             uid = d.get(self.dedup_field)
             if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
-                dedup_key = "f:" + str(uid)[:256]
+                # the id and what the record says: a repeat is dropped, a record that only shares the id (another
+                # entry's, another person's) is not, so that no record can remove someone else's
+                dedup_key = "f:" + str(uid)[:256] + ":" + content_digest(rec)
             else:
                 text = raw if isinstance(raw, str) else safe_json(d)
                 dedup_key = "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        rec = UpdateRecord(t, op, eid, item, stream, seq, raw, person)
         return Parsed(None, rec, raw, stream, tuple(clamped), dedup_key)

@@ -1,6 +1,7 @@
 """The main pipeline: config validation messages and the CLI end to end (files)."""
 
 import copy
+import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -652,7 +653,13 @@ def test_pipeline_dofns_pickle_and_dedup_keys(tmp_path):
     assert {"_ParseFn", "_CountReleasesFn", "DeduplicateFn", "JsonFileSink", "AvroFileSink"} <= seen, seen
     key = pickle.loads(pickle.dumps(DedupKey("uid")))
     data = b'{"update_id": "u7", "op": "delete"}'
-    assert key(PubsubMessage(data, {"uid": "a1"}))[0] == "a:a1"
-    assert key(PubsubMessage(data, {}))[0] == "f:u7"
+    digest = hashlib.sha256(data).hexdigest()
+    assert key(PubsubMessage(data, {"uid": "a1"}))[0] == "a:a1:" + digest
+    assert key(PubsubMessage(data, {}))[0] == "f:u7:" + digest
+    # a message that shares only the id (another entry's, another person's) is not a repeat of this one
+    other = b'{"update_id": "u7", "op": "delete", "id": "someone else"}'
+    assert key(PubsubMessage(other, {"uid": "a1"}))[0] != key(PubsubMessage(data, {"uid": "a1"}))[0]
+    assert key(PubsubMessage(other, {}))[0] != key(PubsubMessage(data, {}))[0]
+    assert key(PubsubMessage(data, {"uid": "a1", "ts": "5"})) == key(PubsubMessage(data, {"uid": "a1"}))
     assert key(PubsubMessage(b"{oops", None))[0].startswith("h:")
     assert key(PubsubMessage(b"{oops", None)) == key(PubsubMessage(b"{oops", {"other": "x"}))

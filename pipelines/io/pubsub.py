@@ -84,23 +84,27 @@ class PubsubSource(Source):
 
 class DedupKey:
     """``PubsubMessage -> (dedup key, payload)``: the ``id_attribute`` attribute if configured and present, else
-    the payload's ``update_id`` field, else the SHA-256 of the payload (a redelivery carries the same bytes)."""
+    the payload's ``update_id`` field, else nothing, each with the SHA-256 of the payload (a redelivery, or a
+    publisher's retry, carries the same bytes). The payload is part of the key so that a message that only
+    shares an id is not dropped for another: keyed by the id alone, one person's messages could remove other
+    people's updates (the earliest delivered wins), which no privacy unit bounds."""
 
     def __init__(self, id_attribute: str | None):
         self.id_attribute = id_attribute
 
     def __call__(self, msg):
         attrs = msg.attributes or {}
+        digest = hashlib.sha256(msg.data or b"").hexdigest()
         if self.id_attribute and attrs.get(self.id_attribute):
-            return ("a:" + str(attrs[self.id_attribute]), msg.data)
+            return ("a:" + str(attrs[self.id_attribute]) + ":" + digest, msg.data)
         try:
             d = json.loads(msg.data)
             uid = d.get("update_id") if isinstance(d, dict) else None
         except (ValueError, UnicodeDecodeError, RecursionError, TypeError):
             uid = None
         if isinstance(uid, (str, int)) and not isinstance(uid, bool) and uid != "":
-            return ("f:" + str(uid), msg.data)
-        return ("h:" + hashlib.sha256(msg.data or b"").hexdigest(), msg.data)
+            return ("f:" + str(uid) + ":" + digest, msg.data)
+        return ("h:" + digest, msg.data)
 
 
 class _PubsubElementFn(beam.DoFn):
