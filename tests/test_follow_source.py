@@ -83,3 +83,23 @@ def test_followed_file_releases_what_the_bounded_file_releases(tmp_path, monkeyp
         outs[kind] = _lines(tmp_path / name / "out", "releases*.jsonl")
     assert len(outs["file"]) == 2 * 3 * (base["time"]["end"] // 600)
     assert outs["follow"] == outs["file"]
+
+
+def test_a_person_unit_followed_source_is_refused_on_the_directrunner_only(tmp_path):
+    """Stop 51's audit: under the person unit, one record at tick t then ``#END``, and the DirectRunner released
+    ticks 1..t-1 only (the person step's last decisions lost at the watermark's jump to the end of time): how
+    many periods are released depended on the data. Refused before anything runs there; Flink is not refused
+    (it holds the watermark for the steps' timers)."""
+    from pipelines.config import check_runner
+
+    (tmp_path / "in.jsonl").write_text("")
+    raw = _demo()
+    raw["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl")}
+    raw["privacy"].update(unit="person", person_field="customer", max_entries_per_person=2, max_mutations_per_entry=3)
+    cfg = load_config(_write(tmp_path, "p.yaml", raw))
+    for runner in ("DirectRunner", "BundleBasedDirectRunner"):
+        with pytest.raises(ConfigError, match="does not run on the DirectRunner"):
+            check_runner(cfg, runner)
+    check_runner(cfg, "FlinkRunner")
+    raw["privacy"] = {"epsilon": 1.0}  # the update unit: not refused
+    check_runner(load_config(_write(tmp_path, "u.yaml", raw)), "DirectRunner")

@@ -35,6 +35,16 @@ def check_runner(cfg, runner: str) -> None:
     cfg.source.check_runner(runner)
     for i, sink in enumerate(cfg.sinks):
         sink.check_runner(runner, i)
+    if cfg.unit == "person" and cfg.source_type == "follow" and "DirectRunner" in runner:
+        # stop 51's audit: one person's record at tick t, then #END, and the DirectRunner released ticks 1..t-1
+        # only (the person step's last decisions lost when the watermark jumps to the end of time, three timer
+        # stages deep): how many periods are released would depend on the data
+        raise ConfigError(
+            "privacy.unit: person with a followed source (source.type: follow) does not run on the DirectRunner: "
+            "when the files end (#END) it can lose the person step's last decisions, so the periods released "
+            "would depend on the data; run it on Flink (--runner=FlinkRunner, docs/flink.md) or read the files "
+            "as a bounded source (source.type: file)"
+        )
 
 
 check_kafka_runner = check_runner  # its former name
