@@ -398,7 +398,8 @@ def test_person_unit_group_size_insertion_limit_and_describe():
     line = p.describe("customer_id")
     assert line == (
         "privacy unit person: protects every update of one person (the records sharing one value of "
-        "'customer_id'): at most 4 entries, each at most 3 mutations, inserted once (a deleted id never comes back)"
+        "'customer_id'): at most 4 entries, each at most 3 mutations, inserted once (a deleted id never comes back); "
+        "per stream (a person in several streams spends each stream's budget)"
     )
     assert PrivacyUnit.update().describe().startswith("privacy unit update: protects one update")
     assert PrivacyUnit.entry(2).describe().endswith("; not a person")

@@ -237,7 +237,12 @@ class PrivacyUnit:
         whose = f"one person (the records sharing one value of '{person_field}')" if person_field else "one person"
         per = f" whose first insertion falls in any one window of {self.per_window} ticks" if self.per_window else ""
         entries = f"at most {self.max_entries} entries{per}"
-        return f"privacy unit person: protects every update of {whose}: {entries}, each {each}"
+        # the bound is per stream (each stream is its own release with its own budget): said here, where a
+        # reviewer reads whom the guarantee protects (stop 51's audit: only docs/privacy.md said it)
+        return (
+            f"privacy unit person: protects every update of {whose}: {entries}, each {each}; per stream (a "
+            "person in several streams spends each stream's budget)"
+        )
 
     def guarantee(self, update_level: Budget) -> Budget:
         """The guarantee for this unit given the update-level guarantee."""
