@@ -103,3 +103,48 @@ def test_a_person_unit_followed_source_is_refused_on_the_directrunner_only(tmp_p
     check_runner(cfg, "FlinkRunner")
     raw["privacy"] = {"epsilon": 1.0}  # the update unit: not refused
     check_runner(load_config(_write(tmp_path, "u.yaml", raw)), "DirectRunner")
+
+
+def test_a_future_dated_line_does_not_move_the_watermark_past_the_wall_clock(tmp_path):
+    """The followed source's watermark is the newest event time read (less ``max_disorder_seconds``), capped at
+    the wall clock: one line dated a day ahead (one person's) would otherwise have made every later line of
+    everyone else late (stop 51's audit). A line of the past moves it as before."""
+    import time
+
+    from pipelines.io.follow import FollowFileFn, json_time
+
+    class Tracker:
+        def __init__(self):
+            self.stop = 1 << 40
+
+        def current_restriction(self):
+            return type("R", (), {"start": 0, "stop": self.stop})()
+
+        def try_claim(self, pos):
+            return True
+
+        def defer_remainder(self, delay):
+            pass
+
+    class Watermark:
+        def __init__(self):
+            self.value = None
+
+        def current_watermark(self):
+            return self.value
+
+        def set_watermark(self, ts):
+            self.value = ts
+
+    now = time.time()
+    path = tmp_path / "f.jsonl"
+    path.write_text(f'{{"time": {now - 7200}}}\n{{"time": {now + 86400}}}\n')
+    wm = Watermark()
+    fn = FollowFileFn(json_time(), poll_seconds=1.0, max_disorder_seconds=5.0)
+    out = list(fn.process(str(path), Tracker(), wm))
+    assert len(out) == 2 and abs(out[1].timestamp.micros / 1e6 - (now + 86400)) < 1e-3  # the record keeps its time
+    assert now - 5 <= wm.value.micros / 1e6 <= time.time()  # the watermark: the wall clock, not a day ahead
+    path.write_text(f'{{"time": {now - 7200}}}\n')
+    wm = Watermark()
+    list(fn.process(str(path), Tracker(), wm))
+    assert abs(wm.value.micros / 1e6 - (now - 7205)) < 1e-3  # a past line: its time less the disorder

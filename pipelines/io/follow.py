@@ -113,7 +113,9 @@ class FollowFileFn(beam.DoFn):
                     stamp = current if current is not None else Timestamp(0)
                 else:
                     stamp = Timestamp.of(t)
-                    held = Timestamp.of(t - self.max_disorder)
+                    # never past the wall clock: a line dated in the future (one person's) would otherwise make
+                    # every later line of everyone else late (moved to a later tick, or dead-lettered)
+                    held = Timestamp.of(min(t - self.max_disorder, time.time()))
                     if current is None or held > current:
                         watermark.set_watermark(held)
                 yield beam.window.TimestampedValue(body, stamp)
