@@ -46,13 +46,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from transforms.core.config import DynamicConfig
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
 from transforms.core.families.rr_client import symbol_of
-from transforms.per_stream import (
-    START,
-    BoundedStreamFn,
-    PerStreamStepFn,
-    StreamStep,
-    holds_timer_watermarks,
-)
+from transforms.per_stream import START, BoundedStreamFn, PerStreamStepFn, StreamStep, holds_timer_watermarks
 from transforms.records import DeadLetter
 from transforms.spec import NAMESPACE, StreamSpec, event_time_ok
 from transforms.streaming import with_input_end
