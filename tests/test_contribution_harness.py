@@ -23,13 +23,14 @@ from transforms.core.contribution import (
 )
 from transforms.core.contribution.harness import (
     compare_calibrations,
+    counters_of,
     entry_updates,
     merge,
     neighbour_loss,
     record,
 )
 from transforms.core.contribution.toeplitz import chain_bound, toeplitz_model
-from transforms.core.foundation.accounting import rho_for_approx
+from transforms.core.foundation.accounting import PrivacyUnit, rho_for_approx
 
 T = 60
 LEVELS = tuple(b / 100 for b in range(101))  # a sum over [0, upper] in 101 levels, as the pipelines
@@ -189,3 +190,26 @@ def test_gaussian_profile_of_the_loss():
     assert analytic_gaussian_delta(eps, (2 * 0.0280) ** 0.5) <= 1e-6
     assert eps == pytest.approx(1.0, abs=0.01)  # docs/ALGORITHMS.md: (1, 1e-6) is rho_eff 0.0280
     assert gaussian_epsilon(0.0, 1e-6) == 0.0
+
+
+def test_pure_dp_without_an_end_infinite_honaker_is_measured_within_the_budget():
+    """``auto`` under pure DP without an end counts with ``infinite_honaker`` (ranges [2^i, 2^(i+1)) at half the
+    budget, each range's tree at its own node budget), which the harness could not read before stop 51 (no
+    ``node_budget``; found by the audit): each release is now read at its own cost. One entry inserted at tick 1
+    and deleted at tick 40 (three ranges and their trees), beside other entries' insertions: the exact loss is
+    the budget under the entry unit (tight: two changes, multiplier 2 in L1), and twice it for the same core
+    calibrated at update level."""
+    from transforms.core.continual.auto import AutoRelease
+
+    count = QuerySet("n", "count")
+
+    def core(unit):
+        return AutoRelease(DynamicConfig((count,), PureDP(1.0), unit=unit), stream="s", end_tick=None, every_ticks=1)
+
+    assert [c.name for c in counters_of(core(PrivacyUnit.entry(2)))] == ["infinite_honaker"]
+    background = [(t, Update("insert", f"b{t}", (0,))) for t in range(1, 70, 5)]
+    entry = [(1, Update("insert", "x", (0,))), (40, Update("delete", "x"))]
+    loss = neighbour_loss(lambda: core(PrivacyUnit.entry(2)), merge(entry, background), merge(background)).loss
+    assert loss.differing > 0 and loss.within(PureDP(1.0)) and loss.epsilon > 0.999
+    twin = neighbour_loss(lambda: core(PrivacyUnit.update()), merge(entry, background), merge(background)).loss
+    assert not twin.within(PureDP(1.0)) and twin.epsilon > 1.99

@@ -57,12 +57,16 @@ def counters_of(core) -> list:
     raise ValueError(f"the harness covers counter-based mechanisms, not {type(core).__name__}")
 
 
-def _scale(counter) -> tuple[str, Fraction, float]:
-    """(noise kind, scale in lattice units, the float size of one lattice unit)."""
+def _scale(counter, cost=None) -> tuple[str, Fraction, float]:
+    """(noise kind, scale in lattice units, the float size of one lattice unit) of a release of ``counter``
+    charged ``cost``."""
     if hasattr(counter, "noise_param"):  # lattice Toeplitz counters: one noise for every step
         return counter.noise_kind, counter.noise_param, counter.unit / float(1 << LATTICE_BITS)
     mech = counter.mechanism
-    profile = mech.noise_profile(counter.node_budget)
+    # one budget a node for a tree; ``infinite`` / ``infinite_honaker`` (pure DP without an end) release each
+    # range at half the budget and each range's tree at its own node budget: the release's own cost
+    budget = getattr(counter, "node_budget", None)
+    profile = mech.noise_profile(cost if budget is None else budget)
     ((kind, param, weight),) = profile.terms
     return kind, Fraction(param), weight
 
@@ -78,8 +82,8 @@ def _run(factory, batches, end_tick: int | None, noise: NoiseSource) -> dict:
         core.run_to_end(noise)
     out = {}
     for c in counters:
-        kind, scale, unit = _scale(c)
-        for coords, _, values in c.release_log:
+        for coords, cost, values in c.release_log:
+            kind, scale, unit = _scale(c, cost)
             lattice = np.rint(np.asarray(values, dtype=np.float64) / unit).astype(np.int64)
             if np.any(lattice * unit != np.asarray(values, dtype=np.float64)):
                 raise AssertionError(f"a release at {coords} is not on its lattice")
