@@ -253,6 +253,78 @@ def test_unbounded_followed_file_on_flink_equals_the_core(flink, tmp_path):
     assert _read_answers(sink) == expect
 
 
+class _StampWindows(beam.DoFn):
+    """A test sink: ``wall time, window end, count`` per fired one-second window, appended when processed."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def process(self, count, w=beam.DoFn.WindowParam):
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, f"{time.time()}\t{float(w.end)}\t{count}\n".encode())
+        finally:
+            os.close(fd)
+
+
+class _StampLastLine(beam.DoFn):
+    """Writes the wall time at which the source emitted the line with id ``last`` (fused with the read)."""
+
+    def __init__(self, path, last):
+        self.path, self.last = path, last
+
+    def process(self, line):
+        if json.loads(line)["id"] == self.last:
+            pathlib.Path(self.path).write_text(str(time.time()))
+        yield line
+
+
+def test_a_followed_backlog_moves_the_watermark_and_checkpoints_while_it_is_read_on_flink(flink, tmp_path):
+    """The followed source reports its watermark, and lets a checkpoint complete, while it reads: a read went on
+    for as long as lines were there, so a file that grew faster than it was read (or a backlog) held every later
+    stage's watermark, and any checkpoint, until the writer paused (stop 52: 40,000 lines a second for 30 s, every
+    one-second window out only after the writer stopped). A backlog of 300,000 lines (a thousand per second of
+    event time, about 13 s of reading here), checkpointed as the CLI does: a one-second window comes out, and a
+    checkpoint completes, before the source has read the backlog's last line; every window has all its lines."""
+    from pipelines.io.follow import END_MARKER, ReadFollowing
+
+    n, per_second = 300_000, 1000
+    data, windows, last = tmp_path / "backlog.jsonl", tmp_path / "windows.tsv", tmp_path / "last_read"
+    with data.open("w") as f:
+        f.writelines(json.dumps({"time": 1000 + k / per_second, "id": k}) + "\n" for k in range(n))
+        f.write(END_MARKER.decode() + "\n")
+    p = beam.Pipeline(options=_flink_options(flink, *CHECKPOINTED, streaming=True))
+    (
+        p
+        | ReadFollowing(str(data))  # the CLI's settings: the default read budget, no disorder
+        | "LastLine" >> beam.ParDo(_StampLastLine(str(last), n - 1))
+        | beam.WindowInto(beam.window.FixedWindows(1))
+        | beam.Map(lambda _: 1)
+        | beam.CombineGlobally(sum).without_defaults()
+        | beam.ParDo(_StampWindows(str(windows)))
+    )
+    t0 = time.perf_counter()
+    result = p.run()
+    job = flink.wait_for_running_job()
+    first_checkpoint = None
+    deadline = time.monotonic() + 300  # only bounds a hang
+    while not (windows.exists() and len(windows.read_text().splitlines()) >= n // per_second):
+        assert time.monotonic() < deadline, "not every window within 300 s (a hang)"
+        if first_checkpoint is None and flink.checkpoint_counts(job).get("completed", 0) >= 1:
+            first_checkpoint = time.time()
+        time.sleep(0.2)
+    state = _cancel(flink, result, job)  # a checkpointed job keeps its finished source alive
+    TIMINGS["follow_backlog"] = time.perf_counter() - t0
+    assert state == "CANCELLED", state
+    rows = [tuple(float(x) for x in line.split("\t")) for line in windows.read_text().splitlines()]
+    read_last = float(last.read_text())
+    TIMINGS["follow_backlog_first_window_ahead_of_last_line"] = read_last - min(r[0] for r in rows)
+    assert sorted(r[1] for r in rows) == [1001.0 + k for k in range(n // per_second)]  # each window once
+    assert all(r[2] == per_second for r in rows)  # no line late, none lost
+    assert min(r[0] for r in rows) < read_last, "no window came out before the backlog was read"
+    assert first_checkpoint is not None and first_checkpoint < read_last, "no checkpoint while the backlog was read"
+
+
 # --- checkpoints, savepoints, faults -------------------------------------------------------------------
 
 #: Options of every checkpointed job here. ``finish_bundle_before_checkpointing``: without it Beam's Flink

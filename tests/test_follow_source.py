@@ -148,3 +148,66 @@ def test_a_future_dated_line_does_not_move_the_watermark_past_the_wall_clock(tmp
     wm = Watermark()
     list(fn.process(str(path), Tracker(), wm))
     assert abs(wm.value.micros / 1e6 - (now - 7205)) < 1e-3  # a past line: its time less the disorder
+
+
+def test_one_read_hands_back_to_the_runner_after_its_time_budget_so_the_watermark_moves(tmp_path, monkeypatch):
+    """A read that went on for as long as lines were there never returned while its file grew faster than it
+    was read (or held a backlog): on Flink no later stage's watermark moved and no checkpoint completed until the
+    writer paused (stop 52). One call now reads for ``max_seconds`` at most, then defers the rest to an immediate
+    resumption that starts at the next line: the calls together read every line once, in order."""
+    from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
+
+    from pipelines.io import follow
+    from pipelines.io.follow import END_MARKER, FollowFileFn, json_time
+
+    class Tracker:
+        """The SDK's view of an offset tracker: claims, and the deferral a call asked for."""
+
+        def __init__(self, start):
+            self.inner = OffsetRestrictionTracker(OffsetRange(start, 1 << 40))
+            self.deferred = None
+
+        def current_restriction(self):
+            return self.inner.current_restriction()
+
+        def try_claim(self, pos):
+            return self.inner.try_claim(pos)
+
+        def defer_remainder(self, delay):
+            self.deferred = delay
+
+    class Watermark:
+        value = None
+
+        def current_watermark(self):
+            return self.value
+
+        def set_watermark(self, ts):
+            assert self.value is None or ts >= self.value
+            self.value = ts
+
+    clock = iter(range(10**6))  # each look at the clock: one second later
+    monkeypatch.setattr(follow, "_monotonic", lambda: next(clock))
+    path = tmp_path / "f.jsonl"
+    path.write_text("".join(json.dumps({"time": 100 + k, "id": k}) + "\n" for k in range(10)))
+    fn = FollowFileFn(json_time(), poll_seconds=2.0, max_disorder_seconds=0.0, max_seconds=3)
+    start, calls, seen, wm = 0, [], [], Watermark()
+    for _ in range(20):
+        tracker = Tracker(start)
+        out = [json.loads(v.value)["id"] for v in fn.process(str(path), tracker, wm)]
+        calls.append((out, tracker.deferred.micros if tracker.deferred is not None else None))
+        seen += out
+        if tracker.deferred is None:
+            break
+        start = tracker.inner.try_split(0)[1].start  # the residual the runner resumes
+        if out == []:  # the file is read to its end: append the marker that finishes it
+            with path.open("a") as f:
+                f.write(END_MARKER.decode() + "\n")
+    # the clock is read when a call starts and before each line: two lines in a 3-second budget, then a deferral
+    # to an immediate resumption; at the end of the file the poll's delay; then the marker finishes the
+    # restriction (no deferral)
+    budget = [([2 * k, 2 * k + 1], 0) for k in range(5)]
+    assert calls == [*budget, ([], 2_000_000), ([], None)]
+    assert seen == list(range(10)) and wm.value.micros == 109 * 10**6
+    with pytest.raises(ValueError, match="max_seconds must be positive"):
+        FollowFileFn(json_time(), poll_seconds=1.0, max_disorder_seconds=0.0, max_seconds=0)
