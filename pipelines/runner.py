@@ -69,6 +69,19 @@ class FlinkCheckpointOptions(PipelineOptions):
             "sources, and so never ends, unless this is set; after it no checkpoint can be taken)",
         )
         parser.add_argument(
+            "--max_bundle_time_mills",
+            type=int,
+            default=None,
+            help="Flink: end a bundle after this many milliseconds (Beam's default 1000); on Flink a timer set in "
+            "a bundle fires in the next one, so a release catching up walks a tick per bundle (docs/flink.md)",
+        )
+        parser.add_argument(
+            "--max_bundle_size",
+            type=int,
+            default=None,
+            help="Flink: end a bundle after this many elements (Beam's default 1000 in streaming)",
+        )
+        parser.add_argument(
             "--savepoint_path",
             default=None,
             help="Flink: restore the job from this savepoint (a remote cluster; an embedded [local] one ignores it)",

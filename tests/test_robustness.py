@@ -751,6 +751,9 @@ def test_cli_passes_flink_checkpoint_options_and_finishes_bundles_before_checkpo
 
     args = ["--runner=FlinkRunner", "--checkpointing_interval=500", "--number_of_execution_retries=2"]
     check_cli_args([*args, "--execution_retry_delay=500", "--savepoint_path=/tmp/sp"])
+    check_cli_args(["--max_bundle_time_mills=100", "--max_bundle_size=500"])  # stop 52: Beam's names
+    with pytest.raises(ConfigError, match="did you mean --max_bundle_time_mills"):
+        check_cli_args(["--max_bundle_time_ms=100"])  # the name docs/flink.md used to give (never sent)
     with pytest.raises(ConfigError, match="did you mean --checkpointing_interval"):
         check_cli_args(["--checkpointing_intervall=500"])
     added = flink_checkpoint_args(args, "FlinkRunner")
@@ -761,6 +764,7 @@ def test_cli_passes_flink_checkpoint_options_and_finishes_bundles_before_checkpo
     sent = PipelineOptions(added).get_all_options()
     assert (sent["checkpointing_interval"], sent["finish_bundle_before_checkpointing"]) == (500, True)
     assert sent["number_of_execution_retries"] == 2 and sent["savepoint_path"] is None  # None: not sent
+    assert PipelineOptions(["--max_bundle_time_mills=100"]).get_all_options()["max_bundle_time_mills"] == 100
 
 
 # ---------------------------------------------------------------------------
