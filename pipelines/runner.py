@@ -72,8 +72,8 @@ class FlinkCheckpointOptions(PipelineOptions):
             "--max_bundle_time_mills",
             type=int,
             default=None,
-            help="Flink: end a bundle after this many milliseconds (Beam's default 1000); on Flink a timer set in "
-            "a bundle fires in the next one, so a release catching up walks a tick per bundle (docs/flink.md)",
+            help="Flink: end a bundle after this many milliseconds (Beam's default 1000); a timer set in a bundle "
+            "fires in the next one (docs/flink.md: not a remedy for release files during a replay)",
         )
         parser.add_argument(
             "--max_bundle_size",

@@ -105,6 +105,38 @@ def test_a_person_unit_followed_source_is_refused_on_the_directrunner_only(tmp_p
     check_runner(load_config(_write(tmp_path, "u.yaml", raw)), "DirectRunner")
 
 
+class _Tracker:
+    """The SDK's view of an offset tracker for ``FollowFileFn.process``: claims, and the deferral a call asked for."""
+
+    def __init__(self, start):
+        from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
+
+        self.inner = OffsetRestrictionTracker(OffsetRange(start, 1 << 40))
+        self.deferred = None
+
+    def current_restriction(self):
+        return self.inner.current_restriction()
+
+    def try_claim(self, pos):
+        return self.inner.try_claim(pos)
+
+    def defer_remainder(self, delay):
+        self.deferred = delay
+
+
+class _Watermark:
+    """A manual watermark estimator's view: the value set, never moved back."""
+
+    value = None
+
+    def current_watermark(self):
+        return self.value
+
+    def set_watermark(self, ts):
+        assert self.value is None or ts >= self.value
+        self.value = ts
+
+
 def test_a_future_dated_line_does_not_move_the_watermark_past_the_wall_clock(tmp_path):
     """The followed source's watermark is the newest event time read (less ``max_disorder_seconds``), capped at
     the wall clock: one line dated a day ahead (one person's) would otherwise have made every later line of
@@ -113,40 +145,17 @@ def test_a_future_dated_line_does_not_move_the_watermark_past_the_wall_clock(tmp
 
     from pipelines.io.follow import FollowFileFn, json_time
 
-    class Tracker:
-        def __init__(self):
-            self.stop = 1 << 40
-
-        def current_restriction(self):
-            return type("R", (), {"start": 0, "stop": self.stop})()
-
-        def try_claim(self, pos):
-            return True
-
-        def defer_remainder(self, delay):
-            pass
-
-    class Watermark:
-        def __init__(self):
-            self.value = None
-
-        def current_watermark(self):
-            return self.value
-
-        def set_watermark(self, ts):
-            self.value = ts
-
     now = time.time()
     path = tmp_path / "f.jsonl"
     path.write_text(f'{{"time": {now - 7200}}}\n{{"time": {now + 86400}}}\n')
-    wm = Watermark()
+    wm = _Watermark()
     fn = FollowFileFn(json_time(), poll_seconds=1.0, max_disorder_seconds=5.0)
-    out = list(fn.process(str(path), Tracker(), wm))
+    out = list(fn.process(str(path), _Tracker(0), wm))
     assert len(out) == 2 and abs(out[1].timestamp.micros / 1e6 - (now + 86400)) < 1e-3  # the record keeps its time
     assert now - 5 <= wm.value.micros / 1e6 <= time.time()  # the watermark: the wall clock, not a day ahead
     path.write_text(f'{{"time": {now - 7200}}}\n')
-    wm = Watermark()
-    list(fn.process(str(path), Tracker(), wm))
+    wm = _Watermark()
+    list(fn.process(str(path), _Tracker(0), wm))
     assert abs(wm.value.micros / 1e6 - (now - 7205)) < 1e-3  # a past line: its time less the disorder
 
 
@@ -155,45 +164,17 @@ def test_one_read_hands_back_to_the_runner_after_its_time_budget_so_the_watermar
     was read (or held a backlog): on Flink no later stage's watermark moved and no checkpoint completed until the
     writer paused (stop 52). One call now reads for ``max_seconds`` at most, then defers the rest to an immediate
     resumption that starts at the next line: the calls together read every line once, in order."""
-    from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
-
     from pipelines.io import follow
     from pipelines.io.follow import END_MARKER, FollowFileFn, json_time
-
-    class Tracker:
-        """The SDK's view of an offset tracker: claims, and the deferral a call asked for."""
-
-        def __init__(self, start):
-            self.inner = OffsetRestrictionTracker(OffsetRange(start, 1 << 40))
-            self.deferred = None
-
-        def current_restriction(self):
-            return self.inner.current_restriction()
-
-        def try_claim(self, pos):
-            return self.inner.try_claim(pos)
-
-        def defer_remainder(self, delay):
-            self.deferred = delay
-
-    class Watermark:
-        value = None
-
-        def current_watermark(self):
-            return self.value
-
-        def set_watermark(self, ts):
-            assert self.value is None or ts >= self.value
-            self.value = ts
 
     clock = iter(range(10**6))  # each look at the clock: one second later
     monkeypatch.setattr(follow, "_monotonic", lambda: next(clock))
     path = tmp_path / "f.jsonl"
     path.write_text("".join(json.dumps({"time": 100 + k, "id": k}) + "\n" for k in range(10)))
     fn = FollowFileFn(json_time(), poll_seconds=2.0, max_disorder_seconds=0.0, max_seconds=3)
-    start, calls, seen, wm = 0, [], [], Watermark()
+    start, calls, seen, wm = 0, [], [], _Watermark()
     for _ in range(20):
-        tracker = Tracker(start)
+        tracker = _Tracker(start)
         out = [json.loads(v.value)["id"] for v in fn.process(str(path), tracker, wm)]
         calls.append((out, tracker.deferred.micros if tracker.deferred is not None else None))
         seen += out
