@@ -6,6 +6,7 @@ Maven is not installed or the job server cannot be fetched; with ``DP_DYNAMIC_FL
 sets it after fetching the jar) a job server that cannot be used is a failure instead. ``docs/flink.md``.
 """
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -19,7 +20,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 from test_beam_releases import workload  # the same random update stream
 
-from pipelines.tools import flink_jobserver
+from pipelines.io import follow
+from pipelines.io.follow import FollowFileFn
+from pipelines.tools import flink_jobserver, maven
 from transforms.core import (
     ApproxDP,
     DynamicConfig,
@@ -323,6 +326,123 @@ def test_a_followed_backlog_moves_the_watermark_and_checkpoints_while_it_is_read
     assert all(r[2] == per_second for r in rows)  # no line late, none lost
     assert min(r[0] for r in rows) < read_last, "no window came out before the backlog was read"
     assert first_checkpoint is not None and first_checkpoint < read_last, "no checkpoint while the backlog was read"
+
+
+class _CountedFollowFileFn(FollowFileFn):
+    """The followed source's read, appending a byte to ``calls`` each time the runner calls it."""
+
+    def __init__(self, calls, *args):
+        super().__init__(*args)
+        self.calls = calls
+
+    @beam.DoFn.unbounded_per_element()
+    def process(self, path, tracker=follow._RESTRICTION, watermark=follow._WATERMARK):
+        fd = os.open(self.calls, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, b".")
+        finally:
+            os.close(fd)
+        yield from super().process(path, tracker, watermark)
+
+
+def test_following_a_file_on_flink_keeps_the_checkpointed_state_the_same_size(flink, tmp_path):
+    """Beam 2.62's portable Flink runner kept every residual a splittable DoFn defers under a keyed state of its
+    own, never cleared (apache/beam#27648): the followed source, which defers about once a second, grew every
+    checkpoint by 5.0 KB a read, for ever (stop 53: 432 MB a day; at that rate 5 MB, the job manager's
+    memory-backed limit, in about 17 minutes). The job server carries the upstream fix (apache/beam#39191,
+    ``pipelines/tools/backport.py``): over ten reads or more of an idle followed file, the checkpointed state
+    stays within 1 KB (before: 50 KB or more); then the appended lines are read, each once."""
+    data, windows, calls = tmp_path / "followed.jsonl", tmp_path / "windows.tsv", tmp_path / "calls"
+    data.write_text("".join(json.dumps({"time": 1000 + k, "id": k}) + "\n" for k in range(5)))
+    p = beam.Pipeline(options=_flink_options(flink, *CHECKPOINTED, streaming=True))
+    (
+        p
+        | beam.Create([str(data)])
+        | beam.ParDo(_CountedFollowFileFn(str(calls), follow.json_time(), 0.5, 0.0)).with_output_types(bytes)
+        | beam.WindowInto(beam.window.FixedWindows(1))
+        | beam.Map(lambda _: 1)
+        | beam.CombineGlobally(sum).without_defaults()
+        | beam.ParDo(_StampWindows(str(windows)))
+    )
+    result = p.run()
+    job = flink.wait_for_running_job()
+
+    def reads() -> int:
+        return calls.stat().st_size if calls.exists() else 0
+
+    _wait_for(lambda: windows.exists() and len(windows.read_text().splitlines()) == 4, 120, "the first windows")
+    _wait_for(lambda: flink.latest_checkpoint(job).get("id", 0) >= 2, 60, "a checkpoint")
+    first, reads_then = flink.latest_checkpoint(job), reads()
+    _wait_for(lambda: reads() >= reads_then + 10, 120, "ten more reads")
+    _wait_for(lambda: flink.latest_checkpoint(job)["id"] > first["id"] + 10, 60, "ten more checkpoints")
+    last = flink.latest_checkpoint(job)
+    with data.open("a") as f:  # the source still follows: more lines, then the end
+        f.writelines(json.dumps({"time": 1005 + k, "id": 5 + k}) + "\n" for k in range(5))
+        f.write(follow.END_MARKER.decode() + "\n")
+    _wait_for(lambda: len(windows.read_text().splitlines()) == 10, 120, "the appended lines' windows")
+    state = _cancel(flink, result, job)
+    assert state == "CANCELLED", state
+    growth = last["state_size"] - first["state_size"]
+    TIMINGS["follow_idle_state_growth_bytes"] = growth
+    assert growth < 1000, (
+        f"checkpointed state grew by {growth} B over {last['id'] - first['id']} checkpoints and "
+        f"{reads() - reads_then} reads: the runner keeps deferred residuals (apache/beam#27648)"
+    )
+    rows = [line.split("\t") for line in windows.read_text().splitlines()]
+    assert sorted(float(r[1]) for r in rows) == [1001.0 + k for k in range(10)]
+    assert all(r[2] == "1" for r in rows)
+
+
+def _followed_windows_job(server, data, windows):
+    """The followed file -> one-second windows -> a count each -> the test sink; checkpointed, submitted."""
+    p = beam.Pipeline(options=_flink_options(server, *CHECKPOINTED, streaming=True))
+    (
+        p
+        | follow.ReadFollowing(str(data), poll_seconds=0.5)
+        | beam.WindowInto(beam.window.FixedWindows(1))
+        | beam.Map(lambda _: 1)
+        | beam.CombineGlobally(sum).without_defaults()
+        | beam.ParDo(_StampWindows(str(windows)))
+    )
+    return p.run()
+
+
+def test_a_savepoint_of_the_unpatched_runner_restores_a_followed_file_with_the_backport(flink, tmp_path):
+    """A savepoint taken by a job server without the backport (one keyed state per deferred residual: every
+    job before stop 53) holds the followed file's position only in such a state; restored on the job server
+    with it, the residual is read from there (``takeResidual``'s fallback), so the file goes on being read:
+    the lines appended after the savepoint come out, each once, with the windows of before."""
+    unpatched = maven.fetch(
+        dataclasses.replace(flink_jobserver.JOB_SERVER, name="test-unpatched-job-server-launcher", backports=())
+    )
+    data, windows = tmp_path / "followed.jsonl", tmp_path / "windows.tsv"
+    data.write_text("".join(json.dumps({"time": 1000 + k, "id": k}) + "\n" for k in range(5)))
+    old = flink_jobserver.start(unpatched, parallelism=2, log_path=tmp_path / "unpatched.log", rest=True)
+    try:
+        first = _followed_windows_job(old, data, windows)
+        job = old.wait_for_running_job()
+        _wait_for(lambda: windows.exists() and len(windows.read_text().splitlines()) == 4, 120, "the first windows")
+        _wait_for(lambda: old.checkpoint_counts(job).get("completed", 0) >= 2, 60, "a checkpoint")
+        savepoint = old.stop_with_savepoint(job, tmp_path / "savepoints")
+        first.wait_until_finish()
+    finally:
+        old.stop()
+    with data.open("a") as f:
+        f.writelines(json.dumps({"time": 1005 + k, "id": 5 + k}) + "\n" for k in range(5))
+        f.write(follow.END_MARKER.decode() + "\n")
+    flink.restore_next_job_from(savepoint)
+    try:
+        second = _followed_windows_job(flink, data, windows)
+        job = flink.wait_for_running_job()
+    finally:
+        flink.restore_next_job_from(None)
+    assert flink.checkpoint_counts(job).get("restored", 0) == 1
+    _wait_for(lambda: len(windows.read_text().splitlines()) >= 10, 120, "the appended lines' windows")
+    time.sleep(1.0)  # anything more would be a window twice
+    assert _cancel(flink, second, job) == "CANCELLED"
+    rows = [line.split("\t") for line in windows.read_text().splitlines()]
+    assert sorted(float(r[1]) for r in rows) == [1001.0 + k for k in range(10)]
+    assert all(r[2] == "1" for r in rows)
 
 
 # --- checkpoints, savepoints, faults -------------------------------------------------------------------

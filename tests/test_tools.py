@@ -2,6 +2,7 @@
 Beam's helpers (``pipelines/tools/jvm.py``), exercised with Python processes. ``tests/test_flink.py`` and
 ``tests/test_kafka.py`` run the real job server, broker and expansion service."""
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -13,7 +14,7 @@ import zipfile
 
 import pytest
 
-from pipelines.tools import flink_jobserver, jvm, kafka_tool, maven
+from pipelines.tools import backport, flink_jobserver, jvm, kafka_tool, maven
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NS = {"m": maven.POM_NS}
@@ -74,11 +75,59 @@ def test_launcher_names_the_main_class_and_the_jars_relative_to_it(tmp_path):
     assert not maven.launcher_ready(target)
 
 
+def _sources_jar(repo: pathlib.Path, coords: str, files: dict[str, str]) -> None:
+    group, name, version = coords.split(":")
+    jar = repo.joinpath(*group.split("."), name, version, f"{name}-{version}-sources.jar")
+    jar.parent.mkdir(parents=True)
+    with zipfile.ZipFile(jar, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+
+
+def test_a_backport_applies_its_edits_exactly_once_or_refuses_with_its_name(tmp_path):
+    repo = tmp_path / "repo"
+    _sources_jar(repo, "org.example:lib:1.0", {"org/example/A.java": "class A { int f() { return 1; } }\n"})
+    fix = backport.Backport(
+        "example-fix", "example/repo#1", (backport.Edit("org.example:lib:1.0", "org/example/A.java", (("1;", "2;"),)),)
+    )
+    assert backport.patched_sources(fix, repo) == {"org/example/A.java": "class A { int f() { return 2; } }\n"}
+    for text, times in (("3;", 0), ("{ ", 2)):  # the release's source moved: no half-applied fix
+        moved = dataclasses.replace(fix, edits=(dataclasses.replace(fix.edits[0], replacements=((text, "x"),)),))
+        with pytest.raises(RuntimeError, match=f"example-fix .*example/repo#1.* occurs {times} times, not once"):
+            backport.patched_sources(moved, repo)
+    assert backport.jar_path(fix, repo) != backport.jar_path(moved, repo)  # a changed edit: a new jar
+
+
+def test_the_job_servers_carry_the_sdf_residual_backport_first_on_their_class_path(tmp_path):
+    """Both Flink job servers (plain and with KafkaIO) load the backported classes in place of the release's
+    (``pipelines/tools/backport.py``; what it fixes: ``tests/test_flink.py``), and a launcher written before
+    the backport, or without it first, is written again by ``fetch``."""
+    assert flink_jobserver.JOB_SERVER.backports == (backport.SDF_RESIDUALS,)
+    assert kafka_tool.RUNNER.backports == (backport.SDF_RESIDUALS,)
+    assert {e.artifact for e in backport.SDF_RESIDUALS.edits} <= {
+        f"org.apache.beam:beam-runners-java-fn-execution:{flink_jobserver.BEAM_JAVA_VERSION}",
+        flink_jobserver.RUNNER_ARTIFACT,
+    }
+    repo = tmp_path / "repo"
+    jars = []
+    for name in ("fix.jar", "runner.jar"):
+        jar = repo / "x" / name
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        jar.write_bytes(b"")
+        jars.append(jar)
+    target = repo / "dp-dynamic" / "launcher" / "1.0" / "launcher-1.0.jar"
+    maven.write_launcher(target, "org.example.Main", jars[1:])  # written before the backport
+    assert maven.launcher_ready(target) and not maven.launcher_ready(target, jars[:1])
+    maven.write_launcher(target, "org.example.Main", jars)
+    assert maven.launcher_ready(target, jars[:1])
+
+
 def test_fetch_and_the_poms_need_only_the_standard_library():
     """``.ci/run`` fetches with the system Python before the venv exists (``-S``: no site-packages)."""
     code = (
-        "from pipelines.tools import flink_jobserver, kafka_tool, maven\n"
+        "from pipelines.tools import backport, flink_jobserver, kafka_tool, maven\n"
         "for b in (flink_jobserver.JOB_SERVER, kafka_tool.BROKER, kafka_tool.RUNNER): maven.pom(b)\n"
+        "backport.jar_path(backport.SDF_RESIDUALS, maven.m2_repository())\n"
         "print(flink_jobserver.launcher_path())"
     )
     proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.tools import maven
+from pipelines.tools import backport, maven
 
 if TYPE_CHECKING:
     from pipelines.tools.jvm import Service
@@ -57,6 +57,7 @@ JOB_SERVER = maven.Bundle(
     version=BEAM_JAVA_VERSION,
     main_class=MAIN_CLASS,
     artifacts=(RUNNER_ARTIFACT, LOGGING_ARTIFACT),
+    backports=(backport.SDF_RESIDUALS,),
 )
 
 
@@ -67,7 +68,7 @@ def launcher_path(repo: Path | None = None) -> Path:
 
 def missing_prerequisites() -> list[str]:
     """The tools the job server needs that are not on ``PATH`` (empty when it can run)."""
-    return maven.missing_tools("java", "mvn")
+    return maven.missing_tools("java", "javac", "mvn")  # javac: the backport (pipelines/tools/backport.py)
 
 
 def fetch(repo: Path | None = None, quiet: bool = True) -> Path:
@@ -164,6 +165,10 @@ class JobServer:
     def checkpoint_counts(self, job_id: str) -> dict:
         """``{"completed": n, "failed": n, "restored": n, ...}`` of a job's checkpoints (savepoints included)."""
         return self.rest("GET", f"/jobs/{job_id}/checkpoints").get("counts", {})
+
+    def latest_checkpoint(self, job_id: str) -> dict:
+        """The job's latest completed checkpoint (``id``, ``state_size`` in bytes, ...); empty before the first."""
+        return self.rest("GET", f"/jobs/{job_id}/checkpoints").get("latest", {}).get("completed") or {}
 
     def stop_with_savepoint(self, job_id: str, target: Path, timeout: float = 120.0) -> str:
         """Stop a streaming job with a savepoint under ``target`` (no drain: no final watermark, so no

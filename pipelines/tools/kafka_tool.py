@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.tools import maven
+from pipelines.tools import backport, maven
 from pipelines.tools.flink_jobserver import (
     BEAM_JAVA_VERSION,
     FLINK_VERSION,
@@ -114,6 +114,7 @@ RUNNER = maven.Bundle(
     MAIN_CLASS,
     (RUNNER_ARTIFACT, LOGGING_ARTIFACT, *RUNNER_EXTRAS),
     exclusions=((KAFKA_IO_ARTIFACT, "io.confluent"),),
+    backports=(backport.SDF_RESIDUALS,),
 )
 #: The topic tool's source (compiled into ``~/.m2/repository/dp-dynamic/kafka-tool/DIGEST/``).
 TOOL_SOURCE = Path(__file__).with_name("DpDynamicKafka.java")

@@ -19,8 +19,11 @@ import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from pipelines.tools import backport
 
 __all__ = ["Bundle", "fetch", "launcher_ready", "m2_repository", "missing_tools", "pom", "write_launcher"]
 
@@ -33,7 +36,8 @@ class Bundle:
     """Jars resolved together into one class path, and the class ``java -jar`` of their launcher runs.
 
     ``artifacts`` are ``group:artifact:version`` coordinates; ``exclusions`` pairs one of them with a group that
-    Maven leaves out below it. The launcher is cached at ``~/.m2/repository/dp-dynamic/NAME/VERSION/``.
+    Maven leaves out below it; ``backports`` (upstream fixes to those jars, ``pipelines/tools/backport.py``) come
+    first on the class path. The launcher is cached at ``~/.m2/repository/dp-dynamic/NAME/VERSION/``.
     """
 
     name: str
@@ -41,6 +45,8 @@ class Bundle:
     main_class: str
     artifacts: tuple[str, ...]
     exclusions: tuple[tuple[str, str], ...] = ()
+    #: compiled against the resolved class path and put first on it (``pipelines/tools/backport.py``)
+    backports: tuple[backport.Backport, ...] = ()
 
     def launcher_path(self, repo: Path | None = None) -> Path:
         repo = repo or m2_repository()
@@ -102,12 +108,15 @@ def fetch(bundle: Bundle, repo: Path | None = None, purpose: str | None = None, 
     (Maven) and written. Raises ``RuntimeError`` (Maven's output) when Maven cannot resolve it."""
     repo = repo or m2_repository()
     target = bundle.launcher_path(repo)
-    if launcher_ready(target):
+    first = [backport.jar_path(b, repo) for b in bundle.backports]
+    if launcher_ready(target, first):
         return target
-    missing = missing_tools("java", "mvn")
+    missing = missing_tools("java", "mvn", *(["javac"] if bundle.backports else []))
     if missing:
         raise RuntimeError(f"cannot fetch {purpose or bundle.name}: {', '.join(missing)} not found on PATH")
-    return write_launcher(target, bundle.main_class, resolve(bundle, repo, quiet))
+    jars = resolve(bundle, repo, quiet)
+    first = [backport.build(b, repo, jars) for b in bundle.backports]
+    return write_launcher(target, bundle.main_class, [*first, *jars])
 
 
 #: The packages the launcher's manifest opens to the class path (``Add-Opens``, which ``java -jar`` honours for its
@@ -160,9 +169,10 @@ def _manifest(main_class: str, class_path: list[str]) -> bytes:
     return b"\r\n".join(out) + b"\r\n\r\n"
 
 
-def launcher_ready(launcher: Path) -> bool:
+def launcher_ready(launcher: Path, first: Sequence[Path] = ()) -> bool:
     """Whether ``launcher`` exists, opens ``ADD_OPENS`` (a launcher written before they were added is written
-    again) and every jar its ``Class-Path`` names is there."""
+    again), its ``Class-Path`` starts with the jars ``first`` (a launcher written before a backport is written
+    again) and every jar it names is there."""
     if not launcher.exists():
         return False
     with zipfile.ZipFile(launcher) as zf:
@@ -171,5 +181,8 @@ def launcher_ready(launcher: Path) -> bool:
         return False
     for line in text.splitlines():
         if line.startswith("Class-Path: "):
-            return all((launcher.parent / p).exists() for p in line[len("Class-Path: ") :].split())
+            entries = line[len("Class-Path: ") :].split()
+            if [(launcher.parent / e).resolve() for e in entries[: len(first)]] != [f.resolve() for f in first]:
+                return False
+            return all((launcher.parent / p).exists() for p in entries)
     return False
