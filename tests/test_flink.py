@@ -16,8 +16,11 @@ import time
 
 import apache_beam as beam
 import pytest
+from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.transforms.core import RestrictionProvider
+from apache_beam.utils.timestamp import Duration
 from test_beam_releases import workload  # the same random update stream
 
 from pipelines.io import follow
@@ -391,6 +394,43 @@ def test_following_a_file_on_flink_keeps_the_checkpointed_state_the_same_size(fl
     rows = [line.split("\t") for line in windows.read_text().splitlines()]
     assert sorted(float(r[1]) for r in rows) == [1001.0 + k for k in range(10)]
     assert all(r[2] == "1" for r in rows)
+
+
+class _Positions(RestrictionProvider):
+    def initial_restriction(self, n):
+        return OffsetRange(0, n)
+
+    def create_tracker(self, restriction):
+        return OffsetRestrictionTracker(restriction)
+
+    def restriction_size(self, n, restriction):
+        return restriction.size()
+
+    def split(self, n, restriction):
+        yield restriction
+
+
+_POSITIONS = beam.DoFn.RestrictionParam(_Positions())
+
+
+class _OnePositionPerCall(beam.DoFn):
+    """A bounded splittable DoFn that claims one position a call and defers the rest."""
+
+    def process(self, n, tracker=_POSITIONS):
+        position = tracker.current_restriction().start
+        if tracker.try_claim(position):
+            yield n, position
+            tracker.defer_remainder(Duration.of(0))
+
+
+def test_a_bounded_splittable_dofn_that_defers_runs_on_flink_batch_with_the_backport(flink):
+    """The backport changes the batch runner's read of a deferred residual too (``FlinkExecutableStageFunction``):
+    a bounded pipeline whose splittable DoFn defers after every position gives every position once (with that
+    read returning nothing the job fails with a NullPointerException: checked)."""
+    p = beam.Pipeline(options=_flink_options(flink))
+    out = p | beam.Create([3, 5]) | beam.ParDo(_OnePositionPerCall())
+    assert_that(out, equal_to([(3, i) for i in range(3)] + [(5, i) for i in range(5)]))
+    p.run().wait_until_finish()
 
 
 def _followed_windows_job(server, data, windows):
