@@ -159,7 +159,11 @@ class ReadFollowing(beam.PTransform):
     Args:
         pattern: a path or glob, matched when the pipeline is built.
         time_of: a line's event time (default: its JSON ``time`` field).
-        poll_seconds: how often a file with nothing new is read again.
+        poll_seconds: how often a file with nothing new is read again. Beam 2.62's portable Flink runner
+            truncates the requested delay to whole seconds, after the SDK has taken off the time since the
+            read asked for it, so on Flink a poll under 2 s means "after the runner's bundle": one read a
+            second with the default bundle time, 14 with ``--max_bundle_time_mills=50`` (measured, stop 53:
+            about 4% of a core; poll 2.5 s: one read every 2 s). ``docs/flink.md``, "One upstream fix".
         max_disorder_seconds: how far behind the newest event time a later line may be and still be on time
             (the watermark is held back by this much).
         max_seconds_per_read: how long one read goes on before the runner hears the watermark (and may
