@@ -273,6 +273,23 @@ class _StampWindows(beam.DoFn):
             os.close(fd)
 
 
+class _CountPerSecond(beam.PTransform):
+    """Lines -> a count per one-second window -> ``_StampWindows`` appending to ``path``."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = str(path)
+
+    def expand(self, lines):
+        return (
+            lines
+            | beam.WindowInto(beam.window.FixedWindows(1))
+            | beam.Map(lambda _: 1)
+            | beam.CombineGlobally(sum).without_defaults()
+            | beam.ParDo(_StampWindows(self.path))
+        )
+
+
 class _StampLastLine(beam.DoFn):
     """Writes the wall time at which the source emitted the line with id ``last`` (fused with the read)."""
 
@@ -304,10 +321,7 @@ def test_a_followed_backlog_moves_the_watermark_and_checkpoints_while_it_is_read
         p
         | ReadFollowing(str(data))  # the CLI's settings: the default read budget, no disorder
         | "LastLine" >> beam.ParDo(_StampLastLine(str(last), n - 1))
-        | beam.WindowInto(beam.window.FixedWindows(1))
-        | beam.Map(lambda _: 1)
-        | beam.CombineGlobally(sum).without_defaults()
-        | beam.ParDo(_StampWindows(str(windows)))
+        | _CountPerSecond(windows)
     )
     t0 = time.perf_counter()
     result = p.run()
@@ -362,10 +376,7 @@ def test_following_a_file_on_flink_keeps_the_checkpointed_state_the_same_size(fl
         p
         | beam.Create([str(data)])
         | beam.ParDo(_CountedFollowFileFn(str(calls), follow.json_time(), 0.5, 0.0)).with_output_types(bytes)
-        | beam.WindowInto(beam.window.FixedWindows(1))
-        | beam.Map(lambda _: 1)
-        | beam.CombineGlobally(sum).without_defaults()
-        | beam.ParDo(_StampWindows(str(windows)))
+        | _CountPerSecond(windows)
     )
     result = p.run()
     job = flink.wait_for_running_job()
@@ -436,14 +447,7 @@ def test_a_bounded_splittable_dofn_that_defers_runs_on_flink_batch_with_the_back
 def _followed_windows_job(server, data, windows):
     """The followed file -> one-second windows -> a count each -> the test sink; checkpointed, submitted."""
     p = beam.Pipeline(options=_flink_options(server, *CHECKPOINTED, streaming=True))
-    (
-        p
-        | follow.ReadFollowing(str(data), poll_seconds=0.5)
-        | beam.WindowInto(beam.window.FixedWindows(1))
-        | beam.Map(lambda _: 1)
-        | beam.CombineGlobally(sum).without_defaults()
-        | beam.ParDo(_StampWindows(str(windows)))
-    )
+    (p | follow.ReadFollowing(str(data), poll_seconds=0.5) | _CountPerSecond(windows))
     return p.run()
 
 
