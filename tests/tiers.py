@@ -28,6 +28,7 @@ def _source_runs(path: Path) -> bool:
     return any(f"import {m}" in text or f"from {m}" in text for m in PIPELINE_MODULES)
 
 
+@cache
 def _project_path(module: str) -> Path | None:
     base = ROOT.joinpath(*module.split("."))
     for p in (base.with_suffix(".py"), base / "__init__.py"):
@@ -75,23 +76,45 @@ def _module(path: Path) -> _Module:
     return _Module(path)
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        a.arg for n in ast.walk(node) if isinstance(n, ast.FunctionDef) for a in n.args.args
-    }
+_NAMES: dict[int, tuple[str, ...]] = {}  # id of a definition's node (kept alive by the cached _Module) -> its names
+_RUNS: set[tuple[Path, str]] = set()  # (module, name) found to run pipelines: true whatever the walk that found it
+# (module, name) found not to: every definition a whole walk visited when that walk found nothing (what it reaches
+# was visited too, so none of it runs one); a "no" inside a walk that found something may only mean "seen before"
+_QUIET: set[tuple[Path, str]] = set()
+
+
+def _names(node: ast.AST) -> tuple[str, ...]:
+    """The names a definition uses (and its functions' parameters), sorted (the walk visits them in the same order
+    whatever the hash seed), read once per node: every test that reaches a helper walked its whole tree again,
+    which made collecting the suite take about 100 s of each worker's CPU (stop 54's profile: 160,000 walks)."""
+    names = _NAMES.get(id(node))
+    if names is None:
+        names = _NAMES[id(node)] = tuple(
+            sorted(
+                {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                | {a.arg for n in ast.walk(node) if isinstance(n, ast.FunctionDef) for a in n.args.args}
+            )
+        )
+    return names
 
 
 def _runs(path: Path, name: str, seen: set) -> bool:
     """Whether ``name`` (a function, class or method of the module at ``path``, or a name it imports) runs
     pipelines."""
-    if (path, name) in seen:
+    if (path, name) in _RUNS:
+        return True
+    if (path, name) in seen or (path, name) in _QUIET:
         return False
     seen.add((path, name))
     mod = _module(path)
     node = mod.defs.get(name)
     if node is None:
-        return name in mod.imported and _name_runs(mod, name, seen)
-    return any(_name_runs(mod, n, seen) for n in _names(node))
+        found = name in mod.imported and _name_runs(mod, name, seen)
+    else:
+        found = any(_name_runs(mod, n, seen) for n in _names(node))
+    if found:  # a "no" is not kept: it may only mean that the walk had already been there (a cycle)
+        _RUNS.add((path, name))
+    return found
 
 
 def _name_runs(mod: _Module, n: str, seen: set) -> bool:
@@ -128,4 +151,5 @@ def runs_pipelines(path: Path, function: str, cls: str | None, fixtures) -> bool
         for where in (mod.path, conftest):
             if f in _module(where).defs and _runs(where, f, seen):
                 return True
+    _QUIET.update(seen)  # nothing this walk visited runs one
     return False
