@@ -43,6 +43,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.core.config import DynamicConfig
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
 from transforms.core.families.rr_client import symbol_of

@@ -41,6 +41,7 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Timestamp
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.core.foundation.entries import Update
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.state import StateError

@@ -46,6 +46,7 @@ from apache_beam.transforms.window import GlobalWindow, TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.core.foundation.state import encode
 from transforms.core.foundation.state_chunks import CHUNK_BYTES, COMPACT_FLOOR, ChunkStore
 from transforms.spec import StreamSpec
@@ -83,10 +84,9 @@ _MAX_TS = Timestamp.of(2**62 / 1e6)  # well inside Beam's timestamp range
 _clock = time.time
 #: Ticks between two points of the catch-up grid (``set_catch_up``): a public constant.
 CATCH_UP_TICKS = 1024
-#: The catch-up grid of :class:`GatedPerStreamStepFn` (the DirectRunner), a public constant too: each round of
-#: the DirectRunner is a firing per stage, and while a backlog of ticks is walked one wake per round, timers fire
-#: in every round and the runner schedules no read of an unbounded source (``executor.py``,
-#: ``_add_work_if_necessary``); a fine grid walks a backlog in few rounds.
+#: The catch-up grid of :class:`GatedPerStreamStepFn` (the DirectRunner), public too: each round of the DirectRunner
+#: is a firing per stage, and while a backlog of ticks is walked one wake per round, timers fire in every round and
+#: the runner schedules no read of an unbounded source (``executor.py``, ``_add_work_if_necessary``): a fine grid.
 GATED_CATCH_UP_TICKS = 8
 BOUNDED_END = (
     "bounded input needs a configured end: StreamSpec(end_time=...) (time.end in a pipeline config). The end "

@@ -55,6 +55,7 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.common import dead_letter
 from transforms.core.contribution.bounding import PersonLimit, bound_person, new_person_state
 from transforms.core.foundation.state import StateError

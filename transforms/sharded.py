@@ -64,6 +64,7 @@ from apache_beam.coders import FastPrimitivesCoder
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.common import dead_letter, in_update_order, resolve_updates
 from transforms.streaming import ResolveEntriesFn
 

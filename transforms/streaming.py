@@ -39,6 +39,7 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.common import dead_letter, resolve_updates, update_order
 from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.foundation.aggregates import fold, in_tick_order

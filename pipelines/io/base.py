@@ -19,6 +19,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec
 from apache_beam.utils.timestamp import Duration
 from pydantic import BeforeValidator
 
+import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from pipelines.model import Section, in_range, issue, number
 from transforms.spec import NAMESPACE
 
