@@ -255,14 +255,20 @@ def test_the_ratio_to_the_square_root_is_below_1_25_from_2_10_to_2_16():
     assert anytime_variance_path(1 << 10, profile=2)[-1] / (s[1023] ** 2 / 2) > 1.3
 
 
-@pytest.mark.slow  # the tables of 2^24 steps (a series inverse of that length): about 10 s and 3 GB
+@pytest.mark.slow  # the tables of 2^24 steps (a series inverse of that length): about 18 s and 3 GB
 def test_the_ratio_to_the_square_root_is_below_1_25_at_every_t_from_2_10_to_2_24():
     """Issue 31's target on the whole span, the lattice counter's own variance: at every t of [2^10, 2^24] at
-    most 1.2445 (the design's 1.2444, ``docs/counters.md``), below 1.25; at 2^24 profile 2 is at 1.377."""
+    most 1.2445 (the design's 1.2444, ``docs/counters.md``: 1.24438 at t = 1,901), below 1.25, and the figures
+    pinned from below too (the worst at least 1.2443, the least at least 1.139, 2^24 at 1.24436): a counter with
+    less noise than it states, or another profile, moves them (profile 2 is at 1.377 at 2^24; that table, another
+    18 s of CPU, is no longer built here: the pins are a stricter check)."""
     n = 1 << 24
     c = sqrt_coefficients(n)
     s = np.cumsum(c * c)
     ratio = anytime_variance_path(n) / (s * s / 2)
-    worst = float(ratio[(1 << 10) - 1 :].max())
-    assert worst < 1.2445 < 1.25
-    assert ratio[n - 1] < 1.245 and anytime_variance_path(n, profile=2)[-1] / (s[-1] ** 2 / 2) > 1.37
+    span = ratio[(1 << 10) - 1 :]
+    worst = float(span.max())
+    assert 1.2443 < worst < 1.2445 < 1.25
+    assert int(span.argmax()) + (1 << 10) == 1901
+    assert 1.139 < float(span.min()) < 1.141
+    assert 1.2443 < float(ratio[n - 1]) < 1.2445
