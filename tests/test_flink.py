@@ -982,6 +982,66 @@ def test_a_followed_release_without_an_end_finishes_at_the_wall_clock_on_flink(f
         assert len(pairs) == len(set(pairs)) == 3 * len(ticks)  # the demo's three query sets, once each
 
 
+def test_an_open_keys_release_without_an_end_finishes_at_the_wall_clock_on_flink(flink_jar, tmp_path):
+    """``configs/open_keys.yaml`` (person unit, cities not declared) without ``time.end``, one-minute periods, over a
+    followed file of visits a hundred minutes old ending with ``#END``: the watermark goes to the end of time and
+    every selected key's timer fires. Before stop 55 each key walked one period a firing towards Beam's largest
+    timestamp and the job never finished (it was still running after 150 s here); now each key stops at the last
+    period final by the wall clock plus the slack (``transforms.open_keys.clock_slack``) and the job ends. Every
+    selected key is answered at every period from its selection to that stop, once."""
+    from transforms.open_keys import clock_slack
+
+    now = time.time()
+    origin = int(now // 60) * 60 - 100 * 60
+    visits = [
+        {
+            "time": origin + 60 * (1 + k * 60 // 400) + 5.5 + k % 7,  # periods 1..60
+            "op": "insert",
+            "id": f"v{k}",
+            "city": "rome" if k % 4 == 0 else "paris",
+            "customer": k,
+            "seq": k,
+            "item": {},
+        }
+        for k in range(400)
+    ]
+    (tmp_path / "visits.jsonl").write_text("\n".join(json.dumps(v) for v in visits) + "\n#END\n")
+    cfg, out = tmp_path / "open_keys_noend.yaml", tmp_path / "out"
+    text = (ROOT / "configs" / "open_keys.yaml").read_text()
+    for old, new in [
+        ("epsilon: 1.0 ", "epsilon: 8.0 "),  # selects both cities within the hour (threshold 48.7 contributors)
+        (
+            "time: {field: time, tick_seconds: 3600, origin: 0, end: 86400}",
+            f"time: {{field: time, tick_seconds: 60, origin: {origin}}}",
+        ),
+        (
+            "source: {type: file, path: data/open_keys.jsonl, format: jsonl}",
+            f"source: {{type: follow, path: {tmp_path / 'visits.jsonl'}}}",
+        ),
+        ("path: output/open_keys/", f"path: {out}/"),
+    ]:
+        assert old in text, old
+        text = text.replace(old, new)
+    cfg.write_text(text)
+    spec = StreamSpec(streams=("paris",), tick_seconds=60.0, origin=float(origin))
+
+    def stop_at(clock: float) -> int:
+        return spec.final_tick(beam.utils.timestamp.Timestamp.of(clock + clock_slack(spec)))
+
+    first = stop_at(time.time())
+    _, TIMINGS["cli_open_keys_noend"] = _run_cli(
+        cfg, "flink-open-keys-noend-01", *cli_flink_args(flink_jar), "--streaming"
+    )
+    last = stop_at(time.time())
+    by_key: dict = {}
+    for r in map(json.loads, _records(out, "releases*.jsonl")):
+        by_key.setdefault(r["stream"], []).append(r["tick"])
+    assert set(by_key) == {"paris", "rome"}
+    for ticks in by_key.values():
+        assert len(ticks) == len(set(ticks)) and first <= max(ticks) <= last, (first, last, max(ticks))
+        assert sorted(ticks) == list(range(min(ticks), max(ticks) + 1)) and min(ticks) < 61
+
+
 def test_report_timings(flink):
     """Prints what the tier measured (``-s`` shows it); always passes once the job server ran."""
     print("\nFlink tier timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in sorted(TIMINGS.items())))

@@ -27,12 +27,15 @@ test and answers read only that key's state and events, and their noise is drawn
 coordinates (``noise.stream("open_keys", ...)``), so the Beam step releases exactly what the in-memory
 driver releases (the tests check it), whose proof is ``docs/open_keys.md``. When a key is tested or
 answered is public: every period from the tick of its first event (while it has state) or its selection
-to the configured end; nothing here is released but the selected keys' answers. The number of candidates
+to the configured end, or without one to the wall clock's period when the input ends (``OpenKeysFn._input_ended``);
+nothing here is released but the selected keys' answers. The number of candidates
 is operator-only: no metric counts them (the counters below count persons' refused updates and selected
 keys, which are public from their selection on).
 """
 
 from __future__ import annotations
+
+import time
 
 import apache_beam as beam
 from apache_beam.coders import BytesCoder, FastPrimitivesCoder
@@ -85,6 +88,15 @@ _CAP_REACHED = Metrics.counter(SPEC_NAMESPACE, "open_keys_max_keys_reached")
 #: timers are never set at or past this time (well inside Beam's range): a run without an end schedules one
 #: period at a time, and the periods past Beam's time range are never scheduled
 MAX_TS = Timestamp.of(2**62 / 1e6)
+#: The wall clock (epoch seconds) that ends a key's walk in a run without an end once its input has ended (a
+#: drain, a followed file's ``#END``): public (when the operator stopped the input), never the data, as for the
+#: streams' steps (``transforms.per_stream._clock``). Tests replace it.
+_clock = time.time
+#: How far past its worker's wall clock a period's timer may be before the key takes its input to have ended
+#: (``OpenKeysFn.on_period_end``): the larger of one tick and this many seconds, a public constant. Every source
+#: here caps its watermark at the wall clock, so in a live run a timer never fires past the clock; the slack
+#: covers the clocks of two machines (the source's and this worker's) that disagree.
+CLOCK_SLACK_SECONDS = 60.0
 # the stateful DoFn parameters, short
 _KEY, _TS, _STATE, _TIMER = beam.DoFn.KeyParam, beam.DoFn.TimestampParam, beam.DoFn.StateParam, beam.DoFn.TimerParam
 
@@ -245,16 +257,37 @@ class OpenKeysFn(_Setup):
             _set(timer, self.spec.final_at(p))
         cell.write((OPEN_KEYS_CELL_VERSION, state, last, timer_p, (*pending, (p, *event[1:]))))
 
+    def _input_ended(self, ts) -> int | None:
+        """Without an end: the last period to release when the timer at ``ts`` fires past the wall clock (plus
+        :func:`clock_slack`), else None. Every source here caps its watermark at the wall clock, so a timer
+        fires past the clock only once the input has ended (a drain, ``#END``: Beam then moves the watermark to
+        the end of time and fires every timer), when a key would otherwise walk one period a firing towards
+        Beam's largest timestamp and the job would never finish. The key then releases the periods final by
+        the clock plus the slack (``StreamSpec.final_tick``, the watermark's rule) and sets no timer: when the
+        input was stopped decides it, never the data (its events wait in the cell; one arriving after all
+        wakes the key, which then goes on from its last period)."""
+        if self.end is not None:
+            return None
+        limit = _clock() + clock_slack(self.spec)
+        if ts <= Timestamp.of(limit):
+            return None
+        return self.spec.final_tick(Timestamp.of(limit))
+
     @on_timer(PERIOD_END)
     def on_period_end(self, key=_KEY, ts=_TS, cell=_STATE(KEY), timer=_TIMER(PERIOD_END), chunks=_STATE(CHUNKS)):
         upto = self.spec.final_tick(ts)
+        stop = self._input_ended(ts)
         head, last, _, pending = _read(cell.read(), 5, (None, 0, None, ()))
+        if stop is not None:
+            upto = max(min(upto, stop), last)  # never past the clock; a period already released stays released
         plain, store = ChunkStore.load_plain(head, chunks.read, self.chunk_bytes, self.chunk_floor)
         state, last, answers, later = run_key(self.ctx, key, key_state_from_plain(plain), last, pending, upto, self.end)
         for p, answer, bound in answers:
             yield (p, key, answer, bound)
         over = self.end is not None and last >= self.end  # without an end: never (no horizon to schedule to)
-        if state is not None and not over:
+        if stop is not None:
+            nxt = None  # the input has ended: no timer (a later event of this key sets one again)
+        elif state is not None and not over:
             nxt = last + 1  # one period at a time: a timer is never set past the next period
         elif later:
             nxt = min(e[0] for e in later)
@@ -391,6 +424,12 @@ class OpenKeysCapFn(beam.DoFn):
             _CAP_REACHED.inc()
         cell.write((OPEN_KEYS_CELL_VERSION, tuple(released), nxt))
         nxt_cell.write((OPEN_KEYS_CELL_VERSION, nxt))
+
+
+def clock_slack(spec) -> float:
+    """Seconds past the wall clock a key's timer may fire before its input is taken to have ended: the larger
+    of one tick and :data:`CLOCK_SLACK_SECONDS` (public configuration and a constant)."""
+    return max(float(spec.tick_seconds), CLOCK_SLACK_SECONDS)
 
 
 def _set(timer, ts) -> None:
