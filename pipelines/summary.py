@@ -21,7 +21,14 @@ from transforms.core.contribution.bounding import CONTRIBUTION_BOUNDED
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.spec import NAMESPACE
 
-__all__ = ["summary", "dead_letter_failure", "dead_letter_warning", "counters", "DEAD_LETTER_WARNING_SHARE"]
+__all__ = [
+    "summary",
+    "counts_first_bundles",
+    "dead_letter_failure",
+    "dead_letter_warning",
+    "counters",
+    "DEAD_LETTER_WARNING_SHARE",
+]
 
 #: a run that dead-letters this share of the records it read or more says so on stderr, with the top reasons,
 #: whatever ``source.max_dead_letter_fraction`` is (that key decides the exit status of a bounded run only)
@@ -34,6 +41,13 @@ def counters(result) -> dict:
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         out[c.key.metric.name] = out.get(c.key.metric.name, 0) + c.committed
     return out
+
+
+def counts_first_bundles(result) -> bool:
+    """Whether ``result`` is the BundleBased DirectRunner's (streaming with TestStream or Pub/Sub), whose metrics
+    count only the first bundle of each step (``docs/beam.md``). The FnApiRunner (a followed file, a bounded run),
+    Flink and Dataflow count every bundle."""
+    return type(result).__module__.startswith("apache_beam.runners.direct")
 
 
 def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | None = None) -> str:
@@ -79,7 +93,8 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
                 f"                     update-level equivalent (the ledger's charge): {budget_text(update_level)} of "
                 f"{budget_text(budget_dict(ledger))}"
             )
-    exactness = "may undercount on this runner (see the note below)" if cfg.streaming else "exact"
+    undercounts = cfg.streaming and counts_first_bundles(result)
+    exactness = "may undercount on this runner (see the note below)" if undercounts else "exact"
     lines.append(
         "operator data below: exact counts, NOT differentially private (confidential; never publish them "
         f"beside the releases); counts of this run: {exactness}:"
@@ -112,7 +127,7 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
         lines.append(
             f"segments closed:     {closed}" + ("  (not reported by this runner)" if released and not closed else "")
         )
-    if cfg.streaming:
+    if undercounts:
         lines.append(
             "note: the DirectRunner's streaming mode under-reports these metrics (Beam counts only the "
             "first bundle of each step, see docs/beam.md): every count above, and the releases written, may be "

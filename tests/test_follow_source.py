@@ -85,6 +85,51 @@ def test_followed_file_releases_what_the_bounded_file_releases(tmp_path, monkeyp
     assert outs["follow"] == outs["file"]
 
 
+#: two updates of entry x1 in tick 1 with another entry's line between them, and a line of tick 2
+_BOUNDARY_LINES = [
+    {"time": 10.0, "op": "insert", "id": "x1", "item": {"carrier": "AA", "amount": 40.0}, "region": "eu", "seq": 0},
+    {"time": 15.0, "op": "insert", "id": "x3", "item": {"carrier": "B6", "amount": 7.0}, "region": "us", "seq": 3},
+    {"time": 20.0, "op": "upsert", "id": "x1", "item": {"carrier": "AA", "amount": 110.0}, "region": "eu", "seq": 1},
+    {"time": 700.0, "op": "insert", "id": "x2", "item": {"carrier": "DL", "amount": 5.0}, "region": "eu", "seq": 2},
+]
+
+
+def test_an_update_read_one_read_after_the_one_before_it_in_its_tick_is_not_late(tmp_path, monkeypatch, capsys):
+    """Stop 55 (found by stop 54 on a slow run: one record of the demo's 6,912): the DirectRunner's FnApiRunner fused
+    the followed read with the registry, whose stage's input watermark is the end of time from the start, so the
+    tick-close timers one read set fired at the start of the next read's bundle, before its lines: an entry's upsert
+    read after its insert's read, in the same tick, was late (applied a tick later). One line a read here (the read
+    budget's clock advanced half a budget a call), the upsert two reads after the insert: the followed releases
+    equal the bounded ones. Fails without the shuffle after the read (``ReadFollowing``, "FusionBreak"), and with
+    a close timer that fires once more before it resolves (the upsert is two reads later)."""
+    from pipelines.io import follow
+
+    body = "\n".join(json.dumps(x) for x in _BOUNDARY_LINES) + "\n"
+    (tmp_path / "bounded.jsonl").write_text(body)
+    (tmp_path / "followed.jsonl").write_text(body + "#END\n")
+    clock = iter(range(10**9))
+    monkeypatch.setattr(follow, "_monotonic", lambda: next(clock) / 2)  # a read's budget ends after one line
+    monkeypatch.setenv("DP_NOISE_KEY", KEY_HEX)
+    base = _demo()
+    base["time"]["end"] = 1200
+    base["privacy"]["release_id"] = "follow-boundary-0001"
+    outs = {}
+    for kind, name in (("file", "bounded"), ("follow", "followed")):
+        raw = json.loads(json.dumps(base))
+        raw["source"] = {"type": kind, "path": str(tmp_path / f"{name}.jsonl")}
+        raw["sinks"] = [{"type": "file", "path": str(tmp_path / name / "out"), "format": "jsonl"}]
+        assert main(["--config", str(_write(tmp_path, f"{name}.yaml", raw))]) == 0
+        outs[kind] = _lines(tmp_path / name / "out", "releases*.jsonl")
+    # the FnApiRunner counts every bundle (a read each here): the summary's counts are exact, no under-count note
+    printed = capsys.readouterr().out
+    assert "counts of this run: exact" in printed and "under-reports" not in printed
+    assert "records read:        4 " in printed
+    assert len(outs["file"]) == 2 * 3 * 2
+    eu1 = [json.loads(r) for r in outs["file"] if '"stream": "eu"' in r and '"tick": 1,' in r]
+    assert any(r["query"] == "total_amount" for r in eu1)  # the upsert's tick is released (the comparison bites)
+    assert outs["follow"] == outs["file"]
+
+
 def test_a_person_unit_followed_source_is_refused_on_the_directrunner_only(tmp_path):
     """Stop 51's audit: under the person unit, one record at tick t then ``#END``, and the DirectRunner released
     ticks 1..t-1 only (the person step's last decisions lost at the watermark's jump to the end of time): how
@@ -192,3 +237,82 @@ def test_one_read_hands_back_to_the_runner_after_its_time_budget_so_the_watermar
     assert seen == list(range(10)) and wm.value.micros == 109 * 10**6
     with pytest.raises(ValueError, match="max_seconds must be positive"):
         FollowFileFn(json_time(), poll_seconds=1.0, max_disorder_seconds=0.0, max_seconds=0)
+
+
+def test_on_the_directrunner_a_poll_brought_back_at_once_waits_out_its_delay(tmp_path, monkeypatch):
+    """The FnApiRunner resumes a deferred read at once whatever delay it asked for: a file with nothing new was read
+    some 200 times a second (half a core while idle; stop 55). With ``idle_wait`` (the DirectRunner's
+    ``ReadFollowing``) a call that comes back sooner than ``poll_seconds`` after a read that reached the end of the
+    file first waits the rest of it; a read that stopped on its time budget (lines left) is not waited for; the
+    lines read are the same either way. Without ``idle_wait`` (the other runners, which honour the delay) no call
+    waits."""
+    from pipelines.io import follow
+    from pipelines.io.follow import FollowFileFn, json_time
+
+    pauses, ticks = [], iter(range(10**6))
+    monkeypatch.setattr(follow, "_pause", pauses.append)
+    monkeypatch.setattr(follow, "_poll_clock", lambda: next(ticks) / 100)  # 10 ms between two looks
+    path = tmp_path / "f.jsonl"
+    path.write_text("".join(json.dumps({"time": 100 + k, "id": k}) + "\n" for k in range(3)))
+    for idle_wait in (True, False):
+        pauses.clear()
+        fn = FollowFileFn(json_time(), poll_seconds=0.5, max_disorder_seconds=0.0, idle_wait=idle_wait)
+        wm, start, seen = _Watermark(), 0, []
+        for _ in range(3):  # the first call reads the three lines and polls; the next two find nothing new
+            tracker = _Tracker(start)
+            seen += [json.loads(v.value)["id"] for v in fn.process(str(path), tracker, wm)]
+            assert tracker.deferred.micros == 500_000  # the poll's delay, asked for as before
+            start = tracker.inner.try_split(0)[1].start
+        assert seen == [0, 1, 2]
+        if idle_wait:
+            assert pauses == pytest.approx([0.49, 0.49])  # the poll's 0.5 s less the 10 ms since it was asked for
+        else:
+            assert pauses == []
+    # a read that stops on its budget (lines left) does not make the next call wait
+    clock = iter(range(10**6))
+    monkeypatch.setattr(follow, "_monotonic", lambda: next(clock))
+    pauses.clear()
+    fn = FollowFileFn(json_time(), poll_seconds=0.5, max_disorder_seconds=0.0, max_seconds=2, idle_wait=True)
+    tracker = _Tracker(0)
+    assert len(list(fn.process(str(path), tracker, _Watermark()))) == 1 and tracker.deferred.micros == 0
+    list(fn.process(str(path), _Tracker(tracker.inner.try_split(0)[1].start), _Watermark()))
+    assert pauses == []
+
+
+def test_the_directrunners_followed_read_ends_its_stage_and_paces_its_polls_and_flinks_does_neither():
+    """``ReadFollowing`` on the DirectRunner: a shuffle after the read (``FusionBreak``, the late update above) and
+    ``idle_wait``; on Flink (which holds the watermark for timers and honours a poll's delay) the graph and the
+    read are as before (savepoints match transforms by name)."""
+    import apache_beam as beam
+    from apache_beam.runners.portability.flink_runner import FlinkRunner
+
+    from pipelines.io.follow import FollowFileFn, ReadFollowing
+
+    def built(runner):
+        p = beam.Pipeline(runner=runner)
+        p | "Read" >> ReadFollowing("/nonexistent/*.jsonl")
+        proto = p.to_runner_api()
+        names = {t.unique_name for t in proto.components.transforms.values()}
+        fns = [
+            t.transform
+            for t in p.transforms_stack[0].parts[0].parts
+            if isinstance(getattr(t, "transform", None), beam.ParDo)
+        ]
+        return names, [f.fn for f in fns if isinstance(f.fn, FollowFileFn)]
+
+    names, fns = built("DirectRunner")
+    assert any(n.endswith("Read/FusionBreak") for n in names) and [f.idle_wait for f in fns] == [True]
+    names, fns = built(FlinkRunner())
+    assert not any("FusionBreak" in n for n in names) and [f.idle_wait for f in fns] == [False]
+
+
+def test_only_the_bundle_based_runners_counts_are_said_to_undercount():
+    """The summary's note (``pipelines.summary.counts_first_bundles``): the BundleBased DirectRunner (TestStream,
+    Pub/Sub) counts the first bundle of each step only; the FnApiRunner's result (a followed file) counts all."""
+    from apache_beam.runners.direct.direct_runner import DirectPipelineResult
+    from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
+
+    from pipelines.summary import counts_first_bundles
+
+    assert counts_first_bundles(object.__new__(DirectPipelineResult))
+    assert not counts_first_bundles(object.__new__(RunnerResult))
