@@ -260,6 +260,15 @@ class FollowSource(Source):
     def check_config(self, cfg) -> None:
         self.require_origin(cfg, PUBLIC_SCHEDULE)
 
+    def check_runner(self, runner: str) -> None:
+        if "DirectRunner" in runner:  # said, not refused: a file that ends is released exactly (docs/pipelines.md)
+            print(
+                "note: on the DirectRunner a followed file is released when every file is finished (#END): that "
+                "runner runs nothing after a splittable read until the read ends; Flink releases as lines come "
+                '(docs/pipelines.md, "Followed files")',
+                file=sys.stderr,
+            )
+
     def check_launch(self, cfg, local: bool, required: tuple | None = None) -> None:
         for path in source_files(self.path):  # a followed file must exist when the pipeline is built
             check_source_file(path, self.format, ())
