@@ -132,24 +132,65 @@ def test_an_update_read_one_read_after_the_one_before_it_in_its_tick_is_not_late
     assert outs["follow"] == outs["file"]
 
 
-def test_a_person_unit_followed_source_is_refused_on_the_directrunner_only(tmp_path):
-    """Stop 51's audit: under the person unit, one record at tick t then ``#END``, and the DirectRunner released
-    ticks 1..t-1 only (the person step's last decisions lost at the watermark's jump to the end of time): how
-    many periods are released depended on the data. Refused before anything runs there; Flink is not refused
-    (it holds the watermark for the steps' timers)."""
-    from pipelines.config import check_runner
+#: stop 51's case: one person's record at tick 5 of 600 s ticks (in ``eu``), nothing in ``us``
+_ONE_PERSON_LINE = {
+    "time": 2705.0,
+    "op": "insert",
+    "id": "b1",
+    "customer": 7,
+    "region": "eu",
+    "seq": 0,
+    "item": {"carrier": "AA", "amount": 10.0},
+}
 
-    (tmp_path / "in.jsonl").write_text("")
-    raw = _demo()
-    raw["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl")}
-    raw["privacy"].update(unit="person", person_field="customer", max_entries_per_person=2, max_mutations_per_entry=3)
-    cfg = load_config(_write(tmp_path, "p.yaml", raw))
-    for runner in ("DirectRunner", "BundleBasedDirectRunner"):
-        with pytest.raises(ConfigError, match="does not run on the DirectRunner"):
-            check_runner(cfg, runner)
-    check_runner(cfg, "FlinkRunner")
-    raw["privacy"] = {"epsilon": 1.0}  # the update unit: not refused
-    check_runner(load_config(_write(tmp_path, "u.yaml", raw)), "DirectRunner")
+
+def _person_lines(n):
+    if not n:
+        return [json.dumps(_ONE_PERSON_LINE)]
+    lines = [ln for ln in open("data/demo_person.jsonl").read().splitlines() if ln.startswith('{"time"')][:n]
+    return sorted(lines, key=lambda ln: json.loads(ln)["time"])
+
+
+@pytest.mark.parametrize("n", [0, 120])
+def test_a_person_unit_followed_file_on_the_directrunner_releases_what_the_bounded_file_releases(
+    tmp_path, monkeypatch, n
+):
+    """Stop 55 (stop 51's audit, refused on the DirectRunner until then): under the person unit, one person's record
+    at tick 5 then ``#END``, and the DirectRunner released ``eu``'s ticks 1-4 of 7 only; on 120 or 300 demo lines, or
+    the whole demo, it released nothing. Its FnApiRunner fuses the person step (``GatedBoundPersonsFn``) with the
+    registry (``ResolveEntriesFn``) and keeps a stage's timers in one buffer per timer family id, whatever the
+    transform (apache/beam#21995): both timers were ``tick_end``, so the registry's were handed to the person step
+    (an empty cell there: nothing done), the registry never resolved an update and the counts gate held the release
+    of the first tick with one for ever. The person step's timer has a name of its own on the DirectRunner now, and
+    the run is not refused: the followed releases equal the bounded ones (the CLI, no bypass; one line a read for
+    the 120 lines: the watermark moves between reads, so the steps' timers fire while lines still come)."""
+    from pipelines.config import check_runner
+    from pipelines.io import follow
+
+    lines = _person_lines(n)
+    (tmp_path / "bounded.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "followed.jsonl").write_text("\n".join(lines) + "\n#END\n")
+    if n:
+        clock = iter(range(10**9))
+        monkeypatch.setattr(follow, "_monotonic", lambda: next(clock) / 2)  # a read's budget ends after one line
+    monkeypatch.setenv("DP_NOISE_KEY", KEY_HEX)
+    base = yaml.safe_load(open("configs/demo_person.yaml").read())
+    base["time"]["end"] = int(json.loads(lines[-1])["time"] // 600 + 3) * 600
+    base["privacy"]["release_id"] = "follow-person-0001"
+    outs = {}
+    for kind, name in (("file", "bounded"), ("follow", "followed")):
+        raw = json.loads(json.dumps(base))
+        raw["source"] = {"type": kind, "path": str(tmp_path / f"{name}.jsonl")}
+        raw["sinks"] = [{"type": "file", "path": str(tmp_path / name / "out"), "format": "jsonl"}]
+        path = _write(tmp_path, f"{name}.yaml", raw)
+        check_runner(load_config(path), "DirectRunner")  # no longer refused
+        assert main(["--config", str(path)]) == 0
+        outs[kind] = _lines(tmp_path / name / "out", "releases*.jsonl")
+    ticks = base["time"]["end"] // 600
+    assert len(outs["file"]) == 2 * 3 * ticks  # every period of both streams
+    eu = {json.loads(r)["tick"] for r in outs["follow"] if '"stream": "eu"' in r}
+    assert eu == set(range(1, ticks + 1))  # stop 51's loss: eu's ticks after the record's
+    assert outs["follow"] == outs["file"]
 
 
 class _Tracker:

@@ -522,3 +522,29 @@ def test_person_entry_key_is_injective():
     pairs = [("a", "b:c"), ("a:b", "c"), ("ab", "c"), ("a", "bc"), ("", "abc"), ("1:a", "b"), ("1", "a:b")]
     keys = [person_entry_key(p, e) for p, e in pairs]
     assert len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("tick_merge", ["auto", "stateful"])
+def test_on_the_directrunner_no_two_stateful_steps_share_a_timer_name(tick_merge):
+    """Stop 55: the DirectRunner runs a followed file on the FnApiRunner, which fuses the person step with the
+    registry and keeps a stage's timers in one buffer per timer family id, whatever the transform
+    (``fn_api_runner/execution.py``, ``get_buffer``; apache/beam#21995): with both timers named ``tick_end`` the
+    registry's timers fired in the person step, the registry never resolved an update, and the counts gate held
+    every later release (``tests/test_follow_source.py``, the followed person-unit run). So on the DirectRunner's
+    gated graph no timer family id belongs to two transforms; on Flink the person step keeps ``tick_end`` (a
+    savepoint's name: ``tests/test_beam_releases.py``)."""
+    from apache_beam.portability.api import beam_runner_api_pb2
+
+    spec = StreamSpec(streams=("a", "b"), tick_seconds=5.0, end_time=150.0, every_ticks=2)
+    opts = PipelineOptions(runner="DirectRunner")
+    opts.view_as(StandardOptions).streaming = True
+    p = beam.Pipeline(options=opts)
+    rec = UpdateRecord(1.0, "insert", "x", (0, 1), "a", 0, person="P")
+    p | beam.Create([rec]) | ReleaseFullyDynamic(CFG, spec, NoiseKey.fixed(KEY_HEX), release=REL, tick_merge=tick_merge)
+    owners = {}
+    for t in p.to_runner_api().components.transforms.values():
+        if t.spec.urn == "beam:transform:pardo:v1":
+            for family in beam_runner_api_pb2.ParDoPayload.FromString(t.spec.payload).timer_family_specs:
+                owners.setdefault(family, []).append(t.unique_name)
+    assert owners["ts-person_tick_end"] == ["ReleaseFullyDynamic/BoundPersons/ParDo(GatedBoundPersonsFn)"]
+    assert {f: names for f, names in owners.items() if len(names) > 1} == {}

@@ -423,7 +423,13 @@ class GatedBoundPersonsFn(BoundPersonsFn):
 
     PERSON = BoundPersonsFn.PERSON
     EMITTED = ReadModifyWriteStateSpec("emitted", FastPrimitivesCoder())  # entry id -> updates emitted
-    TICK_END = TimerSpec("tick_end", TimeDomain.WATERMARK)  # a timer spec takes one callback: declared again
+    # A timer spec takes one callback, so this class declares its own; and under a name of its own: the
+    # FnApiRunner (which runs a followed file on the DirectRunner) fuses this step with the registry and keeps
+    # a stage's timers in one buffer per timer family id, whatever the transform (``execution.py``,
+    # ``get_buffer``: ``timers:<family>``; apache/beam#21995), so the registry's ``tick_end`` timers were handed
+    # to this step (an empty cell: nothing done) and the registry never resolved its updates (stop 55). Only
+    # the DirectRunner builds this class: no savepoint holds its name.
+    TICK_END = TimerSpec("person_tick_end", TimeDomain.WATERMARK)
 
     def __init__(self, spec: StreamSpec, limit: PersonLimit):
         super().__init__(spec, limit, counts=True)
