@@ -32,9 +32,6 @@ def check_environment(cfg, local: bool = True, required: tuple | None = None, no
 def check_runner(cfg, runner: str) -> None:
     """Whether the runner can run the configured source and sinks (the Java KafkaIO needs a portable runner:
     Flink, or a job server; the Python DirectRunner cannot run a Java transform)."""
-    # (until stop 55 a person-unit followed source was refused on the DirectRunner: its FnApiRunner handed the
-    # registry's timers to the person step, fused in one stage with the same timer name; now named apart,
-    # ``transforms.streaming.GatedBoundPersonsFn``)
     cfg.source.check_runner(runner)
     for i, sink in enumerate(cfg.sinks):
         sink.check_runner(runner, i)

@@ -128,7 +128,7 @@ class FollowFileFn(beam.DoFn):
         if since is not None:
             left = self.poll_seconds - (_poll_clock() - since)
             if left > 0:
-                _pause(min(left, self.poll_seconds))
+                _pause(left)
 
     @beam.DoFn.unbounded_per_element()
     def process(
