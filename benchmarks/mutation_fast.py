@@ -481,7 +481,10 @@ def session(args: argparse.Namespace, todo, files: list[str], runner: type | Non
 
 def run(args: argparse.Namespace) -> None:
     todo = plan(args)
-    _log(f"plan: {len(todo)} mutants in {args.rounds} rounds (seed {args.seed}, cap {args.cap} s)")
+    if args.names:
+        _log(f"plan: {len(todo)} mutants named by {args.names} (cap {args.cap} s)")
+    else:
+        _log(f"plan: {len(todo)} mutants in {args.rounds} rounds (seed {args.seed}, cap {args.cap} s)")
     session(args, todo, SELECTION)
 
 
