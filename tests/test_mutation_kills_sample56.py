@@ -70,11 +70,14 @@ def _cost(start: int, x: int) -> int:
 STARTS = (0, 1, 3, 60, 63, 64, 65, 66, 130, 1000, 70_000)
 
 
-# kills transforms.core.foundation.samplers.x__search__mutmut_5, _17, _18, _28, _29, _37, _38, _39, _49, _50, _51,
-# _57, _58, _64, _71, _72, _74, _75, _77, _79, _85, _86 (the walk stepping the wrong way or comparing k - 1; the gallop
-# giving up on a decided comparison, probing below + 1 - step or None, bracketing at below - step or nowhere; the
-# bisection at (a + b) / 2, // 3 or None, looping while the bracket is 1 wide, or losing an end: a wrong X, a float X,
-# a search that never ends, or one that gives up with every comparison decided)
+# kills transforms.core.foundation.samplers.x__search__mutmut_5, _17, _18, _20, _22, _23, _24, _27, _28, _29, _31,
+# _35, _36, _37, _38, _39, _40, _42, _43, _47, _49, _50, _51, _53, _57, _58, _61, _64, _67, _71, _72, _74, _75, _77,
+# _79, _81, _83, _84, _85, _86 (the walk stepping the wrong way, by 2, to 1, or comparing k - 1; the check after the
+# walk on None or inverted; the gallop giving up on a decided comparison, probing below - step or None, stepping by
+# halves, bracketing at below - step, nowhere, or never entering its loop; the bisection at (a + b) / 2, // 3 or
+# None, giving up on a decided middle, looping while the bracket is 1 wide, or losing an end: a wrong X, a float X,
+# a search that never ends or costs more than the walk, the gallop and the bisection, or one that gives up with
+# every comparison decided; _35, _51, _53, _85, _86 only raise a TypeError: loud)
 @pytest.mark.parametrize("x", [0, 1, 5, 64, 200, 5000, 1 << 20])
 def test_search_finds_x_from_any_start_when_every_comparison_is_decided(x):
     """``_search(le_qk, k)`` returns ``(True, X)`` whenever every comparison is decided, from any start ``k >= 0``
@@ -87,14 +90,16 @@ def test_search_finds_x_from_any_start_when_every_comparison_is_decided(x):
             assert le.probes
 
 
-# kills transforms.core.foundation.samplers.x__search__mutmut_30 (after the walk, an undecided comparison at k
-# returned as "found: X = k": a value of the geometric that is not X, with U on q^k's boundary undecided)
+# kills transforms.core.foundation.samplers.x__search__mutmut_30, _59, _60 (an undecided comparison, after the walk or
+# in the downward gallop, returned as "found": a value of the geometric that is not X, with U on q^k's boundary
+# undecided; _60: the downward gallop going on from above + step, past the boundary it could not decide)
 @pytest.mark.parametrize("x", [3, 100, 5000])
 @pytest.mark.parametrize("side", [0, 1])
 def test_search_says_found_only_for_x_and_resumes_to_x_after_a_refinement(x, side):
     """With U on a boundary (``le(x + side)`` undecided at this precision) the search may stop and ask for more bits
-    (``found`` False): it never says ``found`` with a value other than X, and from the point it returns, the same
-    search with U refined (every comparison decided) finds X. Starts near X, 64 away (the walk ends on the undecided
+    (``found`` False): it never says ``found`` with a value other than X; it goes on from the undecided boundary or
+    below it (where the comparisons said U <= q^k), and from there the same search with U refined (every comparison
+    decided) finds X. Starts near X, 64 away (the walk ends on the undecided
     point) and far away (the gallop and the bisection meet it)."""
     k0 = x + side
     for start in (x, x + 1, k0 + samplers.WALK_BEFORE_GALLOP, k0 + 65, x + 1000, max(k0 - 64, 0), max(k0 - 900, 0)):
@@ -102,7 +107,8 @@ def test_search_says_found_only_for_x_and_resumes_to_x_after_a_refinement(x, sid
         assert type(k) is int and k >= 0
         if found:
             assert k == x, (start, k)
-        else:
+        else:  # it goes on from the boundary it could not decide or below it, never from past it
+            assert k <= k0, (start, k)
             assert samplers._search(Comparator(x, limit=_cost(k, x)), k) == (True, x)
 
 
@@ -141,9 +147,10 @@ def test_the_float_guess_decides_every_small_draw_outside_the_band(monkeypatch, 
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-# kills transforms.core.counters.factorization.anytime.x__check_knots__mutmut_6, _17, _18, _30, _31 (the check of
-# the knots' premises (start at (0, 0), increasing, every slope at most ln 2 an octave) crashing on the real knots,
-# accepting a first knot or a first value that is not 0, or slopes up to ln 3)
+# kills transforms.core.counters.factorization.anytime.x__check_knots__mutmut_5, _6, _11, _14, _17, _18, _19, _21, _24,
+# _29, _30, _31 (the check of the knots' premises (start at (0, 0), increasing, every slope at most ln 2 an octave)
+# crashing on the real knots (_5, _6, _11, _24, _30: loud), refusing them, slopes taken against the wrong values,
+# accepting a first knot or a first value that is not 0, or slopes up to ln 3, or refusing a slope of exactly ln 2)
 @pytest.mark.parametrize(
     "knots,values",
     [
@@ -158,6 +165,10 @@ def test_the_knot_check_refuses_knots_that_break_the_tail_bounds_premises(monkey
     """The tail bound's sum-to-integral step needs h(u)^2 / u non-increasing past EXACT_TERMS and ln h^2 = 0 at
     k = 0: ``_check_knots`` passes the profile's own knots and refuses each kind of violation."""
     anytime_mod._check_knots()  # the profile's knots meet them
+    with monkeypatch.context() as m:  # a slope of exactly ln 2 an octave meets them too (h^2 / u non-increasing)
+        m.setattr(anytime_mod, "KNOTS3", (0.0, 2.0, 24.0))
+        m.setattr(anytime_mod, "LOGH2_3", (0.0, 2.0 * math.log(2.0), -1.0))
+        anytime_mod._check_knots()
     monkeypatch.setattr(anytime_mod, "KNOTS3", knots)
     monkeypatch.setattr(anytime_mod, "LOGH2_3", values)
     with pytest.raises(AssertionError, match="knots"):
@@ -230,8 +241,8 @@ def test_phase_tables_state_and_check_the_first_phases_exact_squared_column_norm
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-# kills transforms.core.contribution.toeplitz.x__anytime_model__mutmut_2, _5, _8, _9, _10, _14, _17, _26 (the model's
-# coefficients as floats, only 3 of them, writable; its s1 None; its name None or upper case)
+# kills transforms.core.contribution.toeplitz.x__anytime_model__mutmut_2, _5, _8, _9, _10, _14, _17, _25, _26 (the
+# model's coefficients as floats, only 3 of them, writable; its s1 None; its name None, upper case or XX-wrapped)
 def test_the_anytime_model_is_the_counters_column_with_its_documented_attributes():
     """``toeplitz_model("anytime_sqrt")``: name ``anytime_sqrt``, unbounded, kappa the first ``ANYTIME_PREFIX``
     coefficients of the counter's infinite column (int64, read-only: the model is shared, cached), what the
@@ -248,9 +259,9 @@ def test_the_anytime_model_is_the_counters_column_with_its_documented_attributes
     assert model.n2 == anytime_sensitivity_sq()
 
 
-# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_286 (the example pattern cut at
-# the horizon for blt and anytime_sqrt, whose horizon cuts no change, and not for the finite counters: blt's exact
-# bound then comes with a witness that lacks its deletion)
+# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_285, _286 (the example pattern
+# cut at the horizon for blt and anytime_sqrt, whose horizon cuts no change: blt's exact bound then comes with a
+# witness that lacks its deletion)
 @pytest.mark.parametrize("horizon", [None, 64, 5000])
 def test_blts_exact_bound_comes_with_a_witness_that_reaches_it(horizon):
     """An exact sensitivity's ``pattern`` attains the bound: for ``blt`` (unbounded: no change is cut by a design
@@ -269,8 +280,8 @@ def test_blts_exact_bound_comes_with_a_witness_that_reaches_it(horizon):
     assert s.multiplier**2 * model.n2 == pytest.approx(sum(v * v for v in y), rel=1e-12)
 
 
-# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_272, _278, _281 (the account
-# naming "1 level" for every tree, "LEVELS", or a horizon and levels for counters that have none)
+# kills transforms.core.contribution.sensitivity.x_contribution_sensitivity__mutmut_272, _277, _278, _281 (the account
+# naming "1 level" for every tree, "LEVELS" or "XXlevelsXX", or a horizon and levels for counters that have none)
 def test_the_laplace_account_names_the_trees_levels_and_nothing_for_other_counters():
     """``Sensitivity.method`` (the line plans and manifests show) names the k-ary tree as
     ``kary_tree(T=horizon, L levels)`` (``1 level`` for a single level) and the other interval counters by name."""
@@ -287,7 +298,7 @@ def test_the_laplace_account_names_the_trees_levels_and_nothing_for_other_counte
     assert "through infinite <=" in s.method
 
 
-# kills transforms.core.continual.auto.x_auto_counter__mutmut_10 (a bounded update-level Gaussian run of horizon 2
+# kills transforms.core.continual.auto.x_auto_counter__mutmut_10, _11 (a bounded update-level Gaussian run of horizon 2
 # given sqrt_factorization instead of scaled_sqrt)
 def test_auto_picks_scaled_sqrt_for_every_bounded_update_level_gaussian_run():
     """``auto_counter``: a bounded run at update level under Gaussian noise gets ``scaled_sqrt`` from horizon 2 on
@@ -297,9 +308,10 @@ def test_auto_picks_scaled_sqrt_for_every_bounded_update_level_gaussian_run():
     assert auto_counter("gaussian", None, "update") == "anytime_sqrt"
 
 
-# kills transforms.core.foundation.samplers.x__search__mutmut_48, _52 (the gallop's steps tripled instead of
-# doubled, or its first step down 2: the same X, but other points probed past the walk, so other words read where
-# U's first interval spans several of q's steps: the draws after it move, and a key's releases are reproducible)
+# kills transforms.core.foundation.samplers.x__search__mutmut_34, _48, _52 (the gallop's first step up 2, its steps
+# tripled instead of doubled, or its first step down 2: the same X, but other points probed past the walk, so other
+# words read where U's first interval spans several of q's steps: the draws after it move, and a key's releases are
+# reproducible)
 @pytest.mark.parametrize("direction", [1, -1])
 def test_past_the_walk_the_search_gallops_with_doubling_steps_then_bisects(direction):
     """The docstring's algorithm past ``WALK_BEFORE_GALLOP`` single steps: steps that double (1, 2, 4, ...) from
@@ -355,12 +367,15 @@ def test_polish_scaled_returns_its_start_with_the_starts_own_figure(monkeypatch)
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-# kills transforms.core.selection.release.x_key_state_to_plain__mutmut_14 (the schema stored under "SCHEMA": a
-# selected key's counter written under a later schema is then read as schema 2 and migrated again)
+# kills transforms.core.selection.release.x_key_state_to_plain__mutmut_13, _14 (the schema stored under another key:
+# a selected key's counter written under a later schema is then read as schema 2 and migrated again) and
+# transforms.core.selection.release.x_key_state_from_plain__mutmut_21, _22, _25 (the schema read from another key, so
+# always 2, or a state without "schema", written before stop 50, refused instead of read as 2)
 def test_a_selected_keys_counter_is_migrated_from_the_schema_it_was_written_in(monkeypatch):
     """``key_state_to_plain`` stores the state format's schema beside the counter (which lives outside any
     envelope); ``key_state_from_plain`` migrates from it. Under a later schema 3 (a migration 2 -> 3 that must run
-    on schema 2 data only), a key written at 3 reads back without a migration, one written at 2 with it."""
+    on schema 2 data only), a key written at 3 reads back without a migration, one written at 2 with it, and one
+    without the field (written before stop 50) is of schema 2."""
     from transforms.core.counters import make_counter
     from transforms.core.foundation import state as state_mod
     from transforms.core.foundation.accounting import ZCDP
@@ -380,6 +395,8 @@ def test_a_selected_keys_counter_is_migrated_from_the_schema_it_was_written_in(m
     assert plain.get("schema") == 3
     key_state_from_plain({**plain, "schema": 2})
     assert ran == [1]
+    old = {k: v for k, v in plain.items() if k != "schema"}  # written before stop 50: schema 2
+    assert key_state_from_plain(old).counter.t == 1 and ran == [1, 1]
 
 
 # kills transforms.core.foundation.state.x__to_plain__mutmut_50 (an escaped dict's values walked without the memo:
