@@ -27,14 +27,16 @@ replaces the runner:
   over the sorted names, as ``mutation_core``); round r takes the next ``--per-round`` mutants of each module
   (``--critical-per-round`` of the privacy-critical ones, ``CRITICAL``) so that every module has a sample when
   time runs out; the ``FIRST`` modules (never reached before) are served first in each round.
+  ``--names FILE``: exactly the mutants the file names (one a line, in its order) instead of the seeded sample.
 * ``rerun``: the survivors again, against every test that executes their function (no cap).
 * ``recheck [--only M...] [--functions REGEX] [--cap S]``: the mutants killed by a crash, against every covering
   test without stopping at the first failure: which of them an assertion of a test also catches
   (``fast.recheck.json``; issue 27 asks that privacy and bound mutants be killed by an assertion on the property).
-* ``confirm NAME TEST...`` or ``confirm --all`` (every mutant of the run that ``KILLED_BY`` in
-  ``mutation_core_survivors.py`` names, against its test): the check that a new test kills a survivor; each
-  test runs unmutated first (must pass) and then with the mutant (must fail); ``--sync`` copies the tests' files
-  from the work tree into the copy first. Verdicts to ``benchmarks/results/mutation/fast.confirmed.json``.
+* ``confirm NAME TEST...``, ``confirm --pairs-file F`` (a JSON list of ``[NAME, [TEST...]]``) or ``confirm --all``
+  (every mutant of the run that ``KILLED_BY`` in ``mutation_core_survivors.py`` names, against its test): the
+  check that a new test kills a survivor; each test runs unmutated first (must pass) and then with the mutant (must
+  fail); ``--sync`` copies the tests' files from the work tree into the copy first. Verdicts to
+  ``benchmarks/results/mutation/fast.confirmed.json``.
 * ``summary``: ``fast.json`` + the judged survivors (``benchmarks/mutation_core_survivors.py``) ->
   ``benchmarks/mutation_results_core.json`` and the table of ``docs/testing.md``.
 
@@ -189,6 +191,13 @@ def plan(args: argparse.Namespace) -> list[tuple[int, str, str]]:
     mods = sorted(metas, key=lambda m: (m not in FIRST, crit and not m.startswith(CRITICAL), m))
     skip = tuple(getattr(args, "skip", None) or ())
     only = tuple(getattr(args, "only", None) or ())
+    if getattr(args, "names", None):  # --names FILE: exactly these mutants, in the file's order (round 0)
+        module_of = {n: m for m, ns in metas.items() for n in ns}
+        wanted = [n for n in Path(args.names).read_text().split() if n]
+        unknown = [n for n in wanted if n not in module_of]
+        if unknown:
+            sys.exit(f"--names: {len(unknown)} mutants not in the copy, e.g. {unknown[0]}")
+        return [(0, module_of[n], n) for n in wanted if not only or module_of[n].startswith(only)]
     out = []
     for r in range(args.rounds):
         for m in mods:
@@ -472,7 +481,10 @@ def session(args: argparse.Namespace, todo, files: list[str], runner: type | Non
 
 def run(args: argparse.Namespace) -> None:
     todo = plan(args)
-    _log(f"plan: {len(todo)} mutants in {args.rounds} rounds (seed {args.seed}, cap {args.cap} s)")
+    if args.names:
+        _log(f"plan: {len(todo)} mutants named by {args.names} (cap {args.cap} s)")
+    else:
+        _log(f"plan: {len(todo)} mutants in {args.rounds} rounds (seed {args.seed}, cap {args.cap} s)")
     session(args, todo, SELECTION)
 
 
@@ -514,6 +526,8 @@ def confirm(args: argparse.Namespace) -> None:
         args.pairs = [
             (n, [t]) for n, t in KILLED_BY.items() if done.get(n, {}).get("status") in ("survived", "no tests")
         ]
+    elif args.pairs_file:  # [[NAME, [TEST, ...]], ...]: many mutants against their tests in one session
+        args.pairs = [(n, list(ts)) for n, ts in json.loads(Path(args.pairs_file).read_text())]
     else:
         args.pairs = [(args.names[0], args.tests)]
     wanted = sorted({t for _, ts in args.pairs for t in ts})
@@ -556,6 +570,7 @@ def main() -> None:
         r.add_argument("--critical-first", action="store_true", help="privacy-critical modules first in a round")
         r.add_argument("--skip", nargs="*", default=[], help="modules (paths) to leave out of the plan")
         r.add_argument("--only", nargs="*", default=[], help="only the modules whose path starts with one of these")
+        r.add_argument("--names", default="", help="run: a file of mutant names, run exactly these in its order")
         r.add_argument("--functions", default=".", help="recheck: a regular expression on the mutant's function")
         r.add_argument("--results", nargs="*", default=[], help="summary: these runs' fast.json, merged")
     c = sub.add_parser("confirm")
@@ -563,6 +578,7 @@ def main() -> None:
     c.add_argument("tests", nargs="*")
     c.add_argument("--sync", action="store_true", help="copy the tests' files from the work tree into the copy")
     c.add_argument("--all", action="store_true", help="every mutant of the run that KILLED_BY names")
+    c.add_argument("--pairs-file", default="", help="a JSON list of [mutant name, [tests]] pairs")
     a = ap.parse_args()
     if a.cmd == "confirm":
         a.names = [a.names]
