@@ -157,9 +157,10 @@ def test_the_float_guess_decides_every_small_draw_outside_the_band(monkeypatch, 
         ((-1.0, 0.0, 2.0, 24.0), (0.0, 0.0, 0.1, -1.0)),  # the first knot is not 0
         ((0.0, 2.0, 24.0), (0.5, 0.4, -1.0)),  # h(0)^2 is not 1
         ((0.0, 3.0, 2.0, 24.0), (0.0, 0.1, 0.1, -1.0)),  # knots not increasing
+        ((0.0, 2.0, 2.0, 24.0), (0.0, 0.1, 0.2, -1.0)),  # two equal knots (refused by the check, not by a division)
         ((0.0, 2.0, 3.0, 24.0), (0.0, 0.1, 0.1 + 0.9, -1.0)),  # a slope of 0.9 > ln 2 (below ln 3)
     ],
-    ids=["first-knot", "first-value", "not-increasing", "slope"],
+    ids=["first-knot", "first-value", "not-increasing", "equal", "slope"],
 )
 def test_the_knot_check_refuses_knots_that_break_the_tail_bounds_premises(monkeypatch, knots, values):
     """The tail bound's sum-to-integral step needs h(u)^2 / u non-increasing past EXACT_TERMS and ln h^2 = 0 at
