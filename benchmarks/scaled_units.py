@@ -13,7 +13,7 @@ the same budget; the Toeplitz counter's multiplier is checked against the librar
 every row non-decreasing towards the diagonal), but its bound (twice ``n2`` for two changes) is loose here: the
 product with it is printed too.
 
-    python benchmarks/scaled_units.py [T ...]          # default 256 1024 2048 (4096: about 15 s)
+    python benchmarks/scaled_units.py [T ...]          # default 256 1024 2048 (with 4096: about 10 s in all)
 """
 
 from __future__ import annotations
