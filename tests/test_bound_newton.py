@@ -192,6 +192,44 @@ def test_the_golden_section_fails_the_exactness_check():
         _assert_exact(_golden_section, _lattice_profiles(), 0.05)
 
 
+def _many_copies() -> list[NoiseProfile]:
+    """Profiles of many copies of few discrete Laplace terms (a count's noise summed over 10^9 to 10^15 node
+    releases: a counter of years of seconds, a sum over many cells): the minimum lies at a tiny lambda, where
+    the two log1p of each term's log-MGF cancel to first order."""
+    return [
+        NoiseProfile({(LAPLACE, 3.0, 1.0): 10**9}),
+        NoiseProfile({(LAPLACE, 3.0, 1.0): 10**12}),
+        NoiseProfile({(LAPLACE, 3.0, 1.0): 10**15}),
+        NoiseProfile({(LAPLACE, 0.3, 1.0): 10**10}),
+        NoiseProfile({(LAPLACE, 9.4e6, 1.0): 10**6, (LAPLACE, 2.0, 1.0): 3}),
+        NoiseProfile({(LAPLACE, 3.0, 1.0): 10**12, (GAUSSIAN, 4.0, 1.0): 10**6}),
+    ]
+
+
+def _log_mgf_cancelling(lx, c, eq, om):
+    """The broken twin of ``bounds._log_mgf`` (main before stop 57): ``-log1p(-r expm1(l)) - log1p(-r
+    expm1(-l))``, two terms of opposite signs whose sum is second order in l: at 10^12 copies of a scale-3
+    term the bound came out 1.6e-11 relative below the exact minimum, 1.1e-9 at 10^15."""
+    r = eq / om
+    return (c * -(np.log1p(-r * np.expm1(lx)) + np.log1p(-r * np.expm1(-lx)))).sum(axis=1)
+
+
+@pytest.mark.parametrize("minimiser", [NoiseProfile.tail_bound, _row_bound], ids=["tail_bound", "tail_bounds"])
+def test_many_copies_of_a_term_state_the_exact_minimum(minimiser):
+    """The log-MGF as ``-log1p(-4 r (1 + r) sinh(l / 2)^2)``, one term without cancellation: within a few ulps
+    of the exact minimum however many copies (mpmath at 40 digits)."""
+    for beta in (0.05, 1e-6):
+        _assert_exact(minimiser, _many_copies(), beta)
+
+
+def test_the_cancelling_log_mgf_fails_the_check_on_many_copies(monkeypatch):
+    from transforms.core.foundation import bounds as bounds_mod
+
+    monkeypatch.setattr(bounds_mod, "_log_mgf", _log_mgf_cancelling)
+    with pytest.raises(AssertionError):
+        _assert_exact(_row_bound, _many_copies(), 0.05)  # tail_bounds: not cached, the twin computes
+
+
 @pytest.mark.parametrize("scale", [0.7, 3.0, 1e3, 9.4e6, 2e7, 3.3e7])
 @pytest.mark.parametrize("beta", [0.05, 0.05 / 3, 0.05 / 16, 1e-6, 0.3])
 def test_a_single_laplace_term_states_its_exact_quantile(scale, beta):

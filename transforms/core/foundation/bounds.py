@@ -314,7 +314,11 @@ _MAX_NEWTON = 100  # Newton converges in ~10 steps from the Gaussian start; bise
 
 def _log_mgf(lx: np.ndarray, c: np.ndarray, eq: np.ndarray, om: np.ndarray) -> np.ndarray:
     """Per row, sum_k c_k log M(lx_k) of discrete Laplace terms, ``M(l) = (1-q)^2 / ((1 - q e^l)(1 - q e^-l))``,
-    as ``-log1p(-q expm1(l) / (1-q)) - log1p(-q expm1(-l) / (1-q))``: without the cancellation of
-    ``2 log(1-q) - log(1 - q e^l) - log(1 - q e^-l)`` at small l (accurate to a few ulps of the result)."""
+    as ``-log1p(-4 r (1 + r) sinh(l / 2)^2)`` with ``r = q / (1-q)``: ``(1 - q e^l)(1 - q e^-l) / (1-q)^2 =
+    1 - 4 r (1 + r) sinh(l / 2)^2``, one term, a few ulps of the result at every l. Not
+    ``2 log(1-q) - log(1 - q e^l) - log(1 - q e^-l)`` (~7 digits lost at a lattice's scale), nor
+    ``-log1p(-r expm1(l)) - log1p(-r expm1(-l))`` (stop 56 and before: two terms of opposite signs whose sum is
+    second order in l; at 10^12 copies of one term the bound was 1.6e-11 relative below the exact minimum)."""
     r = eq / om
-    return (c * -(np.log1p(-r * np.expm1(lx)) + np.log1p(-r * np.expm1(-lx)))).sum(axis=1)
+    sh = np.sinh(lx / 2)
+    return (c * -np.log1p(-4 * r * (1 + r) * (sh * sh))).sum(axis=1)
