@@ -1,6 +1,7 @@
 """Budgets, conversions, composition, series splits, ledger, privacy units."""
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -72,6 +73,33 @@ def test_zeta_known_values():
     assert zeta(4) == pytest.approx(math.pi**4 / 90, abs=1e-12)
     assert zeta(1.5) == pytest.approx(2.612375348685488, abs=1e-12)
     assert zeta(1.1) == pytest.approx(10.584448464950810, abs=1e-10)
+
+
+def _zeta_points() -> list[float]:
+    rng = random.Random(57)  # fixed points: s - 1 log-uniform in [1e-6, 20]
+    return [1 + 10 ** rng.uniform(-6, 1.3) for _ in range(400)] + [1.001, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0]
+
+
+def _rel_to_mpmath(f, points) -> list[float]:
+    import mpmath
+
+    mpmath.mp.dps = 40
+    return [float((mpmath.mpf(f(s)) - mpmath.zeta(mpmath.mpf(s))) / mpmath.zeta(mpmath.mpf(s))) for s in points]
+
+
+def test_zeta_is_rounded_up_within_1e_12():
+    """A series split's weights ``1 / (zeta(s) j^s)`` must sum to at most 1: the value is never below the true
+    zeta (mpmath at 40 digits), by a margin of more than the 2 ulps of a weight's own rounding, and within 1e-12
+    of it."""
+    rel = _rel_to_mpmath(zeta, _zeta_points())
+    assert min(rel) > 4 * 2.0**-52 and max(rel) < 1e-12
+
+
+def test_the_unrounded_zeta_fails_the_side_check():
+    """The broken twin: the Euler-Maclaurin value without the final rounding up (before stop 57) is below the
+    true zeta at some of the points."""
+    rel = _rel_to_mpmath(lambda s: zeta(s) / (1 + 2.0**-48), _zeta_points())
+    assert min(rel) < 0
 
 
 @pytest.mark.parametrize("split", [SeriesSplit("pi2"), SeriesSplit("zeta", 0.5), SeriesSplit("zeta", 0.1)])

@@ -33,7 +33,17 @@ __all__ = ["zeta", "SeriesSplit", "PrivacyUnit", "stated_spend"]
 
 
 def zeta(s: float) -> float:
-    """The Riemann zeta function at real s > 1 (Euler-Maclaurin, |error| < 1e-12)."""
+    """The Riemann zeta function at real s > 1, rounded up: never below it, within 1e-12 relative above.
+
+    Euler-Maclaurin for the tail ``sum_{k>=20} k^-s`` with the corrections up to ``B_6``: the remainder
+    after the ``B_6`` term has the sign of ``B_8`` (negative) for real s > 1, so the exact value of the
+    formula is above ``zeta(s)``, by less than 2e-13 relative (the ``B_8`` term at s -> 1). Its float
+    evaluation (a correctly rounded ``fsum`` of 19 terms, six more operations and powers within an ulp each)
+    is within 16 ulps of the formula; the result is raised by ``2^-48`` relative (16 ulps) so that it stays
+    above ``zeta(s)`` whatever the rounding. A series split's weights ``1 / (zeta(s) j^s)`` then sum to at
+    most 1 over all j (each computed weight within 2 ulps of its exact value, 16 ulps below the true
+    weight's); before stop 57 the value was not rounded to a side (below the true value at about 46% of
+    points, by up to ~1e-15 relative)."""
     if s <= 1:
         raise ValueError("zeta(s) needs s > 1")
     n = 20
@@ -43,7 +53,7 @@ def zeta(s: float) -> float:
     total += s * n ** (-s - 1) / 12
     total -= s * (s + 1) * (s + 2) * n ** (-s - 3) / 720
     total += s * (s + 1) * (s + 2) * (s + 3) * (s + 4) * n ** (-s - 5) / 30240
-    return total
+    return total + total * 2.0**-48
 
 
 @dataclass(frozen=True)
