@@ -20,6 +20,54 @@ def test_range_enumeration_matches_triu():
     np.testing.assert_allclose(range_answers(h), [h[i : j + 1].sum() for i, j in zip(ea, eb)])
 
 
+def _row_boundaries(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices at the start, second and last place of rows (the first, random, and the last 2,000 rows, where
+    the float root is least precise) with their (a, b), by integer arithmetic."""
+    import random
+
+    rng = random.Random(seed)
+    rows = [0, 1, d // 2, d - 3, d - 2, d - 1] + [rng.randrange(d) for _ in range(100)]
+    rows += [d - rng.randrange(1, 2000) for _ in range(200)]
+    idx, ea, eb = [], [], []
+    for a in rows:
+        s = a * d - a * (a - 1) // 2
+        for x in (s, s + 1, s + (d - a) - 1):
+            if x < s + (d - a):
+                idx.append(x), ea.append(a), eb.append(a + x - s)
+    return np.array(idx, dtype=np.int64), np.array(ea), np.array(eb)
+
+
+@pytest.mark.parametrize("bits", [20, 26, 28, 30, 31])
+def test_range_enumeration_is_exact_on_large_domains(bits):
+    """The float root finds a row to within one only up to about 2^26 cells; past that (the last rows of 2^28
+    cells: 4 of these indices wrong before stop 57, 56 at 2^31) the integer bisection finds it."""
+    m = PMWMechanism(1 << bits, ranges=True)
+    idx, ea, eb = _row_boundaries(1 << bits, bits)
+    a, b = m._range_of(idx)
+    assert a.tolist() == ea.tolist() and b.tolist() == eb.tolist()
+
+
+def test_the_float_root_alone_misses_rows_at_2_28_cells():
+    """The broken twin: the float root with its one-row correction (the enumeration before stop 57)."""
+    d = 1 << 28
+    idx, ea, _ = _row_boundaries(d, 28)
+    a = np.floor((2 * d + 1 - np.sqrt((2 * d + 1) ** 2 - 8 * idx.astype(float))) / 2).astype(np.int64)
+    start = a * d - a * (a - 1) // 2
+    a = np.where(start > idx, a - 1, a)
+    a2 = a + 1
+    a = np.where((a2 * d - a2 * (a2 - 1) // 2 <= idx) & (a2 < d), a2, a)
+    assert (a != ea).any()
+
+
+def test_a_range_domain_past_int64_row_starts_is_refused():
+    from transforms.core.static.pmw import MAX_RANGE_CELLS
+
+    assert MAX_RANGE_CELLS**2 < 2**63 <= (MAX_RANGE_CELLS + 1) ** 2
+    PMWMechanism(MAX_RANGE_CELLS, ranges=True)
+    with pytest.raises(ValueError, match="at most 3,037,000,499 cells"):
+        PMWMechanism(MAX_RANGE_CELLS + 1, ranges=True)
+
+
 def test_noise_off_release_is_exact(no_noise):
     m = PMWMechanism(16, ranges=True)
     h = np.arange(16)

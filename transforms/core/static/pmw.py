@@ -66,6 +66,9 @@ def range_answers(hist: np.ndarray) -> np.ndarray:
     return p[b_idx + 1] - p[a_idx]
 
 
+MAX_RANGE_CELLS = math.isqrt((1 << 63) - 1)  # d * d must fit int64 (_range_of's row starts)
+
+
 @state_class("static.pmw")
 class PMWMechanism(StaticMechanism):
     """Private multiplicative weights over a finite domain (see module docstring)."""
@@ -94,6 +97,11 @@ class PMWMechanism(StaticMechanism):
             self.matrix = self._aq * self.unit
             self.m = a.shape[0]
         else:
+            if self.d > MAX_RANGE_CELLS:
+                raise ValueError(
+                    f"PMW over all ranges supports at most {MAX_RANGE_CELLS:,} cells (row starts in int64), "
+                    f"got {self.d:,}"
+                )
             self.matrix = None
             self.m = self.d * (self.d + 1) // 2
         if iterations < 0:
@@ -167,19 +175,38 @@ class PMWMechanism(StaticMechanism):
         return np.abs(self.matrix @ a_syn - self.matrix @ h)
 
     def _range_of(self, idx: np.ndarray):
-        """Query index (row-major over a <= b) -> (a, b)."""
+        """Query index (row-major over a <= b) -> (a, b), exactly for every domain whose ``m`` fits int64.
+
+        Row a holds d - a ranges and starts at ``start(a) = a d - a (a - 1) / 2``; a is the largest row with
+        ``start(a) <= idx``. The float root of that quadratic finds it to within one row while ``(2d + 1)^2``
+        has float precision to spare (up to about 2^26 cells); the rows it misses (at 2^28 cells and more, near
+        the last rows, where the root's argument is a small difference of two numbers near 2^58) are found by
+        an integer bisection, so a larger domain is exact too (before stop 57 it was not: a wrong (a, b),
+        or b past the domain)."""
         d = self.d
-        # rows a have d - a entries; start(a) = a*d - a(a-1)/2
-        a = np.floor((2 * d + 1 - np.sqrt((2 * d + 1) ** 2 - 8 * idx.astype(float))) / 2).astype(np.int64)
-        start = a * d - a * (a - 1) // 2
-        a = np.where(start > idx, a - 1, a)
-        start = a * d - a * (a - 1) // 2
-        a2 = a + 1
-        start2 = a2 * d - a2 * (a2 - 1) // 2
-        fix = (start2 <= idx) & (a2 < d)
-        a = np.where(fix, a2, a)
-        start = np.where(fix, start2, start)
-        b = a + (idx - start)
+        idx = np.asarray(idx, dtype=np.int64)
+
+        def start(r):
+            return r * d - r * (r - 1) // 2
+
+        with np.errstate(invalid="ignore"):  # a negative root argument (rounding, huge d): NaN, found below
+            root = np.sqrt(float(2 * d + 1) ** 2 - 8 * idx.astype(float))
+            a = np.nan_to_num(np.floor((2 * d + 1 - root) / 2), nan=0.0).astype(np.int64)
+        a = np.clip(a, 0, d - 1)
+        a = np.where(start(a) > idx, a - 1, a)
+        a = np.where((start(a + 1) <= idx) & (a + 1 < d), a + 1, a)
+        miss = (a < 0) | (start(a) > idx) | (start(a + 1) <= idx)  # start(d) = m: the last row's end
+        if miss.any():
+            j = np.flatnonzero(miss)
+            t = idx[j]
+            lo, hi = np.zeros(len(j), dtype=np.int64), np.full(len(j), d - 1, dtype=np.int64)
+            while np.any(lo < hi):  # invariant: start(lo) <= t < start(hi + 1)
+                mid = (lo + hi + 1) // 2
+                go = start(mid) <= t
+                lo, hi = np.where(go, mid, lo), np.where(go, hi, mid - 1)
+            a = a.copy()
+            a[j] = lo
+        b = a + (idx - start(a))
         return a, b
 
     def _select(self, stream: RandomStream, a_syn, h, eps_sel: float) -> int:
