@@ -18,7 +18,13 @@ follows the wall clock, so its bytes are not a function of the code alone).
 
 Usage: ``python -m benchmarks.config_snapshot [--out FILE] [NAME ...]``; compare two outputs with ``diff``.
 
-References: ``config_snapshot_stop42.json`` is today's (stop 42), made on an AMD EPYC: all 18 entries equal those
+References: ``config_snapshot_stop57.json`` (stop 57, made on an Intel Xeon at 2.3 GHz) differs from main before it
+(5845455, run on the same machine) in 13 of the 18 entries, and there only in stated bounds and spends, by at most
+6e-15 relative (``snapshot_fields``): ``error_bound`` / ``bound`` in every entry with discrete Laplace noise, up to
+8.1e-16 where only the log-MGF changed (now without cancellation), 3.9e-15 where the zeta weights did too;
+``epsilon_spent`` / ``rho_spent`` / ``update_level_spent`` / ``cost`` of ``growing`` and ``v_fully_dynamic_zcdp``,
+up to 5.7e-15 (the zeta split's weights rounded down). No estimate or dead letter changed.
+``config_snapshot_stop42.json`` is stop 42's, made on an AMD EPYC: all 18 entries equal those
 of main eb06d86 (stop 41) run on the same machine, but ``v_net_change_entry`` and ``v_person_net_change_approx``
 differ from ``config_snapshot_stop41.json`` (made on another processor) in the last bits of their Gaussian
 releases' floats: compare against a reference made on the same processor type, or against a base commit run here.
