@@ -165,3 +165,35 @@ def test_chain_bound_is_the_exhaustive_chain_on_short_horizons(t):
             )
             cb = chain_bound(model, closed, open_)
             assert cb.lower == want == cb.upper and cb.exact, (t, closed, open_)
+
+
+@pytest.fixture
+def stopped_search(monkeypatch):
+    """``chain_bound`` with no work allowed: every search stops after its first round (as one past ``MAX_WORK``
+    would at a long horizon); its cache emptied before and after, so no other test meets a loose bound."""
+    from transforms.core.contribution import toeplitz
+
+    chain_bound.cache_clear()
+    monkeypatch.setattr(toeplitz, "MAX_WORK", 0)
+    yield
+    chain_bound.cache_clear()
+
+
+@pytest.mark.parametrize("closed", [1, 2, 3])
+@pytest.mark.parametrize("open_", [False, True])
+def test_a_search_stopped_early_states_a_valid_bound(stopped_search, closed, open_):
+    """Stopped early, a search of one closed visit keeps its own bound (before stop 57 it asked for the bound of
+    one closed visit, itself, again: a RecursionError for every search that stopped early); of two or more, the
+    smaller of its own and the pairs' bound. Either brackets the exhaustive maximum."""
+    import itertools
+
+    t = 24
+    model = toeplitz_model("sqrt_factorization", t)
+    kappa = model.kappa
+    S = lambda n: sum(int(v) * int(v) for v in kappa[:n])  # noqa: E731
+    want = max(
+        sum(F(kappa, t - s, s - p) for p, s in zip((0, *pos), pos)) + (S(t - pos[-1]) if open_ else 0)
+        for pos in itertools.combinations_with_replacement(range(t + 1), closed)
+    )
+    cb = chain_bound(model, closed, open_)
+    assert cb.lower <= want <= cb.upper and not cb.exact

@@ -245,8 +245,8 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
     chain whose positions lie in the intervals; intervals whose best chain is bounded below the
     best real pattern found are dropped, the others are halved, until the bound is within
     ``rtol`` of a real pattern (or every interval is a point: exact). Past ``MAX_WORK`` the
-    search stops with the smaller of its bound and ``closed * chain(1, closed) + open * n2``
-    (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout.
+    search stops with its bound, for two or more closed visits the smaller of it and ``closed * chain(1, 0) +
+    open * n2`` (every closed visit is a pair, Lemma M): valid, looser. Integer arithmetic throughout.
     Unbounded: ``(2 closed + open) n2`` (Lemma A1), for the BLT (translation invariant, support
     ``W``) exactly, at the positions ``0, W, 2W, ...`` (no two changes share a row); for
     ``anytime_sqrt`` a supremum (``lower`` 0: no finite pattern reaches it)."""
@@ -320,7 +320,8 @@ def chain_bound(model: ToeplitzModel, closed: int, open_: bool, rtol: float = DE
         points = all(lo == hi for layer in layers for lo, hi in layer)
         if upper <= best * (1 + rtol) or points or rounds > MAX_ROUNDS or ev.work > MAX_WORK:
             upper = max(upper, best, dropped)
-            if upper > best * (1 + rtol):  # stopped early: each closed visit is a pair (Lemma M)
+            if upper > best * (1 + rtol) and closed > 1:  # stopped early: each closed visit is a pair (Lemma M)
+                # (one closed visit keeps its own bound: the pair's search is this one, stopped the same way)
                 upper = min(upper, closed * chain_bound(model, 1, False, rtol).upper + (ev.S(t) if open_ else 0))
             return ChainBound(upper, best, (0, *best_pts), upper <= best * (1 + rtol))
         cut = best  # an interval whose chains cannot beat a real pattern goes
