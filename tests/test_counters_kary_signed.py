@@ -105,3 +105,23 @@ def test_twin_with_half_the_noise_fails(monkeypatch):
     monkeypatch.setattr(kary_signed, "as_ratio_up", lambda x: real(x / 2))
     H, s = _kary_signed_setting()
     assert H.check_setting(s).problems
+
+
+@pytest.mark.parametrize("clear_every", [None, 1, 5])
+def test_the_counters_one_charge_is_logged_once_whoever_empties_the_log(clear_every):
+    """The release log (the privacy harness's view) tells of the counter's one charge, the whole budget, with its
+    first logged node and of 0 with every other, also when a consumer takes the entries away as they come (before
+    stop 57 an emptied log made the next node carry the whole budget again: twice the charge after one
+    clearing, a loss stated above the truth). The ledger is charged once either way."""
+    budget = PureDP(1.0)
+    c = make_counter("kary_signed", CountMechanism(), budget, horizon=60)
+    c.release_log = []
+    taken, noise = [], NoiseSource(bytes(range(32)))
+    for t in range(1, 61):
+        c.step(np.array([t % 3]), noise)
+        if clear_every and t % clear_every == 0:
+            taken += c.release_log
+            c.release_log.clear()
+    taken += c.release_log
+    costs = [cost for _, cost, _ in taken]
+    assert len(taken) > 10 and costs[0] == budget and all(x == budget.scale(0.0) for x in costs[1:])

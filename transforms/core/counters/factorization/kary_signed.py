@@ -195,8 +195,10 @@ class KarySignedCounter(ContinualCounter):
                 lo, hi = (i - 1) * size, min(i * size, self.t)
                 part = self._history[hi] - self._history[lo] if hi > lo else 0
                 vals = (np.asarray(z, dtype=np.float64) + part) * self.unit
+                # the counter's one charge goes with its first logged node: the first in its own record of them
+                # (not "the log is empty": a consumer that empties the log would be told of the charge again)
+                cost = self.budget if not self._logged else self.budget.scale(0.0)
                 self._logged[key] = vals
-                cost = self.budget if not self.release_log else self.budget.scale(0.0)
                 self.release_log.append((self.coords + (self.name, "node", j, i), cost, vals))
         return z
 
