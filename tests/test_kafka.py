@@ -236,6 +236,42 @@ def _records(path: pathlib.Path, pattern: str) -> list[str]:
     return sorted(line for f in sorted(path.glob(pattern)) for line in f.read_text().splitlines())
 
 
+def _watermarks(jars, tmp_path, backlog: int, stamps: list[int]) -> list[tuple[int, int, int, int]]:
+    """``tests/java/KafkaWatermarkCheck.java`` against the runner's KafkaIO: per record, (element timestamp,
+    watermark after it, the clock before, the clock after), ms."""
+    src = ROOT / "tests" / "java" / "KafkaWatermarkCheck.java"
+    subprocess.run(["javac", "-cp", str(jars.runner), "-d", str(tmp_path), str(src)], check=True, timeout=120)
+    out = subprocess.run(
+        ["java", "-cp", f"{jars.runner}{os.pathsep}{tmp_path}", "KafkaWatermarkCheck", str(backlog), *map(str, stamps)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    return [tuple(int(v) for v in line.split()) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("backlog", [5, 0])
+def test_the_create_time_watermark_never_passes_the_readers_clock(kafka_jars, tmp_path, backlog):
+    """The Kafka source's watermark (KafkaIO's ``CreateTime`` policy, ``withCreateTime(Duration.ZERO)``: Beam's
+    ``CustomTimestampPolicyWithLimitedDelay``) is the newest record time read, capped at the reader's clock: a
+    record stamped ten years ahead keeps its timestamp but moves the watermark to the clock, never past it
+    (``docs/kafka.md``). So it cannot make the periods of a live stream close early; in a replay of past records
+    it moves the watermark from the replay's time to the present, which makes every later replayed record late.
+    Caught up (backlog 0) the watermark is the clock whatever the records say."""
+    now = int(time.time() * 1000)
+    day, year = 86_400_000, 365 * 86_400_000
+    stamps = [now - day, now + 10 * year, now - 3_600_000]
+    rows = _watermarks(kafka_jars, tmp_path, backlog, stamps)
+    assert [r[0] for r in rows] == stamps  # element timestamps: the records' own
+    assert all(wm <= after for _, wm, _, after in rows)  # never past the reader's clock
+    if backlog:
+        assert rows[0][1] == stamps[0]  # behind: the newest record time read (the data's)
+        assert rows[1][2] <= rows[1][1] and rows[2][2] <= rows[2][1]  # after the future record: the clock
+    else:
+        assert all(before <= wm for _, wm, before, _ in rows)  # caught up: the clock
+
+
 @pytest.mark.flink
 @pytest.mark.slow
 def test_kafka_local_config_on_flink_equals_the_bounded_run(kafka, kafka_jars, tmp_path):
