@@ -104,6 +104,21 @@ def expected(recs, release_id):
     return sorted(out)
 
 
+def same_releases(got: list, expect: list, rel: float = 1e-12) -> bool:
+    """``got`` (sorted) is ``expect``: every field equal, but the spend within ``rel`` (relative). The spend of
+    an old version's release is that version's ledger total: since stop 57 ``zeta`` is rounded up, so a zeta
+    split's weights (the fully dynamic tree's levels) are up to ~6e-15 relative below the old version's; the
+    ledger compares with 1e-12 (``docs/accounting.md``)."""
+    if len(got) != len(expect):
+        return False
+    for g, e in zip(got, expect):
+        if g[:5] != e[:5] or len(g[5]) != len(e[5]):
+            return False
+        if any(abs(a - b) > rel * max(abs(a), abs(b)) for a, b in zip(g[5], e[5])):
+            return False
+    return True
+
+
 def read_releases(path: Path) -> list:
     if not path.exists():
         return []
@@ -291,7 +306,7 @@ def main(argv=None) -> int:
             server.stop()
             remove_worktree(tree)
     both = sorted(seen["old"] + seen["new"])
-    ok = both == seen["expected"] and not {r[:4] for r in seen["old"]} & {r[:4] for r in seen["new"]}
+    ok = same_releases(both, seen["expected"]) and not {r[:4] for r in seen["old"]} & {r[:4] for r in seen["new"]}
     print(
         f"old version {args.old}: {len(seen['old'])} releases before the savepoint; current version restored "
         f"({seen['restored']} restore), {len(seen['new'])} releases after; expected {len(seen['expected'])}; "
