@@ -1065,4 +1065,3 @@ def test_the_upgrades_comparison_takes_the_spend_to_1e_12_only():
         [base[0]],
     ):
         assert not same_releases(wrong, base)
-
