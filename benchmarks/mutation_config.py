@@ -335,6 +335,43 @@ def _mutation_clear_lru_caches():
     yield
 '''
 
+# Beam's ``userstate.get_dofn_specs`` collects the state and timer specs from the defaults of EVERY method of a
+# DoFn (``dir``); mutmut adds copies of each method (``xǁBoundPersonsFnǁon_tick_end__mutmut_orig``, ...) that a
+# subclass inherits with its parent's specs, and a subclass that declares its own timer of the same name
+# (``GatedBoundPersonsFn``) was then refused ("the on_timer callback ... is not the specified method"). In the
+# copy only, the collection skips mutmut's methods.
+BEAM_CONFTEST_ADDITION = """
+
+def _h57_dofn_specs_without_mutmut():
+    import types as _types
+
+    from apache_beam.runners.direct import transform_evaluator as _te
+    from apache_beam.transforms import userstate as _us
+
+    def get_dofn_specs(dofn):
+        from apache_beam.runners.common import MethodWrapper
+        from apache_beam.transforms.core import _StateDoFnParam, _TimerDoFnParam
+
+        states, timers = set(), set()
+        for name in dir(dofn):
+            if "\u01c1" in name or "__mutmut_" in name:
+                continue
+            if not isinstance(getattr(dofn, name, None), _types.MethodType):
+                continue
+            for d in MethodWrapper(dofn, name).defaults:
+                if isinstance(d, _StateDoFnParam):
+                    states.add(d.state_spec)
+                elif isinstance(d, _TimerDoFnParam):
+                    timers.add(d.timer_spec)
+        return states, timers
+
+    _us.get_dofn_specs = get_dofn_specs
+    _te.get_dofn_specs = get_dofn_specs
+
+
+_h57_dofn_specs_without_mutmut()
+"""
+
 
 def _safe_comment_lines(source: str) -> set[int]:
     """Lines whose end is outside any string: a trailing comment can go there."""

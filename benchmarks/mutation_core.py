@@ -68,7 +68,11 @@ CRITICAL = (
 
 
 def core_modules() -> tuple[list[str], list[str]]:
-    """(modules with logic, modules skipped: no function or method to mutate)."""
+    """(modules with logic, modules skipped: no function or method to mutate). ``MUTATION_MODULES`` (paths,
+    space-separated, e.g. ``transforms/person.py transforms/bounded.py``): exactly these modules instead of
+    ``transforms/core/`` (the Beam layer's round, stop 57)."""
+    if os.environ.get("MUTATION_MODULES"):
+        return sorted(os.environ["MUTATION_MODULES"].split()), []
     mods, skipped = [], []
     for p in sorted((ROOT / "transforms" / "core").rglob("*.py")):
         rel = p.relative_to(ROOT).as_posix()
@@ -110,7 +114,8 @@ def prepare_copy(work: Path, also_copy: list[str], extra: list[str]) -> None:
         path.write_text(src)
     conftest = work / "tests" / "conftest.py"
     conftest.write_text(conftest.read_text() + CONFTEST_ADDITION)
-    cfg = ["[mutmut]", "source_paths = transforms/", "only_mutate = transforms/core/*", "also_copy ="]
+    only = os.environ["MUTATION_MODULES"].split() if os.environ.get("MUTATION_MODULES") else ["transforms/core/*"]
+    cfg = ["[mutmut]", "source_paths = transforms/", "only_mutate =", *(f"    {m}" for m in only), "also_copy ="]
     cfg += [f"    {a}" for a in also_copy]
     (work / "setup.cfg").write_text("\n".join([*cfg, *extra, "use_git_change_detection = false", ""]))
 

@@ -45,6 +45,10 @@ replaces the runner:
     .venv/bin/python -m benchmarks.mutation_fast rerun
     .venv/bin/python -m benchmarks.mutation_fast confirm --sync NAME tests/test_x.py::test_y
     .venv/bin/python -m benchmarks.mutation_fast summary
+
+Other modules (stop 57, ``benchmarks/mutation_runs/s57/``): ``MUTATION_MODULES`` (paths to mutate),
+``MUTATION_SELECTION`` (test files), ``MUTATION_MARKERS`` (e.g. ``"not slow and not statistical"``: with the
+``pipeline`` tests) and ``MUTATION_TAG`` (the suffix of the result, map and confirmation files).
 """
 
 from __future__ import annotations
@@ -64,12 +68,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks import mutation_summary
+from benchmarks.mutation_config import BEAM_CONFTEST_ADDITION
 from benchmarks.mutation_core import core_modules, prepare_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "mutation"
 WORK = Path(os.environ.get("MUTATION_WORKDIR", "/tmp/mutfast"))
-MARKERS = "not pipeline and not slow and not statistical"
+MARKERS = os.environ.get("MUTATION_MARKERS", "not pipeline and not slow and not statistical")
 # every test file of the fast tier that runs core code in memory; left out: the files of Beam and its runners,
 # external services, plots, timing (speed) and the golden pins (a kill by a pinned value is not a property)
 NOT_SELECTED = {
@@ -114,10 +119,10 @@ FIRST = (
     "transforms/core/foundation/entries.py",
     "transforms/core/static/linear.py",
 )
-_TAG = "-smoke" if os.environ.get("MUTATION_SELECTION") else ""
+_TAG = os.environ.get("MUTATION_TAG") or ("-smoke" if os.environ.get("MUTATION_SELECTION") else "")
 RESULTS = OUT / f"fast{_TAG}.json"
 MAP = WORK / f"fast_map{_TAG}.json"
-CONFIRMED = OUT / "fast.confirmed.json"
+CONFIRMED = OUT / f"fast{_TAG}.confirmed.json"
 RECHECK = OUT / "fast.recheck.json"
 ASSERTIONS = ("AssertionError", "Failed")  # a test's assertion (pytest's Failed: "DID NOT RAISE", pytest.fail)
 
@@ -135,6 +140,9 @@ def _log(msg: str) -> None:
 
 def prepare(_args: argparse.Namespace) -> None:
     prepare_copy(WORK, ["tests/", "pipelines/", "configs/", "data/", "docs/", "benchmarks/", "pyproject.toml"], [])
+    if os.environ.get("MUTATION_MODULES"):  # Beam modules among them: Beam must not see mutmut's method copies
+        conftest = WORK / "tests" / "conftest.py"
+        conftest.write_text(conftest.read_text() + BEAM_CONFTEST_ADDITION)
     t0 = time.process_time()
     code = (
         "import os\n"
