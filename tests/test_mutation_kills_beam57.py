@@ -103,9 +103,9 @@ def test_a_late_update_under_current_is_decided_at_the_persons_next_tick_and_its
     """``late_policy: current``: an update older than the person's last decided tick is decided at that tick
     + 1, in that tick's window. Limit 1 per window of 2 ticks: e1 (tick 3, window 1) admitted and decided; a late
     insertion of e2 (tick 1) is decided at tick 4, window 1, which is full: refused. Decided at tick last - 1
-    (window 0, empty) or at last + 2 (window 2, empty) it was admitted: two entries of one person at once in the
-    registry, over the limit the calibration assumes. Kills ``transforms.person.xǁBoundPersonsFnǁ_buffer__mutmut_31``
-    and ``..._32``."""
+    (window 0, empty) or at last + 2 (window 2, empty) it was admitted, and reached the release at the person's
+    current ticks: two insertions of one person in one window, over the limit the calibration assumes. Kills
+    ``transforms.person.xǁBoundPersonsFnǁ_buffer__mutmut_31`` and ``..._32``."""
     spec = StreamSpec(streams=("a",), tick_seconds=1.0, late_policy="current", end_time=100.0)
     run = _Persons(BoundPersonsFn(spec, PersonLimit(1, window=2)))
     run.arrive("P", _upd(3, 1, "insert", "e1"))
@@ -443,7 +443,8 @@ def test_batches_after_finish_counts_only_the_batches_a_finished_mechanism_recei
     the aggregates are applied; ``emit_results`` makes each answer a ``ReleaseRecord`` with every field (its
     error bound and beta, the spend, the tick's ``as_of``) and records the spend on ``budget_spent_micro``. The
     metric calls are recorded (no pipeline). Kills ``transforms.common.xǁReleaseStepǁwake__mutmut_1``, ``..._4``,
-    ``..._8`` (``..._5`` raises) and ``transforms.common.x_emit_results__mutmut_55`` and ``..._75``."""
+    ``..._8`` (``..._5`` raises), ``transforms.common.xǁReleaseStepǁdiscard__mutmut_1`` and
+    ``transforms.common.x_emit_results__mutmut_55`` and ``..._75``."""
     calls = []
 
     class _Counter:
@@ -492,3 +493,5 @@ def test_batches_after_finish_counts_only_the_batches_a_finished_mechanism_recei
     assert core.finished
     step.wake(core, 5, [(5, {(0,): 1}, {}, 1), (6, {(0,): 2}, {}, 2)], (), out)
     assert [c for c in calls if c[1] == "batches_after_finish"] == [(NAMESPACE, "batches_after_finish", 2)]
+    step.discard(core, [(7, {(0,): 1}, {}, 1)], out)  # aggregates the per-stream step discards: counted too
+    assert [c for c in calls if c[1] == "batches_after_finish"][1:] == [(NAMESPACE, "batches_after_finish", 1)]
