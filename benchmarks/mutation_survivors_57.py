@@ -1,8 +1,9 @@
 """Survivors of mutation round 57 (stop 57): the Beam layer's enforcement code, ``transforms/person.py`` (every
-mutant), ``transforms/bounded.py``, ``transforms/sharded.py``, ``transforms/validate.py``, ``transforms/common.py`` (60
-each, seeded) and the registry of ``transforms/streaming.py`` (``ResolveEntriesFn``, ``GatedBoundPersonsFn``: 60)
-(``benchmarks/mutation_runs/s57/``: the sample, the verdicts, the confirmations and ``REPORT.md``). Not merged by
-``benchmarks/mutation_core_survivors.py`` (that one judges ``transforms/core/``)."""
+mutant), ``transforms/bounded.py``, ``transforms/sharded.py``, ``transforms/validate.py``, ``transforms/common.py`` and
+the registry of ``transforms/streaming.py`` (``ResolveEntriesFn``, ``GatedBoundPersonsFn``): a first sample of 60 of
+each of those five, and a second of up to 30 more (``benchmarks/mutation_runs/s57/``: the samples, the verdicts, the
+confirmations and ``REPORT.md``). Not merged by ``benchmarks/mutation_core_survivors.py`` (that one judges
+``transforms/core/``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ EQUIVALENT: dict[str, str] = {
         "getattr(rec, 'person') without a default: reached only after UpdateCheck accepted rec, which takes "
         "only UpdateRecord instances (reason: isinstance), and an UpdateRecord always has the field person"
     ),
+    "transforms.bounded.xǁResolveEntriesBoundedFnǁ__init____mutmut_2": (
+        "self.spec = None: the bounded registry never reads its spec (no timers; its elements are stamped "
+        "MIN_TIMESTAMP); nothing else reads the attribute"
+    ),
     "transforms.bounded.xǁResolveEntriesBoundedFnǁfinish_bundle__mutmut_3": (
         "accepted reset to None after its counter update: start_bundle sets it to 0 before the next bundle's "
         "first element, so the value is never read"
@@ -59,6 +64,9 @@ EQUIVALENT: dict[str, str] = {
         "the tick returned with undeclared_stream 1 for 0: its only caller (__call__; ReportCheck has its own "
         "reason) returns (reason, None) and drops the tick whenever a reason is given"
     ),
+    "transforms.validate.xǁUpdateCheckǁreason__mutmut_18": (
+        "the tick returned with a malformed record 1 for 0: dropped by __call__ with every reason, as _8"
+    ),
     "transforms.validate.xǁUpdateCheckǁ_accepted__mutmut_15": (
         "the fast path refuses t == TIME_RANGE[1] (< for <=): it then returns None and reason() decides, "
         "which accepts it with the same output (the docstring's contract; tests/test_speed_update_path.py)"
@@ -76,6 +84,14 @@ EQUIVALENT: dict[str, str] = {
         "never used"
     ),
     "transforms.streaming.xǁResolveEntriesFnǁfinish_bundle__mutmut_43": ("done.get(t) without a default: as _41"),
+    "transforms.common.x_emit_results__mutmut_12": (
+        "the progress log line names None instead of the event: a log line's text only, as _11"
+    ),
+    "transforms.common.x_emit_results__mutmut_19": (
+        "the progress log line's format upper-cased (%S, %D): logging then fails to format it and reports the "
+        "error on stderr without raising (Handler.handleError): a log line only, no release, record, dead "
+        "letter or metric changes"
+    ),
     "transforms.common.x_in_update_order__mutmut_2": (
         "a list of updates copied too (list(updates)): the same elements; every return is a new list either "
         "way (sorted, or updates[:] below two), and no caller relies on identity"
@@ -88,7 +104,8 @@ EQUIVALENT: dict[str, str] = {
 
 OPEN: dict[str, str] = {}
 
-# the test that kills each (``confirm``: passes unmutated, fails on the mutant; s57/fast.confirmed.json)
+# the test that kills each (``confirm``: passes unmutated, fails on the mutant; s57/fast.confirmed.json, and
+# s57/fast2.confirmed.json for the second sample's)
 KILLED_BY: dict[str, str] = {
     "transforms.person.xǁBoundPersonsFnǁ_buffer__mutmut_31": (
         "tests/test_mutation_kills_beam57.py::test_a_late_update_under_current_is_decided_at_the_persons_next_tick_and_its_window"
@@ -238,5 +255,17 @@ KILLED_BY: dict[str, str] = {
     "transforms.common.x_floats__mutmut_6": ("tests/test_mutation_kills_beam57.py::test_floats_of_every_estimate_type"),
     "transforms.common.xǁReleaseStepǁdiscard__mutmut_1": (
         "tests/test_mutation_kills_beam57.py::test_batches_after_finish_counts_only_the_batches_a_finished_mechanism_receives"
+    ),
+    "transforms.validate.xǁUpdateCheckǁreason__mutmut_59": (
+        "tests/test_mutation_kills_beam57.py::test_the_update_check_refuses_every_malformed_field_with_its_reason"
+    ),
+    "transforms.validate.xǁValidateFnǁprocess__mutmut_8": (
+        "tests/test_mutation_kills_beam57.py::test_validation_dead_letters_carry_their_reason_the_record_and_the_stream"
+    ),
+    "transforms.common.xǁReleaseStepǁwake__mutmut_3": (
+        "tests/test_mutation_kills_beam57.py::test_batches_after_finish_counts_only_the_batches_a_finished_mechanism_receives"
+    ),
+    "transforms.common.xǁReleaseStepǁwake__mutmut_11": (
+        "tests/test_growing.py::test_query_stream_equals_the_core[streaming]"
     ),
 }
