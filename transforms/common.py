@@ -34,6 +34,8 @@ __all__ = [
     "emit_results",
     "floats",
     "apply_in_order",
+    "iter_apply_in_order",
+    "BOUNDED_STEP_TICKS",
     "update_record",
     "update_order",
     "in_update_order",
@@ -283,21 +285,40 @@ class ReleaseStep(StreamStep):
         Metrics.counter(NAMESPACE, "batches_after_finish").inc(len(aggs))
 
     def feed(self, core, parts, queries, out):
-        if len(parts) == 1:
-            aggregates = parts[0]  # one bundle of the registry step: one aggregate per tick already
-        else:
-            acc: dict[int, list] = {}
-            for aggs in parts:
-                for agg in aggs:
-                    fold(acc, *agg)
-            aggregates = in_tick_order(acc)
-        self.apply_inputs(core, aggregates, sorted(queries, key=query_order), out)
+        self.apply_inputs(core, _merged_parts(parts), sorted(queries, key=query_order), out)
 
     def run_to_end(self, core, out):
         out += core.run_to_end(self.noise)
 
     def emit(self, core, out, stamp):
         return emit_results(self, core, out, stamp)
+
+    def bounded(self, core, parts, queries, stamp):
+        """The records of ``feed``, ``run_to_end`` and ``emit``, the same in the same order, computed as they
+        leave: each result is turned into records before the next is computed, and long stretches without
+        data are advanced through ``BOUNDED_STEP_TICKS`` at a time, so a stream's memory is its mechanism's
+        state, not its run's releases (a year of one-minute periods held ~1.3 GB of them). No queries here."""
+        return emit_results(self, core, self._bounded_results(core, parts), stamp)
+
+    def _bounded_results(self, core, parts):
+        yield from iter_apply_in_order(core, _merged_parts(parts), self.noise, BOUNDED_STEP_TICKS)
+        yield from core.iter_run_to_end(self.noise, BOUNDED_STEP_TICKS)
+
+
+def _merged_parts(parts) -> list:
+    """A stream's tick aggregates from the parts of its input (one per bundle of the registry step)."""
+    if len(parts) == 1:
+        return parts[0]  # one bundle of the registry step: one aggregate per tick already
+    acc: dict[int, list] = {}
+    for aggs in parts:
+        for agg in aggs:
+            fold(acc, *agg)
+    return in_tick_order(acc)
+
+
+#: A bounded run's lazy path (``ReleaseStep.bounded``) advances through ticks without data at most this many
+#: at a time. Public (a count of ticks, never the data); it changes no release (``advance_in_steps``).
+BOUNDED_STEP_TICKS = 4096
 
 
 def emit_results(fn, core, results, timestamp_of):
@@ -336,11 +357,17 @@ def emit_results(fn, core, results, timestamp_of):
                 ),
                 stamp,
             )
+        if fn.emit_nodes:  # after each result: a lazy ``results`` then holds no run's worth of nodes
+            yield from _node_records(core.drain_node_outputs(), timestamp_of)
     Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(as_vector(core.spent)[0] * 1e6))
     nodes = core.drain_node_outputs()
     if fn.emit_nodes:
-        for n in nodes:  # stamped with their own tick's time too, whichever firing computed them
-            yield beam.pvalue.TaggedOutput(NODES, beam.window.TimestampedValue(node_record(n), timestamp_of(n.tick)))
+        yield from _node_records(nodes, timestamp_of)
+
+
+def _node_records(nodes, timestamp_of):
+    for n in nodes:  # stamped with their own tick's time too, whichever firing computed them
+        yield beam.pvalue.TaggedOutput(NODES, beam.window.TimestampedValue(node_record(n), timestamp_of(n.tick)))
 
 
 def floats(estimate) -> tuple:
@@ -358,6 +385,13 @@ def apply_in_order(core, aggregates, noise):
     """Apply tick aggregates in tick order, merging those of one tick; an
     aggregate for a tick already released is applied at the next tick (its
     registry effect has already happened). Returns the results."""
+    return list(iter_apply_in_order(core, aggregates, noise))
+
+
+def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
+    """:func:`apply_in_order`'s results, each as it is computed (the aggregates are merged first, all of
+    them, as there); with ``step``, a stretch of more than ``step`` ticks without data before a batch is
+    advanced through ``step`` ticks at a time first (``advance_in_steps``: the same releases)."""
     merged: dict[int, list] = {}
     first = core.last_tick + 1
     for tick, ins, dele, n in aggregates:
@@ -367,4 +401,7 @@ def apply_in_order(core, aggregates, noise):
             Metrics.counter(NAMESPACE, "late_batches_applied_at_current_tick").inc()
             tick = first
         fold(merged, tick, ins, dele, n)
-    return [core.apply(to_batch(t, *merged[t]), noise) for t in sorted(merged)]
+    for t in sorted(merged):
+        if step is not None:
+            yield from core.advance_in_steps(t - 1, noise, step)
+        yield core.apply(to_batch(t, *merged[t]), noise)

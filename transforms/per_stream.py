@@ -145,8 +145,7 @@ class StreamStep:
         """Tick aggregates left when the core is finished: they are never applied."""
 
     def feed(self, core, parts: list, queries: list, out: list) -> None:
-        """Bounded: all of a stream's input at once (``parts``: tuples of tick aggregates, one per bundle
-        of the step before)."""
+        """Bounded: all of a stream's input at once (``parts``: tick aggregates, one tuple per bundle)."""
         raise NotImplementedError
 
     def run_to_end(self, core, out: list) -> None:
@@ -156,6 +155,13 @@ class StreamStep:
     def emit(self, core, out: list, stamp) -> typing.Iterator:
         """The records of ``out``; ``stamp(tick)`` is the timestamp a record of ``tick`` carries."""
         raise NotImplementedError
+
+    def bounded(self, core, parts: list, queries: list, stamp) -> typing.Iterator:
+        """Bounded: a stream's records (``feed``, ``run_to_end``, ``emit``; ``ReleaseStep``'s are lazy)."""
+        out: list = []
+        self.feed(core, parts, queries, out)
+        self.run_to_end(core, out)
+        return self.emit(core, out, stamp)
 
 
 class _StepFn(beam.DoFn):
@@ -477,12 +483,10 @@ def _due(items: list, i: int, tick: int) -> int:
 
 class BoundedStreamFn(_StepFn):
     """Bounded input in a batch pipeline: one call per declared stream with all of its input (after a
-    GroupByKey), no state and no timers: the step is fed everything at once (``StreamStep.feed``) and run
-    to the configured end. Records carry the time the streaming step gives them (``StreamSpec.final_at``).
-
+    GroupByKey), no state and no timers: the step is fed everything and run to the configured end
+    (``StreamStep.bounded``). Records carry the time the streaming step gives them (``final_at``).
     ``element``: ``(stream, values)`` (start markers, tuples of tick aggregates, queries), or a declared
-    stream's name, released here only if it had no data: ``streams_seen`` (a side input, the streams
-    with data) tells them apart."""
+    stream's name, released here only if it had no data: ``streams_seen`` (a side input) tells them apart."""
 
     LABEL = "bounded_label"
 
@@ -505,19 +509,15 @@ class BoundedStreamFn(_StepFn):
             elif value and value != START:
                 parts.append(value)
         core = self.step.new_core(stream)
-        out = []
-        self.step.feed(core, parts, asks, out)
-        self.step.run_to_end(core, out)
-        records = self.step.emit(core, out, self.step.spec.final_at)
+        records = self.step.bounded(core, parts, asks, self.step.spec.final_at)
         yield from in_global_window(records, window) if isinstance(window, GlobalWindow) else records
 
 
 def in_global_window(records, window) -> typing.Iterator:
-    """``records`` with each ``TimestampedValue`` made the windowed value Beam makes of it in the global
-    windowing, ``WindowedValue(value, timestamp, (GlobalWindow(),))``, here instead of by the runner's
-    ``GlobalWindows.assign`` per record (a new ``GlobalWindow`` and an assign context each: a bounded year of
-    one-minute periods has a million records). Only for a step whose input is in the global window (the
-    bounded steps: after a ``GroupByKey`` in the global windowing); anything else passes unchanged."""
+    """``records`` with each ``TimestampedValue`` made the ``WindowedValue(value, timestamp, (GlobalWindow(),))``
+    Beam makes of it in the global windowing, here, not by ``GlobalWindows.assign`` per record (a year of
+    one-minute periods has a million). Only for a step whose input is in the global window (the bounded
+    steps: after a ``GroupByKey`` in the global windowing); anything else passes unchanged."""
     windows = (window,)
     for r in records:
         if type(r) is TimestampedValue:

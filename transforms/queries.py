@@ -52,6 +52,7 @@ from transforms.per_stream import (
     QUERY,
     START,
     BoundedStreamFn,
+    StreamStep,
 )
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
@@ -142,6 +143,9 @@ class AnswerStep(ReleaseStep):
                 if t > core.last_tick:
                     out.append(core.advance(t, self.noise))
                 out += [core.answer_query(t, qid, row, self.noise) for _, _, qid, row in asked]
+
+    # its queries interleave with the ticks and its records with the answers: the list path
+    bounded = StreamStep.bounded
 
     def emit(self, core, out, stamp):
         yield from emit_results(self, core, [r for r in out if isinstance(r, TickResult)], stamp)

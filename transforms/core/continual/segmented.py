@@ -104,8 +104,7 @@ class SegmentedRelease(ContinualRelease):
         return self.partitioner.prev_close if self.closed else 0
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
-        self._closes(self.partitioner.advance(batch.tick - 1, noise), noise, res)
-        self._periods(batch.tick - 1, res)
+        self._through(batch.tick - 1, noise, res)
         if self.finished:
             return
         self._absorb(batch)
@@ -123,6 +122,23 @@ class SegmentedRelease(ContinualRelease):
     def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
         if self.every_ticks is not None and self.end_tick is not None:
             tick = min(tick, self.end_tick)  # nothing is released after the end
+        self._through(tick, noise, res)
+
+    def _through(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
+        """The partitioner's closes and the period ends up to ``tick``, one period end at a time.
+
+        A period's release between closes states its bound with the partitioner's drift
+        (``_carried_answer``), so it must see the partitioner as of its own end: advancing the
+        partitioner to ``tick`` first (one call over many periods: a bounded run's gap in the data, an
+        in-memory caller's next tick) gave an earlier period the threshold of a later segment, a bound
+        that differed from the one the streaming step's wake at that period end states. Now every
+        grouping of calls gives the same records (``tests/test_bounded_lazy.py``)."""
+        while self.every_ticks is not None and not self.finished:
+            p = self.next_period_end(self.period_tick)
+            if p is None or p >= tick:
+                break
+            self._closes(self.partitioner.advance(p, noise), noise, res)
+            self._periods(p, res)
         self._closes(self.partitioner.advance(tick, noise), noise, res)
         self._periods(tick, res)
 
