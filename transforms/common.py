@@ -295,14 +295,26 @@ class ReleaseStep(StreamStep):
 
     def bounded(self, core, parts, queries, stamp):
         """The records of ``feed``, ``run_to_end`` and ``emit``, the same in the same order, computed as they
-        leave: each result is turned into records before the next is computed, and long stretches without
-        data are advanced through ``BOUNDED_STEP_TICKS`` at a time, so a stream's memory is its mechanism's
-        state, not its run's releases (a year of one-minute periods held ~1.3 GB of them). No queries here."""
-        return emit_results(self, core, self._bounded_results(core, parts), stamp)
+        leave: ``BOUNDED_BLOCK_RESULTS`` results at a time are turned into records before the next are
+        computed, and long stretches without data are advanced through ``BOUNDED_STEP_TICKS`` at a time, so a
+        stream's memory is its mechanism's state and a block, not its whole run's releases. No queries here."""
+        return emit_results(self, core, _in_blocks(self._bounded_results(core, parts), BOUNDED_BLOCK_RESULTS), stamp)
 
     def _bounded_results(self, core, parts):
         yield from iter_apply_in_order(core, _merged_parts(parts), self.noise, BOUNDED_STEP_TICKS)
         yield from core.iter_run_to_end(self.noise, BOUNDED_STEP_TICKS)
+
+
+def _in_blocks(results, n: int):
+    """``results``, computed ``n`` at a time before any of them leaves (each result's records pass through the
+    rest of Beam's fused stage before the next is computed otherwise: ~6% of a bounded year's CPU, measured)."""
+    block = []
+    for r in results:
+        block.append(r)
+        if len(block) >= n:
+            yield from block
+            block = []
+    yield from block
 
 
 def _merged_parts(parts) -> list:
@@ -319,6 +331,8 @@ def _merged_parts(parts) -> list:
 #: A bounded run's lazy path (``ReleaseStep.bounded``) advances through ticks without data at most this many
 #: at a time. Public (a count of ticks, never the data); it changes no release (``advance_in_steps``).
 BOUNDED_STEP_TICKS = 4096
+#: ... and computes this many results (a call of the mechanism each) before their records leave (``_in_blocks``)
+BOUNDED_BLOCK_RESULTS = 1024
 
 
 def emit_results(fn, core, results, timestamp_of):
