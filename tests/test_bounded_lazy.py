@@ -184,3 +184,49 @@ def test_the_records_do_not_depend_on_how_calls_group_the_ticks(setting):
     step = _step(setting)
     core = step.new_core("s")
     assert grouped == answers(_one_wake_per_firing(core, aggs, step.noise))
+
+
+def _collector_parts(design, end: int, gap: range) -> list:
+    """The local-DP collector's input (``(tick, layer, symbol counts)``) of a simulated run, no report in ``gap``."""
+    from transforms.core.families.local_dp import simulate
+    from transforms.core.families.rr_client import symbol_of
+
+    counts: dict[tuple[int, int], list[int]] = {}
+    for _, rep in simulate(design, 150, end, seed=21).reports:
+        if rep.period not in gap:
+            c = counts.setdefault((rep.period, rep.layer), [0] * design.num_symbols)
+            c[symbol_of(rep.old, rep.new, design.domain_size)] += 1
+    return [[(t, layer, c) for (t, layer), c in sorted(counts.items())]]
+
+
+@pytest.mark.parametrize("aggregation", ["direct", "hdcr"])
+def test_the_local_dp_collectors_lazy_bounded_path_gives_the_list_paths_records(aggregation, monkeypatch):
+    """The collector's step (``CollectStep.bounded``): the same releases in the same order as the list path, in
+    steps of 1 and 7 ticks and blocks of 1 and 3; with blocks of 2 the first release leaves after two ticks."""
+    from transforms.core.families.local_dp import RROptions
+    from transforms.local_dp import CollectStep
+
+    end = 40
+    spec = StreamSpec(streams=("s",), tick_seconds=1.0, end_time=float(end))
+    cfg = DynamicConfig((QuerySet("answer", "histogram", domain_size=3),), PureDP(8.0))
+    opts = RROptions(max_mutations=2, aggregation=aggregation)
+    step = CollectStep(cfg, opts, spec)
+    parts = _collector_parts(step.new_core("s").design, end, range(13, 27))
+    assert {t for t, _, _ in parts[0]} & set(range(27, 41))  # reports after the gap too
+
+    def run(lazy):
+        core = step.new_core("s")
+        records = step.bounded if lazy else (lambda *a: StreamStep.bounded(step, *a))
+        return [(repr(r.value), r.timestamp) for r in records(core, parts, [], spec.final_at)]
+
+    expect = run(lazy=False)
+    assert len(expect) == end
+    for n_step, block in ((1, 1), (7, 3)):
+        monkeypatch.setattr(common, "BOUNDED_STEP_TICKS", n_step)
+        monkeypatch.setattr(common, "BOUNDED_BLOCK_RESULTS", block)
+        assert run(lazy=True) == expect, (n_step, block)
+    monkeypatch.setattr(common, "BOUNDED_BLOCK_RESULTS", 2)
+    core = step.new_core("s")
+    records = step.bounded(core, parts, [], spec.final_at)
+    next(records)
+    assert core.last_tick == 2

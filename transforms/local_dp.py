@@ -43,6 +43,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.common as common
 import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.core.config import DynamicConfig
 from transforms.core.families.local_dp import RandomizedResponseCollector, RROptions, RRRelease, design_for
@@ -385,6 +386,28 @@ class CollectStep(StreamStep):
     def run_to_end(self, core, out):
         out += core.run_to_end()
 
+    def bounded(self, core, parts, queries, stamp):
+        """``feed``, ``run_to_end`` and ``emit``'s records, the same in the same order, computed as they leave
+        (as ``ReleaseStep.bounded``): ``BOUNDED_BLOCK_RESULTS`` releases at a time, and a stretch without reports
+        advanced ``BOUNDED_STEP_TICKS`` ticks a call (the collector releases tick by tick either way), so the
+        step never holds a run's releases at once."""
+        block = []
+        for r in self._bounded_releases(core, parts):
+            block.append(r)
+            if len(block) >= common.BOUNDED_BLOCK_RESULTS:
+                yield from self.emit(core, block, stamp)
+                block = []
+        if block:
+            yield from self.emit(core, block, stamp)
+
+    def _bounded_releases(self, core, parts):
+        by_tick = _merge(parts)
+        for t in sorted(by_tick):
+            yield from _advance_in_steps(core, t - 1)
+            yield from core.apply(t, by_tick[t])
+        yield from _advance_in_steps(core, core.end_tick)
+        yield from core.run_to_end()
+
     def emit(self, core, out, stamp):
         released = [r for r in out if isinstance(r, RRRelease)]
         if released:
@@ -394,6 +417,11 @@ class CollectStep(StreamStep):
                 yield beam.pvalue.TaggedOutput(self.DEAD, r)
             else:
                 yield beam.window.TimestampedValue(r, stamp(r.tick))
+
+
+def _advance_in_steps(core, upto: int):
+    while not core.finished and core.last_tick < upto:
+        yield from core.advance(min(core.last_tick + common.BOUNDED_STEP_TICKS, upto))
 
 
 class CollectRandomizedResponses(beam.PTransform):
