@@ -391,16 +391,10 @@ class CollectStep(StreamStep):
         (as ``ReleaseStep.bounded``): ``BOUNDED_BLOCK_RESULTS`` releases at a time, and a stretch without reports
         advanced ``BOUNDED_STEP_TICKS`` ticks a call (the collector releases tick by tick either way), so the
         step never holds a run's releases at once."""
-        block = []
-        for r in self._bounded_releases(core, parts):
-            block.append(r)
-            if len(block) >= common.BOUNDED_BLOCK_RESULTS:
-                yield from self.emit(core, block, stamp)
-                block = []
-        if block:
+        for block in common.in_blocks(self._bounded_results(core, parts)):
             yield from self.emit(core, block, stamp)
 
-    def _bounded_releases(self, core, parts):
+    def _bounded_results(self, core, parts):
         by_tick = _merge(parts)
         for t in sorted(by_tick):
             yield from _advance_in_steps(core, t - 1)
