@@ -37,6 +37,7 @@ __all__ = [
     "iter_apply_in_order",
     "in_blocks",
     "BOUNDED_STEP_TICKS",
+    "BOUNDED_BLOCK_RESULTS",
     "update_record",
     "update_order",
     "in_update_order",
