@@ -333,8 +333,9 @@ def _merged_parts(parts) -> list:
     return in_tick_order(acc)
 
 
-#: A bounded run's lazy path (``ReleaseStep.bounded``) advances through ticks without data at most this many
-#: at a time. Public (a count of ticks, never the data); it changes no release (``advance_in_steps``).
+#: The bounded steps' lazy paths (``ReleaseStep.bounded``, ``CollectStep.bounded``) advance through ticks
+#: without data at most this many at a time. Public (a count of ticks, never the data); it changes no release
+#: (``advance_in_steps``).
 BOUNDED_STEP_TICKS = 4096
 #: ... and computes this many results (a call of the mechanism each) before their records leave (``in_blocks``)
 BOUNDED_BLOCK_RESULTS = 1024

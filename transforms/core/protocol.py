@@ -419,8 +419,6 @@ class ContinualRelease(abc.ABC):
 
     def run_to_end(self, noise: NoiseSource) -> list[TickResult]:
         """Advance through the configured end until finished (bounded runs)."""
-        if self.end_tick is None:
-            raise ValueError("run_to_end needs an end_tick")
         return list(self.iter_run_to_end(noise))
 
     def iter_run_to_end(self, noise: NoiseSource, step: int | None = None) -> Iterator[TickResult]:
