@@ -70,7 +70,16 @@ def release_identity(cfg) -> ReleaseIdentity:
 def release_manifest(cfg, release: ReleaseIdentity) -> dict:
     """What this release is: its id, its configuration's digest, its input and
     its budget (per declared stream, in the configured unit)."""
-    budget = cfg.target_budget()
+    budget = cfg.stream_budget()  # the configured budget, or its 1 / max_streams_per_person share
+    across = (
+        {}
+        if cfg.max_streams_per_person is None
+        else {
+            # a person's updates reach at most max_streams_per_person streams: the configured budget protects them
+            # across all streams (PipelineConfig.stream_budget)
+            "budget_per_person_all_streams": dict(dataclasses.asdict(cfg.target_budget())),
+        }
+    )
     return {
         "release_id": release.release_id,
         "config_digest": release.config_digest,
@@ -80,6 +89,7 @@ def release_manifest(cfg, release: ReleaseIdentity) -> dict:
         "release_every_ticks": cfg.every_ticks,
         "streams": list(cfg.streams),
         "budget_per_stream": {k: v for k, v in dataclasses.asdict(budget).items()},
+        **across,
         "privacy_unit": cfg.unit
         if cfg.unit == "update"
         else f"person (field {cfg.person_field}, {cfg.unit_text()[len('person, ') :]})"

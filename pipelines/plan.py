@@ -85,7 +85,7 @@ def plan_rows(cfg) -> list[dict]:
             noise_off=cfg.disable_noise,
         ):
             known[(f.tick, f.query)] = f
-    target = cfg.target_budget()
+    target = cfg.stream_budget()  # each stream's (the configured budget / max_streams_per_person, if set)
     ledger = cfg.ledger_budget()  # a tight Gaussian account's shares are shares of its rho (stated_share)
     rows = []
     for stream in cfg.streams:
@@ -146,7 +146,8 @@ def plan_report(cfg, config_path: str) -> dict:
         "config": config_path,
         "release_digest": cfg.release_digest(),
         "guarantee": unit_statement(cfg),
-        "budget_per_stream": budget_dict(cfg.target_budget()),
+        "budget_per_stream": budget_dict(cfg.stream_budget()),
+        **({} if cfg.max_streams_per_person is None else {"budget_per_person": budget_dict(cfg.target_budget())}),
         "streams": list(cfg.streams),
         "mechanisms": mechanism_plan(cfg),
         "ticks": ticks,

@@ -87,6 +87,13 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
             f"budget spent:        {budget_text(configured)} of {budget_text(target_dict(cfg))} per stream "
             f"(privacy unit '{unit}', the configured unit and currency)"
         )
+        if cfg.unit == "person" and cfg.max_streams_per_person is not None:
+            n = cfg.max_streams_per_person
+            lines.append(
+                f"                     a person's updates reach at most {n} stream{'s' if n != 1 else ''}: "
+                f"{budget_text(budget_dict(cfg.target_budget()))} per person across all streams (the configured "
+                "budget)"
+            )
         ledger = cfg.ledger_budget()
         if cfg.group_unit == cfg.privacy_unit:  # (the changelog releases charge the configured unit itself)
             lines.append(

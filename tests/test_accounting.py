@@ -427,8 +427,23 @@ def test_person_unit_group_size_insertion_limit_and_describe():
     assert line == (
         "privacy unit person: protects every update of one person (the records sharing one value of "
         "'customer_id'): at most 4 entries, each at most 3 mutations, inserted once (a deleted id never comes back); "
-        "per stream (a person in several streams spends each stream's budget)"
+        "per stream (a person in several streams spends each stream's budget; privacy.max_streams_per_person bounds "
+        "it)"
     )
+    # across streams (privacy.max_streams_per_person): said in the line, in the repr (noise keys) only when set
+    across = PrivacyUnit.person(4, 3, max_streams=2)
+    assert across.describe("customer_id") == (
+        "privacy unit person: protects every update of one person (the records sharing one value of "
+        "'customer_id') across all streams: admitted in at most 2 streams (the first the person inserts into; "
+        "each stream runs at 1/2 of the budget), in each at most 4 entries, each at most 3 mutations, inserted "
+        "once (a deleted id never comes back)"
+    )
+    assert repr(across).endswith(", max_entries=4, max_insertions=1, max_streams=2)")
+    assert "max_streams" not in repr(p)
+    with pytest.raises(ValueError, match="max_streams bounds the streams of a person"):
+        PrivacyUnit("entry", 2, max_streams=2)
+    with pytest.raises(ValueError, match="max_streams must be an integer >= 1"):
+        PrivacyUnit.person(4, 3, max_streams=0)
     assert PrivacyUnit.update().describe().startswith("privacy unit update: protects one update")
     assert PrivacyUnit.entry(2).describe().endswith("; not a person")
 

@@ -41,6 +41,16 @@ decided tick, the tick the timer is set for, pending updates)``, where the perso
 ``bound_person``'s own versioned tuple. A person's cell is kept for the whole release (the admitted and
 refused entries must be remembered to keep every later update's verdict): one small entry per entry id
 the person brought.
+
+**Across streams** (``privacy.max_streams_per_person``, ``PersonLimit.max_streams``): the step is keyed by
+``(ALL_STREAMS, person)`` instead, one key per person whatever the stream, each update carrying its stream
+as a ninth field (``PersonUpdateCheck(across_streams=True)``), and decides by
+:func:`~transforms.core.contribution.bounding.bound_person_streams`: a person's updates reach at most
+``max_streams`` streams (the first the person inserts into, in the total order), each with at most ``L``
+entries. Its cell holds that function's state in place of ``bound_person``'s. The admitted updates leave
+as above (eight fields, keyed ``(stream, person_entry_key)``): the registry and everything after it are
+unchanged. Each stream runs at ``1 / max_streams`` of the configured budget
+(``PipelineConfig.stream_budget``), so the budget protects a person across all streams.
 """
 
 from __future__ import annotations
@@ -57,13 +67,20 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 import transforms.state_cache  # noqa: F401  (user state: the SDK's cache without its scan of every module)
 from transforms.common import dead_letter
-from transforms.core.contribution.bounding import PersonLimit, bound_person, new_person_state
+from transforms.core.contribution.bounding import (
+    PersonLimit,
+    bound_person,
+    bound_person_streams,
+    new_person_state,
+    new_streams_state,
+)
 from transforms.core.foundation.state import StateError
 from transforms.per_stream import COUNTS
 from transforms.spec import NAMESPACE, StreamSpec
 from transforms.validate import UpdateCheck
 
 __all__ = [
+    "ALL_STREAMS",
     "PERSON_CELL_VERSION",
     "PERSON_STAGE",
     "PERSON_METRICS",
@@ -78,6 +95,9 @@ __all__ = [
 ]
 
 PERSON_CELL_VERSION = 1
+#: the stream part of the person step's key across streams (``max_streams``): never a declared stream
+#: (``ReleaseContinually`` refuses a stream named so under that limit)
+ALL_STREAMS = ""
 #: the ``stage`` of the person step's dead letters
 PERSON_STAGE = "person"
 #: the step's counters (namespace ``dp_dynamic``), besides ``dead_letter_<reason>``: persons seen (a
@@ -95,7 +115,7 @@ def person_limit(unit) -> PersonLimit:
     ticks if set."""
     if unit.kind != "person":
         raise ValueError(f"the person step needs a person unit, got {unit.kind!r}")
-    return PersonLimit(unit.max_entries, unit.per_window)
+    return PersonLimit(unit.max_entries, unit.per_window, getattr(unit, "max_streams", None))
 
 
 def person_entry_key(person: str, entry_id: str) -> str:
@@ -108,8 +128,13 @@ class PersonUpdateCheck(UpdateCheck):
     """:class:`~transforms.validate.UpdateCheck` under the person unit: the same checks, then the person id,
     which must be present (``missing_field`` when ``UpdateRecord.person`` is None: the parse step found no
     ``privacy.person_field``) and a non-empty string (``malformed`` otherwise). Output: ``((stream, person),
-    (tick, seq, op, item, event_time, raw, entry_id, person))``. Same label and counter as the update check
+    (tick, seq, op, item, event_time, raw, entry_id, person))``; ``across_streams`` (``max_streams``):
+    ``((ALL_STREAMS, person), (..., entry_id, person, stream))``. Same label and counter as the update check
     (a stateless step: its name holds no state)."""
+
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, digests: bool = False, across_streams: bool = False):
+        super().__init__(spec, domain_sizes, digests)
+        self.across_streams = across_streams
 
     def __call__(self, rec):
         reason, out = super().__call__(rec)
@@ -121,6 +146,8 @@ class PersonUpdateCheck(UpdateCheck):
         if type(person) is not str or not person:
             return "malformed", None
         (stream, entry_id), value = out
+        if self.across_streams:
+            return None, ((ALL_STREAMS, person), (*value, entry_id, person, stream))
         return None, ((stream, person), (*value, entry_id, person))
 
 
@@ -129,10 +156,11 @@ def person_cell(state, last: int, timer_tick: int | None, pending: tuple) -> tup
     return (PERSON_CELL_VERSION, state, last, timer_tick, pending)
 
 
-def read_person_cell(cell) -> tuple:
-    """``(person state, last decided tick, timer tick, pending)`` of a stored value (None: a new person)."""
+def read_person_cell(cell, across_streams: bool = False) -> tuple:
+    """``(person state, last decided tick, timer tick, pending)`` of a stored value (None: a new person; its
+    state across streams with ``across_streams``)."""
     if cell is None:
-        return new_person_state(), 0, None, ()
+        return (new_streams_state() if across_streams else new_person_state()), 0, None, ()
     if type(cell) is not tuple or len(cell) != 5 or cell[0] != PERSON_CELL_VERSION:
         raise StateError(f"not a person step cell of version {PERSON_CELL_VERSION}")  # no payload: person ids
     return cell[1], cell[2], cell[3], tuple(cell[4])
@@ -150,6 +178,14 @@ class _DecideFn(beam.DoFn):
             raise TypeError("limit must be a transforms.core.contribution.bounding.PersonLimit")
         self.spec = spec
         self.limit = limit
+        self.across = limit.max_streams is not None  # keyed (ALL_STREAMS, person), the stream in each update
+
+    def new_state(self) -> tuple:
+        return new_streams_state() if self.across else new_person_state()
+
+    def stream_of(self, key, value) -> str:
+        """The stream of ``value`` under ``key`` (across streams: its ninth field)."""
+        return value[8] if self.across else key[0]
 
     def start_bundle(self):
         self.counts = [0, 0, 0]  # persons seen, entries admitted, entries refused
@@ -161,8 +197,10 @@ class _DecideFn(beam.DoFn):
         self.counts = [0, 0, 0]
 
     def decide(self, key, state, updates):
-        """Decide ``updates`` (travelling tuples) of the person ``key = (stream, person)`` from ``state``;
-        returns ``(new state, outputs)``."""
+        """Decide ``updates`` (travelling tuples) of the person ``key = (stream, person)`` (across streams:
+        ``(ALL_STREAMS, person)``) from ``state``; returns ``(new state, outputs)``."""
+        if self.across:
+            return self._decide_across(key, state, updates)
         stream, person = key
         new, decisions = bound_person(state, [(u[6], u) for u in updates], self.limit)
         self.counts[1] += len(new[1]) - len(state[1])
@@ -174,6 +212,25 @@ class _DecideFn(beam.DoFn):
             else:
                 self.refused(stream, value)
                 out.append(beam.pvalue.TaggedOutput(self.DEAD, dead_letter(reason, key, value, PERSON_STAGE)))
+        return new, out
+
+    def _decide_across(self, key, state, updates):
+        """``decide`` under ``max_streams``: ``bound_person_streams`` over the person's updates of every
+        stream; what leaves is what ``decide`` emits per stream (eight fields, keyed by the update's stream)."""
+        person = key[1]
+        new, decisions = bound_person_streams(state, [(u[8], u[6], u) for u in updates], self.limit)
+        for i, n in ((1, 1), (2, 2)):  # entries admitted, refused: summed over the streams' states
+            before = sum(len(s[n]) for s in state[2].values())
+            self.counts[i] += sum(len(s[n]) for s in new[2].values()) - before
+        out = []
+        for stream, entry_id, value, reason in decisions:
+            value = value[:8]
+            if reason is None:
+                out.append(((stream, person_entry_key(person, entry_id)), value))
+            else:
+                self.refused(stream, value)
+                dead = dead_letter(reason, (stream, person), value, PERSON_STAGE)
+                out.append(beam.pvalue.TaggedOutput(self.DEAD, dead))
         return new, out
 
     def refused(self, stream, value) -> None:
@@ -237,18 +294,20 @@ class BoundPersonsFn(_DecideFn):
         stored = cell.read()
         if stored is None:
             self.counts[0] += 1
-        state, last, timer_tick, pending = read_person_cell(stored)
+        state, last, timer_tick, pending = read_person_cell(stored, self.across)
         tick = value[0]
+        stream = self.stream_of(key, value)
         # late per key (``StreamSpec.late_policy``): ``last`` is the last tick this person's timer closed (the
         # watermark passed it), public and of this person's records only, never another person's
         if tick <= last:
             if self.spec.late_policy == "dead_letter":
-                yield beam.pvalue.TaggedOutput(self.DEAD, dead_letter("late", key, value, PERSON_STAGE))
+                dead = dead_letter("late", (stream, key[1]), value[:8], PERSON_STAGE)
+                yield beam.pvalue.TaggedOutput(self.DEAD, dead)
                 return
             tick = last + 1  # decided at the person's current tick
             value = (tick, *value[1:])
         if self.counts_on:
-            self._count(key[0], tick, 1)
+            self._count(stream, tick, 1)
         if timer_tick is None or tick < timer_tick:  # a timer holds one time: keep the earliest
             timer_tick = tick
             timer.set(self.spec.closes_at(tick))
@@ -266,7 +325,7 @@ class BoundPersonsFn(_DecideFn):
 
     def _fire(self, key, ts, cell, timer):
         upto = self.spec.closed_tick(ts)
-        state, last, _, pending = read_person_cell(cell.read())
+        state, last, _, pending = read_person_cell(cell.read(), self.across)
         now = [u for u in pending if u[0] <= upto]
         later = tuple(u for u in pending if u[0] > upto)
         state, out = self.decide(key, state, now)  # a refused update's count ends here (``refused``)
@@ -286,7 +345,7 @@ class BoundPersonsBoundedFn(_DecideFn):
     def process(self, element):
         key, updates = element
         self.counts[0] += 1
-        _, out = self.decide(key, new_person_state(), list(updates))
+        _, out = self.decide(key, self.new_state(), list(updates))
         yield from out
 
 

@@ -43,7 +43,7 @@ from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
 from transforms.core.foundation.noise import ReleaseIdentity, config_digest
 from transforms.per_stream import BOUNDED_END, START, BoundedStreamFn
-from transforms.person import PersonUpdateCheck, bound_persons, person_limit
+from transforms.person import ALL_STREAMS, PersonUpdateCheck, bound_persons, person_limit
 from transforms.records import NoiseKey
 from transforms.sharded import DEFAULT_SHARDS, KeyByShard, ResolveShardsFn, check_shards
 from transforms.spec import NAMESPACE, StreamSpec
@@ -172,6 +172,9 @@ class ReleaseContinually(beam.PTransform):
             )
         if not isinstance(spec, StreamSpec):
             raise TypeError("spec must be a StreamSpec")
+        across = self._person_limit is not None and self._person_limit.max_streams is not None
+        if across and ALL_STREAMS in spec.streams:  # the person step's key across streams is (ALL_STREAMS, person)
+            raise ValueError(f"a stream named {ALL_STREAMS!r} cannot be told from the person step's key across streams")
         if noise_key is None:
             raise ValueError(
                 "a noise key source is required: NoiseKey.from_env(...) or from_file(...) in production, "
@@ -230,7 +233,8 @@ class ReleaseContinually(beam.PTransform):
         also requires the person id and keys the updates by ``(stream, person)``; ``digests``: the updates
         carry a digest of the record as received, ``UpdateCheck``)."""
         if self._person_limit:
-            check = PersonUpdateCheck(self.spec, self._domains)
+            across = self._person_limit.max_streams is not None  # one key per person, whatever the stream
+            check = PersonUpdateCheck(self.spec, self._domains, across_streams=across)
         else:
             check = UpdateCheck(self.spec, self._domains, digests=digests)
         return updates | "Validate" >> beam.ParDo(ValidateFn(check)).with_outputs(ValidateFn.DEAD, main="valid")

@@ -12,6 +12,8 @@ from pipelines.config.kinds import MechanismConfig
 from pipelines.config.open_keys import check_open_keys_config, open_keys_digest
 from pipelines.config.queries import QueryConfig
 from pipelines.config.sections import (
+    EPSILON_RANGE,
+    RHO_RANGE,
     PrivacyConfig,
     ReleaseConfig,
     StreamsConfig,
@@ -88,6 +90,7 @@ class PipelineConfig(Section):
             raise issue("paper uses Laplace noise; give privacy.epsilon, or use profile tuned", "mechanism.profile")
         self._check_person_field()
         check_open_keys_config(self)
+        self._check_max_streams()
         if self.max_entries_window is not None and self.end is None:
             raise issue(
                 "needs time.end: a person brings max_entries_per_person entries per window, and the guarantee "
@@ -133,6 +136,33 @@ class PipelineConfig(Section):
                 )
         return self
 
+    def _check_max_streams(self) -> None:
+        """``privacy.max_streams_per_person``: at most the number of declared streams (a person cannot reach
+        more), not with open keys (their ``max_keys_per_person`` bounds a person's keys), and each stream's share
+        of the budget inside the range the mechanisms are tested with."""
+        n = self.max_streams_per_person
+        if n is None:
+            return
+        if self.open_keys:
+            raise issue(
+                "open keys bound a person's keys with streams.max_keys_per_person; remove max_streams_per_person",
+                "privacy.max_streams_per_person",
+            )
+        if n > len(self.streams):
+            raise issue(
+                f"is {n}, more than the {len(self.streams)} declared stream{'s' if len(self.streams) != 1 else ''} "
+                f"(streams.keys); set it to at most {len(self.streams)}",
+                "privacy.max_streams_per_person",
+            )
+        low = RHO_RANGE[0] if self.rho is not None else EPSILON_RANGE[0]
+        value = self.rho if self.rho is not None else self.epsilon
+        if value / n < low:
+            raise issue(
+                f"gives each stream {value / n:g} of the budget, below the {low:g} the mechanisms are tested with; "
+                "raise the budget or lower max_streams_per_person",
+                "privacy.max_streams_per_person",
+            )
+
     def _check_person_field(self) -> None:
         """The person field is a field of its own: never the time or stream field, never a field a query
         reads (the privacy id is never released)."""
@@ -163,6 +193,7 @@ class PipelineConfig(Section):
     person_field = property(lambda self: self.privacy.person_field)  # the privacy id's field (unit person)
     max_entries_per_person = property(lambda self: self.privacy.max_entries_per_person)
     max_entries_window = property(lambda self: self.privacy.max_entries_window)  # seconds, from time.origin
+    max_streams_per_person = property(lambda self: self.privacy.max_streams_per_person)
     disable_noise = property(lambda self: self.privacy.disable_noise)
     noise_key = property(lambda self: self.privacy.noise_key)  # (kind, value): env / file / secret
     release_id = property(lambda self: self.privacy.release_id)  # None: a new release at every launch
@@ -236,6 +267,7 @@ class PipelineConfig(Section):
                 self.max_mutations_per_entry,
                 per_window=self.max_entries_window_ticks,
                 mutation_window=self.mutation_window_ticks,
+                max_streams=self.max_streams_per_person,
                 **inserted,
             )
         if self.unit == "entry":
@@ -269,9 +301,11 @@ class PipelineConfig(Section):
         if self.unit == "update":
             return "update"
         if self.unit == "person":
+            streams = self.max_streams_per_person
             return (
                 f"person, at most {self.max_entries_per_person} entries of at most "
                 f"{self.max_mutations_per_entry} mutations"
+                + ("" if streams is None else f", in at most {streams} stream{'s' if streams != 1 else ''}")
             )
         parts = []
         if self.max_mutations_per_entry is not None:
@@ -300,9 +334,24 @@ class PipelineConfig(Section):
         return StreamSpec(tick_seconds=self.tick_seconds, origin=self.origin).ticks_in(self.max_entries_window)
 
     def target_budget(self):
+        """The configured budget: the guarantee of the release for its unit (what the ledger charges)."""
         if self.rho is not None:
             return ZCDP(self.rho)
         return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
+
+    def stream_budget(self):
+        """The budget each stream's core runs at: the configured one, or ``1 / max_streams_per_person`` of it.
+
+        Why: the streams are released independently, each at its own budget. Under the update and entry units
+        a unit lies in one stream (parallel composition: the release's guarantee is the per-stream one). A
+        person may have updates in several streams; the person step admits them in at most ``n =
+        max_streams_per_person`` streams (``bound_person_streams``), so a person's outputs are those of at most
+        ``n`` streams, each ``B / n``-private for that person: by sequential composition (eps and delta add,
+        rho adds) the release is ``B``-private for the person across all streams. Unset, a person in several
+        streams is protected by each stream's budget for that stream's part (``docs/contribution.md``)."""
+        target = self.target_budget()
+        n = self.max_streams_per_person if self.unit == "person" else None
+        return target if n is None else target.scale(1.0 / n)
 
     @property
     def mechanism_spec(self) -> registry.MechanismSpec:
@@ -323,7 +372,7 @@ class PipelineConfig(Section):
     def _core_config(self) -> DynamicConfig:
         return DynamicConfig(
             tuple(q.query_set() for q in self.queries),
-            self.target_budget(),
+            self.stream_budget(),
             profile=self.profile,
             beta=self.beta,
             unit=self.privacy_unit,
@@ -364,10 +413,16 @@ class PipelineConfig(Section):
         )
 
     def _unit_digest_tail(self) -> tuple:
-        """The privacy keys added for issue 28, each only when set, so that the digest of every configuration
-        written before them is unchanged."""
+        """The privacy keys added for issue 28 (and max_streams_per_person after it), each only when set, so that
+        the digest of every configuration written before them is unchanged."""
         tail = []
-        for key in ("max_insertions_per_entry", "person_field", "max_entries_per_person", "max_entries_window"):
+        for key in (
+            "max_insertions_per_entry",
+            "person_field",
+            "max_entries_per_person",
+            "max_entries_window",
+            "max_streams_per_person",
+        ):
             if getattr(self, key) is not None:
                 tail.append((key, getattr(self, key)))
         return tuple(tail)

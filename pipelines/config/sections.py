@@ -53,7 +53,7 @@ RHO_RANGE = (1e-10, 1e4)
 UNITS = ("update", "entry", "person")
 #: the keys of each unit beyond ``unit`` (a key of another unit is refused, naming the unit it needs)
 ENTRY_KEYS = ("max_mutations_per_entry", "mutation_window", "max_insertions_per_entry")
-PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window")
+PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window", "max_streams_per_person")
 #: names the parser reads itself: a person field by one of these names would be read as something else
 RESERVED_FIELDS = ("op", "id", "seq", "item", "stream")
 #: the JSON schema of a limit of the entry and person units (an editor refuses 0 as the loader does)
@@ -219,6 +219,11 @@ class PrivacyConfig(Section):
             )
         ),
         WithJsonSchema(_WINDOW_SCHEMA),
+    ] = None
+    # unit person: a person's updates are admitted in at most this many streams, each stream running at 1/n of
+    # the budget, so the budget protects a person across the whole release (None: per stream, as before)
+    max_streams_per_person: Annotated[
+        int | None, BeforeValidator(lambda v: integer(v)), WithJsonSchema(_LIMIT_SCHEMA)
     ] = None
     disable_noise: Annotated[bool, BeforeValidator(flag)] = False
     noise_key: Annotated[tuple[str, str], BeforeValidator(_noise_key), WithJsonSchema(_NOISE_KEY_SCHEMA)] = (

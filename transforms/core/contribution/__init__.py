@@ -18,7 +18,9 @@ from transforms.core.contribution.bounding import (
     PersonBounder,
     PersonLimit,
     bound_person,
+    bound_person_streams,
     new_person_state,
+    new_streams_state,
     order_key,
 )
 from transforms.core.contribution.loss import Draw, PrivacyLoss, gaussian_epsilon, privacy_loss
@@ -51,7 +53,9 @@ __all__ = [
     "PersonLimit",
     "PersonBounder",
     "bound_person",
+    "bound_person_streams",
     "new_person_state",
+    "new_streams_state",
     "order_key",
     "CONTRIBUTION_BOUNDED",
     "PERSON_STATE_VERSION",

@@ -27,6 +27,17 @@ The state of one person is plain data, versioned by its first element:
 counts {window: admitted entries})``. Under the person unit the entry registry must key entries
 by (stream, person, entry id): two people's entries never meet.
 
+**Across streams** (``max_streams``, ``privacy.max_streams_per_person``; :func:`bound_person_streams`):
+one person's updates of every stream are decided together, in the same total order with the stream
+as the last tie-break. A stream is *admitted* for the person at the person's first insertion into it
+while fewer than ``max_streams`` streams are admitted; once ``max_streams`` are, every update of any
+other stream is refused, ``contribution_bounded``, for good (before that, an upsert or delete in a
+stream the person has not inserted into is ``unknown_entry``, as above). Within an admitted stream the
+rule above applies unchanged, with its own state. Again a pure function of the person's own records,
+so a person's updates reach at most ``max_streams`` streams, each with at most ``max_entries`` (per
+window) of that person's entries. State: ``(STREAMS_STATE_TAG, STREAMS_STATE_VERSION, {stream: the
+person state above}, admitted streams in order of admission)``.
+
 Nothing here imports Apache Beam.
 """
 
@@ -38,6 +49,10 @@ from transforms.core.foundation.entries import INSERT, Update, update_order
 from transforms.core.foundation.state import StateError, state_class
 
 __all__ = [
+    "STREAMS_STATE_TAG",
+    "STREAMS_STATE_VERSION",
+    "new_streams_state",
+    "bound_person_streams",
     "CONTRIBUTION_BOUNDED",
     "UNKNOWN_ENTRY",
     "PERSON_STATE_VERSION",
@@ -51,19 +66,23 @@ __all__ = [
 CONTRIBUTION_BOUNDED = "contribution_bounded"
 UNKNOWN_ENTRY = "unknown_entry"
 PERSON_STATE_VERSION = 1
+STREAMS_STATE_TAG = "streams"  # the first element of a person's state across streams (max_streams)
+STREAMS_STATE_VERSION = 1
 
 
 @dataclass(frozen=True)
 class PersonLimit:
-    """``max_entries`` per person, over the whole release or per ``window`` ticks."""
+    """``max_entries`` per person, over the whole release or per ``window`` ticks (per stream); with
+    ``max_streams``, in at most that many streams (:func:`bound_person_streams`)."""
 
     max_entries: int
     window: int | None = None
+    max_streams: int | None = None
 
     def __post_init__(self):
-        for name in ("max_entries", "window"):
+        for name in ("max_entries", "window", "max_streams"):
             v = getattr(self, name)
-            if v is None and name == "window":
+            if v is None and name != "max_entries":
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
@@ -131,6 +150,58 @@ def bound_person(state, updates, limit: PersonLimit) -> tuple[tuple, list]:
             refused[entry_id] = w
             decisions.append((entry_id, value, CONTRIBUTION_BOUNDED))
     return (version, admitted, refused, counts), decisions
+
+
+def new_streams_state() -> tuple:
+    """The state across streams of a person with no records yet."""
+    return (STREAMS_STATE_TAG, STREAMS_STATE_VERSION, {}, ())
+
+
+def _check_streams(state) -> tuple:
+    if state is None:
+        return new_streams_state()
+    if type(state) is not tuple or len(state) != 4 or state[:2] != (STREAMS_STATE_TAG, STREAMS_STATE_VERSION):
+        what = f"a tuple of {len(state)}" if type(state) is tuple else f"a {type(state).__name__}"
+        raise StateError(f"not a person state across streams of version {STREAMS_STATE_VERSION}: {what}")
+    return state
+
+
+def _stream_key(stream):
+    return (0, stream) if isinstance(stream, str) else (1, repr(stream))
+
+
+def bound_person_streams(state, updates, limit: PersonLimit) -> tuple[tuple, list]:
+    """Decide one person's ``updates`` of every stream (triples ``(stream, entry_id, value)``, any order)
+    from ``state`` under ``limit.max_streams`` (module docstring, "Across streams").
+
+    Returns ``(new state, decisions)``: ``decisions`` lists ``(stream, entry_id, value, reason)`` in the
+    total order (``order_key``, then the stream), ``reason`` None for an accepted update, else
+    ``contribution_bounded`` or ``unknown_entry``. ``state`` is not modified (None: a new person)."""
+    if limit.max_streams is None:
+        raise ValueError("bound_person_streams needs a limit with max_streams")
+    _, version, per_stream, admitted = _check_streams(state)
+    per_stream, admitted = dict(per_stream), list(admitted)
+    ordered = sorted(updates, key=lambda u: (order_key(u[1], u[2]), _stream_key(u[0])))
+    verdicts: list = [None] * len(ordered)
+    buckets: dict = {}  # stream -> positions in ``ordered`` (already in the stream's own total order)
+    for i, (stream, _, value) in enumerate(ordered):
+        if stream not in admitted:
+            if value[2] == INSERT and len(admitted) < limit.max_streams:
+                admitted.append(stream)
+            else:
+                verdicts[i] = CONTRIBUTION_BOUNDED if len(admitted) >= limit.max_streams else UNKNOWN_ENTRY
+                continue
+        buckets.setdefault(stream, []).append(i)
+    for stream, positions in buckets.items():
+        # bound_person sorts by order_key, a stable sort of a list already in that order: its decisions come
+        # back in the order of ``positions`` (updates tied on the key are the same content, interchangeable)
+        new, decisions = bound_person(per_stream.get(stream), [ordered[i][1:] for i in positions], limit)
+        if new[1] or new[2]:  # a stream with only unknown-entry updates keeps no state
+            per_stream[stream] = new
+        for i, (_, _, reason) in zip(positions, decisions):
+            verdicts[i] = reason
+    decisions = [(stream, eid, value, verdicts[i]) for i, (stream, eid, value) in enumerate(ordered)]
+    return (STREAMS_STATE_TAG, version, per_stream, tuple(admitted)), decisions
 
 
 @state_class("contribution.person_bounder")

@@ -125,6 +125,14 @@ class PrivacyUnit:
     a deleted id never comes back, so an entry changes a count at most twice).
     ``max_insertions >= ceil(k / 2)`` lifts the limit (``k`` mutations cannot
     insert more often); it is then shown in the repr (noise keys).
+
+    ``max_streams`` (person unit only, ``privacy.max_streams_per_person``): a person's updates are
+    admitted in at most this many streams (the first ones the person inserts into, in the same total
+    order; ``transforms.core.contribution.bounding.bound_person_streams``), so that a guarantee
+    stated per stream composes over at most ``max_streams`` streams for one person: the pipeline gives
+    each stream ``1 / max_streams`` of the configured budget, and the configured budget then protects a
+    person across the whole release (``docs/contribution.md``, "A person in several streams"). None:
+    not bounded across streams, the guarantee is per stream (as before).
     """
 
     kind: str = "update"
@@ -133,11 +141,12 @@ class PrivacyUnit:
     max_entries: int | None = None
     max_insertions: int | None = None
     per_window: int | None = None
+    max_streams: int | None = None
 
     def __post_init__(self):
         if self.kind not in ("update", "entry", "person"):
             raise ValueError(f"privacy unit must be 'update', 'entry' or 'person', got {self.kind!r}")
-        for name in ("mutation_window", "max_entries", "max_insertions", "per_window"):
+        for name in ("mutation_window", "max_entries", "max_insertions", "per_window", "max_streams"):
             v = getattr(self, name)
             low = 0 if name == "mutation_window" else 1
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
@@ -148,6 +157,8 @@ class PrivacyUnit:
             raise ValueError("a person unit needs max_entries (max_entries_per_person), and only a person unit has it")
         if self.per_window is not None and self.kind != "person":
             raise ValueError("per_window bounds a person's entries (unit person)")
+        if self.max_streams is not None and self.kind != "person":
+            raise ValueError("max_streams bounds the streams of a person (unit person)")
         if self.max_mutations is None:
             if self.mutation_window is None or self.kind == "person":
                 raise ValueError(
@@ -160,7 +171,7 @@ class PrivacyUnit:
     def __repr__(self) -> str:  # the repr (digests) of today's units is unchanged: new fields show only when set
         tail = "".join(
             f", {name}={getattr(self, name)!r}"
-            for name in ("mutation_window", "max_entries", "max_insertions", "per_window")
+            for name in ("mutation_window", "max_entries", "max_insertions", "per_window", "max_streams")
             if getattr(self, name) is not None
         )
         return f"PrivacyUnit(kind={self.kind!r}, max_mutations={self.max_mutations!r}{tail})"
@@ -184,8 +195,9 @@ class PrivacyUnit:
         max_insertions: int | None = 1,
         per_window: int | None = None,
         mutation_window: int | None = None,
+        max_streams: int | None = None,
     ) -> PrivacyUnit:
-        return cls("person", max_mutations, mutation_window, max_entries, max_insertions, per_window)
+        return cls("person", max_mutations, mutation_window, max_entries, max_insertions, per_window, max_streams)
 
     @property
     def group_size(self) -> int:
@@ -247,11 +259,18 @@ class PrivacyUnit:
         whose = f"one person (the records sharing one value of '{person_field}')" if person_field else "one person"
         per = f" whose first insertion falls in any one window of {self.per_window} ticks" if self.per_window else ""
         entries = f"at most {self.max_entries} entries{per}"
+        if self.max_streams is not None:
+            n = self.max_streams
+            return (
+                f"privacy unit person: protects every update of {whose} across all streams: admitted in at most "
+                f"{n} stream{'s' if n != 1 else ''} (the first the person inserts into; each stream runs at 1/{n} "
+                f"of the budget), in each {entries}, each {each}"
+            )
         # the bound is per stream (each stream is its own release with its own budget): said here, where a
         # reviewer reads whom the guarantee protects (stop 51's audit: only docs/privacy.md said it)
         return (
             f"privacy unit person: protects every update of {whose}: {entries}, each {each}; per stream (a "
-            "person in several streams spends each stream's budget)"
+            "person in several streams spends each stream's budget; privacy.max_streams_per_person bounds it)"
         )
 
     def guarantee(self, update_level: Budget) -> Budget:

@@ -1,0 +1,256 @@
+"""A person across streams (``privacy.max_streams_per_person``): the rule ``bound_person_streams`` against a
+declarative reference (hypothesis), whatever the order of lines and the batching by tick; never more than
+``max_streams`` streams per person, never half an entry; its state is versioned plain data; and the
+configuration that sets it (each stream at ``1 / n`` of the budget, refused where it cannot hold).
+
+The Beam step and the CLI: ``tests/test_person_streams_beam.py``."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.config import ConfigError, check_mechanism, parse_config
+from pipelines.manifest import release_manifest
+from pipelines.plan import plan_report
+from transforms.core import ZCDP, ApproxDP, PureDP
+from transforms.core.contribution import (
+    CONTRIBUTION_BOUNDED,
+    PersonLimit,
+    bound_person,
+    bound_person_streams,
+    new_streams_state,
+    order_key,
+)
+from transforms.core.foundation.noise import ReleaseIdentity
+from transforms.core.foundation.state import StateError, decode, encode
+
+OPS = ("insert", "upsert", "delete")
+STREAMS = ("eu", "us", "ap")
+
+
+def value(tick, op, item=(0,), seq=0, event=None, raw=None):
+    return (tick, seq, op, item, float(tick) if event is None else event, raw)
+
+
+update_st = st.tuples(
+    st.sampled_from(STREAMS),
+    st.sampled_from([f"e{i}" for i in range(5)]),
+    st.integers(1, 10),
+    st.sampled_from(OPS),
+    st.integers(0, 2),
+    st.integers(0, 3),
+    st.floats(0, 0.99),
+)
+
+
+def to_updates(raw):
+    return [
+        (s, eid, value(t, op, (x,), seq, t + frac, f"{s}-{eid}-{t}-{op}-{x}-{seq}"))
+        for s, eid, t, op, x, seq, frac in raw
+    ]
+
+
+def reference(updates, limit: PersonLimit) -> list:
+    """The rule, stated declaratively: in the total order (``order_key``, then the stream), the streams
+    admitted are those of the first ``max_streams`` *first insertions into a stream*; in an admitted stream
+    the per-stream rule ``bound_person`` decides (its updates before the stream's admission have no entry
+    inserted before them: the rule refuses them as unknown); in any other stream an update is refused,
+    ``contribution_bounded`` once ``max_streams`` streams are admitted, ``unknown_entry`` before."""
+    key = lambda u: (order_key(u[1], u[2]), u[0])  # noqa: E731
+    ordered = sorted(updates, key=key)
+    first: dict = {}
+    for i, (s, _, v) in enumerate(ordered):
+        if v[2] == "insert" and s not in first:
+            first[s] = i
+    admitted = sorted(first, key=first.get)[: limit.max_streams]
+    full_at = first[admitted[-1]] if len(admitted) == limit.max_streams else len(ordered)
+    per_stream = {s: dict() for s in admitted}
+    for s in admitted:
+        mine = [(eid, v) for t, eid, v in ordered if t == s]
+        _, dec = bound_person(None, mine, PersonLimit(limit.max_entries, limit.window))
+        # the decisions come in the stream's order, which is the order of ``ordered`` restricted to it
+        per_stream[s] = iter(dec)
+    out = []
+    for i, (s, eid, v) in enumerate(ordered):
+        if s in per_stream:
+            e, w, reason = next(per_stream[s])
+            assert (e, w) == (eid, v)
+            out.append((s, eid, v, reason))
+        else:
+            out.append((s, eid, v, CONTRIBUTION_BOUNDED if i >= full_at else "unknown_entry"))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(update_st, max_size=40), st.integers(1, 3), st.integers(1, 3), st.sampled_from([None, 4]), st.randoms())
+def test_rule_equals_the_reference_whatever_the_order_and_the_batching(raw, streams, cap, window, rnd):
+    limit = PersonLimit(cap, window, streams)
+    ups = to_updates(raw)
+    want = reference(ups, limit)
+    shuffled = list(ups)
+    rnd.shuffle(shuffled)
+    assert bound_person_streams(None, shuffled, limit)[1] == want
+    # tick by tick (each tick's updates in any order), the state carried between batches, through its encoding
+    state, got = None, []
+    for _, grp in itertools.groupby(sorted(ups, key=lambda u: u[2][0]), key=lambda u: u[2][0]):
+        grp = list(grp)
+        rnd.shuffle(grp)
+        state, dec = bound_person_streams(state, grp, limit)
+        state = decode(encode(state))
+        got += dec
+    assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(update_st, max_size=40), st.integers(1, 3), st.integers(1, 2))
+def test_never_more_than_max_streams_and_never_half_an_entry(raw, streams, cap):
+    limit = PersonLimit(cap, None, streams)
+    state, dec = bound_person_streams(None, to_updates(raw), limit)
+    accepted = [(s, eid) for s, eid, _, reason in dec if reason is None]
+    assert len({s for s, _ in accepted}) <= streams
+    assert set(state[3]) >= {s for s, _ in accepted} and len(state[3]) <= streams
+    per_stream = defaultdict(set)
+    for s, eid in accepted:
+        per_stream[s].add(eid)
+    assert all(len(e) <= cap for e in per_stream.values())
+    # from an entry's first insertion on, every update of it has one verdict (admitted or not)
+    verdicts, inserted = defaultdict(set), set()
+    for s, eid, v, reason in dec:
+        if v[2] == "insert":
+            inserted.add((s, eid))
+        if (s, eid) in inserted:
+            verdicts[(s, eid)].add(reason is None)
+    assert all(len(r) == 1 for r in verdicts.values())
+
+
+def test_limit_at_least_the_streams_decides_as_the_per_stream_rule():
+    """With ``max_streams`` at the number of streams the person uses, every stream is admitted at its first
+    insertion and each decides as ``bound_person`` alone (what a person gets without the limit)."""
+    ups = to_updates(
+        [(s, f"e{i % 4}", 1 + i % 7, OPS[i % 3], i % 2, i % 3, 0.1 * (i % 5)) for i, s in enumerate(STREAMS * 9)]
+    )
+    _, dec = bound_person_streams(None, ups, PersonLimit(2, None, 3))
+    for s in STREAMS:
+        _, alone = bound_person(None, [(eid, v) for t, eid, v in ups if t == s], PersonLimit(2))
+        assert [(e, v, r) for t, e, v, r in dec if t == s] == alone
+
+
+def test_a_person_in_three_streams_keeps_the_first_two_it_inserts_into():
+    ups = [
+        ("ap", "x", value(1, "upsert")),  # ap not admitted yet, no entry: unknown
+        ("us", "a", value(2, "insert")),  # us admitted (first insertion)
+        ("eu", "b", value(3, "insert", event=3.5)),  # eu admitted
+        ("ap", "c", value(3, "insert", event=3.7)),  # two streams admitted: refused for good
+        ("ap", "c", value(4, "delete")),
+        ("us", "a", value(5, "delete")),
+        ("eu", "b", value(6, "upsert", (1,))),
+    ]
+    state, dec = bound_person_streams(None, list(reversed(ups)), PersonLimit(1, None, 2))
+    assert [(s, r) for s, _, _, r in dec] == [
+        ("ap", "unknown_entry"),
+        ("us", None),
+        ("eu", None),
+        ("ap", CONTRIBUTION_BOUNDED),
+        ("ap", CONTRIBUTION_BOUNDED),
+        ("us", None),
+        ("eu", None),
+    ]
+    assert state[3] == ("us", "eu") and set(state[2]) == {"us", "eu"}
+    # ties on everything but the stream: the stream name decides
+    _, tie = bound_person_streams(
+        None, [("us", "a", value(1, "insert")), ("eu", "a", value(1, "insert"))], PersonLimit(1, None, 1)
+    )
+    assert [(s, r) for s, _, _, r in tie] == [("eu", None), ("us", CONTRIBUTION_BOUNDED)]
+
+
+def test_state_is_versioned_and_the_input_state_is_not_modified():
+    state = new_streams_state()
+    new, _ = bound_person_streams(state, [("eu", "a", value(1, "insert"))], PersonLimit(1, None, 1))
+    assert state == ("streams", 1, {}, ()) and new[3] == ("eu",)
+    assert decode(encode(new)) == new
+    with pytest.raises(StateError, match="not a person state across streams"):
+        bound_person_streams((1, {}, {}, {}), [], PersonLimit(1, None, 1))  # a per-stream state
+    with pytest.raises(ValueError, match="needs a limit with max_streams"):
+        bound_person_streams(None, [], PersonLimit(1))
+    with pytest.raises(ValueError, match="max_streams must be an integer >= 1"):
+        PersonLimit(1, None, 0)
+
+
+# ---------------------------------------------------------------------------
+# The configuration
+# ---------------------------------------------------------------------------
+
+
+def config(privacy: str, streams: str = "{field: region, keys: [eu, us]}"):
+    text = (
+        f"privacy: {privacy}\n"
+        "time: {field: time, tick_seconds: 600, origin: 0, end: 6000}\n"
+        f"streams: {streams}\n"
+        "mechanism: {kind: auto}\n"
+        "release: {every_ticks: 1}\n"
+        "queries:\n  - {name: active, type: count}\n"
+        "source: {type: file, path: data/demo_person.jsonl, format: jsonl}\n"
+    )
+    cfg = parse_config(yaml.safe_load(text))
+    check_mechanism(cfg)
+    return cfg
+
+
+PERSON = "unit: person, person_field: customer, max_entries_per_person: 2, max_mutations_per_entry: 3"
+
+
+@pytest.mark.parametrize(
+    "budget, per_stream",
+    [
+        ("epsilon: 1.0", PureDP(0.5)),
+        ("epsilon: 1.0, delta: 1.0e-6", ApproxDP(0.5, 5e-7)),
+        ("rho: 0.5", ZCDP(0.25)),
+    ],
+)
+def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget(budget, per_stream):
+    cfg = config(f"{{{budget}, {PERSON}, max_streams_per_person: 2}}")
+    assert cfg.stream_budget() == per_stream and cfg.dynamic_config().budget == per_stream
+    assert cfg.target_budget() == per_stream.scale(2.0)  # what the ledger charges (pipelines/ledger/launch.py)
+    assert cfg.privacy_unit.max_streams == 2 and cfg.unit_text().endswith(", in at most 2 streams")
+    manifest = release_manifest(cfg, ReleaseIdentity("rel-streams-01", cfg.release_digest()))
+    want = {k: v for k, v in per_stream.__dict__.items()}
+    assert manifest["budget_per_stream"] == want
+    assert manifest["budget_per_person_all_streams"] == {k: v for k, v in cfg.target_budget().__dict__.items()}
+    assert "across all streams: admitted in at most 2 streams" in manifest["privacy_unit_protects"]
+    plan = plan_report(cfg, "x.yaml")
+    assert plan["budget_per_stream"] == {k: v for k, v in per_stream.__dict__.items() if v}  # budget_dict
+    # without the limit: the per-stream budget is the configured one, and nothing new in the manifest
+    plain = config(f"{{{budget}, {PERSON}}}")
+    assert plain.stream_budget() == plain.target_budget() == per_stream.scale(2.0)
+    assert "budget_per_person_all_streams" not in release_manifest(plain, ReleaseIdentity("rel-streams-02"))
+    assert plain.release_digest() != cfg.release_digest()
+
+
+@pytest.mark.parametrize(
+    "privacy, streams, message",
+    [
+        (f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 3}}", None, "more than the 2 declared streams"),
+        (f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 2}}", "{}", "more than the 1 declared stream "),
+        (f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 0}}", None, "max_streams_per_person"),
+        (
+            "{epsilon: 1.0, unit: entry, max_mutations_per_entry: 2, max_streams_per_person: 1}",
+            None,
+            "set unit: person",
+        ),
+        (f"{{epsilon: 1.0e-6, {PERSON}, max_streams_per_person: 2}}", None, "below the 1e-06"),
+        (
+            f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 1}}",
+            "{field: region, keys: open, max_keys: 4, max_keys_per_person: 1}",
+            "max_keys_per_person",
+        ),
+    ],
+)
+def test_a_limit_that_cannot_hold_is_refused_before_the_run(privacy, streams, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        config(privacy, streams or "{field: region, keys: [eu, us]}")
