@@ -24,11 +24,14 @@ from test_contract import KEY, MECHANISMS, REL, answers, config_for, options_for
 from transforms.core import NoiseSource
 from transforms.core.contribution.bounding import PersonLimit
 from transforms.core.foundation.state import SCHEMA, decode
-from transforms.person import PERSON_CELL_VERSION, BoundPersonsFn, read_person_cell
+from transforms.person import ALL_STREAMS, PERSON_CELL_VERSION, BoundPersonsFn, read_person_cell
 from transforms.spec import StreamSpec
 
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "state_v1.json").read_text())
 PERSON_GOLDEN = Path(__file__).resolve().parent / "golden" / "person_step_state_v1.json"
+# the same step keyed by person across streams (privacy.max_streams_per_person): its cell holds
+# bound_person_streams' state (``python tests/test_state_golden.py --person-streams`` with a new version only)
+PERSON_STREAMS_GOLDEN = Path(__file__).resolve().parent / "golden" / "person_streams_step_state_v1.json"
 
 
 def test_golden_file_covers_every_registered_mechanism():
@@ -95,7 +98,10 @@ def _same(a, b) -> bool:
 PERSON_SPEC = StreamSpec(streams=("a",), tick_seconds=10.0, end_time=200.0)
 PERSON_LIMIT = PersonLimit(2, window=4)
 PERSON_KEY = ("a", "P")
+ACROSS_LIMIT = PersonLimit(2, window=4, max_streams=2)
+ACROSS_KEY = (ALL_STREAMS, "P")
 PERSON_HALF = 6  # ticks 1..5 decided, tick 6's updates pending when the cell is taken
+PERSON_SPEC_ACROSS = StreamSpec(streams=("a", "b", "c"), tick_seconds=10.0, end_time=200.0)
 
 
 class _Cell:
@@ -127,9 +133,13 @@ class _Timer:
         self.at = None
 
 
-def person_updates():
+def person_updates(streams=None):
     """One person's updates over 12 ticks, as the person step receives them (``PersonUpdateCheck``'s value):
-    insertions of new and already used ids, upserts and deletes of own entries, deletes of ids never inserted."""
+    insertions of new and already used ids, upserts and deletes of own entries, deletes of ids never inserted.
+    ``streams``: across streams, each update in one of them (its ninth field), an entry in one stream."""
+    if streams is not None:
+        rng = np.random.default_rng(29)
+        return [(*u, streams[int(rng.integers(len(streams)))] if u[2] == "insert" else None) for u in person_updates()]
     rng = np.random.default_rng(28)
     out, mine = [], []
     for i in range(90):
@@ -159,26 +169,38 @@ def _outputs(out) -> list:
     return got
 
 
-def _feed(fn, cell, timer, updates, ticks, fire_last=True) -> list:
+def _feed(fn, cell, timer, updates, ticks, fire_last=True, key=PERSON_KEY) -> list:
     """Feed ``updates`` of ``ticks`` tick by tick, firing the timer when the watermark passes its time (the end
     of each tick; not after the last tick unless ``fire_last``); returns the outputs."""
     got = []
     for tick in ticks:
         for u in (u for u in updates if u[0] == tick):
-            got += _outputs(fn.process((PERSON_KEY, u), cell=cell, timer=timer))
+            got += _outputs(fn.process((key, u), cell=cell, timer=timer))
         while (fire_last or tick != ticks[-1]) and timer.at is not None and timer.at <= PERSON_SPEC.closes_at(tick):
             ts, timer.at = timer.at, None
-            got += _outputs(fn.on_tick_end(key=PERSON_KEY, ts=ts, cell=cell, timer=timer))
+            got += _outputs(fn.on_tick_end(key=key, ts=ts, cell=cell, timer=timer))
     return got
 
 
-def person_golden() -> dict:
+def _across_updates():
+    """Across streams: each entry's updates in the stream of its latest insertion (some in a third stream)."""
+    out, where = [], {}
+    for u in person_updates(("a", "b", "c")):
+        if u[8] is not None:
+            where[u[6]] = u[8]
+        out.append((*u[:8], where.get(u[6], "a")))
+    return out
+
+
+def person_golden(across: bool = False) -> dict:
     """The golden entry this version writes: the cell halfway (base64 of Beam's encoding) and the rest."""
-    updates, fn, cell, timer = person_updates(), BoundPersonsFn(PERSON_SPEC, PERSON_LIMIT), _Cell(), _Timer()
+    limit, key = (ACROSS_LIMIT, ACROSS_KEY) if across else (PERSON_LIMIT, PERSON_KEY)
+    updates = _across_updates() if across else person_updates()
+    fn, cell, timer = BoundPersonsFn(PERSON_SPEC_ACROSS if across else PERSON_SPEC, limit), _Cell(), _Timer()
     fn.start_bundle()
-    _feed(fn, cell, timer, updates, list(range(1, PERSON_HALF + 1)), fire_last=False)
+    _feed(fn, cell, timer, updates, list(range(1, PERSON_HALF + 1)), fire_last=False, key=key)
     stored = FastPrimitivesCoder().encode(cell.read())
-    rest = _feed(fn, cell, timer, updates, list(range(PERSON_HALF, 14)))
+    rest = _feed(fn, cell, timer, updates, list(range(PERSON_HALF, 14)), key=key)
     return {"version": PERSON_CELL_VERSION, "cell": base64.b64encode(stored).decode(), "continuation": rest}
 
 
@@ -201,5 +223,27 @@ def test_person_step_golden_cell_restores_and_continues_identically():
     assert {g[0] for g in rest} == {"admit", "dead"} and any(g[1] == "contribution_bounded" for g in rest)
 
 
+def test_person_step_across_streams_golden_cell_restores_and_continues_identically():
+    """The same for the step keyed by person across streams (``max_streams``): its cell (``bound_person_streams``'
+    state inside) restores and the rest is decided as the uninterrupted step did, with refusals of the third
+    stream among them."""
+    golden = json.loads(PERSON_STREAMS_GOLDEN.read_text())
+    assert golden["version"] == PERSON_CELL_VERSION
+    cell_value = FastPrimitivesCoder().decode(base64.b64decode(golden["cell"]))
+    now = person_golden(across=True)
+    assert cell_value == FastPrimitivesCoder().decode(base64.b64decode(now["cell"]))
+    state, last, timer_tick, pending = read_person_cell(cell_value, across_streams=True)
+    assert state[0] == "streams" and len(state[3]) == 2 and last == PERSON_HALF - 1 and pending
+    fn, cell, timer = BoundPersonsFn(PERSON_SPEC_ACROSS, ACROSS_LIMIT), _Cell(cell_value), _Timer()
+    fn.start_bundle()
+    timer.set(PERSON_SPEC_ACROSS.closes_at(timer_tick))
+    rest = _feed(fn, cell, timer, _across_updates(), list(range(PERSON_HALF, 14)), key=ACROSS_KEY)
+    assert rest == golden["continuation"] == now["continuation"]
+    assert {g[0] for g in rest} == {"admit", "dead"} and any(g[1] == "contribution_bounded" for g in rest)
+    assert {u[8] for u in _across_updates()} == {"a", "b", "c"}
+
+
 if __name__ == "__main__" and "--person" in sys.argv:
     PERSON_GOLDEN.write_text(json.dumps(person_golden(), indent=1) + "\n")
+if __name__ == "__main__" and "--person-streams" in sys.argv:
+    PERSON_STREAMS_GOLDEN.write_text(json.dumps(person_golden(across=True), indent=1) + "\n")
