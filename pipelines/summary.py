@@ -117,7 +117,12 @@ def summary(result, written, cfg, seconds: float, release: ReleaseIdentity | Non
         lines.append(
             f"contribution bounds:  {counts.get('persons_seen', 0)} persons, {counts.get('entries_admitted', 0)} "
             f"entries admitted, {counts.get('entries_refused', 0)} refused (over max_entries_per_person: their "
-            "updates are dead letters contribution_bounded)"
+            "updates are dead letters contribution_bounded"
+            + (
+                "; so are a person's updates in streams past max_streams_per_person)"
+                if cfg.max_streams_per_person is not None
+                else ")"
+            )
         )
     dups = counts.get("duplicates_dropped", 0)
     if cfg.source.DEDUPLICATES or cfg.source.dedup_field:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.manifest import release_manifest
 from pipelines.plan import plan_report
-from transforms.core import ZCDP, ApproxDP, PureDP
+from transforms.core import ZCDP, ApproxDP, DynamicConfig, PureDP
 from transforms.core.contribution import (
     CONTRIBUTION_BOUNDED,
     PersonLimit,
@@ -254,3 +254,60 @@ def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget
 def test_a_limit_that_cannot_hold_is_refused_before_the_run(privacy, streams, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         config(privacy, streams or "{field: region, keys: [eu, us]}")
+
+
+# ---------------------------------------------------------------------------
+# The exact privacy loss of a whole release over two streams
+# ---------------------------------------------------------------------------
+
+
+def _two_stream_loss(budget, n: int):
+    """The exact loss (``neighbour_loss``, noise on and off with one key) of each stream's ``auto`` core between
+    the inputs with and without the person ``alice``, who does the count's worst lifecycle (4 entries) in both
+    streams; the pipeline's share: each core at ``budget / n``; alice's updates through the rule across streams
+    (``bound_person_streams``, ``max_streams = n``) first, as the person step does."""
+    from test_person_core import QUERIES as CORE_QUERIES
+    from test_person_core import T, background, batches, scenario
+
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.contribution.harness import neighbour_loss
+    from transforms.core.foundation.accounting import PrivacyUnit
+
+    share = budget.scale(1.0 / n)
+    unit = PrivacyUnit.person(4, 3, max_streams=n)
+    alice = {s: scenario("worst", share, 1) for s in ("eu", "us")}
+    limit = PersonLimit(4, None, n)
+    triples = [
+        (s, u.entry_id, (t, i, u.op, u.item, float(t), None)) for s in alice for i, (t, _, u) in enumerate(alice[s])
+    ]
+    _, decisions = bound_person_streams(None, triples, limit)
+    admitted = {(s, v[1]) for s, _, v, reason in decisions if reason is None}
+    losses = {}
+    for s in ("eu", "us"):
+        mine = [u for i, u in enumerate(alice[s]) if (s, i) in admitted]
+        bg = background(seed=1 if s == "us" else 0)
+        core = lambda s=s: AutoRelease(DynamicConfig(CORE_QUERIES, share, unit=unit), stream=s, end_tick=T)  # noqa: E731
+        losses[s] = neighbour_loss(core, batches(mine, bg), batches(bg), end_tick=T).loss
+    return losses, admitted
+
+
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.05)], ids=["pure", "zcdp"])
+def test_the_whole_release_over_two_streams_is_within_the_budget_for_a_person_in_both(budget):
+    """``n = 2``: alice in both streams, each at half the budget: the two streams' losses add up to at most the
+    budget (sequential composition over the streams), and each reaches its count's share (the bound is exact, so
+    a stream run at the whole budget, the limit's share skipped, would add up to about twice that). ``n = 1``: her
+    second stream's updates are refused, that stream's outputs do not depend on her (loss 0), and the first is
+    within the whole budget."""
+    from test_person_core import ledger_rho_or_eps
+
+    losses, admitted = _two_stream_loss(budget, 2)
+    assert {s for s, _ in admitted} == {"eu", "us"}
+    pure = isinstance(budget, PureDP)
+    total = sum(loss.epsilon if pure else loss.rho + loss.epsilon**2 / 2 for loss in losses.values())
+    assert total <= ledger_rho_or_eps(budget) * (1 + 1e-9)
+    for loss in losses.values():  # each stream's count at its share of half the budget, exactly
+        rho, eps = loss.by_query["n"]
+        assert (eps if pure else rho) == pytest.approx(ledger_rho_or_eps(budget) / 2 / 3, rel=2e-3)
+    losses, admitted = _two_stream_loss(budget, 1)
+    assert {s for s, _ in admitted} == {"eu"} and losses["us"].differing == 0
+    assert losses["eu"].within(budget) and losses["eu"].differing > 0

@@ -263,8 +263,8 @@ class PrivacyUnit:
             n = self.max_streams
             return (
                 f"privacy unit person: protects every update of {whose} across all streams: admitted in at most "
-                f"{n} stream{'s' if n != 1 else ''} (the first the person inserts into; each stream runs at 1/{n} "
-                f"of the budget), in each {entries}, each {each}"
+                f"{n} stream{'s' if n != 1 else ''} (the first the person inserts into; each stream runs at "
+                f"{'the whole budget' if n == 1 else f'1/{n} of the budget'}), in each {entries}, each {each}"
             )
         # the bound is per stream (each stream is its own release with its own budget): said here, where a
         # reviewer reads whom the guarantee protects (stop 51's audit: only docs/privacy.md said it)
