@@ -414,7 +414,8 @@ class GatedBoundPersonsFn(BoundPersonsFn):
     Ordering by the watermark is impossible here (a timer callback does not see the watermark, and a bundle
     cannot be held back), so the order travels with the data: the ``n``-th update this step emits for an
     entry carries ``n`` as a ninth field (``emitted``, a ReadModifyWrite cell per (stream, person): entry id
-    -> updates emitted; an entry's updates leave in tick order, ``decide``'s total order), and the registry
+    -> updates emitted, per person across streams: (stream, entry id) -> updates emitted; an entry's updates
+    leave in tick order, ``decide``'s total order), and the registry
     holds an update until updates 1..n-1 of its entry have arrived. A number is a position in one entry's own
     sequence: it says nothing to any other key, decides no release time (the watermark and the ticks do; the
     counts only delay a firing) and is never released. Other runners hold the registry's watermark for
@@ -452,7 +453,10 @@ class GatedBoundPersonsFn(BoundPersonsFn):
                 if numbered is None:
                     numbered = dict(emitted.read() or {})
                 entry_key, value = out
-                n = numbered[value[6]] = numbered.get(value[6], 0) + 1
+                # an entry is (stream, entry id): across streams one key holds a person's entries of every stream,
+                # and one entry id may be used in two of them (two entries, each numbered from 1)
+                entry = (entry_key[0], value[6]) if self.across else value[6]
+                n = numbered[entry] = numbered.get(entry, 0) + 1
                 out = (entry_key, (*value, n))
             yield out
         if numbered is not None:
