@@ -69,7 +69,8 @@ def test_the_person_step_across_streams_equals_the_in_memory_reference(streaming
     """``n = 2`` as well: a person's two streams may hold the same entry id (two entries; on the DirectRunner's
     gated path each is numbered on its own: a shared count held the registry for ever)."""
     cfg = CFG if n == 1 else DynamicConfig(QUERIES, PureDP(2.0), unit=PrivacyUnit.person(2, 3, max_streams=n))
-    recs = person_workload(streams=("a", "b", "c"), n=160 if streaming else 260, seed=5)
+    # four entry ids at n = 2: persons reuse an id in their two streams
+    recs = person_workload(streams=("a", "b", "c"), n=160 if streaming else 260, seed=5, ids=10 if n == 1 else 4)
     spec = StreamSpec(streams=("a", "b", "c"), tick_seconds=5.0, end_time=80.0 if streaming else 150.0)
     t = ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), release=REL)
     expect, dead = across_reference(recs, spec, cfg, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
