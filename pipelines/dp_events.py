@@ -29,7 +29,9 @@ as the ledger composes:
   sequential.
 * **parts** of a composite mechanism (``auto``) compose sequentially (``AutoRelease.spent``); **streams** hold
   disjoint data and have budgets of their own: the release's guarantee is each stream's (one event, the same for
-  every stream); **releases** of a dataset compose sequentially (``pipelines/ledger/compose.py``).
+  every stream); under ``privacy.max_streams_per_person: n`` a person's updates reach at most ``n`` streams, each
+  at ``1/n`` of the budget, and the person's event is the stream's composed ``n`` times (``ComposedDpEvent``);
+  **releases** of a dataset compose sequentially (``pipelines/ledger/compose.py``).
 
 Where the charges come from: for a mechanism whose charges do not depend on the data
 (``transforms.core.forecast.DATA_INDEPENDENT``: one counter per query set stepped once per period, data or not),
@@ -223,9 +225,8 @@ class ReleaseEvents:
 
 
 def release_events(cfg) -> ReleaseEvents:
-    """The events of the release ``cfg`` (a ``PipelineConfig``) configures."""
-    from transforms.core.forecast import DATA_INDEPENDENT  # local: the forecast module is the plan command's
-
+    """The events of the release ``cfg`` (a ``PipelineConfig``) configures: one stream's (each stream's guarantee),
+    composed over the streams a person may reach under ``max_streams_per_person``."""
     spec = cfg.mechanism_spec
     if not hasattr(spec.core_cls, "stated_total"):  # the local-DP collector: the clients spend on their devices
         from pipelines.model import ConfigError
@@ -234,6 +235,17 @@ def release_events(cfg) -> ReleaseEvents:
             f"mechanism {cfg.mechanism}: the clients randomise and spend their own budgets (local DP); the collector "
             "charges nothing, so there are no central events (docs/local_dp.md)"
         )
+    n = cfg.max_streams_per_person if cfg.unit == "person" else None
+    if n is not None and n > 1:  # a person across n streams: one stream's events, n times
+        return _across_streams(_stream_events(cfg), n, float(getattr(cfg.target_budget(), "delta", 0.0)))
+    return _stream_events(cfg)
+
+
+def _stream_events(cfg) -> ReleaseEvents:
+    """The events of one stream of the release (at its budget, ``PipelineConfig.stream_budget``)."""
+    from transforms.core.forecast import DATA_INDEPENDENT  # local: the forecast module is the plan command's
+
+    spec = cfg.mechanism_spec
     dc = cfg.dynamic_config()
     delta = float(getattr(dc.budget, "delta", 0.0))
     if cfg.mechanism not in DATA_INDEPENDENT:
@@ -257,6 +269,17 @@ def release_events(cfg) -> ReleaseEvents:
         charged[key] = charged.get(key, 0.0) + _primary(spent) * _scale(spent, group)
     stated, _ = spec.stated_spend(dc, tuple(as_vector(core.spent)))
     return ReleaseEvents(cfg.mechanism, "charges", compose(events), stated, charged, delta)
+
+
+def _across_streams(rel: ReleaseEvents, n: int, delta: float) -> ReleaseEvents:
+    """A person's events across the ``n`` streams they may reach: each stream's ``rel`` composed ``n`` times
+    (sequential composition; the statement's epsilon, delta and rho add up)."""
+    times = {k: v * n for k, v in rel.charged.items()}
+    stated = {k: v * n for k, v in rel.stated.items()}
+    # n copies, not SelfComposedDpEvent(event, n): dp_accounting 0.6.0's PLD self-composes by FFT and truncates,
+    # which states an infinite epsilon at delta 0 for a self-composed composition (checked: the demo's 9 Laplace
+    # steps twice, inf against 2.00016 composed as a list)
+    return ReleaseEvents(rel.mechanism, rel.source, dpe.ComposedDpEvent([rel.event] * n), stated, times, delta)
 
 
 def dataset_event(releases) -> dpe.DpEvent:

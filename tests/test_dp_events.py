@@ -41,9 +41,17 @@ CASES = {
     "demo-zcdp": ("demo.yaml", {"rho": 0.5, "unit": "update"}),
     "demo-approx": ("demo.yaml", {"epsilon": 1.0, "delta": 1e-6, "unit": "update"}),
     "demo_person-pure": ("demo_person.yaml", None),
+    # a person across two streams, each at half the budget: the stream's events composed twice (pure, zCDP and
+    # (epsilon, delta): the broken twins below halve the statement and drop a charge)
+    "demo_person-streams2-pure": ("demo_person.yaml", {"epsilon": 1.0, "max_streams_per_person": 2}),
+    "demo_person-streams2-zcdp": ("demo_person.yaml", {"rho": 0.5, "max_streams_per_person": 2}),
+    "demo_person-streams2-approx": ("demo_person.yaml", {"epsilon": 1.0, "delta": 1e-6, "max_streams_per_person": 2}),
     "changelog-pure-entry": ("changelog.yaml", None),
     "growing-pure": ("growing.yaml", None),
 }
+
+
+DROPPED = ("epsilon", "delta", "rho", "max_streams_per_person")  # a case's privacy block sets its own
 
 
 def _config(tmp_path, name: str, privacy: dict | None = None, ledger: dict | None = None) -> Path:
@@ -56,7 +64,7 @@ def _config(tmp_path, name: str, privacy: dict | None = None, ledger: dict | Non
             raw[key]["path"] = str(ROOT / raw[key]["path"])
     if privacy is not None:
         raw["privacy"] = {
-            **{k: v for k, v in raw["privacy"].items() if k not in ("epsilon", "delta", "rho")},
+            **{k: v for k, v in raw["privacy"].items() if k not in DROPPED},
             **privacy,
         }
     if ledger is not None:
@@ -153,6 +161,17 @@ def _drop_one(e):
             else (dpe.ComposedDpEvent(list(e.events[1:])))
         )
     return dpe.NoOpDpEvent()
+
+
+def test_a_person_across_two_streams_is_the_streams_events_twice(releases):
+    """``max_streams_per_person: 2``: the event is one stream's (at half the budget) composed twice, and the
+    statement is the configured budget."""
+    rel = releases["demo_person-streams2-pure"]
+    assert isinstance(rel.event, dpe.ComposedDpEvent) and len(rel.event.events) == 2
+    assert rel.stated == pytest.approx({"epsilon": 1.0}) and rel.charged == pytest.approx({"epsilon": 1.0})
+    assert releases["demo_person-streams2-zcdp"].stated == pytest.approx({"rho": 0.5})
+    assert releases["demo_person-streams2-approx"].delta == 1e-6
+    assert releases["demo_person-pure"].event != rel.event  # n = 1 (the demo): one stream's event
 
 
 def test_the_demo_events_are_its_schedule(releases):
