@@ -174,6 +174,8 @@ def render(report: dict) -> str:
         + ", ".join(report["streams"])
         + " (each the same plan)",
     ]
+    if "budget_per_person" in report:  # privacy.max_streams_per_person: a person reaches at most n streams
+        lines.append(f"             {budget_text(report['budget_per_person'])} per person across all streams")
     lines += [f"mechanisms:  {m}" for m in report["mechanisms"]]
     lines.append(f"ticks:       {', '.join(map(str, report['ticks']))}: {report['ticks_are']}")
     first = report["streams"][0]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.manifest import release_manifest
-from pipelines.plan import plan_report
+from pipelines.plan import plan_report, render
 from transforms.core import ZCDP, ApproxDP, DynamicConfig, PureDP
 from transforms.core.contribution import (
     CONTRIBUTION_BOUNDED,
@@ -225,6 +225,8 @@ def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget
     assert "across all streams: admitted in at most 2 streams" in manifest["privacy_unit_protects"]
     plan = plan_report(cfg, "x.yaml")
     assert plan["budget_per_stream"] == {k: v for k, v in per_stream.__dict__.items() if v}  # budget_dict
+    assert plan["budget_per_person"] == {k: v for k, v in cfg.target_budget().__dict__.items() if v}
+    assert "per person across all streams" in render(plan)
     # without the limit: the per-stream budget is the configured one, and nothing new in the manifest
     plain = config(f"{{{budget}, {PERSON}}}")
     assert plain.stream_budget() == plain.target_budget() == per_stream.scale(2.0)
