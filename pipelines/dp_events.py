@@ -237,7 +237,10 @@ def release_events(cfg) -> ReleaseEvents:
         )
     n = cfg.max_streams_per_person if cfg.unit == "person" else None
     if n is not None and n > 1:  # a person across n streams: one stream's events, n times
-        return _across_streams(_stream_events(cfg), n, float(getattr(cfg.target_budget(), "delta", 0.0)))
+        # what one stream run at the whole budget states: its ledger's total is the n streams' (each has rho(B) / n,
+        # or B / n) and it is stated by the same conversion (PipelineConfig.stream_budget)
+        whole = spec.stated_total(cfg.core_config_at(cfg.target_budget()))
+        return _across_streams(_stream_events(cfg), n, whole)
     return _stream_events(cfg)
 
 
@@ -271,11 +274,14 @@ def _stream_events(cfg) -> ReleaseEvents:
     return ReleaseEvents(cfg.mechanism, "charges", compose(events), stated, charged, delta)
 
 
-def _across_streams(rel: ReleaseEvents, n: int, delta: float) -> ReleaseEvents:
+def _across_streams(rel: ReleaseEvents, n: int, whole: dict) -> ReleaseEvents:
     """A person's events across the ``n`` streams they may reach: each stream's ``rel`` composed ``n`` times
-    (sequential composition; the statement's epsilon, delta and rho add up)."""
+    (sequential composition: the ledgers' totals add up). What we state for the person is ``whole``, the statement
+    of one stream at the whole budget (``PipelineConfig.stream_budget`` gave each stream the share that composes
+    to it: ``B / n``, or under a Gaussian (eps, delta) ledger ``rho(B) / n``, stated by the same conversion)."""
     times = {k: v * n for k, v in rel.charged.items()}
-    stated = {k: v * n for k, v in rel.stated.items()}
+    stated = dict(whole)
+    delta = float(whole.get("delta", 0.0))
     # n copies, not SelfComposedDpEvent(event, n): dp_accounting 0.6.0's PLD self-composes by FFT and truncates,
     # which states an infinite epsilon at delta 0 for a self-composed composition (checked: the demo's 9 Laplace
     # steps twice, inf against 2.00016 composed as a list)

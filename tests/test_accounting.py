@@ -435,8 +435,8 @@ def test_person_unit_group_size_insertion_limit_and_describe():
     assert across.describe("customer_id") == (
         "privacy unit person: protects every update of one person (the records sharing one value of "
         "'customer_id') across all streams: admitted in at most 2 streams (the first the person inserts into; "
-        "each stream runs at 1/2 of the budget), in each at most 4 entries, each at most 3 mutations, inserted "
-        "once (a deleted id never comes back)"
+        "each stream runs at a 1/2 share of the budget), in each at most 4 entries, each at most 3 mutations, "
+        "inserted once (a deleted id never comes back)"
     )
     assert repr(across).endswith(", max_entries=4, max_insertions=1, max_streams=2)")
     assert "max_streams" not in repr(p)

@@ -27,6 +27,8 @@ from transforms.core.contribution import (
     new_streams_state,
     order_key,
 )
+from transforms.core.contribution.loss import PrivacyLoss
+from transforms.core.foundation.accounting import stream_share
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.core.foundation.state import StateError, decode, encode
 
@@ -206,30 +208,37 @@ PERSON = "unit: person, person_field: customer, max_entries_per_person: 2, max_m
 
 
 @pytest.mark.parametrize(
-    "budget, per_stream",
+    "budget, per_stream, whole",
     [
-        ("epsilon: 1.0", PureDP(0.5)),
-        ("epsilon: 1.0, delta: 1.0e-6", ApproxDP(0.5, 5e-7)),
-        ("rho: 0.5", ZCDP(0.25)),
+        ("epsilon: 1.0", PureDP(0.5), PureDP(1.0)),
+        # auto's tight Gaussian account: the share of rho(1, 1e-6), stated at the same delta (0.6889 < 1, > 0.5)
+        ("epsilon: 1.0, delta: 1.0e-6", ApproxDP(0.6889108311592187, 1e-6), ApproxDP(1.0, 1e-6)),
+        ("rho: 0.5", ZCDP(0.25), ZCDP(0.5)),
     ],
 )
-def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget(budget, per_stream):
+def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget(budget, per_stream, whole):
     cfg = config(f"{{{budget}, {PERSON}, max_streams_per_person: 2}}")
-    assert cfg.stream_budget() == per_stream and cfg.dynamic_config().budget == per_stream
-    assert cfg.target_budget() == per_stream.scale(2.0)  # what the ledger charges (pipelines/ledger/launch.py)
+    assert cfg.dynamic_config().budget == cfg.stream_budget()
+    got = cfg.stream_budget()
+    assert type(got) is type(per_stream) and vars(got) == pytest.approx(vars(per_stream), rel=1e-12)
+    assert cfg.target_budget() == whole  # what the ledger charges (pipelines/ledger/launch.py)
+    # the streams' ledgers add up to the whole budget's, never more (rho under Gaussian noise, else eps)
+    plain = config(f"{{{budget}, {PERSON}}}")
+    led, full = cfg.ledger_budget(), plain.ledger_budget()
+    total = 2 * (led.rho if isinstance(led, ZCDP) else led.epsilon)
+    assert total <= (full.rho if isinstance(full, ZCDP) else full.epsilon) * (1 + 1e-12)
+    assert total == pytest.approx(full.rho if isinstance(full, ZCDP) else full.epsilon, rel=1e-9)
     assert cfg.privacy_unit.max_streams == 2 and cfg.unit_text().endswith(", in at most 2 streams")
     manifest = release_manifest(cfg, ReleaseIdentity("rel-streams-01", cfg.release_digest()))
-    want = {k: v for k, v in per_stream.__dict__.items()}
-    assert manifest["budget_per_stream"] == want
+    assert manifest["budget_per_stream"] == pytest.approx(dict(vars(per_stream)), rel=1e-12)
     assert manifest["budget_per_person_all_streams"] == {k: v for k, v in cfg.target_budget().__dict__.items()}
     assert "across all streams: admitted in at most 2 streams" in manifest["privacy_unit_protects"]
     plan = plan_report(cfg, "x.yaml")
-    assert plan["budget_per_stream"] == {k: v for k, v in per_stream.__dict__.items() if v}  # budget_dict
+    assert plan["budget_per_stream"] == pytest.approx({k: v for k, v in vars(per_stream).items() if v}, rel=1e-12)
     assert plan["budget_per_person"] == {k: v for k, v in cfg.target_budget().__dict__.items() if v}
     assert "per person across all streams" in render(plan)
     # without the limit: the per-stream budget is the configured one, and nothing new in the manifest
-    plain = config(f"{{{budget}, {PERSON}}}")
-    assert plain.stream_budget() == plain.target_budget() == per_stream.scale(2.0)
+    assert plain.stream_budget() == plain.target_budget() == whole
     assert "budget_per_person_all_streams" not in release_manifest(plain, ReleaseIdentity("rel-streams-02"))
     assert plain.release_digest() != cfg.release_digest()
 
@@ -249,13 +258,26 @@ def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget
         (
             f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 1}}",
             "{field: region, keys: open, max_keys: 4, max_keys_per_person: 1}",
-            "max_keys_per_person",
+            "bounds a person with streams.max_keys_per_person",
         ),
     ],
 )
 def test_a_limit_that_cannot_hold_is_refused_before_the_run(privacy, streams, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         config(privacy, streams or "{field: region, keys: [eu, us]}")
+
+
+def test_an_open_histogram_refuses_the_limit_naming_its_own():
+    text = (
+        f"privacy: {{epsilon: 1.0, delta: 1.0e-9, {PERSON}, max_streams_per_person: 1}}\n"
+        "time: {field: time, tick_seconds: 600, origin: 0, end: 6000}\n"
+        "streams: {field: region, keys: [eu, us]}\n"
+        "queries:\n  - {name: by_carrier, type: histogram, field: carrier, domain: open, max_cells: 10, "
+        "max_cells_per_person: 1}\n"
+        "source: {type: file, path: data/demo_person.jsonl, format: jsonl}\n"
+    )
+    with pytest.raises(ConfigError, match=r"bounds a person with queries\[\]\.max_cells_per_person"):
+        parse_config(yaml.safe_load(text))
 
 
 # ---------------------------------------------------------------------------
@@ -275,8 +297,9 @@ def _two_stream_loss(budget, n: int):
     from transforms.core.contribution.harness import neighbour_loss
     from transforms.core.foundation.accounting import PrivacyUnit
 
-    share = budget.scale(1.0 / n)
     unit = PrivacyUnit.person(4, 3, max_streams=n)
+    # the pipeline's share (PipelineConfig.stream_budget: stream_share by the mechanism's own ledger)
+    share = stream_share(budget, n, lambda b: AutoRelease.ledger_cap(DynamicConfig(CORE_QUERIES, b, unit=unit)))
     alice = {s: scenario("worst", share, 1) for s in ("eu", "us")}
     limit = PersonLimit(4, None, n)
     triples = [
@@ -293,20 +316,27 @@ def _two_stream_loss(budget, n: int):
     return losses, admitted
 
 
-@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.05)], ids=["pure", "zcdp"])
+@pytest.mark.parametrize("budget", [PureDP(1.0), ZCDP(0.05), ApproxDP(1.0, 1e-6)], ids=["pure", "zcdp", "approx"])
 def test_the_whole_release_over_two_streams_is_within_the_budget_for_a_person_in_both(budget):
     """``n = 2``: alice in both streams, each at half the budget: the two streams' losses add up to at most the
     budget (sequential composition over the streams), and each reaches its count's share (the bound is exact, so
     a stream run at the whole budget, the limit's share skipped, would add up to about twice that). ``n = 1``: her
     second stream's updates are refused, that stream's outputs do not depend on her (loss 0), and the first is
-    within the whole budget."""
+    within the whole budget. Under (eps, delta) (auto's tight Gaussian account) the streams' rhos (the lattice
+    proof's) add up to the account of (eps, delta), so the whole release is (eps, delta) by the analytic curve,
+    though each stream states (0.69, delta): basic composition's (0.5, delta / 2) each would be valid and noisier."""
     from test_person_core import ledger_rho_or_eps
 
     losses, admitted = _two_stream_loss(budget, 2)
     assert {s for s, _ in admitted} == {"eu", "us"}
-    pure = isinstance(budget, PureDP)
-    total = sum(loss.epsilon if pure else loss.rho + loss.epsilon**2 / 2 for loss in losses.values())
+    pure, approx = isinstance(budget, PureDP), isinstance(budget, ApproxDP)
+    total = sum(
+        loss.epsilon if pure else loss.rho_lattice if approx else loss.rho + loss.epsilon**2 / 2
+        for loss in losses.values()
+    )
     assert total <= ledger_rho_or_eps(budget) * (1 + 1e-9)
+    if approx:  # the composed loss read as one release's: within (eps, delta) by the tight account's route
+        assert PrivacyLoss(rho_lattice=total, rho=sum(x.rho for x in losses.values())).within(budget)
     for loss in losses.values():  # each stream's count at its share of half the budget, exactly
         rho, eps = loss.by_query["n"]
         assert (eps if pure else rho) == pytest.approx(ledger_rho_or_eps(budget) / 2 / 3, rel=2e-3)

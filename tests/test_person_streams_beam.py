@@ -228,14 +228,13 @@ def test_the_readme_command_keeps_a_person_to_one_stream_and_states_the_guarante
 @pytest.mark.slow
 def test_each_stream_states_the_bounds_and_spend_of_its_share(tmp_path):
     """With noise: two streams at ``max_streams_per_person: 2`` and epsilon 1 state, record for record, the bounds
-    and the spend of a run configured with epsilon 0.5 (each stream's share); a run at epsilon 1 without the
-    limit states others (so a pipeline that skipped the share would fail here)."""
+    and the spend of a run configured with epsilon 0.5 (each stream's share; a pipeline that skipped the share
+    would state epsilon 1's, larger spends and smaller bounds)."""
     (tmp_path / "in.jsonl").write_text("\n".join(_lines()) + "\n")
     runs = {}
     for name, privacy in (
         ("two", "epsilon: 1.0, max_streams_per_person: 2"),
         ("half", "epsilon: 0.5"),
-        ("whole", "epsilon: 1.0"),
     ):
         # no consistency projection: its stated bound adds the released |tau|, which depends on the noise drawn
         _run(_config(tmp_path, name, privacy, "every_ticks: 1, consistent: false"))
@@ -244,4 +243,4 @@ def test_each_stream_states_the_bounds_and_spend_of_its_share(tmp_path):
     assert len(runs["two"]) == 2 * 10 * 2 and runs["two"].keys() == runs["half"].keys()
     assert runs["two"] == runs["half"]
     assert max(e for _, e in runs["two"].values()) == pytest.approx(0.5)
-    assert all(runs["whole"][k][0] < runs["two"][k][0] for k in runs["two"] if runs["two"][k][0] > 0)
+    assert sum(b > 0 for b, _ in runs["two"].values()) > 30  # stated bounds to compare

@@ -24,7 +24,7 @@ from pipelines.model import Section, issue
 from transforms.core import mechanisms as registry
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
-from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP
+from transforms.core.foundation.accounting import ZCDP, ApproxDP, PrivacyUnit, PureDP, stream_share
 from transforms.core.foundation.noise import config_digest
 from transforms.spec import StreamSpec
 
@@ -144,8 +144,12 @@ class PipelineConfig(Section):
         if n is None:
             return
         if self.open_keys:
+            # an open histogram (domain: open) bounds a person's cells, open stream keys a person's keys
+            bound = (
+                "queries[].max_cells_per_person" if not self.streams_config.open_keys else "streams.max_keys_per_person"
+            )
             raise issue(
-                "open keys bound a person's keys with streams.max_keys_per_person; remove max_streams_per_person",
+                f"an open-key release bounds a person with {bound}; remove max_streams_per_person",
                 "privacy.max_streams_per_person",
             )
         if n > len(self.streams):
@@ -340,18 +344,37 @@ class PipelineConfig(Section):
         return ApproxDP(self.epsilon, self.delta) if self.delta > 0 else PureDP(self.epsilon)
 
     def stream_budget(self):
-        """The budget each stream's core runs at: the configured one, or ``1 / max_streams_per_person`` of it.
+        """The budget each stream's core runs at: the configured one ``B``, or its share under
+        ``n = max_streams_per_person`` (:attr:`_stream_budget`).
 
         Why: the streams are released independently, each at its own budget. Under the update and entry units
         a unit lies in one stream (parallel composition: the release's guarantee is the per-stream one). A
-        person may have updates in several streams; the person step admits them in at most ``n =
-        max_streams_per_person`` streams (``bound_person_streams``), so a person's outputs are those of at most
-        ``n`` streams, each ``B / n``-private for that person: by sequential composition (eps and delta add,
-        rho adds) the release is ``B``-private for the person across all streams. Unset, a person in several
-        streams is protected by each stream's budget for that stream's part (``docs/contribution.md``)."""
-        target = self.target_budget()
+        person may have updates in several streams; the person step admits them in at most ``n`` streams
+        (``bound_person_streams``), so a person's outputs are those of at most ``n`` streams, each private for
+        that person at the stream's budget, and they compose sequentially. Unset, a person in several streams is
+        protected by each stream's budget for that stream's part (``docs/contribution.md``)."""
+        return self._stream_budget
+
+    @functools.cached_property
+    def _stream_budget(self):
+        """The share (:meth:`stream_budget`): ``stream_share`` of the configured budget over ``n`` streams, in the
+        currency they compose in (``B / n``; under an (eps, delta) budget with Gaussian noise ``(eps_s, delta)``
+        whose ledger holds ``rho(B) / n``), by the mechanism's own ledger (``ledger_budget``)."""
         n = self.max_streams_per_person if self.unit == "person" else None
-        return target if n is None else target.scale(1.0 / n)
+        if n is None:
+            return self.target_budget()
+        spec = self.mechanism_spec
+        return stream_share(self.target_budget(), n, lambda b: spec.ledger_budget(self.core_config_at(b)))
+
+    def core_config_at(self, budget) -> DynamicConfig:
+        """The core configuration at ``budget`` (:meth:`dynamic_config` is it at :meth:`stream_budget`)."""
+        return DynamicConfig(
+            tuple(q.query_set() for q in self.queries),
+            budget,
+            profile=self.profile,
+            beta=self.beta,
+            unit=self.privacy_unit,
+        )
 
     @property
     def mechanism_spec(self) -> registry.MechanismSpec:
@@ -370,13 +393,7 @@ class PipelineConfig(Section):
 
     @functools.cached_property
     def _core_config(self) -> DynamicConfig:
-        return DynamicConfig(
-            tuple(q.query_set() for q in self.queries),
-            self.stream_budget(),
-            profile=self.profile,
-            beta=self.beta,
-            unit=self.privacy_unit,
-        )
+        return self.core_config_at(self.stream_budget())
 
     def consistency(self):
         """The post-processing of ``release.consistent`` (None when off). Unset, the measured default

@@ -72,7 +72,11 @@ TIME_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "format": "date-
 
 
 def _epsilon(v) -> float:
-    return in_range(number(v, positive=True), *EPSILON_RANGE, "per stream, for the whole release")
+    return in_range(
+        number(v, positive=True),
+        *EPSILON_RANGE,
+        "for the whole release (per stream, or per person across all streams with max_streams_per_person)",
+    )
 
 
 def _rho(v) -> float | None:

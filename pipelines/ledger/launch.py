@@ -27,11 +27,12 @@ CANCELLED_EXIT = 130
 
 
 def new_release(cfg, release) -> NewRelease:
-    """What ``cfg``'s launch of ``release`` registers. The budget is the per-stream budget
+    """What ``cfg``'s launch of ``release`` registers. The budget is the configured budget
     (``cfg.target_budget()``; with open keys, the release's stated guarantee, ``docs/open_keys.md``): the
     streams are disjoint partitions of the data (each update belongs to the one stream its stream field names),
     so by parallel composition the release's guarantee on the whole dataset is the largest per-stream one, which
-    is the configured budget of each."""
+    is the configured budget of each; under ``privacy.max_streams_per_person`` each stream runs at its share
+    (``cfg.stream_budget()``) and the configured budget is a person's guarantee across all streams."""
     ledger = cfg.privacy.ledger
     stated = cfg.target_budget()
     if cfg.open_keys:  # what an open-key release states and charges (equal to the budget under (eps, delta))

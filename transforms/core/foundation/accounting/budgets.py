@@ -37,6 +37,7 @@ from .calibration import (
 LAPLACE, GAUSSIAN = "laplace", "gaussian"  # the noise families (as in foundation.bounds)
 
 __all__ = [
+    "stream_share",
     "Budget",
     "PureDP",
     "ApproxDP",
@@ -416,6 +417,44 @@ def stated_share(ledger: Budget, target: Budget, w: float) -> Budget:
     are shares of its rho (``w`` of ``ledger``): (w eps, w delta) would misstate them, the analytic
     curve is not linear."""
     return ledger.scale(w) if isinstance(ledger, TightGaussian) else target.scale(w)
+
+
+def stream_share(target: Budget, n: int, ledger_of) -> Budget:
+    """The budget of each of ``n`` releases (a person's streams) that compose to ``target``, in the currency they
+    compose in; ``ledger_of(budget)``: the ledger total the mechanism keeps for ``budget`` (its ``ledger_cap``).
+
+    * pure ``eps`` and zCDP ``rho``: ``target / n`` (epsilons add; rhos add);
+    * ``(eps, delta)`` where the ledger is a rho (Gaussian noise: a zCDP ledger, or a tight Gaussian account): the
+      releases compose by adding their rhos, and the mechanism states a release's ``(eps, delta)`` from its rho by
+      one conversion. So each gets ``(eps_s, delta)`` with ``eps_s`` the largest whose ledger rho is at most
+      ``rho(target) / n`` (bisection, 60 halvings): ``n`` of them hold at most ``rho(target)``, which the same
+      conversion states as ``target``. (``(eps / n, delta / n)`` is valid too, by basic composition, but the
+      Gaussian's ``(eps, delta)`` curve is not linear in rho: at (1, 1e-6) and ``n = 2`` it costs 1.4x the noise's
+      standard deviation);
+    * any other ``(eps, delta)`` ledger (Laplace noise): ``(eps / n, delta / n)`` (basic composition)."""
+    if n == 1:
+        return target
+    share = target.scale(1.0 / n)
+    if not isinstance(target, ApproxDP) or target.delta <= 0:
+        return share
+    ledger = ledger_of(target)
+    if not isinstance(ledger, ZCDP):
+        return share
+    want = ledger.rho / n
+
+    def rho_at(eps: float) -> float:
+        return ledger_of(ApproxDP(eps, target.delta)).rho
+
+    lo, hi = float(share.epsilon), float(target.epsilon)
+    if rho_at(lo) > want:  # a conversion that is not superadditive: keep basic composition's share
+        return share
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if rho_at(mid) <= want:
+            lo = mid
+        else:
+            hi = mid
+    return ApproxDP(lo, target.delta)
 
 
 def as_vector(b: Budget) -> tuple[float, ...]:

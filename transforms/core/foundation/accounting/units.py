@@ -128,11 +128,15 @@ class PrivacyUnit:
 
     ``max_streams`` (person unit only, ``privacy.max_streams_per_person``): a person's updates are
     admitted in at most this many streams (the first ones the person inserts into, in the same total
-    order; ``transforms.core.contribution.bounding.bound_person_streams``), so that a guarantee
-    stated per stream composes over at most ``max_streams`` streams for one person: the pipeline gives
-    each stream ``1 / max_streams`` of the configured budget, and the configured budget then protects a
-    person across the whole release (``docs/contribution.md``, "A person in several streams"). None:
-    not bounded across streams, the guarantee is per stream (as before).
+    order; ``transforms.core.contribution.bounding.bound_person_streams``, applied by the pipeline's
+    person step across streams), so that a guarantee stated per stream composes over at most
+    ``max_streams`` streams for one person. The budget a core is given is always its stream's: the
+    pipeline's configuration gives each stream its share of the configured budget
+    (``stream_share``: ``1 / max_streams`` of it, in rho for Gaussian noise under (eps, delta)), and the
+    configured budget then protects a person across the whole release (``docs/contribution.md``, "A
+    person in several streams"); a caller of the transforms passes that share itself. The in-memory
+    core of one stream bounds a person within its stream only. None: not bounded across streams, the
+    guarantee is per stream (as before).
     """
 
     kind: str = "update"
@@ -264,7 +268,7 @@ class PrivacyUnit:
             return (
                 f"privacy unit person: protects every update of {whose} across all streams: admitted in at most "
                 f"{n} stream{'s' if n != 1 else ''} (the first the person inserts into; each stream runs at "
-                f"{'the whole budget' if n == 1 else f'1/{n} of the budget'}), in each {entries}, each {each}"
+                f"{'the whole budget' if n == 1 else f'a 1/{n} share of the budget'}), in each {entries}, each {each}"
             )
         # the bound is per stream (each stream is its own release with its own budget): said here, where a
         # reviewer reads whom the guarantee protects (stop 51's audit: only docs/privacy.md said it)
