@@ -36,7 +36,7 @@ from transforms.core import (
     ReleaseIdentity,
     Update,
 )
-from transforms.core.foundation.accounting import as_vector
+from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, ReleaseFullyDynamic, StreamSpec
 
@@ -132,7 +132,9 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
     exactly, with noise off and with a fixed key and release id (then they are the noise every runner draws).
     A third release under the person unit adds the person step (keyed state and a timer per (stream, person),
     ahead of the registry): its answers and dead letters equal the in-memory reference of
-    ``tests/test_person_beam.py``. All three run in one Flink job (one job's start-up instead of three)."""
+    ``tests/test_person_beam.py``. A fourth keys the person step by person across streams
+    (``max_streams_per_person``): its answers and dead letters equal ``tests/test_person_streams_beam.py``'s
+    reference. All four run in one Flink job (one job's start-up instead of four)."""
     from test_person_beam import CFG as PERSON_CFG
     from test_person_beam import person_workload, reference
 
@@ -169,6 +171,30 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
         | "Dead_person_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
         equal_to(dead),
         label="Dead_person",
+    )
+    # a fourth: the person step keyed by person across streams (privacy.max_streams_per_person = 2 of 3 streams;
+    # persons reuse an entry id in their two streams), Flink's own timers holding the watermark (BoundPersonsFn,
+    # not the DirectRunner's gated step)
+    from test_person_streams_beam import across_reference
+
+    across_cfg = DynamicConfig(PERSON_CFG.queries, PERSON_CFG.budget, unit=PrivacyUnit.person(2, 3, max_streams=2))
+    spec3 = StreamSpec(streams=("a", "b", "c"), tick_seconds=5.0, end_time=150.0)
+    crossing = person_workload(streams=("a", "b", "c"), n=260, seed=5, ids=4)
+    t = ReleaseFullyDynamic(across_cfg, spec3, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity("flink-across-01"))
+    expect, dead = across_reference(crossing, spec3, across_cfg, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
+    assert sum(d[0] == "contribution_bounded" for d in dead) > 20 and len(expect) > 10
+    out = (
+        p
+        | "Crossing" >> beam.Create(crossing)
+        | "StampCrossing" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | "Release_across" >> t
+    )
+    assert_that(out["answers"] | "Key_across" >> beam.Map(_key_answers), equal_to(expect), label="Check_across")
+    assert_that(
+        out["dead_letters"]
+        | "Dead_across_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
+        equal_to(dead),
+        label="Dead_across",
     )
     t0 = time.perf_counter()
     state = p.run().wait_until_finish()
