@@ -379,16 +379,21 @@ def test_the_step_alone_streaming_equals_bounded_with_a_window():
             assert_that(dead | beam.Map(lambda d: (d.reason, d.record.seq)), equal_to(expect_dead), label="Dead")
 
 
-def test_late_updates_follow_the_policy_at_the_person_step():
+@pytest.mark.parametrize("across", [False, True], ids=["per_stream", "across_streams"])
+def test_late_updates_follow_the_policy_at_the_person_step(across):
     """An update older than its person's last decided tick: ``late`` (stage ``person``) under ``dead_letter``;
-    decided at the person's next tick under ``current`` (nothing is lost; the registry resolves it there)."""
+    decided at the person's next tick under ``current`` (nothing is lost; the registry resolves it there). Across
+    streams (``max_streams``: the step keyed by person alone) the same, with a second stream the person never
+    reaches."""
     early = [UpdateRecord(1.0 + i, "insert", f"x{i}", (0, 1), "a", i, person="P") for i in range(3)]  # x2 refused
     late = UpdateRecord(2.0, "delete", "x0", None, "a", 99, person="P")  # its tick (1) is long over
+    cfg = DynamicConfig(QUERIES, PureDP(2.0), unit=PrivacyUnit.person(2, 3, max_streams=1)) if across else CFG
     for policy, final, expect_dead in (
         ("dead_letter", 2.0, [("contribution_bounded", "person"), ("late", "person")]),
         ("current", 1.0, [("contribution_bounded", "person")]),
     ):
-        spec = StreamSpec(streams=("a",), tick_seconds=10.0, late_policy=policy, end_time=300.0)
+        streams = ("a", "b") if across else ("a",)
+        spec = StreamSpec(streams=streams, tick_seconds=10.0, late_policy=policy, end_time=300.0)
         stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in early])
         for t in (2.5, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 30.0, 40.0):
             stream = stream.advance_watermark_to(t)
@@ -397,9 +402,11 @@ def test_late_updates_follow_the_policy_at_the_person_step():
             stream = stream.advance_watermark_to(float(t))
         stream = stream.advance_watermark_to_infinity()
         with TestPipeline(options=streaming_options()) as p:
-            out = p | stream | ReleaseFullyDynamic(CFG, spec, NoiseKey.disabled())
+            out = p | stream | ReleaseFullyDynamic(cfg, spec, NoiseKey.disabled())
             last_counts = (
-                out["answers"] | beam.Filter(lambda a: a.query == "n" and a.tick >= 16) | beam.Map(lambda a: a.estimate)
+                out["answers"]
+                | beam.Filter(lambda a: a.stream == "a" and a.query == "n" and a.tick >= 16)
+                | beam.Map(lambda a: a.estimate)
             )
             assert_that(last_counts, equal_to([(final,), (final,)]))  # closes at ticks 16 and 256
             assert_that(out["dead_letters"] | beam.Map(lambda d: (d.reason, d.stage)), equal_to(expect_dead), label="D")
