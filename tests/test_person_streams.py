@@ -343,3 +343,70 @@ def test_the_whole_release_over_two_streams_is_within_the_budget_for_a_person_in
     losses, admitted = _two_stream_loss(budget, 1)
     assert {s for s, _ in admitted} == {"eu"} and losses["us"].differing == 0
     assert losses["eu"].within(budget) and losses["eu"].differing > 0
+
+
+# ---------------------------------------------------------------------------
+# In memory, without Beam: PersonStreamsBounder ahead of each stream's core
+# ---------------------------------------------------------------------------
+
+
+def test_in_memory_across_streams_equals_the_rule_and_releases_the_truth_over_the_admitted_entries():
+    """``PersonStreamsBounder`` (the in-memory rule across streams, tick by tick, its state through its encoding)
+    decides as ``bound_person_streams`` over the whole input when each tick's updates have no finer order; each
+    stream's core, fed the admitted updates as ``(person, Update)`` pairs, re-admits them all and, noise off,
+    releases the truth over them."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_person_beam import QUERIES as BEAM_QUERIES
+    from test_person_beam import person_workload
+
+    from transforms.core import NoiseSource, Update
+    from transforms.core.continual.auto import AutoRelease
+    from transforms.core.contribution import PersonStreamsBounder
+    from transforms.core.foundation.accounting import PrivacyUnit
+    from transforms.core.foundation.state import from_plain, to_plain
+
+    streams, limit = ("a", "b", "c"), PersonLimit(2, None, 2)
+    recs = person_workload(streams, n=300, seed=5, ids=4)
+    by_tick: dict = {}
+    for r in recs:
+        by_tick.setdefault(int(r.event_time) // 5 + 1, []).append(r)
+    bounder = PersonStreamsBounder(limit)
+    unit = PrivacyUnit.person(2, 3, max_streams=2)
+    cfg = DynamicConfig(BEAM_QUERIES, PureDP(1.0), unit=unit)  # a count and a 4-cell histogram
+    cores = {s: AutoRelease(cfg, stream=s, end_tick=max(by_tick)) for s in streams}
+    got, truth, compared = [], {s: {} for s in streams}, 0
+    for tick in sorted(by_tick):
+        items = [(r.stream, r.person, Update(r.op, r.entry_id, r.item)) for r in by_tick[tick]]
+        accepted, refused = bounder.bound_tick(tick, items)
+        bounder = from_plain(to_plain(bounder))  # the in-memory state round trip
+        got += [(s, p, u.entry_id, u.op, None) for s, p, u in accepted]
+        got += [(s, p, u.entry_id, u.op, reason) for (s, p, u), reason in refused]
+        # the registry's canonical order, the rule's within a tick (op rank, item, entry id)
+        accepted.sort(key=lambda x, t=tick: order_key(x[2].entry_id, (t, 0, x[2].op, x[2].item, float(t), None)))
+        for s in streams:
+            res = cores[s].process_tick(tick, [(p, u) for t, p, u in accepted if t == s], NoiseSource.disabled())
+            # the core re-admits every admitted entry (its registry may still refuse an update: a re-insertion)
+            assert not [x for x in res.rejections if x.reason == "contribution_bounded"]
+            for t, p, u in accepted:  # the truth: alive admitted entries (the registry's other refusals aside)
+                if t == s and not any(x.update == (p, u) for x in res.rejections):
+                    key = (p, u.entry_id)
+                    truth[s][key] = u.op != "delete"
+            (answer,) = [a for a in res.answers if a.query == "n"] or [None]
+            if answer is not None:
+                assert answer.estimate[0] == sum(truth[s].values()), (s, tick)
+                compared += 1
+    # the rule over the whole input, each tick's updates in the in-memory order (no seq or event time)
+    want = []
+    for person in {r.person for r in recs}:
+        mine = [(r, int(r.event_time) // 5 + 1) for r in recs if r.person == person]
+        triples = [(r.stream, r.entry_id, (t, 0, r.op, r.item, float(t), None)) for r, t in mine]
+        _, decisions = bound_person_streams(None, triples, limit)
+        want += [(s, person, e, v[2], reason) for s, e, v, reason in decisions]
+    assert sorted(map(repr, got)) == sorted(map(repr, want))
+    assert compared >= 3 * 3  # every stream's releases
+    assert any(x[4] == CONTRIBUTION_BOUNDED for x in got) and len({x[0] for x in got if x[4] is None}) == 3
+    with pytest.raises(ValueError, match="needs a limit with max_streams"):
+        PersonStreamsBounder(PersonLimit(2))

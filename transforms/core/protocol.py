@@ -460,7 +460,9 @@ class ContinualRelease(abc.ABC):
         ``max_entries`` of a person's entries (per window) before the registry,
         which keys entries by (person, entry id). ``res.rejections`` then hold
         the pairs as given, with their reason (``contribution_bounded``,
-        ``unknown_entry``, or the registry's)."""
+        ``unknown_entry``, or the registry's). This core is one stream's: under
+        ``unit.max_streams`` the caller decides across streams first
+        (:class:`~transforms.core.contribution.bounding.PersonStreamsBounder`)."""
         if self.config.unit.kind == "person":
             batch, rejected = self._resolve_persons(tick, updates)
         else:

@@ -61,6 +61,7 @@ __all__ = [
     "order_key",
     "bound_person",
     "PersonBounder",
+    "PersonStreamsBounder",
 ]
 
 CONTRIBUTION_BOUNDED = "contribution_bounded"
@@ -248,4 +249,48 @@ class PersonBounder:
                 accepted.append(pair)
             else:
                 refused.append((pair, verdict[i]))
+        return accepted, refused
+
+
+@state_class("contribution.person_streams_bounder")
+class PersonStreamsBounder:
+    """The rule across streams for the in-memory core (``max_streams``): one state per person whatever the stream,
+    updates as ``(stream, person, Update)`` triples of one tick. It decides what reaches each stream's core; each
+    stream's core (``ContinualRelease.process_tick`` under the person unit) then applies the per-stream rule to the
+    admitted updates, which re-admits them all. The order within a tick is op rank, item, entry id, then the
+    stream (the core's ``Update`` has no seq, event time or raw record), as ``PersonBounder``'s."""
+
+    def __init__(self, limit: PersonLimit):
+        if limit.max_streams is None:
+            raise ValueError("PersonStreamsBounder needs a limit with max_streams")
+        self.max_entries = int(limit.max_entries)
+        self.window = limit.window
+        self.max_streams = int(limit.max_streams)
+        self.persons: dict = {}
+
+    @property
+    def limit(self) -> PersonLimit:
+        return PersonLimit(self.max_entries, self.window, self.max_streams)
+
+    def bound_tick(self, tick: int, items) -> tuple[list[tuple], list[tuple[tuple, str]]]:
+        """``(accepted, refused)`` of one tick's ``(stream, person, Update)`` triples: the accepted ones in their
+        given order, and ``((stream, person, update), reason)`` for the refused ones (in the given order)."""
+        by_person: dict = {}
+        for i, (stream, person, u) in enumerate(items):
+            value = (int(tick), 0, u.op, u.item, float(tick), None, i)  # a 7th element carries the position
+            by_person.setdefault(person, []).append((stream, u.entry_id, value))
+        verdict: dict[int, str | None] = {}
+        limit = self.limit
+        for person, triples in by_person.items():
+            state, decisions = bound_person_streams(self.persons.get(person), triples, limit)
+            if state[2] or state[3]:
+                self.persons[person] = state
+            for _, _, value, reason in decisions:
+                verdict[value[6]] = reason
+        accepted, refused = [], []
+        for i, item in enumerate(items):
+            if verdict[i] is None:
+                accepted.append(item)
+            else:
+                refused.append((item, verdict[i]))
         return accepted, refused
