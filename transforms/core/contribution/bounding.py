@@ -205,6 +205,18 @@ def bound_person_streams(state, updates, limit: PersonLimit) -> tuple[tuple, lis
     return (STREAMS_STATE_TAG, version, per_stream, tuple(admitted)), decisions
 
 
+def _split(items, verdict: dict) -> tuple[list, list]:
+    """``(accepted, refused)``: the items whose verdict (by position) is None, in order, and ``(item, reason)``
+    for the others."""
+    accepted, refused = [], []
+    for i, item in enumerate(items):
+        if verdict[i] is None:
+            accepted.append(item)
+        else:
+            refused.append((item, verdict[i]))
+    return accepted, refused
+
+
 @state_class("contribution.person_bounder")
 class PersonBounder:
     """The rule for the in-memory core: one state per person, updates as
@@ -243,13 +255,7 @@ class PersonBounder:
                 self.persons[person] = state
             for _, value, reason in decisions:
                 verdict[value[6]] = reason
-        accepted, refused = [], []
-        for i, pair in enumerate(updates):
-            if verdict[i] is None:
-                accepted.append(pair)
-            else:
-                refused.append((pair, verdict[i]))
-        return accepted, refused
+        return _split(updates, verdict)
 
 
 @state_class("contribution.person_streams_bounder")
@@ -287,10 +293,4 @@ class PersonStreamsBounder:
                 self.persons[person] = state
             for _, _, value, reason in decisions:
                 verdict[value[6]] = reason
-        accepted, refused = [], []
-        for i, item in enumerate(items):
-            if verdict[i] is None:
-                accepted.append(item)
-            else:
-                refused.append((item, verdict[i]))
-        return accepted, refused
+        return _split(items, verdict)
