@@ -156,22 +156,8 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
             label=f"Dead_{noise}",
         )
     people = person_workload(n=160, seed=2)
-    t = ReleaseFullyDynamic(PERSON_CFG, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity("flink-person-001"))
-    expect, dead = reference(people, spec, PERSON_CFG, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
-    assert any(d[0] == "contribution_bounded" for d in dead) and len(expect) > 10
-    out = (
-        p
-        | "People" >> beam.Create(people)
-        | "StampPeople" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
-        | "Release_person" >> t
-    )
-    assert_that(out["answers"] | "Key_person" >> beam.Map(_key_answers), equal_to(expect), label="Check_person")
-    assert_that(
-        out["dead_letters"]
-        | "Dead_person_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
-        equal_to(dead),
-        label="Dead_person",
-    )
+    dead = _person_release(p, "person", people, spec, PERSON_CFG, "flink-person-001", reference)
+    assert any(d[0] == "contribution_bounded" for d in dead)
     # a fourth: the person step keyed by person across streams (privacy.max_streams_per_person = 2 of 3 streams;
     # persons reuse an entry id in their two streams), Flink's own timers holding the watermark (BoundPersonsFn,
     # not the DirectRunner's gated step)
@@ -180,22 +166,8 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
     across_cfg = DynamicConfig(PERSON_CFG.queries, PERSON_CFG.budget, unit=PrivacyUnit.person(2, 3, max_streams=2))
     spec3 = StreamSpec(streams=("a", "b", "c"), tick_seconds=5.0, end_time=150.0)
     crossing = person_workload(streams=("a", "b", "c"), n=260, seed=5, ids=4)
-    t = ReleaseFullyDynamic(across_cfg, spec3, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity("flink-across-01"))
-    expect, dead = across_reference(crossing, spec3, across_cfg, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
-    assert sum(d[0] == "contribution_bounded" for d in dead) > 20 and len(expect) > 10
-    out = (
-        p
-        | "Crossing" >> beam.Create(crossing)
-        | "StampCrossing" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
-        | "Release_across" >> t
-    )
-    assert_that(out["answers"] | "Key_across" >> beam.Map(_key_answers), equal_to(expect), label="Check_across")
-    assert_that(
-        out["dead_letters"]
-        | "Dead_across_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
-        equal_to(dead),
-        label="Dead_across",
-    )
+    dead = _person_release(p, "across", crossing, spec3, across_cfg, "flink-across-01", across_reference)
+    assert sum(d[0] == "contribution_bounded" for d in dead) > 20
     t0 = time.perf_counter()
     state = p.run().wait_until_finish()
     TIMINGS["streaming_three_releases"] = time.perf_counter() - t0
@@ -203,6 +175,29 @@ def test_streaming_state_and_timers_on_flink_equal_the_core(flink):
     names = {x.unique_name for x in p.to_runner_api().components.transforms.values()}
     # the registry in hash shards (transforms/sharded.py), as on every runner that holds the watermark for timers
     assert any(n.endswith("/ResolveShards") for n in names) and not any(n.endswith("/ResolveEntries") for n in names)
+
+
+def _person_release(p, name, records, spec, cfg, release_id, reference_fn) -> list:
+    """Adds to ``p`` a person-unit release of ``records`` whose answers and dead letters must equal
+    ``reference_fn``'s (the in-memory reference of ``tests/test_person_beam.py`` or, across streams,
+    ``tests/test_person_streams_beam.py``) for a fixed key; returns the expected dead letters."""
+    t = ReleaseFullyDynamic(cfg, spec, NoiseKey.fixed(KEY_HEX), release=ReleaseIdentity(release_id))
+    expect, dead = reference_fn(records, spec, cfg, NoiseSource.from_hex(KEY_HEX).for_release(t.release))
+    assert len(expect) > 10
+    out = (
+        p
+        | f"Records_{name}" >> beam.Create(records)
+        | f"Stamp_{name}" >> beam.Map(lambda r: beam.window.TimestampedValue(r, r.event_time))
+        | f"Release_{name}" >> t
+    )
+    assert_that(out["answers"] | f"Key_{name}" >> beam.Map(_key_answers), equal_to(expect), label=f"Check_{name}")
+    assert_that(
+        out["dead_letters"]
+        | f"Dead_{name}_key" >> beam.Map(lambda d: (d.reason, d.record.entry_id, d.record.person, d.stage)),
+        equal_to(dead),
+        label=f"Dead_{name}",
+    )
+    return dead
 
 
 def _as_json_line(r):
