@@ -49,8 +49,8 @@ as a ninth field (``PersonUpdateCheck(across_streams=True)``), and decides by
 ``max_streams`` streams (the first the person inserts into, in the total order), each with at most ``L``
 entries. Its cell holds that function's state in place of ``bound_person``'s. The admitted updates leave
 as above (eight fields, keyed ``(stream, person_entry_key)``): the registry and everything after it are
-unchanged. Each stream runs at ``1 / max_streams`` of the configured budget
-(``PipelineConfig.stream_budget``), so the budget protects a person across all streams.
+unchanged. Each stream runs at its ``1 / max_streams`` share of the configured budget
+(``PipelineConfig.stream_budget``, ``stream_share``), so the budget protects a person across all streams.
 """
 
 from __future__ import annotations
