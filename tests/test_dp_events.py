@@ -45,6 +45,13 @@ CASES = {
     # delta), auto's tight Gaussian account split by rho; the broken twins below halve the statement and drop a
     # charge; a zCDP budget splits its rho, checked in tests/test_person_streams.py without the 25 s of PLD here)
     "demo_person-streams2-pure": ("demo_person.yaml", {"epsilon": 1.0, "max_streams_per_person": 2}),
+    # group privacy with a zCDP ledger (fully_dynamic under the person unit): the person's rho across the streams,
+    # g^2 rho_u(B), is what one stream at the whole budget states from
+    "fully_dynamic-person-streams2-approx": (
+        "demo_person.yaml",
+        {"epsilon": 1.0, "delta": 1e-6, "max_streams_per_person": 2},
+        {"kind": "fully_dynamic"},
+    ),
     "demo_person-streams2-approx": ("demo_person.yaml", {"epsilon": 1.0, "delta": 1e-6, "max_streams_per_person": 2}),
     "changelog-pure-entry": ("changelog.yaml", None),
     "growing-pure": ("growing.yaml", None),
@@ -54,7 +61,9 @@ CASES = {
 DROPPED = ("epsilon", "delta", "rho", "max_streams_per_person")  # a case's privacy block sets its own
 
 
-def _config(tmp_path, name: str, privacy: dict | None = None, ledger: dict | None = None) -> Path:
+def _config(
+    tmp_path, name: str, privacy: dict | None = None, ledger: dict | None = None, mechanism: dict | None = None
+) -> Path:
     raw = copy.deepcopy(yaml.safe_load((ROOT / "configs" / name).read_text()))
     src = raw.get("source", {})
     if isinstance(src.get("path"), str) and not src["path"].startswith("/"):
@@ -67,6 +76,8 @@ def _config(tmp_path, name: str, privacy: dict | None = None, ledger: dict | Non
             **{k: v for k, v in raw["privacy"].items() if k not in DROPPED},
             **privacy,
         }
+    if mechanism is not None:
+        raw["mechanism"] = mechanism
     if ledger is not None:
         raw["privacy"]["ledger"] = ledger
     path = tmp_path / name
@@ -80,8 +91,9 @@ def releases(tmp_path_factory):
     mp.setenv("DP_NOISE_KEY", "22" * 32)
     try:
         out = {}
-        for case, (name, privacy) in CASES.items():
-            cfg = load_config(str(_config(tmp_path_factory.mktemp(case), name, privacy)))
+        for case, (name, privacy, *mechanism) in CASES.items():
+            path = _config(tmp_path_factory.mktemp(case), name, privacy, mechanism=(mechanism or [None])[0])
+            cfg = load_config(str(path))
             out[case] = dp_events.release_events(cfg)
         return out
     finally:

@@ -412,6 +412,34 @@ def test_late_updates_follow_the_policy_at_the_person_step(across):
             assert_that(out["dead_letters"] | beam.Map(lambda d: (d.reason, d.stage)), equal_to(expect_dead), label="D")
 
 
+def test_late_updates_across_streams_are_late_for_the_person():
+    """Across streams (``max_streams``: the step keyed by person alone) lateness is the person's: P's first update
+    in stream ``b``, of tick 1, arrives after P's ticks in stream ``a`` were decided up to tick 4; keyed per stream
+    it would be on time for its new key, here it is ``late`` (dead_letter) or decided at P's next tick, where it
+    counts in ``b`` (current)."""
+    early = [UpdateRecord(1.0 + 10 * i, "insert", f"x{i}", (0, 1), "a", i, person="P") for i in range(2)]
+    late = UpdateRecord(2.0, "insert", "y0", (0, 2), "b", 99, person="P")  # tick 1, long over for P
+    cfg = DynamicConfig(QUERIES, PureDP(2.0), unit=PrivacyUnit.person(2, 3, max_streams=2))
+    for policy, final_b, expect_dead in (("dead_letter", 0.0, [("late", "person", "b")]), ("current", 1.0, [])):
+        spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, late_policy=policy, end_time=300.0)
+        stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in early])
+        for t in (2.5, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 30.0, 40.0):
+            stream = stream.advance_watermark_to(t)
+        stream = stream.add_elements([beam.window.TimestampedValue(late, 2.0)])
+        for t in range(45, 3000, 5):
+            stream = stream.advance_watermark_to(float(t))
+        stream = stream.advance_watermark_to_infinity()
+        with TestPipeline(options=streaming_options()) as p:
+            out = p | stream | ReleaseFullyDynamic(cfg, spec, NoiseKey.disabled())
+            last = out["answers"] | beam.Filter(lambda a: a.query == "n" and a.tick >= 16)
+            assert_that(
+                last | beam.Map(lambda a: (a.stream, a.estimate)),
+                equal_to([("a", (2.0,)), ("a", (2.0,)), ("b", (final_b,)), ("b", (final_b,))]),
+            )
+            dead = out["dead_letters"] | beam.Map(lambda d: (d.reason, d.stage, d.stream))
+            assert_that(dead, equal_to(expect_dead), label="D")
+
+
 def test_a_person_is_required_and_a_string():
     """Under the person unit a validated update without a person is ``missing_field`` (the parse step found no
     ``privacy.person_field``), a person that is not a non-empty string ``malformed``; both at the validation

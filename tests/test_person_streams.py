@@ -410,3 +410,24 @@ def test_in_memory_across_streams_equals_the_rule_and_releases_the_truth_over_th
     assert any(x[4] == CONTRIBUTION_BOUNDED for x in got) and len({x[0] for x in got if x[4] is None}) == 3
     with pytest.raises(ValueError, match="needs a limit with max_streams"):
         PersonStreamsBounder(PersonLimit(2))
+
+
+def test_the_share_follows_the_mechanisms_calibration_option():
+    """``net_change`` with ``calibration: zcdp`` keeps a zCDP ledger under (eps, delta) (not the tight account):
+    the share is solved on that ledger, so the two streams' ledgers add up to the whole budget's, in it."""
+    from transforms.core.continual.net_change import NetChangeRelease
+
+    text = (
+        f"privacy: {{epsilon: 1.0, delta: 1.0e-6, {PERSON}, max_streams_per_person: 2}}\n"
+        "time: {field: time, tick_seconds: 600, origin: 0, end: 6000}\n"
+        "streams: {field: region, keys: [eu, us]}\n"
+        "mechanism: {kind: net_change, calibration: zcdp}\n"
+        "queries:\n  - {name: active, type: count}\n"
+        "source: {type: file, path: data/demo_person.jsonl, format: jsonl}\n"
+    )
+    cfg = parse_config(yaml.safe_load(text))
+    options = cfg.mechanism_options()
+    share = NetChangeRelease.ledger_cap(cfg.dynamic_config(), options)
+    whole = NetChangeRelease.ledger_cap(cfg.core_config_at(cfg.target_budget()), options)
+    assert type(share) is ZCDP and 2 * share.rho == pytest.approx(whole.rho, rel=1e-9) and 2 * share.rho <= whole.rho
+    assert cfg.stream_budget().epsilon == pytest.approx(0.69053, abs=1e-5)  # the tight account's share: 0.68891

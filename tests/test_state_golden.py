@@ -158,27 +158,28 @@ def person_updates(streams=None):
     return out
 
 
-def _outputs(out) -> list:
-    """The step's outputs as plain data: ``["admit", registry key, seq]`` or ``["dead", reason, seq]``."""
+def _outputs(out, streams: bool = False) -> list:
+    """The step's outputs as plain data: ``["admit", registry key, seq]`` or ``["dead", reason, seq]``; with
+    ``streams`` (the step across streams) each with the stream it goes to after its kind."""
     got = []
     for o in out:
         if hasattr(o, "tag"):
-            got.append(["dead", o.value.reason, o.value.record.seq])
+            got.append(["dead", *([o.value.stream] if streams else []), o.value.reason, o.value.record.seq])
         else:
-            got.append(["admit", o[0][1], o[1][1]])
+            got.append(["admit", *([o[0][0]] if streams else []), o[0][1], o[1][1]])
     return got
 
 
 def _feed(fn, cell, timer, updates, ticks, fire_last=True, key=PERSON_KEY) -> list:
     """Feed ``updates`` of ``ticks`` tick by tick, firing the timer when the watermark passes its time (the end
     of each tick; not after the last tick unless ``fire_last``); returns the outputs."""
-    got = []
+    got, streams = [], key == ACROSS_KEY
     for tick in ticks:
         for u in (u for u in updates if u[0] == tick):
-            got += _outputs(fn.process((key, u), cell=cell, timer=timer))
+            got += _outputs(fn.process((key, u), cell=cell, timer=timer), streams)
         while (fire_last or tick != ticks[-1]) and timer.at is not None and timer.at <= PERSON_SPEC.closes_at(tick):
             ts, timer.at = timer.at, None
-            got += _outputs(fn.on_tick_end(key=key, ts=ts, cell=cell, timer=timer))
+            got += _outputs(fn.on_tick_end(key=key, ts=ts, cell=cell, timer=timer), streams)
     return got
 
 
@@ -234,12 +235,15 @@ def test_person_step_across_streams_golden_cell_restores_and_continues_identical
     assert cell_value == FastPrimitivesCoder().decode(base64.b64decode(now["cell"]))
     state, last, timer_tick, pending = read_person_cell(cell_value, across_streams=True)
     assert state[0] == "streams" and len(state[3]) == 2 and last == PERSON_HALF - 1 and pending
+    (third,) = set(PERSON_SPEC_ACROSS.streams) - set(state[3])
     fn, cell, timer = BoundPersonsFn(PERSON_SPEC_ACROSS, ACROSS_LIMIT), _Cell(cell_value), _Timer()
     fn.start_bundle()
     timer.set(PERSON_SPEC_ACROSS.closes_at(timer_tick))
     rest = _feed(fn, cell, timer, _across_updates(), list(range(PERSON_HALF, 14)), key=ACROSS_KEY)
     assert rest == golden["continuation"] == now["continuation"]
-    assert {g[0] for g in rest} == {"admit", "dead"} and any(g[1] == "contribution_bounded" for g in rest)
+    # admitted in the two streams the cell holds, and the third stream's updates refused for good
+    assert {g[1] for g in rest if g[0] == "admit"} == set(state[3])
+    assert [g[2] for g in rest if g[1] == third] and {g[2] for g in rest if g[1] == third} == {"contribution_bounded"}
     assert {u[8] for u in _across_updates()} == {"a", "b", "c"}
 
 

@@ -4,6 +4,7 @@ what the pipeline derives from them (the core's ``DynamicConfig``, the privacy u
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Annotated, ClassVar
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -363,8 +364,11 @@ class PipelineConfig(Section):
         n = self.max_streams_per_person if self.unit == "person" else None
         if n is None:
             return self.target_budget()
-        spec = self.mechanism_spec
-        return stream_share(self.target_budget(), n, lambda b: spec.ledger_budget(self.core_config_at(b)))
+        cap = self.mechanism_spec.core_cls.ledger_cap
+        if "options" in inspect.signature(cap).parameters:  # net_change's ledger follows its calibration option
+            options = self.mechanism_options()
+            return stream_share(self.target_budget(), n, lambda b: cap(self.core_config_at(b), options))
+        return stream_share(self.target_budget(), n, lambda b: cap(self.core_config_at(b)))
 
     def core_config_at(self, budget) -> DynamicConfig:
         """The core configuration at ``budget`` (:meth:`dynamic_config` is it at :meth:`stream_budget`)."""
