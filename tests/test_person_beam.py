@@ -379,6 +379,19 @@ def test_the_step_alone_streaming_equals_bounded_with_a_window():
             assert_that(dead | beam.Map(lambda d: (d.reason, d.record.seq)), equal_to(expect_dead), label="Dead")
 
 
+def _late_stream(early, late):
+    """A TestStream of ``early`` records, the watermark moved on to event time 40, then ``late`` (stamped 2.0, long
+    behind it), then the watermark in steps of 5 past the last close (the BundleBased runner fires chained timer
+    steps in order only with small steps) and to infinity."""
+    stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in early])
+    for t in (2.5, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 30.0, 40.0):
+        stream = stream.advance_watermark_to(t)
+    stream = stream.add_elements([beam.window.TimestampedValue(late, 2.0)])
+    for t in range(45, 3000, 5):
+        stream = stream.advance_watermark_to(float(t))
+    return stream.advance_watermark_to_infinity()
+
+
 @pytest.mark.parametrize("across", [False, True], ids=["per_stream", "across_streams"])
 def test_late_updates_follow_the_policy_at_the_person_step(across):
     """An update older than its person's last decided tick: ``late`` (stage ``person``) under ``dead_letter``;
@@ -394,13 +407,7 @@ def test_late_updates_follow_the_policy_at_the_person_step(across):
     ):
         streams = ("a", "b") if across else ("a",)
         spec = StreamSpec(streams=streams, tick_seconds=10.0, late_policy=policy, end_time=300.0)
-        stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in early])
-        for t in (2.5, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 30.0, 40.0):
-            stream = stream.advance_watermark_to(t)
-        stream = stream.add_elements([beam.window.TimestampedValue(late, 2.0)])
-        for t in range(45, 3000, 5):
-            stream = stream.advance_watermark_to(float(t))
-        stream = stream.advance_watermark_to_infinity()
+        stream = _late_stream(early, late)
         with TestPipeline(options=streaming_options()) as p:
             out = p | stream | ReleaseFullyDynamic(cfg, spec, NoiseKey.disabled())
             last_counts = (
@@ -422,13 +429,7 @@ def test_late_updates_across_streams_are_late_for_the_person():
     cfg = DynamicConfig(QUERIES, PureDP(2.0), unit=PrivacyUnit.person(2, 3, max_streams=2))
     for policy, final_b, expect_dead in (("dead_letter", 0.0, [("late", "person", "b")]), ("current", 1.0, [])):
         spec = StreamSpec(streams=("a", "b"), tick_seconds=10.0, late_policy=policy, end_time=300.0)
-        stream = TestStream().add_elements([beam.window.TimestampedValue(r, r.event_time) for r in early])
-        for t in (2.5, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 30.0, 40.0):
-            stream = stream.advance_watermark_to(t)
-        stream = stream.add_elements([beam.window.TimestampedValue(late, 2.0)])
-        for t in range(45, 3000, 5):
-            stream = stream.advance_watermark_to(float(t))
-        stream = stream.advance_watermark_to_infinity()
+        stream = _late_stream(early, late)
         with TestPipeline(options=streaming_options()) as p:
             out = p | stream | ReleaseFullyDynamic(cfg, spec, NoiseKey.disabled())
             last = out["answers"] | beam.Filter(lambda a: a.query == "n" and a.tick >= 16)
