@@ -146,8 +146,11 @@ def ledger_event(ledger, group: int = 1) -> dpe.DpEvent:
     tree: dict = {"members": [], "children": {}}
     for rec in ledger.records:
         node = tree
-        for name in rec.scope:
-            node = node["children"].setdefault(name, {"members": [], "children": {}})
+        # by the scope each record was charged in (a closed scope has left the tree: its kind is the record's; a
+        # later scope on the same path is another member of the parent), else by path (a record built by hand)
+        steps = [(s, (s.kind,)) for s in rec.scopes] if rec.scopes else [(name, ()) for name in rec.scope]
+        for key, kind in steps:
+            node = node["children"].setdefault(key, {"members": [], "children": {}, "kind": kind})
         node["members"].append(("charge", rec.cost))
     return _node_event(tree, (), kinds, group)[0]
 
@@ -155,8 +158,11 @@ def ledger_event(ledger, group: int = 1) -> dpe.DpEvent:
 def _node_event(node: dict, path: tuple, kinds: dict, group: int) -> tuple[dpe.DpEvent, float]:
     """``(event, total)``: a scope's event and its total in the ledger's primary figure (epsilon or rho)."""
     members = [(charge_event(cost, group), _primary(cost) * _scale(cost, group)) for _, cost in node["members"]]
-    members += [_node_event(child, path + (name,), kinds, group) for name, child in node["children"].items()]
-    if kinds.get(path, Scope.SEQUENTIAL) == Scope.SEQUENTIAL:
+    members += [
+        _node_event(child, path + (getattr(key, "name", key),), kinds, group) for key, child in node["children"].items()
+    ]
+    kind = node["kind"][0] if node.get("kind") else kinds.get(path, Scope.SEQUENTIAL)
+    if kind == Scope.SEQUENTIAL:
         return compose([e for e, _ in members]), sum(t for _, t in members)
     event, total = max(members, key=lambda m: m[1])
     single = (dpe.DiscreteLaplaceDpEvent, dpe.GaussianDpEvent, dpe.NoOpDpEvent)

@@ -53,6 +53,15 @@ CASES = {
         {"kind": "fully_dynamic"},
     ),
     "demo_person-streams2-approx": ("demo_person.yaml", {"epsilon": 1.0, "delta": 1e-6, "max_streams_per_person": 2}),
+    # a counter whose trees are closed range by range (infinite_honaker: each range's levels a parallel scope): the
+    # events compose each record in the scope it was charged in, closed or not (they summed the closed ranges'
+    # levels: 16.4 epsilon against the ledger's 1.0 before stop 60)
+    "demo_person-continual_count-pure": ("demo_person.yaml", None, {"kind": "continual_count"}),
+    "demo_person-continual_count-approx": (
+        "demo_person.yaml",
+        {"epsilon": 1.0, "delta": 1e-6},
+        {"kind": "continual_count"},
+    ),
     "changelog-pure-entry": ("changelog.yaml", None),
     "growing-pure": ("growing.yaml", None),
 }
@@ -234,6 +243,21 @@ def test_scopes_compose_as_the_ledger_composes():
     ge = dp_events.ledger_event(gauss, group=2)  # a composition of Gaussians: the Gaussian of rho (0.08) * 2^2
     assert dp_events.events_total(ge) == pytest.approx({"rho": 0.32})
     assert dp_events.charge_event(ZCDP(0.5)) == dpe.GaussianDpEvent(1.0)
+
+
+def test_a_closed_scope_composes_by_its_own_kind_and_a_later_one_on_its_path_after_it():
+    """A parallel scope closed (a finished tree's level) still composes by maximum; a scope made later on the same
+    path is a new member of its parent (here sequential: the two add up)."""
+    led = Ledger(PureDP(10.0))
+    for _ in range(2):
+        level = led.root.child("tree").child("level0", Scope.PARALLEL)
+        level.charge(PureDP(0.25))
+        level.charge(PureDP(0.25))
+        level.close()
+    e = dp_events.ledger_event(led)
+    assert led.spent.epsilon == pytest.approx(0.5)
+    assert e == dpe.SelfComposedDpEvent(dpe.DiscreteLaplaceDpEvent(0.25, 1), 2)
+    assert dp_events.events_total(e) == pytest.approx({"epsilon": led.spent.epsilon})
 
 
 def test_ledger_events_cli(tmp_path, monkeypatch, capsys):

@@ -10,7 +10,7 @@ the caller draws any noise, and leaves the ledger unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .budgets import Budget, BudgetExceededError
@@ -23,11 +23,15 @@ _ZEROS = {1: (0.0,), 2: (0.0, 0.0)}  # a new member's former total (eps or rho; 
 
 @dataclass(frozen=True)
 class Record:
-    """One release: where it is (coordinates) and what it cost."""
+    """One release: where it is (coordinates) and what it cost.
+
+    ``scopes``: the scopes it was charged in, from the root's child down (the objects: a closed scope leaves the
+    tree, and a later scope may take its path; an audit composes each record in the scope it was charged in)."""
 
     coordinates: tuple[Any, ...]
     cost: Budget
     scope: tuple[str, ...]
+    scopes: tuple = field(default=(), compare=False, repr=False)
 
 
 class Scope:
@@ -157,7 +161,16 @@ class Scope:
                 )
         for scope, total in updates:
             scope._total = total
-        self.ledger._record(Record(tuple(coordinates), cost, self.path) if self.ledger.keep_records else None)
+        keep = self.ledger.keep_records
+        self.ledger._record(Record(tuple(coordinates), cost, self.path, self._chain()) if keep else None)
+
+    def _chain(self) -> tuple[Scope, ...]:
+        """This scope and its ancestors below the root, outermost first."""
+        out, scope = [], self
+        while scope.parent is not None:
+            out.append(scope)
+            scope = scope.parent
+        return tuple(reversed(out))
 
     def close(self) -> None:
         """Free the bookkeeping of this scope; its spend stays counted."""
