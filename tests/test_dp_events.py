@@ -59,7 +59,7 @@ CASES = {
     "demo_person-continual_count-pure": ("demo_person.yaml", None, {"kind": "continual_count"}),
     "demo_person-continual_count-approx": (
         "demo_person.yaml",
-        {"epsilon": 1.0, "delta": 1e-6},
+        {"epsilon": 1.0, "delta": 1e-6, "max_streams_per_person": 1},
         {"kind": "continual_count"},
     ),
     "changelog-pure-entry": ("changelog.yaml", None),

@@ -223,7 +223,7 @@ def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget
     assert type(got) is type(per_stream) and vars(got) == pytest.approx(vars(per_stream), rel=1e-12)
     assert cfg.target_budget() == whole  # what the ledger charges (pipelines/ledger/launch.py)
     # the streams' ledgers add up to the whole budget's, never more (rho under Gaussian noise, else eps)
-    plain = config(f"{{{budget}, {PERSON}}}")
+    plain = config(f"{{{budget}, {PERSON}, max_streams_per_person: per_stream}}")
     led, full = cfg.ledger_budget(), plain.ledger_budget()
     total = 2 * (led.rho if isinstance(led, ZCDP) else led.epsilon)
     assert total <= (full.rho if isinstance(full, ZCDP) else full.epsilon) * (1 + 1e-12)
@@ -265,6 +265,34 @@ def test_each_stream_runs_at_its_share_and_the_person_gets_the_configured_budget
 def test_a_limit_that_cannot_hold_is_refused_before_the_run(privacy, streams, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         config(privacy, streams or "{field: region, keys: [eu, us]}")
+
+
+def test_with_several_streams_the_person_config_must_say_who_is_protected():
+    """Unit person over two declared streams: without ``max_streams_per_person`` the run is refused, naming the
+    two choices (a person could book in both regions and be protected by twice the budget without anyone having
+    chosen it); ``per_stream`` states that choice and changes nothing else (no limit, the whole budget a stream,
+    the digest of a configuration without the key); one declared stream or open keys need no choice."""
+    with pytest.raises(
+        ConfigError,
+        match=r"required when privacy.unit is person and 2 streams are declared.*"
+        r"1 to 2.*or per_stream .*protected by 2 times the budget",
+    ) as err:
+        config(f"{{epsilon: 1.0, {PERSON}}}")
+    assert "privacy.max_streams_per_person" in str(err.value)
+    each = config(f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: per_stream}}")
+    assert each.max_streams_per_person is None and each.privacy_unit.max_streams is None
+    assert each.stream_budget() == each.target_budget() == PureDP(1.0)
+    assert "max_streams_per_person" not in repr(each._unit_digest_tail())
+    assert not each.unit_text().endswith("streams")
+    one = config(f"{{epsilon: 1.0, {PERSON}}}", "{field: region, keys: [eu]}")
+    assert one.max_streams_per_person is None
+    open_keys = "{field: region, keys: open, max_keys: 4, max_keys_per_person: 1}"
+    assert config(f"{{epsilon: 1.0, {PERSON}}}", open_keys).max_streams_per_person is None
+    with pytest.raises(ConfigError, match="bounds a person with streams.max_keys_per_person"):
+        config(f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: per_stream}}", open_keys)
+    for bad in ("each", "per-stream", 1.5, True):
+        with pytest.raises(ConfigError, match="an integer >= 1 .*or per_stream"):
+            config(f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: {bad}}}")
 
 
 def test_an_open_histogram_refuses_the_limit_naming_its_own():

@@ -234,7 +234,7 @@ def test_each_stream_states_the_bounds_and_spend_of_its_share(tmp_path):
     runs = {}
     for name, privacy in (
         ("two", "epsilon: 1.0, max_streams_per_person: 2"),
-        ("half", "epsilon: 0.5"),
+        ("half", "epsilon: 0.5, max_streams_per_person: per_stream"),
     ):
         # no consistency projection: its stated bound adds the released |tau|, which depends on the noise drawn
         _run(_config(tmp_path, name, privacy, "every_ticks: 1, consistent: false"))

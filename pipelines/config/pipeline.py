@@ -141,7 +141,19 @@ class PipelineConfig(Section):
         """``privacy.max_streams_per_person``: at most the number of declared streams (a person cannot reach
         more), not with open keys (their ``max_keys_per_person`` bounds a person's keys), and each stream's share
         of the budget inside the range the mechanisms are tested with."""
-        n = self.max_streams_per_person
+        n = self.privacy.max_streams_per_person
+        several = len(self.streams) > 1 and not self.open_keys
+        if n is None and self.unit == "person" and several:
+            # who is protected must be said, not implied: a person may book in every region
+            raise issue(
+                f"required when privacy.unit is person and {len(self.streams)} streams are declared: the streams "
+                f"one person's updates may reach, 1 to {len(self.streams)} (the budget then protects a person across "
+                "the whole release: each stream runs at its share and a person's updates in further streams are "
+                "dead letters contribution_bounded), or per_stream (each stream's budget protects a person's part "
+                f"in it: a person in {len(self.streams)} streams is protected by {len(self.streams)} times the "
+                "budget)",
+                "privacy.max_streams_per_person",
+            )
         if n is None:
             return
         if self.open_keys:
@@ -153,6 +165,8 @@ class PipelineConfig(Section):
                 f"an open-key release bounds a person with {bound}; remove max_streams_per_person",
                 "privacy.max_streams_per_person",
             )
+        if n == "per_stream":
+            return
         if n > len(self.streams):
             raise issue(
                 f"is {n}, more than the {len(self.streams)} declared stream{'s' if len(self.streams) != 1 else ''} "
@@ -198,7 +212,10 @@ class PipelineConfig(Section):
     person_field = property(lambda self: self.privacy.person_field)  # the privacy id's field (unit person)
     max_entries_per_person = property(lambda self: self.privacy.max_entries_per_person)
     max_entries_window = property(lambda self: self.privacy.max_entries_window)  # seconds, from time.origin
-    max_streams_per_person = property(lambda self: self.privacy.max_streams_per_person)
+    # the streams a person may reach (unit person), None when not bounded: per_stream, or not written
+    max_streams_per_person = property(
+        lambda self: (lambda n: None if n == "per_stream" else n)(self.privacy.max_streams_per_person)
+    )
     disable_noise = property(lambda self: self.privacy.disable_noise)
     noise_key = property(lambda self: self.privacy.noise_key)  # (kind, value): env / file / secret
     release_id = property(lambda self: self.privacy.release_id)  # None: a new release at every launch

@@ -58,6 +58,11 @@ PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window", "
 RESERVED_FIELDS = ("op", "id", "seq", "item", "stream")
 #: the JSON schema of a limit of the entry and person units (an editor refuses 0 as the loader does)
 _LIMIT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
+_MAX_STREAMS_SCHEMA = {
+    "anyOf": [{"type": "integer", "minimum": 1}, {"const": "per_stream"}, {"type": "null"}],
+    "description": "unit person: the streams one person's updates may reach (the budget then protects the person "
+    "across the release), or per_stream (each stream's budget protects the person's part in it)",
+}
 _WINDOW_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]}
 _PERSON_FIELD_SCHEMA = {
     "anyOf": [{"type": "string", "minLength": 1, "not": {"enum": list(RESERVED_FIELDS)}}, {"type": "null"}],
@@ -188,6 +193,13 @@ class LedgerConfig(Section):
     cap: LedgerCap
 
 
+def _max_streams(value):
+    """``privacy.max_streams_per_person``: an integer >= 1, or ``per_stream``."""
+    if value == "per_stream":
+        return value
+    return integer(value, "an integer >= 1 (the streams one person may reach), or per_stream")
+
+
 class PrivacyConfig(Section):
     """``privacy``: the budget per stream for the whole release (``epsilon`` with ``delta``, or ``rho``), the
     privacy unit, the noise switch (tests only) and key, and the release to reproduce or continue."""
@@ -224,10 +236,12 @@ class PrivacyConfig(Section):
         ),
         WithJsonSchema(_WINDOW_SCHEMA),
     ] = None
-    # unit person: a person's updates are admitted in at most this many streams, each stream running at 1/n of
-    # the budget, so the budget protects a person across the whole release (None: per stream, as before)
+    # unit person: a person's updates are admitted in at most this many streams, each stream running at its share
+    # of the budget, so the budget protects a person across the whole release; "per_stream": each stream's budget
+    # protects a person's part in it (a person in k streams: k times the budget). Required with several declared
+    # streams (PipelineConfig._check_max_streams); None: not written (one stream, or open keys)
     max_streams_per_person: Annotated[
-        int | None, BeforeValidator(lambda v: integer(v)), WithJsonSchema(_LIMIT_SCHEMA)
+        int | Literal["per_stream"] | None, BeforeValidator(_max_streams), WithJsonSchema(_MAX_STREAMS_SCHEMA)
     ] = None
     disable_noise: Annotated[bool, BeforeValidator(flag)] = False
     noise_key: Annotated[tuple[str, str], BeforeValidator(_noise_key), WithJsonSchema(_NOISE_KEY_SCHEMA)] = (
