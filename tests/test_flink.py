@@ -40,9 +40,12 @@ from transforms.core.foundation.accounting import PrivacyUnit, as_vector
 from transforms.records import NoiseKey, UpdateRecord
 from transforms.releases import ReleaseContinually, ReleaseFullyDynamic, StreamSpec
 
-# one worker runs every JVM test (this module's and test_kafka.py's): one job server for the session instead of one a
-# worker, and no two embedded Flink clusters (parallelism 2 each) on the machine's two cores at once
-pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("jvm")]
+# one worker runs every test of an outside service (this module's, test_kafka.py's and test_pubsub.py's), one after
+# another, while the other runs the rest: one job server for the session instead of one a worker, no two embedded
+# Flink clusters (parallelism 2 each) on the machine's two cores at once, and the Pub/Sub tests (they wait on the
+# wall clock) never beside a Flink job that starves their DirectRunner (stop 60: the Flink and Kafka tests took
+# 544 s of a worker spread over both, 367 s on one; the Pub/Sub tests beside them 280 s, alone 194 s)
+pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("services")]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY_HEX = bytes(range(32, 64)).hex()

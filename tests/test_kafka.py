@@ -251,7 +251,7 @@ def _watermarks(jars, tmp_path, backlog: int, stamps: list[int]) -> list[tuple[i
     return [tuple(int(v) for v in line.split()) for line in out.splitlines()]
 
 
-@pytest.mark.xdist_group("jvm")  # with test_flink.py: one worker runs the JVM tests
+@pytest.mark.xdist_group("services")  # with test_flink.py and test_pubsub.py: one worker
 @pytest.mark.parametrize("backlog", [5, 0])
 def test_the_create_time_watermark_never_passes_the_readers_clock(kafka_jars, tmp_path, backlog):
     """The Kafka source's watermark (KafkaIO's ``CreateTime`` policy, ``withCreateTime(Duration.ZERO)``: Beam's
@@ -273,7 +273,7 @@ def test_the_create_time_watermark_never_passes_the_readers_clock(kafka_jars, tm
         assert all(before <= wm for _, wm, before, _ in rows)  # caught up: the clock
 
 
-@pytest.mark.xdist_group("jvm")  # with test_flink.py: one worker runs the JVM tests
+@pytest.mark.xdist_group("services")  # with test_flink.py and test_pubsub.py: one worker
 @pytest.mark.flink
 @pytest.mark.slow
 def test_kafka_local_config_on_flink_equals_the_bounded_run(kafka, kafka_jars, tmp_path):

@@ -131,6 +131,7 @@ CASES = {
             "person_field": "customer",
             "max_entries_per_person": 4,
             "max_mutations_per_entry": 2,
+            "max_streams_per_person": 1,
         }
     ),
 }

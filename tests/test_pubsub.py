@@ -64,9 +64,10 @@ LEAD = 6.0  # seconds: updates are published this long before their event time (
 EVERY = 1.0  # seconds of event time between two updates (the module's docstring)
 CARRIERS = ("AA", "B6", "DL")
 
-# one worker runs every Pub/Sub test (pyproject.toml: --dist loadgroup): they mostly wait on the wall clock (real
-# time streaming), so the other worker computes meanwhile, instead of both workers waiting at once
-pytestmark = [pytest.mark.pubsub, pytest.mark.xdist_group("pubsub")]
+# one worker runs every Pub/Sub test (pyproject.toml: --dist loadgroup), after the Flink and Kafka tests of the same
+# group (tests/test_flink.py says why): they mostly wait on the wall clock (real time streaming), so the other worker
+# computes meanwhile, instead of both workers waiting at once
+pytestmark = [pytest.mark.pubsub, pytest.mark.xdist_group("services")]
 
 
 def _reachable(hostport: str) -> bool:
