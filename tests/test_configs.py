@@ -319,7 +319,13 @@ def test_the_schema_knows_the_person_keys_and_refuses_what_the_loader_refuses():
 
     validator = jsonschema.Draft202012Validator(json_schema())
     assert not list(validator.iter_errors(_json(PERSON)))
+    for n in ("per_stream", 2):  # a person's streams: a limit, or each stream's budget for its part
+        raw = copy.deepcopy(PERSON)
+        raw["privacy"]["max_streams_per_person"] = n
+        assert not list(validator.iter_errors(_json(raw))), raw
     for mutate in (
+        lambda c: c["privacy"].update(max_streams_per_person="each"),
+        lambda c: c["privacy"].update(max_streams_per_person=0),
         lambda c: c["privacy"].update(unit="people"),
         lambda c: c["privacy"].update(person_feild="customer"),
         lambda c: c["privacy"].update(max_entries_per_person=0),
