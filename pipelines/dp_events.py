@@ -25,8 +25,10 @@ as the ledger composes:
   ``SelfComposedDpEvent``; **a parallel scope** (members on disjoint data; the ledger takes the maximum; dp_accounting
   has no parallel composition) -> its largest member, which dominates the others when they are single charges or
   Gaussians (a composition of Gaussians is a Gaussian) and otherwise is replaced by the worst-case single event of
-  the largest total (sound). A scope closed during the run (its bookkeeping freed: only sequential ones are) is
-  sequential.
+  the largest total (sound). Each charge composes in the scope it was charged in (``Record.scopes``), of that
+  scope's kind, also once the mechanism has closed it (a finished tree's parallel levels); a later scope on the
+  same path is another member of its parent. A record without its scopes (built by hand, or restored from a state
+  written before stop 60) composes by path, sequentially: never less than the ledger.
 * **parts** of a composite mechanism (``auto``) compose sequentially (``AutoRelease.spent``); **streams** hold
   disjoint data and have budgets of their own: the release's guarantee is each stream's (one event, the same for
   every stream); under ``privacy.max_streams_per_person: n`` a person's updates reach at most ``n`` streams, each
@@ -127,42 +129,32 @@ def compose(events: list) -> dpe.DpEvent:
     return out[0] if len(out) == 1 else dpe.ComposedDpEvent(out)
 
 
-def _kinds(ledger) -> dict[tuple, str]:
-    """The kind of every scope still in the ledger's tree, by path."""
-    out, todo = {}, [ledger.root]
-    while todo:
-        s = todo.pop()
-        out[s.path] = s.kind
-        todo += list(s.children.values())
-    return out
-
-
 def ledger_event(ledger, group: int = 1) -> dpe.DpEvent:
     """The event of a core ``Ledger`` kept with ``keep_records=True``: its records, composed as its scopes compose
     (module docstring), each stated for a group of ``group`` updates."""
     if not ledger.keep_records:
         raise ValueError("the ledger keeps no records (Ledger(..., keep_records=True))")
-    kinds = _kinds(ledger)
-    tree: dict = {"members": [], "children": {}}
+    tree: dict = {"members": [], "children": {}, "kind": Scope.SEQUENTIAL}
     for rec in ledger.records:
         node = tree
         # by the scope each record was charged in (a closed scope has left the tree: its kind is the record's; a
-        # later scope on the same path is another member of the parent), else by path (a record built by hand)
-        steps = [(s, (s.kind,)) for s in rec.scopes] if rec.scopes else [(name, ()) for name in rec.scope]
+        # later scope on the same path is another member of the parent); a record without its scopes (by hand, or
+        # restored from before stop 60) by path, sequentially: the scope on that path now may be another one (a
+        # closed parallel scope made again), and merging two of them by maximum would state less than the ledger
+        steps = (
+            [(s, s.kind) for s in rec.scopes] if rec.scopes else [(("path", n), Scope.SEQUENTIAL) for n in rec.scope]
+        )
         for key, kind in steps:
             node = node["children"].setdefault(key, {"members": [], "children": {}, "kind": kind})
         node["members"].append(("charge", rec.cost))
-    return _node_event(tree, (), kinds, group)[0]
+    return _node_event(tree, group)[0]
 
 
-def _node_event(node: dict, path: tuple, kinds: dict, group: int) -> tuple[dpe.DpEvent, float]:
+def _node_event(node: dict, group: int) -> tuple[dpe.DpEvent, float]:
     """``(event, total)``: a scope's event and its total in the ledger's primary figure (epsilon or rho)."""
     members = [(charge_event(cost, group), _primary(cost) * _scale(cost, group)) for _, cost in node["members"]]
-    members += [
-        _node_event(child, path + (getattr(key, "name", key),), kinds, group) for key, child in node["children"].items()
-    ]
-    kind = node["kind"][0] if node.get("kind") else kinds.get(path, Scope.SEQUENTIAL)
-    if kind == Scope.SEQUENTIAL:
+    members += [_node_event(child, group) for child in node["children"].values()]
+    if node["kind"] == Scope.SEQUENTIAL:
         return compose([e for e, _ in members]), sum(t for _, t in members)
     event, total = max(members, key=lambda m: m[1])
     single = (dpe.DiscreteLaplaceDpEvent, dpe.GaussianDpEvent, dpe.NoOpDpEvent)

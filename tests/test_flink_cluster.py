@@ -28,7 +28,7 @@ from pipelines.tools import flink_cluster, flink_jobserver
 LONG_E2E = pytest.mark.skipif(
     not os.environ.get("DP_DYNAMIC_LONG_E2E"), reason="a long end-to-end test: set DP_DYNAMIC_LONG_E2E=1 to run it"
 )
-pytestmark = [pytest.mark.flink, pytest.mark.slow, LONG_E2E]
+pytestmark = [pytest.mark.flink, pytest.mark.slow, LONG_E2E, pytest.mark.xdist_group("services")]  # test_flink.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KEY_HEX = bytes(range(32, 64)).hex()

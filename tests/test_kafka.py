@@ -370,6 +370,7 @@ def test_kafka_local_config_on_flink_equals_the_bounded_run(kafka, kafka_jars, t
         assert got[what] == expect[what], f"{what}: {len(got[what])} records on Kafka, {len(expect[what])} expected"
 
 
+@pytest.mark.xdist_group("services")  # on the worker that ran the Kafka tests: their timings are in its process
 def test_report_timings():
     """Prints what the module measured (``-s`` shows it)."""
     if TIMINGS:

@@ -42,9 +42,9 @@ decided tick, the tick the timer is set for, pending updates)``, where the perso
 refused entries must be remembered to keep every later update's verdict): one small entry per entry id
 the person brought.
 
-**Across streams** (``privacy.max_streams_per_person``, ``PersonLimit.max_streams``): the step is keyed by
-``(ALL_STREAMS, person)`` instead, one key per person whatever the stream, each update carrying its stream
-as a ninth field (``PersonUpdateCheck(across_streams=True)``), and decides by
+**Across streams** (``privacy.max_streams_per_person: n``, ``PersonLimit.max_streams``; not ``per_stream``): the
+step is keyed by ``(ALL_STREAMS, person)`` instead, one key per person whatever the stream, each update carrying
+its stream as a ninth field (``PersonUpdateCheck(across_streams=True)``), and decides by
 :func:`~transforms.core.contribution.bounding.bound_person_streams`: a person's updates reach at most
 ``max_streams`` streams (the first the person inserts into, in the total order), each with at most ``L``
 entries. Its cell holds that function's state in place of ``bound_person``'s. The admitted updates leave

@@ -369,8 +369,9 @@ class PipelineConfig(Section):
         a unit lies in one stream (parallel composition: the release's guarantee is the per-stream one). A
         person may have updates in several streams; the person step admits them in at most ``n`` streams
         (``bound_person_streams``), so a person's outputs are those of at most ``n`` streams, each private for
-        that person at the stream's budget, and they compose sequentially. Unset, a person in several streams is
-        protected by each stream's budget for that stream's part (``docs/contribution.md``)."""
+        that person at the stream's budget, and they compose sequentially. ``per_stream`` (or a single declared
+        stream, or open keys, where the key is not written): a person in several streams is protected by each
+        stream's budget for that stream's part (``docs/contribution.md``)."""
         return self._stream_budget
 
     @functools.cached_property
