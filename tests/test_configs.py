@@ -334,10 +334,17 @@ def test_the_schema_knows_the_person_keys_and_refuses_what_the_loader_refuses():
         lambda c: c["privacy"].update(max_entries_window=0),
         lambda c: c["privacy"].update(person_field="id"),
         lambda c: c["privacy"].update(person_field=""),
+        # null: the loader refuses it for each person key (a key left out is "not written"), so must the schema
+        lambda c: c["privacy"].update(max_streams_per_person=None),
+        lambda c: c["privacy"].update(max_entries_per_person=None),
+        lambda c: c["privacy"].update(max_entries_window=None),
+        lambda c: c["privacy"].update(person_field=None),
     ):
         raw = copy.deepcopy(PERSON)
         mutate(raw)
         assert list(validator.iter_errors(_json(raw))), raw
+        with pytest.raises(ConfigError):  # and the loader refuses it too
+            parse_config(raw)
 
 
 def test_the_launch_check_refuses_a_csv_or_avro_source_without_the_person_field(tmp_path):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from pipelines.config import ConfigError, check_mechanism, parse_config
 from pipelines.manifest import release_manifest
+from pipelines.outputs import unit_statement
 from pipelines.plan import plan_report, render
 from transforms.core import ZCDP, ApproxDP, DynamicConfig, PureDP
 from transforms.core.contribution import (
@@ -284,8 +285,15 @@ def test_with_several_streams_the_person_config_must_say_who_is_protected():
     assert each.stream_budget() == each.target_budget() == PureDP(1.0)
     assert "max_streams_per_person" not in repr(each._unit_digest_tail())
     assert not each.unit_text().endswith("streams")
+    # the guarantee line (summary, plan, manifest) says it was chosen and what it protects a person in both by
+    assert unit_statement(each).endswith(
+        "per stream, as chosen (privacy.max_streams_per_person: per_stream): a person in all 2 streams is "
+        "protected by 2 times the budget"
+    )
+    assert "across all streams" in unit_statement(config(f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: 1}}"))
     one = config(f"{{epsilon: 1.0, {PERSON}}}", "{field: region, keys: [eu]}")
     assert one.max_streams_per_person is None
+    assert "as chosen" not in unit_statement(one) and unit_statement(one).startswith("privacy unit person")
     open_keys = "{field: region, keys: open, max_keys: 4, max_keys_per_person: 1}"
     assert config(f"{{epsilon: 1.0, {PERSON}}}", open_keys).max_streams_per_person is None
     with pytest.raises(ConfigError, match="bounds a person with streams.max_keys_per_person"):

@@ -56,16 +56,19 @@ ENTRY_KEYS = ("max_mutations_per_entry", "mutation_window", "max_insertions_per_
 PERSON_KEYS = ("person_field", "max_entries_per_person", "max_entries_window", "max_streams_per_person")
 #: names the parser reads itself: a person field by one of these names would be read as something else
 RESERVED_FIELDS = ("op", "id", "seq", "item", "stream")
-#: the JSON schema of a limit of the entry and person units (an editor refuses 0 as the loader does)
-_LIMIT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
+#: the JSON schemas of the person unit's keys: an editor refuses what the loader refuses (0, and null: a key left
+#: out is "not written"; a null is refused by the loader, so the schema does not offer it)
+_LIMIT_SCHEMA = {"type": "integer", "minimum": 1}
 _MAX_STREAMS_SCHEMA = {
-    "anyOf": [{"type": "integer", "minimum": 1}, {"const": "per_stream"}, {"type": "null"}],
+    "anyOf": [{"type": "integer", "minimum": 1}, {"const": "per_stream"}],
     "description": "unit person: the streams one person's updates may reach (the budget then protects the person "
     "across the release), or per_stream (each stream's budget protects the person's part in it)",
 }
-_WINDOW_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]}
+_WINDOW_SCHEMA = {"type": "number", "exclusiveMinimum": 0}
 _PERSON_FIELD_SCHEMA = {
-    "anyOf": [{"type": "string", "minLength": 1, "not": {"enum": list(RESERVED_FIELDS)}}, {"type": "null"}],
+    "type": "string",
+    "minLength": 1,
+    "not": {"enum": list(RESERVED_FIELDS)},
     "description": "the record field that identifies the person (unit person; the privacy id, never released)",
 }
 DATASET = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
