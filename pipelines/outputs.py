@@ -218,6 +218,7 @@ def budget_text(d: dict) -> str:
 def unit_statement(cfg) -> str:
     """Which privacy unit protects whom, in one line (the run summary and the manifest): the core's own
     statement of the configured unit (``PrivacyUnit.describe``), naming the person field, never a person; with
-    declared streams their number (a person unit over several says what ``per_stream`` protects)."""
+    declared streams their number (a person unit over several says what ``per_stream`` protects); with open keys
+    the key that bounds a person across the whole release."""
     streams = len(cfg.streams) if cfg.streams and not cfg.open_keys else None
-    return cfg.privacy_unit.describe(cfg.person_field, streams)
+    return cfg.privacy_unit.describe(cfg.person_field, streams, open_bound=cfg.open_person_bound)

@@ -295,7 +295,11 @@ def test_with_several_streams_the_person_config_must_say_who_is_protected():
     assert one.max_streams_per_person is None
     assert "as chosen" not in unit_statement(one) and unit_statement(one).startswith("privacy unit person")
     open_keys = "{field: region, keys: open, max_keys: 4, max_keys_per_person: 1}"
-    assert config(f"{{epsilon: 1.0, {PERSON}}}", open_keys).max_streams_per_person is None
+    opened = config(f"{{epsilon: 1.0, {PERSON}}}", open_keys)
+    assert opened.max_streams_per_person is None
+    # open keys bound a person's keys over the whole release: the guarantee line says so, not "per stream"
+    assert unit_statement(opened).endswith("in at most the keys streams.max_keys_per_person allows")
+    assert "across the whole release" in unit_statement(opened) and "per stream" not in unit_statement(opened)
     with pytest.raises(ConfigError, match="bounds a person with streams.max_keys_per_person"):
         config(f"{{epsilon: 1.0, {PERSON}, max_streams_per_person: per_stream}}", open_keys)
     for bad in ("each", "per-stream", 1.5, True):

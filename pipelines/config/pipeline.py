@@ -157,12 +157,8 @@ class PipelineConfig(Section):
         if n is None:
             return
         if self.open_keys:
-            # an open histogram (domain: open) bounds a person's cells, open stream keys a person's keys
-            bound = (
-                "queries[].max_cells_per_person" if not self.streams_config.open_keys else "streams.max_keys_per_person"
-            )
             raise issue(
-                f"an open-key release bounds a person with {bound}; remove max_streams_per_person",
+                f"an open-key release bounds a person with {self.open_person_bound}; remove max_streams_per_person",
                 "privacy.max_streams_per_person",
             )
         if n == "per_stream":
@@ -231,6 +227,15 @@ class PipelineConfig(Section):
     registry_shards = property(lambda self: self.streams_config.registry_shards)  # streaming, not DirectRunner
     # streams: {keys: open}, or a histogram's domain: open (issue 33): the open-key release (pipelines/open_keys.py)
     open_keys = property(lambda self: self.streams_config.open_keys or any(q.open_domain for q in self.queries))
+
+    @property
+    def open_person_bound(self) -> str | None:
+        """The key that bounds a person across an open-key release (open stream keys: a person's keys; an open
+        histogram: a person's (stream, cell) pairs over all streams); None without open keys."""
+        if not self.open_keys:
+            return None
+        return "streams.max_keys_per_person" if self.streams_config.open_keys else "queries[].max_cells_per_person"
+
     mechanism = property(lambda self: self.mechanism_config.kind)
     profile = property(lambda self: self.mechanism_config.profile)
     beta = property(lambda self: self.mechanism_config.beta)

@@ -241,12 +241,15 @@ class PrivacyUnit:
             return self.max_entries * windows * (2 * self.max_mutations - 1)
         return self.group_size
 
-    def describe(self, person_field: str | None = None, streams: int | None = None) -> str:
+    def describe(
+        self, person_field: str | None = None, streams: int | None = None, open_bound: str | None = None
+    ) -> str:
         """One line a reviewer can read: whom the guarantee protects (the run summary and the manifest
         print it; ``person_field``: the record field holding the person id, named, never its values).
         ``streams``: the number of declared streams, when known; a person unit without ``max_streams`` over
         more than one is then said to be the configuration's choice (``privacy.max_streams_per_person:
-        per_stream``), with what it protects a person in all of them by."""
+        per_stream``), with what it protects a person in all of them by. ``open_bound``: an open-key release's bound
+        on a person's keys or cells, which holds across the whole release (not per stream)."""
         if self.kind == "update":
             return (
                 "privacy unit update: protects one update (one insertion or deletion of one item; an upsert is "
@@ -275,6 +278,11 @@ class PrivacyUnit:
             )
         # the bound is per stream (each stream is its own release with its own budget): said here, where a
         # reviewer reads whom the guarantee protects (stop 51's audit: only docs/privacy.md said it)
+        if open_bound is not None:  # one release over every key: the person's keys are bounded, not per stream
+            return (
+                f"privacy unit person: protects every update of {whose} across the whole release: {entries}, each "
+                f"{each}, in at most the {'cells' if 'cells' in open_bound else 'keys'} {open_bound} allows"
+            )
         if streams is not None and streams > 1:  # refused unless chosen (PipelineConfig._check_max_streams)
             return (
                 f"privacy unit person: protects every update of {whose}: {entries}, each {each}; per stream, as "
