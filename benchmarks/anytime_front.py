@@ -27,7 +27,7 @@ the exact head and the tail bound, as ``anytime_sensitivity_sq``), not the model
 Each evaluation takes the series inverse of 2^24 coefficients (about 10-20 s of CPU on this machine); an
 iteration is one evaluation per knot plus one. The run prints each iteration and, at the end, the knot values,
 the worst ratio on the grid, the five points, the dense ratio and M; ``--state FILE`` keeps the last accepted
-point (a run resumes from it).
+point (a run resumes from it; with other ``--extra-knots`` it starts from the kept function read at the new knots).
 
 Usage: python -m benchmarks.anytime_front [--dense 1.0995] [--tail-factor 0.25] [--extra-knots 13 15 17 19]
        [--iters 12] [--workers 2] [--state /tmp/front.pkl]
@@ -221,8 +221,9 @@ def main(argv=None) -> int:
     if args.state and os.path.exists(args.state):
         with open(args.state, "rb") as f:
             kept = pickle.load(f)
-        if list(kept["knots"]) == list(knots) and kept["t1"] == args.t1:
-            values, delta = kept["v"], kept["delta"]
+        if kept["t1"] == args.t1:  # other knots: the kept function read at these knots (the same where they agree)
+            values = np.interp(knots, kept["knots"], kept["v"])
+            delta = kept["delta"] if list(kept["knots"]) == list(knots) else 0.1
     v, _, _ = optimise(design, values, args.dense, args.iters, args.workers, args.state, delta)
     for line in report(design, v):
         print(line, flush=True)
