@@ -318,6 +318,9 @@ def test_an_open_histogram_refuses_the_limit_naming_its_own():
     )
     with pytest.raises(ConfigError, match=r"bounds a person with queries\[\]\.max_cells_per_person"):
         parse_config(yaml.safe_load(text))
+    # without it: the guarantee line names the person's cells, over (stream, cell) pairs of the whole release
+    line = unit_statement(parse_config(yaml.safe_load(text.replace(", max_streams_per_person: 1", ""))))
+    assert "across the whole release" in line and line.endswith("the cells queries[].max_cells_per_person allows")
 
 
 # ---------------------------------------------------------------------------
