@@ -190,12 +190,13 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
     return out
 
 
-def _knot_integral(x: float) -> float:
+def _knot_integral(x: float, knots=KNOTS3, values=LOGH2_3) -> float:
     """int_x^N2 h(u)^2 / (1 + u) du for profile 3 (x < N2): with w = ln(1 + u) = X ln 2, ln h^2 is linear in
     X on each piece between knots (slope s), so each piece is ln 2 (h_b^2 - h_a^2) / s (or ln 2 h^2 (X_b - X_a)
-    where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp)."""
+    where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp). ``knots``, ``values``:
+    another knot damping of the same form (the design tool ``benchmarks/anytime_front.py``)."""
     lo, top = math.log2(1.0 + x), math.log2(1.0 + N2)
-    pts = list(zip(KNOTS3, LOGH2_3)) + [(max(top, KNOTS3[-1]), LOGH2_3[-1])]
+    pts = list(zip(knots, values)) + [(max(top, knots[-1]), values[-1])]
     total = 0.0
     for (x0, v0), (x1, v1) in zip(pts, pts[1:]):
         a, b = max(lo, x0), min(top, x1)
