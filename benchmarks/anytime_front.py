@@ -103,7 +103,7 @@ class Design:
         from EXACT_TERMS - 1 to N2 times ``(1 + 1/x) / pi``, and ``h(N2)^2 tailc / pi`` past N2). The model's own
         M (the float sum to n plus the tail past n) is about 0.03% below it: a design judged by the model's M
         states 0.03% more when built (profile 3: 1.24397 in the model, 1.2444 built)."""
-        from transforms.core.counters.factorization.anytime import EXACT_TERMS, _knot_integral
+        from transforms.core.counters.factorization.anytime import EXACT_TERMS, knot_integral
         from transforms.core.counters.factorization.coefficients import sqrt_coefficients
 
         v = np.asarray(v, dtype=float)
@@ -113,7 +113,7 @@ class Design:
         ei = e.astype(np.int64)
         head = int(np.sum(ei * ei)) / 2.0**40  # exact: each square < 2^40, 2^21 of them < 2^61
         x = EXACT_TERMS - 1.0
-        integral = _knot_integral(x, [float(k) for k in self.knots], [float(u) for u in v])
+        integral = knot_integral(x, [float(k) for k in self.knots], [float(u) for u in v])
         return head + (1.0 + 1.0 / x) * integral / math.pi + math.exp(float(v[-1])) * self.tailc / math.pi
 
 

@@ -86,12 +86,12 @@ EQUIVALENT: dict[str, str] = {
         "<= 2^53, exact in float64; both encoders give the same exact integers (and both switch at the first "
         "larger batch)"
     ),
-    "transforms.core.counters.factorization.anytime.x__knot_integral__mutmut_19": (
+    "transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_19": (
         "the last point at max(top, KNOTS3[1]) for max(top, KNOTS3[-1]): top = log2(1 + 2^24) > 24 = "
         "KNOTS3[-1] > every knot, so both are top"
     ),
-    "transforms.core.counters.factorization.anytime.x__knot_integral__mutmut_20": ("max(top, KNOTS3[-2]): top, as _19"),
-    "transforms.core.counters.factorization.anytime.x__knot_integral__mutmut_39": (
+    "transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_20": ("max(top, KNOTS3[-2]): top, as _19"),
+    "transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_39": (
         "a piece skipped only when b < a (not b <= a): a zero-width piece adds exactly 0.0 (its slope is "
         "finite: the knots increase strictly and the last piece is top - 24 > 0 wide)"
     ),
@@ -322,7 +322,7 @@ KILLED_BY: dict[str, str] = {
     "transforms.core.counters.factorization.anytime.x__damping_block__mutmut_86": (
         "tests/test_mutation_kills_sample56.py::test_profile_3_damping_past_n2_is_what_the_tail_bound_integrates"
     ),
-    "transforms.core.counters.factorization.anytime.x__knot_integral__mutmut_7": (
+    "transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_7": (
         "tests/test_mutation_kills_sample56.py::test_knot_integral_is_the_integral_it_names"
     ),
     "transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_46": (

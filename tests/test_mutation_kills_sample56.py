@@ -192,11 +192,11 @@ def test_profile_3_damping_past_n2_is_what_the_tail_bound_integrates():
         assert np.allclose(h, law, rtol=1e-12, atol=0.0)
 
 
-# kills transforms.core.counters.factorization.anytime.x__knot_integral__mutmut_7 (the integral taken to
+# kills transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_7 (the integral taken to
 # log2(2 + N2) instead of log2(1 + N2): the integral of h^2 / (1 + u) to N2 + 1, not N2)
 @pytest.mark.parametrize("x", [float(1 << 21), 3.0e6, float(1 << 23), N2 - 4096.0])
 def test_knot_integral_is_the_integral_it_names(x):
-    """``_knot_integral(x) = int_x^N2 h(u)^2 / (1 + u) du`` with h^2 = exp(interp(log2(1 + u), KNOTS3, LOGH2_3))
+    """``knot_integral(x) = int_x^N2 h(u)^2 / (1 + u) du`` with h^2 = exp(interp(log2(1 + u), KNOTS3, LOGH2_3))
     (profile 3 below N2): checked against adaptive quadrature in w = ln(1 + u) (du / (1 + u) = dw), piece by piece
     between the knots, to a relative 1e-11."""
     lo, hi = math.log1p(x), math.log1p(N2)
@@ -206,7 +206,7 @@ def test_knot_integral_is_the_integral_it_names(x):
         return math.exp(float(np.interp(w / math.log(2.0), anytime_mod.KNOTS3, anytime_mod.LOGH2_3)))
 
     ref = sum(quad(h2, a, b, epsabs=0.0, epsrel=1e-13)[0] for a, b in zip(cuts, cuts[1:]))
-    assert anytime_mod._knot_integral(x) == pytest.approx(ref, rel=1e-11, abs=0.0)
+    assert anytime_mod.knot_integral(x) == pytest.approx(ref, rel=1e-11, abs=0.0)
 
 
 # kills transforms.core.counters.factorization.anytime.x_anytime_variance_path__mutmut_27 (profiles 1 and 2 read

@@ -178,7 +178,7 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
     if profile == 3:
         out = math.exp(LOGH2_3[-1]) * (1.0 + B3 * math.log(max(x, N2) / N2)) ** (1.0 - Q3) / (math.pi * B3 * (Q3 - 1.0))
         if x < N2:  # 1/u <= (1 + 1/x) / (1 + u) for u >= x; w = ln(1 + u): ln h^2 linear in w on each piece
-            out += (1.0 + 1.0 / x) * _knot_integral(x) / math.pi
+            out += (1.0 + 1.0 / x) * knot_integral(x) / math.pi
         return out
     h2n = (1.0 + A2 * math.log1p(N2 / K02)) ** (-P2)  # h(N2)^2
     # past max(x, N2): v = ln(x / N2), int (1 + B2 v)^-Q2 dv from v0
@@ -190,7 +190,7 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
     return out
 
 
-def _knot_integral(x: float, knots=KNOTS3, values=LOGH2_3) -> float:
+def knot_integral(x: float, knots=KNOTS3, values=LOGH2_3) -> float:
     """int_x^N2 h(u)^2 / (1 + u) du for profile 3 (x < N2): with w = ln(1 + u) = X ln 2, ln h^2 is linear in
     X on each piece between knots (slope s), so each piece is ln 2 (h_b^2 - h_a^2) / s (or ln 2 h^2 (X_b - X_a)
     where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp). ``knots``, ``values``:
