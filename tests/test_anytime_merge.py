@@ -82,32 +82,33 @@ def test_path_matches_the_closed_form_and_the_lower_bound():
     assert lower <= (col * cf / s**2)[t1 - 1 :].max()
 
 
-def test_the_knot_model_is_the_built_counter():
-    """``knot_ratio`` (the design tool of profile 3) models the counter ``anytime_sqrt`` builds: the same
+@pytest.mark.parametrize("profile", [3, 4])
+def test_the_knot_model_is_the_built_counter(profile):
+    """``knot_ratio`` (the design tool of profiles 3 and 4) models the counter ``anytime_sqrt`` builds: the same
     floored coefficients, bit for bit, and the same decoder rows after the hand-over (to 1e-4: the model's
     phase 1 is the unfloored scaled square root) at every t of (T1, 2^13]; its M covers the counter's
     exact column over 2^13 steps."""
     from benchmarks.anytime_merge import knot_ratio
     from transforms.core.counters.factorization import LATTICE_BITS, sqrt_coefficients
     from transforms.core.counters.factorization.anytime import (
-        KNOTS3,
-        LOGH2_3,
         MERGE_T1,
         anytime_coefficients,
         anytime_sensitivity_sq,
         anytime_variance_path,
+        knot_profile,
     )
 
     n = 1 << 13
-    v, kn = np.array(LOGH2_3[1:]), np.array(KNOTS3)
-    ratio, m = knot_ratio(v, kn, MERGE_T1, n)
+    knots, values, b, q = knot_profile(profile)
+    v, kn = np.array(values[1:]), np.array(knots)
+    ratio, m = knot_ratio(v, kn, MERGE_T1, n, tailc=1.0 / (b * (q - 1.0)))
     c = sqrt_coefficients(n)
     lh2 = np.interp(np.log2(1.0 + np.arange(n, dtype=np.float64)), kn, np.concatenate([[0.0], v]))
     model_k = np.minimum.accumulate(np.floor(c * np.exp(0.5 * lh2) * 2.0**LATTICE_BITS)).astype(np.int64)
-    assert np.array_equal(model_k, anytime_coefficients(n))
+    assert np.array_equal(model_k, anytime_coefficients(n, profile))
     s = np.cumsum(c * c)
     model_rows = ratio * s[MERGE_T1:] ** 2 / m
-    sigma2 = float(anytime_sensitivity_sq()) / 2.0 ** (2 * LATTICE_BITS) / 2  # rho = 1, g^2 folded in
-    counter_rows = anytime_variance_path(n)[MERGE_T1:] / sigma2
+    sigma2 = float(anytime_sensitivity_sq(profile)) / 2.0 ** (2 * LATTICE_BITS) / 2  # rho = 1, g^2 folded in
+    counter_rows = anytime_variance_path(n, profile=profile)[MERGE_T1:] / sigma2
     np.testing.assert_allclose(model_rows, counter_rows, rtol=1e-4)
     assert m * 2.0 ** (2 * LATTICE_BITS) >= float(np.sum(model_k.astype(np.float64) ** 2))

@@ -18,16 +18,20 @@ from transforms.core.counters.factorization.anytime import (
     A2,
     B2,
     B3,
+    B4,
     EPS,
     EXACT_TERMS,
     K0,
     K02,
     KNOTS3,
+    KNOTS4,
     LOGH2_3,
+    LOGH2_4,
     N2,
     P2,
     Q2,
     Q3,
+    Q4,
     A,
     AnytimeSqrtCounter,
     anytime_coefficients,
@@ -72,7 +76,7 @@ def test_noise_off_exact_across_doublings(kind, no_noise):
         assert c.cap == 2048
 
 
-@pytest.mark.parametrize("profile", [2, 3])
+@pytest.mark.parametrize("profile", [2, 3, 4])
 def test_noise_off_exact_huge_batches(profile, no_noise):
     c = AnytimeSqrtCounter(CountMechanism(2, "gaussian"), ZCDP(1.0), profile=profile)
     prefix = 0
@@ -88,14 +92,15 @@ def _h2(k, profile: int):
     k = np.asarray(k, dtype=np.float64)
     if profile == 1:
         return (1 + A * np.log1p(k / K0)) ** (-(1 + EPS))
-    if profile == 3:  # ln h^2 linear between the knots in log2(1 + k), then the tail past N2
-        first = np.exp(np.interp(np.log2(1 + np.minimum(k, N2)), KNOTS3, LOGH2_3))
-        return first * (1 + B3 * np.log(np.maximum(k, N2) / N2)) ** (-Q3)
+    if profile in (3, 4):  # ln h^2 linear between the knots in log2(1 + k), then the tail past N2
+        knots, values, b, q = (KNOTS3, LOGH2_3, B3, Q3) if profile == 3 else (KNOTS4, LOGH2_4, B4, Q4)
+        first = np.exp(np.interp(np.log2(1 + np.minimum(k, N2)), knots, values))
+        return first * (1 + b * np.log(np.maximum(k, N2) / N2)) ** (-q)
     first = (1 + A2 * np.log1p(np.minimum(k, N2) / K02)) ** (-P2)
     return first * (1 + B2 * np.log(np.maximum(k, N2) / N2)) ** (-Q2)
 
 
-@pytest.mark.parametrize("profile", [1, 2, 3])
+@pytest.mark.parametrize("profile", [1, 2, 3, 4])
 def test_coefficients_are_prefix_stable_non_increasing_and_below_the_damped_root(profile):
     a, b = anytime_coefficients(5000, profile), anytime_coefficients(9000, profile)
     assert np.array_equal(a, b[:5000]) and np.all(np.diff(b) <= 0) and b[0] == 1 << LATTICE_BITS
@@ -116,10 +121,11 @@ def _tail_estimate(n: int, profile: int, m: int = 1 << 22) -> float:
     def f(u):  # x = e^u, h(x)^2 / pi (ln(1 + x / K0) = logaddexp(0, u - ln K0): no overflow)
         if profile == 1:
             return (1 + A * np.logaddexp(0.0, u - math.log(K0))) ** (-(1 + EPS)) / np.pi
-        if profile == 3:
+        if profile in (3, 4):
+            knots, values, b, q = (KNOTS3, LOGH2_3, B3, Q3) if profile == 3 else (KNOTS4, LOGH2_4, B4, Q4)
             x = math.exp(min(u, math.log(N2)))
-            first = math.exp(np.interp(math.log2(1 + x), KNOTS3, LOGH2_3))
-            return first * (1 + B3 * max(0.0, u - math.log(N2))) ** (-Q3) / np.pi
+            first = math.exp(np.interp(math.log2(1 + x), knots, values))
+            return first * (1 + b * max(0.0, u - math.log(N2))) ** (-q) / np.pi
         first = (1 + A2 * np.logaddexp(0.0, min(u, math.log(N2)) - math.log(K02))) ** (-P2)
         return first * (1 + B2 * max(0.0, u - math.log(N2))) ** (-Q2) / np.pi
 
@@ -129,7 +135,7 @@ def _tail_estimate(n: int, profile: int, m: int = 1 << 22) -> float:
     return part + rest
 
 
-@pytest.mark.parametrize("profile", [1, 2, 3])
+@pytest.mark.parametrize("profile", [1, 2, 3, 4])
 def test_tail_bound_covers_the_tail_and_the_sensitivity_covers_the_column(profile):
     """The tail bound is above the tail (float sum plus the integral beyond 2^22) at N = 2, 2^10, 2^21
     and within 10% of it where it is used (N = 2^21); the sensitivity n2 is at least the exact head
@@ -249,3 +255,16 @@ def test_first_version_state_restores_and_continues_identically():
     outs_twin = [twin.step(np.array([1, t % 2]), other).tolist() for t in range(150)]
     assert not np.allclose(outs_twin, doc["releases"], rtol=1e-12, atol=0)
     assert anytime_mod.PROFILE != 1 and not np.array_equal(anytime_coefficients(300, 1), anytime_coefficients(300))
+
+
+@pytest.mark.parametrize("b, q", [(0.0, 3.0), (-1.0, 3.0), (32.0, 1.0)])
+def test_the_knot_check_refuses_a_tail_that_does_not_decay(monkeypatch, b, q):
+    """The tail bound integrates ``h(N2)^2 (1 + B ln(k / N2))^-Q`` past N2 in closed form, which needs B > 0 and
+    Q > 1 (else the integral diverges or the closed form is another's): profile 4's own (B4 = 32, Q4 = 3: a tail
+    share of 1 / 64, a sixteenth of profile 3's 1 / 4) pass, each broken tail is refused at the check."""
+    assert (B4 * (Q4 - 1.0), B3 * (Q3 - 1.0)) == (64.0, 4.0)
+    anytime_mod._check_knots()
+    monkeypatch.setattr(anytime_mod, "B4", b)
+    monkeypatch.setattr(anytime_mod, "Q4", q)
+    with pytest.raises(AssertionError, match="profile 4's knots"):
+        anytime_mod._check_knots()

@@ -40,7 +40,7 @@ def test_limb_dot_is_exact_for_large_coefficient_sums():
     assert limb_dot(c, win, s1) == want
 
 
-@pytest.mark.parametrize("profile, steps, cap", [(2, 600, 1024), (3, 1300, 512)])
+@pytest.mark.parametrize("profile, steps, cap", [(2, 600, 1024), (3, 1300, 512), (4, 1300, 512)])
 def test_wide_encoder_releases_what_the_two_limb_encoder_releases(profile, steps, cap):
     """The same noise, signed batches and a batch of about 2^61 (the int64 path): every release of a
     counter using the wide limbs from its first step equals the ordinary counter's, across the doublings

@@ -162,56 +162,65 @@ def test_the_float_guess_decides_every_small_draw_outside_the_band(monkeypatch, 
     ],
     ids=["first-knot", "first-value", "not-increasing", "equal", "slope"],
 )
-def test_the_knot_check_refuses_knots_that_break_the_tail_bounds_premises(monkeypatch, knots, values):
+@pytest.mark.parametrize("profile", [3, 4])
+def test_the_knot_check_refuses_knots_that_break_the_tail_bounds_premises(monkeypatch, knots, values, profile):
     """The tail bound's sum-to-integral step needs h(u)^2 / u non-increasing past EXACT_TERMS and ln h^2 = 0 at
-    k = 0: ``_check_knots`` passes the profile's own knots and refuses each kind of violation."""
-    anytime_mod._check_knots()  # the profile's knots meet them
+    k = 0: ``_check_knots`` passes each knot profile's own knots and refuses each kind of violation in either."""
+    names = ("KNOTS3", "LOGH2_3") if profile == 3 else ("KNOTS4", "LOGH2_4")
+    anytime_mod._check_knots()  # the profiles' knots meet them
     with monkeypatch.context() as m:  # a slope of exactly ln 2 an octave meets them too (h^2 / u non-increasing)
-        m.setattr(anytime_mod, "KNOTS3", (0.0, 2.0, 24.0))
-        m.setattr(anytime_mod, "LOGH2_3", (0.0, 2.0 * math.log(2.0), -1.0))
+        m.setattr(anytime_mod, names[0], (0.0, 2.0, 24.0))
+        m.setattr(anytime_mod, names[1], (0.0, 2.0 * math.log(2.0), -1.0))
         anytime_mod._check_knots()
-    monkeypatch.setattr(anytime_mod, "KNOTS3", knots)
-    monkeypatch.setattr(anytime_mod, "LOGH2_3", values)
-    with pytest.raises(AssertionError, match="knots"):
+    monkeypatch.setattr(anytime_mod, names[0], knots)
+    monkeypatch.setattr(anytime_mod, names[1], values)
+    with pytest.raises(AssertionError, match=f"profile {profile}'s knots"):
         anytime_mod._check_knots()
 
 
 # kills transforms.core.counters.factorization.anytime.x__damping_block__mutmut_73, _75, _86 (past N2 = 2^24 the
 # damping multiplied by (1 + B3 ln(k / N2))^(+Q3/2), by (1 - B3 ln(k / N2))^(-Q3/2) or with exponent -Q3/3: a
 # damping that grows, or decays slower than the tail bound integrates, past 2^24 steps: columns above n2)
-def test_profile_3_damping_past_n2_is_what_the_tail_bound_integrates():
-    """The module docstring: past N2, h(k)^2 = h(N2)^2 (1 + B3 ln(k / N2))^-Q3, which is what
-    ``anytime_tail_bound`` integrates in closed form; so h is non-increasing there and never above that law."""
+@pytest.mark.parametrize("profile", [3, 4])
+def test_profile_3_damping_past_n2_is_what_the_tail_bound_integrates(profile):
+    """The module docstring: past N2, h(k)^2 = h(N2)^2 (1 + B ln(k / N2))^-Q (B3, Q3; profile 4: B4, Q4), which is
+    what ``anytime_tail_bound`` integrates in closed form; so h is non-increasing there and never above that law."""
+    b, q = (anytime_mod.B3, anytime_mod.Q3) if profile == 3 else (anytime_mod.B4, anytime_mod.Q4)
     first = int(N2) // anytime_mod._BLOCK
-    h_n2 = float(anytime_mod._damping_block(first, 3)[0])
+    h_n2 = float(anytime_mod._damping_block(first, profile)[0])
     for i in (first, first + 1, first + 4096, first + 100_000):
         k = np.arange(i * anytime_mod._BLOCK, (i + 1) * anytime_mod._BLOCK, dtype=np.float64)
-        h = anytime_mod._damping_block(i, 3)
-        law = h_n2 * (1.0 + anytime_mod.B3 * np.log(k / N2)) ** (-anytime_mod.Q3 / 2)
+        h = anytime_mod._damping_block(i, profile)
+        law = h_n2 * (1.0 + b * np.log(k / N2)) ** (-q / 2)
         assert np.all(np.diff(h) <= 0) and np.all(h <= law * (1 + 1e-12)), i
         assert np.allclose(h, law, rtol=1e-12, atol=0.0)
 
 
 # kills transforms.core.counters.factorization.anytime.x_knot_integral__mutmut_7 (the integral taken to
 # log2(2 + N2) instead of log2(1 + N2): the integral of h^2 / (1 + u) to N2 + 1, not N2)
+@pytest.mark.parametrize("profile", [3, 4])
 @pytest.mark.parametrize("x", [float(1 << 21), 3.0e6, float(1 << 23), N2 - 4096.0])
-def test_knot_integral_is_the_integral_it_names(x):
+def test_knot_integral_is_the_integral_it_names(x, profile):
     """``knot_integral(x) = int_x^N2 h(u)^2 / (1 + u) du`` with h^2 = exp(interp(log2(1 + u), KNOTS3, LOGH2_3))
     (profile 3 below N2): checked against adaptive quadrature in w = ln(1 + u) (du / (1 + u) = dw), piece by piece
     between the knots, to a relative 1e-11."""
+    knots, values = (
+        (anytime_mod.KNOTS3, anytime_mod.LOGH2_3) if profile == 3 else (anytime_mod.KNOTS4, anytime_mod.LOGH2_4)
+    )
     lo, hi = math.log1p(x), math.log1p(N2)
-    cuts = sorted({lo, hi, *(k * math.log(2.0) for k in anytime_mod.KNOTS3 if lo < k * math.log(2.0) < hi)})
+    cuts = sorted({lo, hi, *(k * math.log(2.0) for k in knots if lo < k * math.log(2.0) < hi)})
 
     def h2(w):
-        return math.exp(float(np.interp(w / math.log(2.0), anytime_mod.KNOTS3, anytime_mod.LOGH2_3)))
+        return math.exp(float(np.interp(w / math.log(2.0), knots, values)))
 
     ref = sum(quad(h2, a, b, epsabs=0.0, epsrel=1e-13)[0] for a, b in zip(cuts, cuts[1:]))
-    assert anytime_mod.knot_integral(x) == pytest.approx(ref, rel=1e-11, abs=0.0)
+    got = anytime_mod.knot_integral(x) if profile == 3 else anytime_mod.knot_integral(x, knots, values)
+    assert got == pytest.approx(ref, rel=1e-11, abs=0.0)
 
 
 # kills transforms.core.counters.factorization.anytime.x_anytime_variance_path__mutmut_27 (profiles 1 and 2 read
 # at a table of 2^bit_length(steps - 2): at steps = 2^j + 1 a table of 2^j, and a path one step short)
-@pytest.mark.parametrize("profile", [1, 2, 3])
+@pytest.mark.parametrize("profile", [1, 2, 3, 4])
 @pytest.mark.parametrize("steps", [1, 2, 256, 257, 513])
 def test_the_variance_path_has_one_variance_a_step_and_is_the_tables_rows(profile, steps):
     """``anytime_variance_path(steps)`` is the per-step variance for t = 1..steps: ``steps`` values, each the

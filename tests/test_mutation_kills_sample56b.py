@@ -106,30 +106,36 @@ def test_an_undecided_geometric_reads_exactly_one_more_word_a_refinement():
 # kills transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ__init____mutmut_8 (profile 1 refused:
 # "anytime_sqrt has profiles 1, 2 and 3")
 def test_every_profile_of_anytime_sqrt_can_be_built():
-    """``AnytimeSqrtCounter(..., profile=p)`` for p = 1, 2, 3 (the first two for comparisons and for states of
-    earlier versions); a merged start only for profile 3 under Gaussian noise; any other profile refused."""
+    """``AnytimeSqrtCounter(..., profile=p)`` for p = 1, 2, 3, 4 (the first three for comparisons and for states of
+    earlier versions); a merged start only for profiles 3 and 4 under Gaussian noise; any other profile refused."""
     from transforms.core.foundation.accounting import ZCDP
     from transforms.core.static.linear import CountMechanism
 
-    for p in (1, 2, 3):
+    for p in (1, 2, 3, 4):
         c = anytime_mod.AnytimeSqrtCounter(CountMechanism(noise="gaussian"), ZCDP(0.5), profile=p)
-        assert c.profile == p and c.merge_t1 == (MERGE_T1 if p == 3 else 0)
-    with pytest.raises(ValueError, match="profiles"):
-        anytime_mod.AnytimeSqrtCounter(CountMechanism(noise="gaussian"), ZCDP(0.5), profile=4)
+        assert c.profile == p and c.merge_t1 == (MERGE_T1 if p >= 3 else 0)
+    for p in (0, 5):
+        with pytest.raises(ValueError, match="profiles"):
+            anytime_mod.AnytimeSqrtCounter(CountMechanism(noise="gaussian"), ZCDP(0.5), profile=p)
 
 
 # kills transforms.core.counters.factorization.anytime.x_anytime_tail_bound__mutmut_46, _60 (profile 3's tail past N2
 # integrated with (1 - B3 v) or divided by Q3 - 2: a bound other than the integral the proof takes)
+@pytest.mark.parametrize("profile", [3, 4])
 @pytest.mark.parametrize("factor", [1.0, 1.5, 4.0, 1e3])
-def test_profile_3_tail_bound_past_n2_is_the_integral_of_its_damping(factor):
-    """Past N2, ``anytime_tail_bound(n)`` = int_{n-1}^inf h(u)^2 / (pi u) du with h(u)^2 = h(N2)^2 (1 + B3
-    ln(u / N2))^-Q3 (the module docstring): with v = ln(u / N2), h(N2)^2 / pi int_v0^inf (1 + B3 v)^-Q3 dv,
-    checked against quadrature to 1e-10."""
+def test_profile_3_tail_bound_past_n2_is_the_integral_of_its_damping(factor, profile):
+    """Past N2, ``anytime_tail_bound(n)`` = int_{n-1}^inf h(u)^2 / (pi u) du with h(u)^2 = h(N2)^2 (1 + B
+    ln(u / N2))^-Q (the module docstring; B3, Q3 for profile 3, B4, Q4 for profile 4): with v = ln(u / N2),
+    h(N2)^2 / pi int_v0^inf (1 + B v)^-Q dv, checked against quadrature to 1e-10."""
     n = int(N2 * factor) + 1
     v0 = math.log((n - 1) / N2)
-    h2n = math.exp(anytime_mod.LOGH2_3[-1])
-    ref = h2n / math.pi * quad(lambda v: (1.0 + anytime_mod.B3 * v) ** -anytime_mod.Q3, v0, math.inf)[0]
-    assert anytime_mod.anytime_tail_bound(n, 3) == pytest.approx(ref, rel=1e-10)
+    values, b, q = (
+        (anytime_mod.LOGH2_3, anytime_mod.B3, anytime_mod.Q3)
+        if profile == 3
+        else (anytime_mod.LOGH2_4, anytime_mod.B4, anytime_mod.Q4)
+    )
+    ref = math.exp(values[-1]) / math.pi * quad(lambda v: (1.0 + b * v) ** -q, v0, math.inf)[0]
+    assert anytime_mod.anytime_tail_bound(n, profile) == pytest.approx(ref, rel=1e-10)
 
 
 # kills transforms.core.counters.factorization.anytime.xǁAnytimeSqrtCounterǁ_hand_over__mutmut_8 (a merged item of
