@@ -30,6 +30,11 @@ iteration is one evaluation per knot plus one. The run prints each iteration and
 the worst ratio on the grid, the five points, the dense ratio and M; ``--state FILE`` keeps the last accepted
 point (a run resumes from it; with other ``--extra-knots`` it starts from the kept function read at the new knots).
 
+Profile 4 (``anytime.py``'s ``KNOTS4`` / ``LOGH2_4``, B4 = 32, Q4 = 3; new counters from stop 62) is a point of this
+tool: ``--dense 1.0999 --tail-factor 0.0625 --extra-knots 1 3 5 7 8.5 9.5 10.5 11.5 12.5 13 15 17 19`` from the
+stop-61 30-knot point, one iteration (``docs/counters.md``, "Profile 4"). The tool's start and ``--tail-factor``
+are relative to profile 3.
+
 Usage: python -m benchmarks.anytime_front [--dense 1.0995] [--tail-factor 0.25] [--extra-knots 13 15 17 19]
        [--iters 12] [--workers 2] [--state /tmp/front.pkl]
 """

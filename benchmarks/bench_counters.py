@@ -213,27 +213,28 @@ def pure_table(logs) -> None:
 
 
 def anytime_table(logs) -> None:
-    """anytime_sqrt (profiles 1, 2 and 3) and blt (design 2^12) over the square root designed for t, and each
-    profile's worst ratio over every t from 2^10 to the largest t asked (profile 3 before its hand-over too)."""
+    """anytime_sqrt (profiles 1 to 4) and blt (design 2^12) over the square root designed for t, and each
+    profile's worst ratio over every t from 2^10 to the largest t asked (profiles 3 and 4 before their hand-over
+    too)."""
     from transforms.core.counters.factorization.anytime import MERGE_T1, PROFILE
 
     top = 1 << max(logs)
     s = np.cumsum(sqrt_coefficients(top) ** 2)
     ref_all = s * s / 2
-    profiles = (1, 2, 3)
+    profiles = (1, 2, 3, 4)
     paths = {p: anytime_variance_path(top, profile=p) for p in profiles}
     vb = toeplitz_variance_path("blt", 1 << 12, steps=min(top, 1 << 20))
-    print(
-        "| t | square root for horizon t, s(t)^2/2 | profile 1 | profile 2 | "
-        f"**profile 3 (merged start)**{' (new counters)' if PROFILE == 3 else ''} | blt (2^12) |"
-    )
-    print("|---|---|---|---|---|---|")
+    names = ["profile 1", "profile 2", "profile 3 (merged start)", "profile 4 (30 knots, a sixteenth of the tail)"]
+    names[PROFILE - 1] = f"**{names[PROFILE - 1]} (new counters)**"
+    print("| t | square root for horizon t, s(t)^2/2 | " + " | ".join(names) + " | blt (2^12) |")
+    print("|---|---|---|---|---|---|---|")
     for lt in logs:
         t = 1 << lt
         ref = ref_all[t - 1]
         cells = [f"{paths[p][t - 1]:.3f} ({paths[p][t - 1] / ref:.3f}x)" for p in profiles]
         b = f"{vb[t - 1] / ref:.2f}x" if t <= len(vb) else "grows linearly"
-        print(f"| 2^{lt} | {ref:.3f} | {cells[0]} | {cells[1]} | **{cells[2]}** | {b} |", flush=True)
+        cells[PROFILE - 1] = f"**{cells[PROFILE - 1]}**"
+        print(f"| 2^{lt} | {ref:.3f} | " + " | ".join(cells) + f" | {b} |", flush=True)
     lo = min(1 << 10, top)
     worst = []
     for p in profiles:
