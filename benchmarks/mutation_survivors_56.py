@@ -1,7 +1,13 @@
 """Survivors of mutation round 56 (stop 56): the functions of ``transforms/core/`` whose body changed since 9ad19d7,
 mutants on the changed lines (``benchmarks/mutation_runs/s56/``: the sample, the verdicts, the confirmations and
 ``REPORT.md``); merged last by ``benchmarks/mutation_core_survivors.py`` (the latest round wins: these mutant names
-are of the code as it is now)."""
+are of the code as it is now).
+
+Since stop 62 new ``anytime_sqrt`` counters are profile 4 (``PROFILE = 4``) and ``knot_profile`` refuses a profile
+without knots: the entries below that argue from ``PROFILE`` being 3, or from profile ``None`` taking profile 3's
+branch (``toeplitz._anytime_model`` _4 and _6, ``anytime_variance_path`` _39, _54 and _56, and the like), were
+judged on the code of stop 56 and are no longer equivalent by that argument; not re-run since (the next mutation
+round of ``transforms/core/`` re-judges them)."""
 
 from __future__ import annotations
 

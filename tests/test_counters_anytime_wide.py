@@ -11,10 +11,13 @@ import pytest
 
 from transforms.core.continual.auto import auto_counter
 from transforms.core.counters import make_counter
+from transforms.core.counters.factorization import anytime as anytime_mod
 from transforms.core.counters.factorization.anytime import (
+    MERGE_T1,
     AnytimeSqrtCounter,
     WideTables,
     anytime_tables,
+    anytime_variance_path,
     limb_dot,
     limb_width,
 )
@@ -127,3 +130,68 @@ def test_wide_tables_accept_what_lattice_tables_refuse():
     vals = cint.tolist()
     assert tab.s1 == sum(vals) >= 1 << 31 and tab.n2 == sum(v * v for v in vals)
     assert len(tab.b) == 64 and tab.size == 2101
+
+
+def test_wide_tables_take_the_zeros_the_floor_reaches_and_refuse_negative_or_rising_coefficients():
+    """Where ``c_k h(k) 2^20 < 1`` the floored coefficient is 0, and 0 from there on (non-increasing): the column
+    has finite support. ``WideTables`` holds such coefficients with their exact s1 and n2 (the zeros add
+    nothing); a negative coefficient, or one rising after a 0, is refused."""
+    cint = np.array([1 << 20, 1 << 19, 40, 3, 0, 0], dtype=np.int64)
+    tab = WideTables(cint, 16)
+    assert tab.s1 == (1 << 20) + (1 << 19) + 43 and tab.n2 == (1 << 40) + (1 << 38) + 1600 + 9
+    assert np.all(np.isfinite(tab.b)) and tab.bsq[-1] > tab.bsq[0]
+    for bad in ([1 << 20, 1 << 19, -1, -1], [1 << 20, 1 << 19, 0, 1]):
+        with pytest.raises(AssertionError, match="non-negative"):
+            WideTables(np.array(bad, dtype=np.int64), 16)
+
+
+@pytest.fixture
+def short_support(monkeypatch):
+    """Profile 4's coefficients cut to 0 from k = 200 on (as the floor does past 24.8 million steps), with the
+    tables' and the bound's caches cleared before and after (no other test sees them)."""
+    real = anytime_mod.anytime_coefficients
+
+    def cut(n, profile=anytime_mod.PROFILE):
+        k = real(n, profile).copy()
+        k[200:] = 0
+        return k
+
+    for f in (anytime_mod.anytime_tables, anytime_mod.merge_tables, anytime_mod.anytime_sensitivity_sq):
+        f.cache_clear()
+    monkeypatch.setattr(anytime_mod, "anytime_coefficients", cut)
+    yield
+    monkeypatch.undo()
+    for f in (anytime_mod.anytime_tables, anytime_mod.merge_tables, anytime_mod.anytime_sensitivity_sq):
+        f.cache_clear()
+
+
+def test_noise_off_exact_once_the_column_reaches_zero(short_support, no_noise):
+    """A counter whose coefficients are 0 from lag 200 (its tables then ``WideTables``, whatever their sum) steps
+    through the hand-over at 896 and the doublings after it with the prefix sums as its releases, noise off, and
+    states a finite variance; its tables hold the zeros."""
+    c = AnytimeSqrtCounter(HistogramMechanism(2, "gaussian"), ZCDP(1.0), profile=4)
+    rng = np.random.default_rng(7)
+    prefix = np.zeros(2)
+    for _ in range(1500):
+        b = rng.integers(-4, 9, 2)
+        prefix += b
+        np.testing.assert_array_equal(c.step(b, no_noise), prefix)
+    assert isinstance(c._tab, WideTables) and int(c._tab.cint[-1]) == 0 and c.cap == 1024
+    assert np.isfinite(c.variance()) and c.variance() > 0
+
+
+@pytest.mark.slow  # the tables of 2^25 steps (a series inverse of that length): about 25-40 s and 4.5 GB
+def test_profile_4_grows_past_its_first_zero_coefficient():
+    """Profile 4's floored coefficients reach 0 at k = 24,837,213 (``c_k h(k) 2^20 < 1`` under its fast tail):
+    the table of 2^25 steps, which a counter needs after 2^24 + 896 steps, holds 8.7 million zeros and builds
+    (the first version of profile 4 raised here: ``WideTables`` refused zeros); a counter at that step grows to
+    it, and the stated variance continues past it."""
+    tab = anytime_tables(1 << 25, 4)
+    first = int(np.argmax(tab.cint == 0))
+    assert isinstance(tab, WideTables) and 24_800_000 < first < 24_900_000 and int(tab.cint[first - 1]) == 1
+    c = AnytimeSqrtCounter(HistogramMechanism(1, "gaussian"), ZCDP(1.0), profile=4)
+    c.base_t, c.t, c.cap = MERGE_T1 - 1, MERGE_T1 - 1 + (1 << 24), 1 << 24
+    c._grow()
+    assert c.cap == 1 << 25 and c._tab is tab
+    v = anytime_variance_path((1 << 24) + 4000, profile=4)
+    assert np.all(np.isfinite(v)) and np.all(np.diff(v[-3000:]) > 0)

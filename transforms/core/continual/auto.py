@@ -75,7 +75,7 @@ def auto_counter(noise_kind: str, horizon: int | None, unit_kind: str = "update"
     * a bounded run at update level: ``scaled_sqrt`` (6-16% lower max variance than ``sqrt_factorization`` at
       every horizon from 2^4 to 2^20, the same work per step);
     * a run with no end, for every unit: ``anytime_sqrt`` instead of ``blt``. Its variance at every t from 2^10 to
-      2^24 stays within 1.245x of the square root designed for t (profile 3, the merged start: 4.7x
+      2^24 stays within 1.25x of the square root designed for t (profile 4, the merged start: 4.6x
       to 15x before step 896; ``docs/counters.md``),
       where ``blt``'s grows linearly past its design horizon 2^12 (2.4x the square root at 2^16,
       6.8x at 2^18); ``blt`` is better only for runs shorter than about 2^14 periods (the two are
