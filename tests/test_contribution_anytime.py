@@ -31,6 +31,7 @@ from transforms.core.contribution.toeplitz import alternating_bound, chain_bound
 from transforms.core.counters.factorization import LATTICE_BITS
 from transforms.core.counters.factorization.anytime import (
     MERGE_T1,
+    PROFILE,
     AnytimeSqrtCounter,
     anytime_coefficients,
     anytime_sensitivity_sq,
@@ -46,14 +47,14 @@ HIST3 = QuerySet("h", "histogram", domain_size=3)
 SUM3 = QuerySet("s", "linear", domain_size=3, matrix=((0.0, 0.5, 1.0),))
 
 
-def encoder(rows: int, cols=None) -> np.ndarray:
+def encoder(rows: int, cols=None, profile: int = PROFILE) -> np.ndarray:
     """Rows ``0..rows-1`` of the counter's integer encoder at columns ``cols`` (default: all): phase
     1's Toeplitz rows ``P_{t-a}`` before ``T1``; after it each first-phase column holds the merged
     item's ``K_{t-T1+1}`` and each later column ``a`` the Toeplitz ``K_{t-a}`` (int64, exact)."""
     cols = np.arange(rows) if cols is None else np.asarray(cols)
     t, a = np.arange(rows)[:, None], cols[None, :]
     lag = t - a
-    p, k = merge_tables(T1).cint, anytime_coefficients(rows + 1)
+    p, k = merge_tables(T1, profile).cint, anytime_coefficients(rows + 1, profile)
     merged = k[np.clip(t - T1 + 1, 0, rows)]
     late = np.where(a < T1, merged, k[np.clip(lag, 0, rows)])
     out = np.where(t < T1, p[np.clip(lag, 0, T1 - 1)], late)
@@ -95,17 +96,21 @@ def test_model_matrix_is_what_the_counter_encodes(mode, monkeypatch):
     assert got.shape == want.shape and np.array_equal(got.astype(np.int64), want)
 
 
-def test_lemma_a1_premises_on_the_encoder():
-    """On the counter's encoder (the first ``ROWS`` rows, checked above): every entry of a row positive
+@pytest.mark.parametrize("profile", [3, 4])
+def test_lemma_a1_premises_on_the_encoder(profile):
+    """On the counter's encoder (the first ``ROWS`` rows, checked above), for new counters (profile 4, the model's)
+    and for stored profile-3 counters, which the same multipliers calibrate: every entry of a row positive
     and non-decreasing along it (the older column never weighs more). The columns' norms are the
     construction's (phase 1's ``sum P_k^2 <= K_0^2``, asserted by ``PhaseTables``, plus ``K_1, K_2, ...``;
     ``anytime_sensitivity_sq`` bounds the infinite Toeplitz column): here their first ``ROWS`` rows hold
     about half of ``n2``, and the largest is a first-phase column."""
-    n2 = toeplitz_model("anytime_sqrt").n2
+    assert toeplitz_model("anytime_sqrt").n2 == anytime_sensitivity_sq(PROFILE) and PROFILE == 4
+    n2 = anytime_sensitivity_sq(profile)
+    e = E if profile == PROFILE else encoder(ROWS, profile=profile)
     for t in range(ROWS):
-        row = E[t, : t + 1]
+        row = e[t, : t + 1]
         assert row.min() > 0 and np.all(np.diff(row) >= 0), t
-    norms = [sum(int(v) * int(v) for v in E[:, a]) for a in range(ROWS)]
+    norms = [sum(int(v) * int(v) for v in e[:, a]) for a in range(ROWS)]
     assert max(norms) <= n2 and int(np.argmax(norms)) < T1
 
 

@@ -268,3 +268,23 @@ def test_the_knot_check_refuses_a_tail_that_does_not_decay(monkeypatch, b, q):
     monkeypatch.setattr(anytime_mod, "Q4", q)
     with pytest.raises(AssertionError, match="profile 4's knots"):
         anytime_mod._check_knots()
+
+
+# the SHA-256 of anytime_coefficients(2^16, profile) and n2 (anytime_sensitivity_sq): profile 3's as main
+# computed them before profile 4 existed (cf6ad84), profile 4's as built at stop 62
+COEFFICIENT_PINS = {
+    3: ("5965f3d67b6d4f3598a2d136f275d5bd6019e5b1a24988d950cedc8c10f0c48a", 5_113_998_077_988),
+    4: ("4ba6147affaf032e167576144e7cd08ba61432c9034c13eb6ea91d2f2565cc8b", 5_031_965_592_825),
+}
+
+
+@pytest.mark.parametrize("profile", [3, 4])
+def test_a_profiles_coefficients_and_bound_never_change(profile):
+    """A stored counter continues with its profile's coefficients and its noise calibrated to that profile's n2:
+    changing either for an existing profile would change what a restored run releases (and its privacy proof's
+    constants). Profile 3's are those of the code before profile 4 was added; a new design is a new profile."""
+    import hashlib
+
+    digest, n2 = COEFFICIENT_PINS[profile]
+    assert hashlib.sha256(anytime_coefficients(1 << 16, profile).tobytes()).hexdigest() == digest
+    assert anytime_sensitivity_sq(profile) == n2

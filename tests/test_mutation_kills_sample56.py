@@ -159,8 +159,9 @@ def test_the_float_guess_decides_every_small_draw_outside_the_band(monkeypatch, 
         ((0.0, 3.0, 2.0, 24.0), (0.0, 0.1, 0.1, -1.0)),  # knots not increasing
         ((0.0, 2.0, 2.0, 24.0), (0.0, 0.1, 0.2, -1.0)),  # two equal knots (refused by the check, not by a division)
         ((0.0, 2.0, 3.0, 24.0), (0.0, 0.1, 0.1 + 0.9, -1.0)),  # a slope of 0.9 > ln 2 (below ln 3)
+        ((0.0, 2.0, 24.5), (0.0, 0.1, -1.0)),  # the last knot past log2(1 + N2): h(N2)^2 is not exp(values[-1])
     ],
-    ids=["first-knot", "first-value", "not-increasing", "equal", "slope"],
+    ids=["first-knot", "first-value", "not-increasing", "equal", "slope", "last-knot"],
 )
 @pytest.mark.parametrize("profile", [3, 4])
 def test_the_knot_check_refuses_knots_that_break_the_tail_bounds_premises(monkeypatch, knots, values, profile):

@@ -289,6 +289,8 @@ def _check_knots() -> None:
         message = f"profile {profile}'s knots must start at (0, 0), increase, and rise by at most ln 2 an octave"
         if len(knots) != len(values) or knots[0] != 0.0 or values[0] != 0.0 or min(np.diff(knots)) <= 0:
             raise AssertionError(message)  # before the slopes: no division by 0
+        if knots[-1] > math.log2(1.0 + N2):  # the tail's closed form takes h(N2)^2 = exp(values[-1])
+            raise AssertionError(message + ", the last knot at most log2(1 + N2)")
         slopes = [(v1 - v0) / (x1 - x0) for x0, x1, v0, v1 in zip(knots, knots[1:], values, values[1:])]
         if max(slopes) > math.log(2.0) or not (b > 0 and q > 1):
             raise AssertionError(message + f" (and a tail with B > 0, Q > 1: {b}, {q})")
