@@ -60,15 +60,20 @@ def test_wide_encoder_releases_what_the_two_limb_encoder_releases(profile, steps
     assert not a._float_mode and not b._float_mode and b.cap == cap
 
 
+def _steps_to_prefix_sums(c, steps: int, seed: int, noise) -> None:
+    """``steps`` random signed batches of 2 cells through ``c``: every release is the prefix sum (noise off)."""
+    rng = np.random.default_rng(seed)
+    prefix = np.zeros(2)
+    for _ in range(steps):
+        b = rng.integers(-4, 9, 2)
+        prefix += b
+        np.testing.assert_array_equal(c.step(b, noise), prefix)
+
+
 def test_wide_encoder_noise_off_equals_prefix_sums(no_noise):
     c = make_counter("anytime_sqrt", HistogramMechanism(2, "gaussian"), ZCDP(1.0))
     c.narrow_s1 = 1
-    rng = np.random.default_rng(2)
-    prefix = np.zeros(2)
-    for _ in range(300):
-        b = rng.integers(-4, 9, 2)
-        prefix += b
-        np.testing.assert_array_equal(c.step(b, no_noise), prefix)
+    _steps_to_prefix_sums(c, 300, 2, no_noise)
 
 
 def test_auto_picks_anytime_sqrt_for_a_gaussian_run_without_an_end():
@@ -170,12 +175,7 @@ def test_noise_off_exact_once_the_column_reaches_zero(short_support, no_noise):
     through the hand-over at 896 and the doublings after it with the prefix sums as its releases, noise off, and
     states a finite variance; its tables hold the zeros."""
     c = AnytimeSqrtCounter(HistogramMechanism(2, "gaussian"), ZCDP(1.0), profile=4)
-    rng = np.random.default_rng(7)
-    prefix = np.zeros(2)
-    for _ in range(1500):
-        b = rng.integers(-4, 9, 2)
-        prefix += b
-        np.testing.assert_array_equal(c.step(b, no_noise), prefix)
+    _steps_to_prefix_sums(c, 1500, 7, no_noise)
     assert isinstance(c._tab, WideTables) and int(c._tab.cint[-1]) == 0 and c.cap == 1024
     assert np.isfinite(c.variance()) and c.variance() > 0
 
