@@ -260,13 +260,11 @@ def anytime_tail_bound(n: int, profile: int = PROFILE) -> float:
     return out
 
 
-def knot_integral(x: float, knots=None, values=None) -> float:
-    """int_x^N2 h(u)^2 / (1 + u) du for profile 3 (x < N2): with w = ln(1 + u) = X ln 2, ln h^2 is linear in
-    X on each piece between knots (slope s), so each piece is ln 2 (h_b^2 - h_a^2) / s (or ln 2 h^2 (X_b - X_a)
-    where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp). ``knots``, ``values``:
-    another knot damping of the same form (profile 4's; the design tool ``benchmarks/anytime_front.py``)."""
-    if knots is None:
-        knots, values = KNOTS3, LOGH2_3
+def knot_integral(x: float, knots, values) -> float:
+    """int_x^N2 h(u)^2 / (1 + u) du (x < N2) for the knot damping through ``knots``, ``values`` (a knot profile's,
+    :func:`knot_profile`, or a design's of ``benchmarks/anytime_front.py``): with w = ln(1 + u) = X ln 2, ln h^2
+    is linear in X on each piece between knots (slope s), so each piece is ln 2 (h_b^2 - h_a^2) / s (or ln 2 h^2
+    (X_b - X_a) where s = 0); past the last knot ln h^2 is constant up to N2 (np.interp's clamp)."""
     lo, top = math.log2(1.0 + x), math.log2(1.0 + N2)
     pts = list(zip(knots, values)) + [(max(top, knots[-1]), values[-1])]
     total = 0.0
@@ -313,9 +311,9 @@ def anytime_sensitivity_sq(profile: int = PROFILE) -> int:
 
 
 class WideTables(LatticeTables):
-    """:class:`LatticeTables` whose coefficients may sum to 2^31 or more (the tables past
-    NARROW_STEPS) or reach 0 (``first_zero``): the same arrays; the counter encodes them with
-    :func:`limb_dot`. A coefficient of 0 is the floor of ``c_k h(k) 2^20 < 1``; the coefficients are
+    """:class:`LatticeTables` whose coefficients may sum to 2^31 or more (the tables past NARROW_STEPS) or
+    reach 0 (the tables past the first k with ``c_k h(k) 2^20 < 1``): the same arrays; the counter encodes
+    them with :func:`limb_dot`. A coefficient of 0 is the floor of ``c_k h(k) 2^20 < 1``; the coefficients are
     non-increasing, so from the first 0 on every one is 0: the encoder's column has finite support there
     (its norm only loses terms: n2 still bounds it), and the decoder stays stable (the polynomial of the
     positive coefficients is decreasing: Enestrom-Kakeya, as for every lattice table)."""
