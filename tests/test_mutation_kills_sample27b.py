@@ -308,6 +308,10 @@ def test_wide_tables_are_the_lattice_tables_arrays_and_refuse_what_they_refuse(h
     for bad in ([top, top // 2, 0], [top, top // 2, -1], [top, top // 4, top // 2]):
         with pytest.raises(AssertionError):
             LatticeTables(np.array(bad), 3)
+    # WideTables also hold the zeros the floor reaches (stop 62: a column of finite support), nothing negative
+    # or rising
+    assert WideTables(np.array([top, top // 2, 0]), 3).n2 == top * top + (top // 2) ** 2
+    for bad in ([top, top // 2, -1], [top, top // 4, top // 2], [top, 0, 1]):
         with pytest.raises(AssertionError):
             WideTables(np.array(bad), 3)
 

@@ -217,18 +217,25 @@ def test_a_binary_tree_node_sums_its_items_exactly_past_2_to_the_53():
 # AND c_1 >= c_0: a first coefficient other than 2^20, or c_1 = c_0, passes alone)
 @pytest.mark.parametrize("cls", [LatticeTables, WideTables])
 def test_wide_tables_refuse_the_coefficients_lattice_tables_refuse(cls):
-    """``WideTables`` are ``LatticeTables`` whose coefficients may sum past 2^31: the same decoder, so the same
-    coefficients are refused (c_0 = 2^20, positive, non-increasing, c_1 < c_0 for a stable decoder,
-    Enestrom-Kakeya; docs/counters.md), each violation alone; a valid row is accepted."""
+    """``WideTables`` are ``LatticeTables`` whose coefficients may sum past 2^31 or reach 0: the same decoder, so
+    the same coefficients are refused (c_0 = 2^20, non-increasing, c_1 < c_0 for a stable decoder,
+    Enestrom-Kakeya; docs/counters.md; ``LatticeTables`` also a 0, which ``WideTables`` take since stop 62: the
+    floor's zeros past ``c_k h(k) 2^20 < 1``), each violation alone; a valid row is accepted."""
     one = 1 << LATTICE_BITS
     cls(np.array([one, one // 2, one // 4]), 4)
-    for bad in (
+    bads = [
         [one - 1, one // 2, one // 4],  # c_0 is not 2^20 (c_1 < c_0 holds)
         [one + 1, one // 2],  # c_0 is not 2^20 (c_1 < c_0 holds)
         [one, one, one // 2],  # c_1 = c_0
         [one, one // 2, one // 2 + 1],  # increases
-        [one, one // 2, 0],  # not positive
-    ):
+        [one, one // 2, -1],  # negative
+        [one, one // 2, 0, 1],  # rises after a 0
+    ]
+    if cls is LatticeTables:
+        bads.append([one, one // 2, 0])  # not positive
+    else:
+        cls(np.array([one, one // 2, 0, 0]), 4)  # the floor's zeros: a column of finite support
+    for bad in bads:
         with pytest.raises(AssertionError):
             cls(np.array(bad), 4)
 
