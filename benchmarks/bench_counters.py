@@ -227,7 +227,7 @@ def anytime_table(logs) -> None:
     names = ["profile 1", "profile 2", "profile 3 (merged start)", "profile 4 (30 knots, a sixteenth of the tail)"]
     names[PROFILE - 1] = f"**{names[PROFILE - 1]} (new counters)**"
     print("| t | square root for horizon t, s(t)^2/2 | " + " | ".join(names) + " | blt (2^12) |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---" * (len(names) + 3) + "|")
     for lt in logs:
         t = 1 << lt
         ref = ref_all[t - 1]

@@ -180,7 +180,7 @@ def test_noise_off_exact_once_the_column_reaches_zero(short_support, no_noise):
     assert np.isfinite(c.variance()) and c.variance() > 0
 
 
-@pytest.mark.slow  # the tables of 2^25 steps (a series inverse of that length): about 25-40 s and 4.5 GB
+@pytest.mark.slow  # the tables of 2^25 steps (a series inverse of that length): 40-60 s and 4.5 GB
 def test_profile_4_grows_past_its_first_zero_coefficient():
     """Profile 4's floored coefficients reach 0 at k = 24,837,213 (``c_k h(k) 2^20 < 1`` under its fast tail):
     the table of 2^25 steps, which a counter needs after 2^24 + 896 steps, holds 8.7 million zeros and builds
