@@ -89,7 +89,10 @@ class ReleaseFormat:
                 est = [float(round(x)) for x in est]
         b = rel.error_bound
         spent = rel.spent
-        if spent is not self._spent:  # the records of one tick share their spend tuple (emit_results)
+        # the records of a run carry a few distinct spends (emit_results: one tuple per call's spend; a tuple
+        # decoded after a shuffle is a new object): an equal tuple has the same fields (_unit_spent's memo is
+        # keyed by the tuple's value too)
+        if spent is not self._spent and spent != self._spent:
             self._fields, self._spent = _unit_spent(self.cfg, spent), spent
         d = {
             "stream": rel.stream,

@@ -12,7 +12,19 @@ from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.static.linear import StaticMechanism
 
-__all__ = ["ContinualCounter"]
+__all__ = ["ContinualCounter", "AHEAD_MAX", "AHEAD_VALUES"]
+
+#: The most releases of one head whose noise is drawn at once (:meth:`ContinualCounter._noise_ahead`), and the
+#: most noise values in one block (a block of a 16-cell histogram's nodes holds 256 of them): a block is at most
+#: 32 KB of values.
+AHEAD_MAX = 1024
+AHEAD_VALUES = 4096
+#: Blocks drawn ahead, by (source object, head): process-wide and bounded (cleared past ``_AHEAD_HEADS`` heads,
+#: at most 8 MB), whatever the number of counters in memory (a streaming job's live streams). A block is a
+#: function of the source's key, the head, the indices and the calibration only (all checked on use), so a
+#: block drawn for one counter is what any other counter at the same coordinates would draw.
+_AHEAD: dict = {}
+_AHEAD_HEADS = 256
 
 
 def ctz(t: int) -> int:
@@ -67,10 +79,19 @@ class ContinualCounter:
             return np.zeros(self.mechanism.domain_size, dtype=np.int64)
         return self.mechanism.validate_hist(batch).astype(np.int64)
 
-    def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord) -> np.ndarray:
+    def _release(self, hist, budget: Budget, scope: Scope, noise: NoiseSource, *coord, ahead: int = 0) -> np.ndarray:
+        """The release of ``hist`` at ``self.coords + coord`` under ``budget``, charged to ``scope``. ``ahead``
+        (a counter whose releases under one head come one index after another, the k-ary tree's nodes of a
+        level): how many of this head's releases, from this one on, are still to come; their noise may then be
+        drawn ahead, in blocks (:meth:`_noise_ahead`). The same values either way: the noise is that of each
+        release's own stream."""
         coords = self.coords + coord
         self.noiseless = noise.is_disabled
         scope.charge(self.mechanism.cost(budget), coords)
+        if ahead and self.release_log is None:
+            row = self._noise_ahead(budget, noise, coords, ahead)
+            if row is not None:
+                return self.mechanism.answer(self.mechanism.release_with_noise(hist, budget, row))
         # noise.stream(*coords), with the hash state of every coordinate but the last (the node's index) kept
         stream = noise.stream_at(coords[:-1], coords[-1]) if coords else noise.stream()
         rel = self.mechanism.release(hist, budget, stream)
@@ -78,6 +99,33 @@ class ContinualCounter:
         if self.release_log is not None:
             self.release_log.append((coords, rel.cost, values))
         return values
+
+    def _noise_ahead(self, budget: Budget, noise: NoiseSource, coords: tuple, ahead: int) -> np.ndarray | None:
+        """The noise row of the release at ``coords`` from a block drawn ahead (``mechanism.noise_rows``), or
+        None: draw it alone. A head's first release is drawn alone; while its releases follow one another, the
+        blocks double (2, 4, ..., at most ``AHEAD_MAX`` releases and ``AHEAD_VALUES`` values, never past the
+        ``ahead`` releases still to come), so a counter restored for one release draws nothing it does not use,
+        and a long run draws a block per 1,024 node releases of a count. The noise of a release depends on the
+        key and its coordinates only, never on the data or on when it is drawn: drawing it ahead changes no value
+        (``tests/test_noise_rows.py``). Blocks are kept in memory only (``_AHEAD``), never in the counter's
+        state."""
+        head, last = coords[:-1], coords[-1]
+        key = (id(noise), head)
+        width = self.mechanism.num_queries
+        block = _AHEAD.get(key)
+        if block is None or block[0] is not noise or block[1] is not budget or block[2] != width:
+            _keep(key, (noise, budget, width, last, 1, None))  # drawn alone; the next one starts a block of 2
+            return None
+        first, size, rows = block[3], block[4], block[5]
+        if first <= last < first + size:
+            return None if rows is None else rows[last - first]
+        if last != first + size:  # not the next release of this head: start again
+            _keep(key, (noise, budget, width, last, 1, None))
+            return None
+        size = min(2 * size, AHEAD_MAX, max(1, AHEAD_VALUES // width), ahead)
+        rows = self.mechanism.noise_rows(budget, noise, head, last, size) if size > 1 else None
+        _keep(key, (noise, budget, width, last, size, rows))
+        return None if rows is None else rows[0]
 
     def step(self, batch, noise: NoiseSource) -> np.ndarray:
         """Consume the batch of timestamp t+1 and return the estimate at t+1."""
@@ -106,3 +154,12 @@ class ContinualCounter:
             return self.noise_profile().tail_bound(beta / self.mechanism.num_queries)
         k = sum(c for _, c, _ in self._terms)
         return math.fsum(c * abs(w) * self.mechanism.alpha(b, beta / k, n=n) for b, c, w in self._terms)
+
+
+def _keep(key: tuple, block: tuple) -> None:
+    """Keep ``block`` for ``key`` in ``_AHEAD`` (emptied first when it holds ``_AHEAD_HEADS`` heads: the blocks
+    are drawn again on use). Each step a single dict operation: threads that share the table lose at most a
+    block."""
+    if key not in _AHEAD and len(_AHEAD) >= _AHEAD_HEADS:
+        _AHEAD.clear()
+    _AHEAD[key] = block

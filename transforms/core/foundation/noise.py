@@ -54,6 +54,7 @@ from transforms.core.foundation.samplers import (
     discrete_gaussian_variance,
     discrete_laplace,
     discrete_laplace_pmf,
+    discrete_laplace_rows,
     discrete_laplace_variance,
     lattice_granularity,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "as_ratio_up",
     "discrete_laplace",
     "discrete_gaussian",
+    "discrete_laplace_rows",
     "bernoulli_exp",
     "bernoulli_exp_float",
     "lattice_granularity",
@@ -229,23 +231,49 @@ class NoiseSource:
         harness's recorder) is asked through it, as before."""
         if type(self).stream is not NoiseSource.stream:
             return self.stream(*head, last)
+        state = self._head_state(head)
+        if state is None:  # an unhashable coordinate (a bytearray): no state kept, encoded as stream() does
+            return self.stream(*head, last)
+        h = state.copy()
+        h.update(encode_coordinates((last,)))
+        return RandomStream(h.digest(), disabled=self.is_disabled)
+
+    def seeds_at(self, head: tuple, first: int, count: int) -> list[bytes] | None:
+        """The seeds of the streams ``self.stream(*head, i)`` for i = first .. first + count - 1 (the seed of a
+        :class:`RandomStream` these streams start from), for a caller that draws them all at once
+        (:func:`discrete_laplace_rows`: a counter's node releases ahead). None where the streams must be asked
+        one by one: a subclass that overrides :meth:`stream` (a test's spy, the privacy harness's recorder),
+        noise switched off, or an unhashable head. The seeds depend on the key and the coordinates only."""
+        if type(self).stream is not NoiseSource.stream or self.is_disabled:
+            return None
+        state = self._head_state(head)
+        if state is None:
+            return None
+        seeds = []
+        for i in range(first, first + count):
+            h = state.copy()
+            h.update(encode_coordinates((i,)))
+            seeds.append(h.digest())
+        return seeds
+
+    def _head_state(self, head: tuple):
+        """The keyed BLAKE2b state after ``head``'s encoding (kept per head, for this source's key), or None for
+        an unhashable head."""
         memo = self.__dict__.get("_heads")
         if memo is None or memo[0] is not self._key:
             memo = self._heads = (self._key, {})
         states = memo[1]
         try:
             state = states.get(head)
-        except TypeError:  # an unhashable coordinate (a bytearray): no state kept, encoded as stream() does
-            return self.stream(*head, last)
+        except TypeError:
+            return None
         if state is None:
             if len(states) >= _HEADS_MAX:  # many streams (open keys): keep the memory bounded
                 states.clear()
             state = _keyed_seed_hash(self._key).copy()
             state.update(encode_coordinates(head))
             states[head] = state  # complete before another thread can see it; kept states are only copied
-        h = state.copy()
-        h.update(encode_coordinates((last,)))
-        return RandomStream(h.digest(), disabled=self.is_disabled)
+        return state
 
     def __getstate__(self):
         state = dict(self.__dict__)

@@ -11,7 +11,7 @@ from typing import Union
 
 import numpy as np
 
-__all__ = ["Coordinate", "encode_coordinates", "RandomStream"]
+__all__ = ["Coordinate", "encode_coordinates", "RandomStream", "first_words"]
 
 Coordinate = Union[int, str, bytes]
 _U64_MAX_SAFE = 1 << 63  # uint64 fast path for moduli below this bound
@@ -164,6 +164,18 @@ class RandomStream:
     def bernoulli(self, num, den) -> np.ndarray:
         """Exact Bernoulli(num/den) for arrays of integers ``0 <= num <= den``."""
         return np.asarray(self.uniform_below(den) < np.asarray(num), dtype=bool)
+
+
+def first_words(seeds, n: int) -> np.ndarray:
+    """The first ``n`` words of the stream of each seed, one row per seed: row i equals
+    ``RandomStream(seeds[i]).words(n)``, word for word (the stream's first block is SHAKE-256 of the seed and
+    counter 0, and an XOF's shorter output is a prefix of its longer one, so the block's length does not matter).
+    For a caller that draws the same small number of words from many streams at once (a counter's node releases
+    ahead, :func:`~transforms.core.foundation.samplers.discrete_laplace_rows`)."""
+    zero = struct.pack(">Q", 0)
+    shake = hashlib.shake_256
+    raw = b"".join([shake(seed + zero).digest(8 * n) for seed in seeds])
+    return np.frombuffer(raw, dtype="<u8").astype(np.uint64, copy=False).reshape(len(seeds), n)
 
 
 def _needs_big(n) -> bool:

@@ -21,11 +21,12 @@ from typing import Union
 
 import numpy as np
 
-from transforms.core.foundation.random_stream import RandomStream
+from transforms.core.foundation.random_stream import RandomStream, first_words
 
 __all__ = [
     "as_ratio_up",
     "discrete_laplace",
+    "discrete_laplace_rows",
     "discrete_gaussian",
     "bernoulli_exp",
     "bernoulli_exp_float",
@@ -254,6 +255,16 @@ def geometric_inversion(stream: RandomStream, t: int, s: int, size: int) -> np.n
     w = stream.words(size)
     if size <= SMALL_DRAW:
         return _geometric_inversion_small(stream, w, t, s, lnq)
+    x, ok = _inversion_guess(w, lnq)
+    out = x.astype(np.int64)
+    for i in np.nonzero(~ok)[0]:
+        out[i] = _geometric_exact(stream, int(w[i]), t, s, int(x[i]))
+    return out
+
+
+def _inversion_guess(w: np.ndarray, lnq: float) -> tuple[np.ndarray, np.ndarray]:
+    """The float guesses ``floor(ln U / ln q)`` of the words ``w`` (any shape) and where each is provably exact
+    (``U`` outside the 2^-30 band around both of its boundaries)."""
     u_lo = w.astype(float) * 2.0**-64  # rounding here is absorbed by the band
     u_hi = u_lo + 2.0**-64 * 1.0000001
     mid = np.maximum((u_lo + u_hi) / 2, 2.0**-70)
@@ -262,10 +273,7 @@ def geometric_inversion(stream: RandomStream, t: int, s: int, size: int) -> np.n
     upper = np.exp(x * lnq)  # q^x
     lower = np.exp((x + 1) * lnq)  # q^(x+1)
     ok = (u_hi < upper * (1 - INVERSION_MARGIN)) & (u_lo > lower * (1 + INVERSION_MARGIN)) & (x * -lnq < 2.0**12)
-    out = x.astype(np.int64)
-    for i in np.nonzero(~ok)[0]:
-        out[i] = _geometric_exact(stream, int(w[i]), t, s, int(x[i]))
-    return out
+    return x, ok
 
 
 #: Draws of at most this many geometrics take scalar math (:func:`_geometric_inversion_small`): numpy's per-call
@@ -414,6 +422,27 @@ def discrete_laplace(stream: RandomStream, scale: Number, size: int = 1) -> np.n
         return np.zeros(size, dtype=np.int64)
     r = as_ratio_up(scale)
     return _dlap_fast(stream, r.numerator, r.denominator, size)
+
+
+def discrete_laplace_rows(seeds: Sequence[bytes], scale: Number, size: int) -> np.ndarray:
+    """Row i: ``discrete_laplace(RandomStream(seeds[i]), scale, size)``, the same values from the same words.
+
+    For many releases of one scale at once (a counter's node releases ahead, ``ContinualCounter``): each
+    stream's first ``2 size`` words in one array (:func:`first_words`), the float guesses of every geometric at
+    once, and a row with any guess inside the band (about one in 2^28 geometrics) drawn again from its own stream
+    by the one-stream sampler, which decides it exactly with the words that follow (the same words, in the same
+    order, as a lone draw). An accepted guess is the exact X whichever library rounded the logarithm
+    (:func:`geometric_inversion`), so a row equals the lone draw's: the values are the same exact samples, not
+    an approximation of them (``tests/test_noise_rows.py`` compares them draw for draw)."""
+    r = as_ratio_up(scale)
+    t, s = r.numerator, r.denominator
+    m = 2 * size
+    w = first_words(seeds, m)
+    x, ok = _inversion_guess(w, -s / t)
+    g = x.astype(np.int64)
+    for i in np.nonzero(~ok.all(axis=1))[0]:
+        g[i] = geometric_inversion(RandomStream(seeds[i]), t, s, m)
+    return g[:, :size] - g[:, size:]
 
 
 def discrete_gaussian(stream: RandomStream, sigma2: Number, size: int = 1) -> np.ndarray:

@@ -38,7 +38,13 @@ import numpy as np
 
 from transforms.core.foundation.accounting import Budget
 from transforms.core.foundation.bounds import GAUSSIAN, LAPLACE, NoiseProfile
-from transforms.core.foundation.noise import RandomStream, as_ratio_up, discrete_gaussian, discrete_laplace
+from transforms.core.foundation.noise import (
+    RandomStream,
+    as_ratio_up,
+    discrete_gaussian,
+    discrete_laplace,
+    discrete_laplace_rows,
+)
 from transforms.core.foundation.state import state_class
 
 __all__ = [
@@ -51,6 +57,7 @@ __all__ = [
     "LATTICE_BITS",
 ]
 
+_DISCRETE_LAPLACE = discrete_laplace  # the sampler itself (noise_rows: a replaced one is asked release by release)
 LATTICE_BITS = 20  # real-valued query matrices are rounded to multiples of 2**-20
 
 
@@ -184,25 +191,55 @@ class _AdditiveMechanism(StaticMechanism):
 
     def release(self, hist, budget: Budget, stream: RandomStream) -> Release:
         h = self.validate_hist(hist)
-        # The calibration of the last budget released under (a counter releases every node under the same
-        # budget object): what _param gives (the family's check passed for it, and a budget is a frozen value)
-        # and the noise profile's term. Kept on the instance, not stored state; another budget object calibrates
-        # again. The sampler is called as before (through this module's name: the privacy harness wraps it).
+        _, p, term = self._calibration(budget)
+        # the sampler is called as before (through this module's name: the privacy harness wraps it)
+        if self.noise_kind == LAPLACE:
+            noise = discrete_laplace(stream, p, self.num_queries)
+        else:
+            noise = discrete_gaussian(stream, p, self.num_queries)
+        return self._noised(h, budget, noise, term)
+
+    def _calibration(self, budget: Budget) -> tuple:
+        """``(budget, p, term)``: the calibration of the last budget released under (a counter releases every node
+        under the same budget object): what _param gives (the family's check passed for it, and a budget is a
+        frozen value) and the noise profile's term. Kept on the instance, not stored state; another budget
+        object calibrates again."""
         memo = self.__dict__.get("_release_memo")
         if memo is None or memo[0] is not budget:
             p = self._param(budget)  # once (draw_noise_n and noise_profile each calibrate: the same value)
             NoiseProfile.single(self.noise_kind, p, self.unit)  # its checks, as before
             memo = self._release_memo = (budget, p, (self.noise_kind, float(p), float(self.unit)))
-        _, p, term = memo
-        if self.noise_kind == LAPLACE:
-            noise = discrete_laplace(stream, p, self.num_queries)
-        else:
-            noise = discrete_gaussian(stream, p, self.num_queries)
+        return memo
+
+    def _noised(self, h: np.ndarray, budget: Budget, noise: np.ndarray, term: tuple) -> Release:
         values = (self._answers_units(h) + noise).astype(np.int64)
         out = values * self.unit if self.unit != 1.0 else values
         profile = NoiseProfile.__new__(NoiseProfile)  # NoiseProfile.single(kind, p, unit): its one term, fresh
         profile.terms = {term: 1}
         return Release(out, budget, profile)
+
+    def noise_rows(self, budget: Budget, source, head: tuple, first: int, count: int) -> np.ndarray | None:
+        """The noise (lattice units, one row per release) that :meth:`release` under ``budget`` adds at the
+        coordinates ``head + (i,)`` for i = first .. first + count - 1, drawn at once: row i - first is what
+        ``release(hist, budget, source.stream(*head, i))`` adds, the same values (:func:`discrete_laplace_rows`).
+        None where they must be drawn one release at a time: Gaussian noise (its sampler rejects), a source that
+        cannot give seeds (:meth:`NoiseSource.seeds_at`), a sampler replaced in this module or a release
+        overridden (a test's)."""
+        if (
+            self.noise_kind != LAPLACE
+            or discrete_laplace is not _DISCRETE_LAPLACE
+            or type(self).release is not _AdditiveMechanism.release
+        ):
+            return None
+        seeds = source.seeds_at(head, first, count)
+        if seeds is None:
+            return None
+        return discrete_laplace_rows(seeds, self._calibration(budget)[1], self.num_queries)
+
+    def release_with_noise(self, hist, budget: Budget, noise: np.ndarray) -> Release:
+        """:meth:`release` with its noise given: ``noise`` is a row of :meth:`noise_rows` (its own release's,
+        drawn ahead from the same stream), so the release is the same as :meth:`release`'s."""
+        return self._noised(self.validate_hist(hist), budget, noise, self._calibration(budget)[2])
 
 
 @functools.lru_cache(maxsize=4096)

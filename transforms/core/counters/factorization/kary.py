@@ -165,8 +165,16 @@ class KaryTreeCounter(ContinualCounter):
         for j in range(self.levels):
             if t % self.sizes[j]:
                 break
+            index = t // self.sizes[j]
             y = self._release(
-                self._acc[j], self.node_budget, self._level_scopes[j], noise, "node", j, t // self.sizes[j]
+                self._acc[j],
+                self.node_budget,
+                self._level_scopes[j],
+                noise,
+                "node",
+                j,
+                index,
+                ahead=self.horizon // self.sizes[j] - index + 1,  # this level's nodes still to come, this one too
             )
             self._acc[j] = 0
             if j and self.honaker:
