@@ -233,3 +233,25 @@ def test_release_log_switches_the_blocks_off():
     for _ in range(50):
         c.step(np.ones(16, dtype=np.int64), SRC)
     assert not counter_base._AHEAD and len(c.release_log) == ledger.num_releases > 50
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        CountMechanism(16),
+        HistogramMechanism(16),
+        linear.LinearQueryMechanism(np.array([[0.5, 0.125, 0.3], [1.0, 0.0, 0.7]])),  # a lattice of 2^-20
+        linear.LinearQueryMechanism(np.array([[1, 0, 1]])),
+    ],
+)
+def test_answers_with_rows_are_the_releases_answers(mechanism):
+    """Each row of ``noise_rows`` gives, through ``answer_with_noise``, the answers of the release drawn from the
+    row's own stream (the lattice's units too)."""
+    budget, head = PureDP(0.7), ("eu", "q", "node", 1)
+    rows = mechanism.noise_rows(budget, SRC, head, 5, 40)
+    rng = np.random.default_rng(2)
+    for i, row in enumerate(rows):
+        h = rng.integers(-3, 9, size=mechanism.domain_size)
+        lone = mechanism.answer(mechanism.release(h, budget, SRC.stream(*head, 5 + i)))
+        fast = mechanism.answer_with_noise(h, budget, row)
+        assert fast.dtype == lone.dtype and np.array_equal(fast, lone)

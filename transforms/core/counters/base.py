@@ -91,7 +91,7 @@ class ContinualCounter:
         if ahead and self.release_log is None:
             row = self._noise_ahead(budget, noise, coords, ahead)
             if row is not None:
-                return self.mechanism.answer(self.mechanism.release_with_noise(hist, budget, row))
+                return self.mechanism.answer_with_noise(hist, budget, row)
         # noise.stream(*coords), with the hash state of every coordinate but the last (the node's index) kept
         stream = noise.stream_at(coords[:-1], coords[-1]) if coords else noise.stream()
         rel = self.mechanism.release(hist, budget, stream)

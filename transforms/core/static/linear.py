@@ -236,10 +236,14 @@ class _AdditiveMechanism(StaticMechanism):
             return None
         return discrete_laplace_rows(seeds, self._calibration(budget)[1], self.num_queries)
 
-    def release_with_noise(self, hist, budget: Budget, noise: np.ndarray) -> Release:
-        """:meth:`release` with its noise given: ``noise`` is a row of :meth:`noise_rows` (its own release's,
-        drawn ahead from the same stream), so the release is the same as :meth:`release`'s."""
-        return self._noised(self.validate_hist(hist), budget, noise, self._calibration(budget)[2])
+    def answer_with_noise(self, hist, budget: Budget, noise: np.ndarray) -> np.ndarray:
+        """``answer(release(hist, budget, stream))`` with the release's noise given: ``noise`` is a row of
+        :meth:`noise_rows` (the release's own, drawn ahead from the same stream), so the answers are the same
+        floats; the :class:`Release` itself is not built (a counter's node release keeps only its answers)."""
+        h = self.validate_hist(hist)
+        self._calibration(budget)  # the budget's checks, as a release makes them
+        values = (self._answers_units(h) + noise).astype(np.int64)
+        return np.asarray(values * self.unit if self.unit != 1.0 else values, dtype=float)
 
 
 @functools.lru_cache(maxsize=4096)
