@@ -799,3 +799,23 @@ def test_the_person_unit_adds_the_person_step_and_keeps_every_other_name():
     names = {t.unique_name for t in p.to_runner_api().components.transforms.values()}
     assert {"ReleaseFullyDynamic/GroupByPerson", "ReleaseFullyDynamic/BoundPersons"} <= names
     assert not _stateful_transforms(p)
+
+
+@pytest.mark.parametrize(
+    "tick_seconds, origin", [(5e-7, 0.0), (1.5e-6, -2.0000005), (1 / 3, 1_700_000_000.0), (0.1, 0.3), (60, 0)]
+)
+def test_as_of_rounds_half_to_even_as_the_fraction_did(tick_seconds, origin):
+    """``as_of`` in integers: the nearest microsecond of each tick's end, halves to even, as
+    ``round(Fraction(...))`` gave (the first two grids end half the ticks on half a microsecond)."""
+    from datetime import UTC, datetime, timedelta
+    from fractions import Fraction
+
+    spec = StreamSpec(tick_seconds=tick_seconds, origin=origin)
+    o, length, den = spec._grid
+    halves = 0
+    for k in range(-5, 400):
+        end = round(Fraction(o + k * length, den))
+        halves += (o + k * length) % den * 2 == den
+        want = (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=end)).isoformat()
+        assert spec.as_of(k) == want.replace("+00:00", "Z")
+    assert halves > 100 or tick_seconds not in (5e-7, 1.5e-6)

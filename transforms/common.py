@@ -32,6 +32,7 @@ __all__ = [
     "NODES",
     "ReleaseStep",
     "emit_results",
+    "consistent_answers",
     "floats",
     "apply_in_order",
     "iter_apply_in_order",
@@ -300,8 +301,7 @@ class ReleaseStep(StreamStep):
         leave: ``BOUNDED_BLOCK_RESULTS`` results at a time are turned into records before the next are
         computed, and long stretches without data are advanced through ``BOUNDED_STEP_TICKS`` at a time, so a
         stream's memory is its mechanism's state and a block, not its whole run's releases. No queries here."""
-        results = (r for block in in_blocks(self._bounded_results(core, parts)) for r in block)
-        return emit_results(self, core, results, stamp)
+        return emit_results(self, core, self._bounded_results(core, parts), stamp)
 
     def _bounded_results(self, core, parts):
         yield from iter_apply_in_order(core, _merged_parts(parts), self.noise, BOUNDED_STEP_TICKS)
@@ -349,40 +349,57 @@ def emit_results(fn, core, results, timestamp_of):
 
     Per record only what differs: the answers of one tick (one per query set) share its ``as_of`` and
     timestamp, and ``releases_emitted`` counts a call's answers at once (a year of one-minute periods emits
-    a million records: the metric look-up and the time formatting per record were ~10% of the release)."""
+    a million records: the metric look-up and the time formatting per record were ~10% of the release).
+    The results are taken ``BOUNDED_BLOCK_RESULTS`` at a time (:func:`in_blocks`: a lazy ``results`` computes a
+    block before its records leave), and a block's answers are made consistent in one call (:func:`consistent_answers`:
+    its histograms' projections at once, the same floats)."""
     last_tick = as_of = stamp = last_spent = spent = None
-    for res in results:
-        if res.closes:
-            _SEGMENTS_CLOSED.inc(len(res.closes))
-        for tick, event in res.events:
-            Metrics.counter(NAMESPACE, event).inc()
-            if event != "ended":
-                _PROGRESS.warning("stream %s: %s at tick %d; it releases no more", core.stream, event, tick)
-        answers = res.answers
-        if fn.consistency:  # post-processing of this call's answers (free): one (stream, tick) is never split
-            answers = make_consistent(answers, fn.consistency)
-        if answers:
-            _RELEASES_EMITTED.inc(len(answers))
-        for a in answers:
-            fn.emitted += 1
-            if fn.emitted % fn.PROGRESS_EVERY == 0:  # counts only, never values
-                _PROGRESS.info("releases emitted by this worker: %d", fn.emitted)
-            if a.tick != last_tick:
-                last_tick, as_of, stamp = a.tick, fn.spec.as_of(a.tick), timestamp_of(a.tick)
-            if a.spent is not last_spent:  # the answers of a call mostly carry one spend object
-                last_spent, spent = a.spent, as_vector(a.spent)
-            yield beam.window.TimestampedValue(
-                ReleaseRecord(
-                    a.stream, a.tick, a.segment, a.query, floats(a.estimate), a.error_bound, a.beta, spent, as_of
-                ),
-                stamp,
-            )
-        if fn.emit_nodes:  # after each result: a lazy ``results`` then holds no run's worth of nodes
-            yield from _node_records(core.drain_node_outputs(), timestamp_of)
+    for block in in_blocks(results):
+        for res, answers in zip(block, consistent_answers(block, fn.consistency)):
+            if res.closes:
+                _SEGMENTS_CLOSED.inc(len(res.closes))
+            for tick, event in res.events:
+                Metrics.counter(NAMESPACE, event).inc()
+                if event != "ended":
+                    _PROGRESS.warning("stream %s: %s at tick %d; it releases no more", core.stream, event, tick)
+            if answers:
+                _RELEASES_EMITTED.inc(len(answers))
+            for a in answers:
+                fn.emitted += 1
+                if fn.emitted % fn.PROGRESS_EVERY == 0:  # counts only, never values
+                    _PROGRESS.info("releases emitted by this worker: %d", fn.emitted)
+                if a.tick != last_tick:
+                    last_tick, as_of, stamp = a.tick, fn.spec.as_of(a.tick), timestamp_of(a.tick)
+                if a.spent is not last_spent:  # the answers of a call mostly carry one spend object
+                    last_spent, spent = a.spent, as_vector(a.spent)
+                yield beam.window.TimestampedValue(
+                    ReleaseRecord(
+                        a.stream, a.tick, a.segment, a.query, floats(a.estimate), a.error_bound, a.beta, spent, as_of
+                    ),
+                    stamp,
+                )
+            if fn.emit_nodes:  # after each result: a lazy ``results`` then holds no run's worth of nodes
+                yield from _node_records(core.drain_node_outputs(), timestamp_of)
     Metrics.distribution(NAMESPACE, "budget_spent_micro").update(int(as_vector(core.spent)[0] * 1e6))
     nodes = core.drain_node_outputs()
     if fn.emit_nodes:
         yield from _node_records(nodes, timestamp_of)
+
+
+def consistent_answers(block: list, consistency) -> list:
+    """The answers of each result of ``block``, made consistent (post-processing, free; ``make_consistent``):
+    the whole block's answers in one call (its projections at once) when no (stream, tick, query) is answered
+    twice in it (one tick's answers are never split between results), else result by result."""
+    if not consistency:
+        return [res.answers for res in block]
+    flat = [a for res in block for a in res.answers]
+    if len(block) == 1 or len({(a.stream, a.tick, a.query) for a in flat}) < len(flat):
+        return [make_consistent(res.answers, consistency) for res in block]
+    done, out, at = make_consistent(flat, consistency), [], 0
+    for res in block:
+        out.append(done[at : at + len(res.answers)])
+        at += len(res.answers)
+    return out
 
 
 def _node_records(nodes, timestamp_of):

@@ -224,7 +224,11 @@ class StreamSpec:
         """The event-time end of ``tick`` (what a release of that tick describes), RFC 3339 UTC, to the
         nearest microsecond."""
         origin, length, den = self._grid
-        end = round(Fraction(origin + tick * length, den))
+        # round(Fraction(origin + tick * length, den)) in integers (half to even, as Fraction rounds); one call a
+        # released tick
+        end, rem = divmod(origin + tick * length, den)
+        if 2 * rem > den or (2 * rem == den and end & 1):
+            end += 1
         try:
             return (_EPOCH + timedelta(microseconds=end)).isoformat().replace("+00:00", "Z")
         except OverflowError:  # beyond the calendar's range
