@@ -123,7 +123,8 @@ class ContinualCounter:
             _keep(key, (noise, budget, width, last, 1, None))
             return None
         size = min(2 * size, AHEAD_MAX, max(1, AHEAD_VALUES // width), ahead)
-        rows = self.mechanism.noise_rows(budget, noise, head, last, size) if size > 1 else None
+        draw = getattr(self.mechanism, "noise_rows", None)  # None: a black box whose releases draw alone
+        rows = draw(budget, noise, head, last, size) if size > 1 and draw is not None else None
         _keep(key, (noise, budget, width, last, size, rows))
         return None if rows is None else rows[0]
 

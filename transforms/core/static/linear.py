@@ -113,6 +113,11 @@ class StaticMechanism:
         """Answers to all of ``Q`` from a release (post-processing)."""
         return np.asarray(release.values, dtype=float)
 
+    def noise_rows(self, budget: Budget, source, head: tuple, first: int, count: int) -> np.ndarray | None:
+        """The noise of many releases drawn at once, or None: every release draws its own (here, a black box
+        that is not a sum of answers and noise; the additive mechanisms' is below)."""
+        return None
+
     def noise_profile(self, budget: Budget) -> NoiseProfile:
         """Law of the noise of one answer of a release under ``budget``."""
         raise NotImplementedError
