@@ -27,6 +27,8 @@ from transforms.core.static.linear import CountMechanism, HistogramMechanism  # 
 
 def main(n: int) -> None:
     noise = NoiseSource(b"k" * 32)
+    if hasattr(noise, "drawing_ahead"):  # a bounded run's source (stop 63): node noise drawn ahead, the same values
+        noise = noise.drawing_ahead()
     ledger = Ledger(PureDP(1.0), keep_records=False)
     counters = [
         KaryTreeCounter(

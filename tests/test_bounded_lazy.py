@@ -230,3 +230,27 @@ def test_the_local_dp_collectors_lazy_bounded_path_gives_the_list_paths_records(
     records = step.bounded(core, parts, [], spec.final_at)
     next(records)
     assert core.last_tick == 2
+
+
+def test_the_bounded_path_draws_node_noise_ahead_and_drops_it_at_the_end(monkeypatch):
+    """``ReleaseStep.bounded`` marks its source for drawing ahead (``NoiseSource.drawing_ahead``): a long k-ary
+    run draws its nodes' noise in blocks (the records are the list path's, above), and when the stream's run
+    ends no block is left in memory. The list path (a streaming step's) draws none."""
+    from transforms.core.counters import base as counter_base
+    from transforms.core.static import linear
+
+    rows = []
+    real = linear.discrete_laplace_rows
+    monkeypatch.setattr(linear, "discrete_laplace_rows", lambda *a: rows.append(len(a[0])) or real(*a))
+    spec = StreamSpec(streams=("s",), tick_seconds=1.0, end_time=3000.0)
+    cfg = DynamicConfig((QuerySet("n", "count"), QuerySet("h", "histogram", domain_size=4)), PureDP(1.0))
+    step = ReleaseStep(spec, cfg, MECHANISMS["auto"], NoiseKey.fixed(KEY_HEX), False, release=REL)
+    step.setup()
+    aggs = [(t, {(0, t % 4): 1}, {}, 1) for t in range(1, 60)]
+    counter_base.forget_noise_ahead()
+    lazy = [repr(r.value) for r in step.bounded(step.new_core("s"), [aggs], [], spec.final_at)]
+    assert max(rows) == counter_base.AHEAD_MAX and sum(rows) > 4000  # blocks, up to 1,024 nodes
+    assert not counter_base._AHEAD  # dropped at the end of the run
+    rows.clear()
+    listed = StreamStep.bounded(step, step.new_core("s"), [aggs], [], spec.final_at)
+    assert [repr(r.value) for r in listed] == lazy and not rows and not counter_base._AHEAD

@@ -21,7 +21,7 @@ from transforms.core.foundation.state import from_plain, to_plain
 from transforms.core.static import linear
 from transforms.core.static.linear import CountMechanism, HistogramMechanism
 
-SEEDS = NoiseSource(b"r" * 32).seeds_at(("s", "node", 0), 1, 3000)
+SEEDS = NoiseSource(b"r" * 32).drawing_ahead().seeds_at(("s", "node", 0), 1, 3000)
 
 
 def test_first_words_are_the_streams_words():
@@ -34,7 +34,8 @@ def test_first_words_are_the_streams_words():
 
 def test_seeds_are_the_streams_seeds():
     src = NoiseSource(b"q" * 32)
-    seeds = src.seeds_at(("eu", "count", "node", 2), 7, 5)
+    assert src.seeds_at(("eu", "count", "node", 2), 7, 5) is None  # not marked: streams one by one
+    seeds = src.drawing_ahead().seeds_at(("eu", "count", "node", 2), 7, 5)
     for i, seed in enumerate(seeds):
         assert RandomStream(seed).words(4).tolist() == src.stream("eu", "count", "node", 2, 7 + i).words(4).tolist()
 
@@ -109,7 +110,7 @@ def _alone(monkeypatch):
     monkeypatch.setattr(ContinualCounter, "_noise_ahead", lambda self, *a: None)
 
 
-SRC = NoiseSource(b"k" * 32)
+SRC = NoiseSource(b"k" * 32).drawing_ahead()
 
 
 def test_counters_ahead_release_what_they_release_alone(monkeypatch):
@@ -136,7 +137,7 @@ def test_blocks_stop_at_the_horizon():
 def test_counters_ahead_across_a_restore_and_a_new_source(monkeypatch):
     """Restored from state at step 700 (nothing drawn ahead is kept), and a new source (another key) from step
     1,500, then the first source again from 2,000: the releases of the counters drawing alone."""
-    other = NoiseSource(b"o" * 32)
+    other = NoiseSource(b"o" * 32).drawing_ahead()
 
     def noises(t):
         return other if 1500 <= t < 2000 else SRC
@@ -255,3 +256,76 @@ def test_answers_with_rows_are_the_releases_answers(mechanism):
         lone = mechanism.answer(mechanism.release(h, budget, SRC.stream(*head, 5 + i)))
         fast = mechanism.answer_with_noise(h, budget, row)
         assert fast.dtype == lone.dtype and np.array_equal(fast, lone)
+
+
+def test_an_unmarked_source_never_draws_ahead():
+    """A streaming step's source (not marked by ``drawing_ahead``): every node alone, nothing kept in memory; the
+    releases are those of the marked source (the same key and streams)."""
+    plain = NoiseSource(b"k" * 32)
+    assert plain == SRC and not plain.draws_ahead and SRC.draws_ahead
+    counter_base.forget_noise_ahead()
+    alone, _ = _run(lambda t: plain, 600)
+    assert not counter_base._AHEAD
+    assert _run(lambda t: SRC, 600)[0] == alone and counter_base._AHEAD
+
+
+def test_the_mark_is_kept_by_a_release_sub_source():
+    from transforms.core.foundation.noise import ReleaseIdentity
+
+    sub = SRC.for_release(ReleaseIdentity("rel-00000001"))
+    assert sub.draws_ahead and sub == NoiseSource(b"k" * 32).for_release(ReleaseIdentity("rel-00000001"))
+    assert not NoiseSource(b"k" * 32).for_release(ReleaseIdentity("rel-00000001")).draws_ahead
+
+
+def _interleaved(make_pair, steps: int = 300) -> list:
+    """Two counters at the same coordinates, stepped one after the other (found by a review: a block must be
+    used only by the budget and mechanism it was drawn for)."""
+    a, b = make_pair()
+    out = []
+    for t in range(steps):
+        for c in (a, b):
+            out.append(c.step(np.full(16, t % 3, dtype=np.int64), SRC).tobytes())
+    return out
+
+
+def _two_budgets():
+    ledger = Ledger(PureDP(20.0), keep_records=False)
+    m = CountMechanism(16)  # one mechanism object: only the budget tells the two calibrations apart
+    return [
+        KaryTreeCounter(m, PureDP(e), horizon=900, coords=("s", "c"), scope=ledger.root.child(f"{e}"))
+        for e in (0.5, 5.0)
+    ]
+
+
+def _two_mechanisms():
+    ledger = Ledger(PureDP(20.0), keep_records=False)
+    a = KaryTreeCounter(CountMechanism(16), PureDP(0.5), horizon=900, coords=("s", "c"), scope=ledger.root.child("a"))
+    b = KaryTreeCounter(
+        linear.LinearQueryMechanism(np.full((1, 16), 0.3)),
+        PureDP(0.5),
+        horizon=900,
+        coords=("s", "c"),
+        scope=ledger.root.child("b"),
+    )
+    b.node_budget = a.node_budget  # one budget object, two calibrations
+    return [a, b]
+
+
+@pytest.mark.parametrize("make_pair", [_two_budgets, _two_mechanisms])
+def test_counters_at_one_head_with_two_calibrations_release_what_they_release_alone(monkeypatch, make_pair):
+    ahead = _interleaved(make_pair)
+    _alone(monkeypatch)
+    assert _interleaved(make_pair) == ahead
+
+
+def test_broken_twin_blocks_without_the_budget_check_fail(monkeypatch):
+    """Broken twin: a block used by whatever budget asks at its head (another counter's calibration)."""
+    ahead = _interleaved(_two_budgets)
+    real = ContinualCounter._noise_ahead
+
+    def shared(self, budget, noise, coords, n):
+        block = counter_base._AHEAD.get((id(noise), coords[:-1]))
+        return real(self, block[1] if block is not None else budget, noise, coords, n)
+
+    monkeypatch.setattr(ContinualCounter, "_noise_ahead", shared)
+    assert _interleaved(_two_budgets) != ahead

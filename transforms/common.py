@@ -19,6 +19,7 @@ import numpy as np
 from apache_beam.metrics import Metrics
 
 from transforms.core.continual.consistency import Consistency, make_consistent
+from transforms.core.counters.base import forget_noise_ahead
 from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.aggregates import fold, in_tick_order, resolve_entry, to_batch
 from transforms.core.foundation.entries import update_order
@@ -300,12 +301,20 @@ class ReleaseStep(StreamStep):
         """The records of ``feed``, ``run_to_end`` and ``emit``, the same in the same order, computed as they
         leave: ``BOUNDED_BLOCK_RESULTS`` results at a time are turned into records before the next are
         computed, and long stretches without data are advanced through ``BOUNDED_STEP_TICKS`` at a time, so a
-        stream's memory is its mechanism's state and a block, not its whole run's releases. No queries here."""
-        return emit_results(self, core, self._bounded_results(core, parts), stamp)
+        stream's memory is its mechanism's state and a block, not its whole run's releases. No queries here.
 
-    def _bounded_results(self, core, parts):
-        yield from iter_apply_in_order(core, _merged_parts(parts), self.noise, BOUNDED_STEP_TICKS)
-        yield from core.iter_run_to_end(self.noise, BOUNDED_STEP_TICKS)
+        The run's counters may draw their nodes' noise ahead, in blocks (``NoiseSource.drawing_ahead``: the same
+        values from the same streams; a streaming step's never do, so no noise of a release to come is held
+        between firings); the blocks are dropped when the stream's run ends."""
+        noise = self.noise.drawing_ahead()
+        try:
+            yield from emit_results(self, core, self._bounded_results(core, parts, noise), stamp)
+        finally:
+            forget_noise_ahead()
+
+    def _bounded_results(self, core, parts, noise):
+        yield from iter_apply_in_order(core, _merged_parts(parts), noise, BOUNDED_STEP_TICKS)
+        yield from core.iter_run_to_end(noise, BOUNDED_STEP_TICKS)
 
 
 def in_blocks(results):
@@ -388,18 +397,32 @@ def emit_results(fn, core, results, timestamp_of):
 
 def consistent_answers(block: list, consistency) -> list:
     """The answers of each result of ``block``, made consistent (post-processing, free; ``make_consistent``):
-    the whole block's answers in one call (its projections at once) when no (stream, tick, query) is answered
-    twice in it (one tick's answers are never split between results), else result by result."""
+    the whole block's answers in one call (its projections at once) when each (stream, tick) is answered in one
+    result only and no (stream, tick, query) twice (no mechanism splits a tick's answers between results), else
+    result by result, as each result was before: the same answers either way."""
     if not consistency:
         return [res.answers for res in block]
     flat = [a for res in block for a in res.answers]
-    if len(block) == 1 or len({(a.stream, a.tick, a.query) for a in flat}) < len(flat):
+    if len(block) == 1 or _split_ticks(block, len(flat)):
         return [make_consistent(res.answers, consistency) for res in block]
     done, out, at = make_consistent(flat, consistency), [], 0
     for res in block:
         out.append(done[at : at + len(res.answers)])
         at += len(res.answers)
     return out
+
+
+def _split_ticks(block: list, n: int) -> bool:
+    """Whether some (stream, tick) of ``block`` is answered in two results, or some (stream, tick, query) twice
+    (``n``: the block's answers)."""
+    owner: dict = {}
+    queries = set()
+    for i, res in enumerate(block):
+        for a in res.answers:
+            if owner.setdefault((a.stream, a.tick), i) != i:
+                return True
+            queries.add((a.stream, a.tick, a.query))
+    return len(queries) < n
 
 
 def _node_records(nodes, timestamp_of):

@@ -12,7 +12,7 @@ from transforms.core.foundation.bounds import NoiseProfile
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.static.linear import StaticMechanism
 
-__all__ = ["ContinualCounter", "AHEAD_MAX", "AHEAD_VALUES"]
+__all__ = ["ContinualCounter", "AHEAD_MAX", "AHEAD_VALUES", "forget_noise_ahead"]
 
 #: The most releases of one head whose noise is drawn at once (:meth:`ContinualCounter._noise_ahead`), and the
 #: most noise values in one block (a block of a 16-cell histogram's nodes holds 256 of them): a block is at most
@@ -20,9 +20,9 @@ __all__ = ["ContinualCounter", "AHEAD_MAX", "AHEAD_VALUES"]
 AHEAD_MAX = 1024
 AHEAD_VALUES = 4096
 #: Blocks drawn ahead, by (source object, head): process-wide and bounded (cleared past ``_AHEAD_HEADS`` heads,
-#: at most 8 MB), whatever the number of counters in memory (a streaming job's live streams). A block is a
-#: function of the source's key, the head, the indices and the calibration only (all checked on use), so a
-#: block drawn for one counter is what any other counter at the same coordinates would draw.
+#: at most 8 MB), whatever the number of counters in memory. A block is a function of the source's key, the head,
+#: the indices and the mechanism's calibration only; it is used only by the source, budget and mechanism objects
+#: it was drawn for (checked on use). Emptied at the end of a bounded run (:func:`forget_noise_ahead`).
 _AHEAD: dict = {}
 _AHEAD_HEADS = 256
 
@@ -83,12 +83,13 @@ class ContinualCounter:
         """The release of ``hist`` at ``self.coords + coord`` under ``budget``, charged to ``scope``. ``ahead``
         (a counter whose releases under one head come one index after another, the k-ary tree's nodes of a
         level): how many of this head's releases, from this one on, are still to come; their noise may then be
-        drawn ahead, in blocks (:meth:`_noise_ahead`). The same values either way: the noise is that of each
-        release's own stream."""
+        drawn ahead, in blocks (:meth:`_noise_ahead`), when the source is marked for it (a bounded run's:
+        ``NoiseSource.drawing_ahead``). The same values either way: the noise is that of each release's own
+        stream."""
         coords = self.coords + coord
         self.noiseless = noise.is_disabled
         scope.charge(self.mechanism.cost(budget), coords)
-        if ahead and self.release_log is None:
+        if ahead and self.release_log is None and getattr(noise, "draws_ahead", False):
             row = self._noise_ahead(budget, noise, coords, ahead)
             if row is not None:
                 return self.mechanism.answer_with_noise(hist, budget, row)
@@ -107,25 +108,25 @@ class ContinualCounter:
         ``ahead`` releases still to come), so a counter restored for one release draws nothing it does not use,
         and a long run draws a block per 1,024 node releases of a count. The noise of a release depends on the
         key and its coordinates only, never on the data or on when it is drawn: drawing it ahead changes no value
-        (``tests/test_noise_rows.py``). Blocks are kept in memory only (``_AHEAD``), never in the counter's
-        state."""
+        (``tests/test_noise_rows.py``). Blocks are kept in memory only (``_AHEAD``, emptied at the end of a
+        bounded run), never in the counter's state."""
         head, last = coords[:-1], coords[-1]
         key = (id(noise), head)
-        width = self.mechanism.num_queries
+        mechanism = self.mechanism
         block = _AHEAD.get(key)
-        if block is None or block[0] is not noise or block[1] is not budget or block[2] != width:
-            _keep(key, (noise, budget, width, last, 1, None))  # drawn alone; the next one starts a block of 2
+        if block is None or block[0] is not noise or block[1] is not budget or block[2] is not mechanism:
+            _keep(key, (noise, budget, mechanism, last, 1, None))  # drawn alone; the next one starts a block of 2
             return None
         first, size, rows = block[3], block[4], block[5]
         if first <= last < first + size:
             return None if rows is None else rows[last - first]
         if last != first + size:  # not the next release of this head: start again
-            _keep(key, (noise, budget, width, last, 1, None))
+            _keep(key, (noise, budget, mechanism, last, 1, None))
             return None
-        size = min(2 * size, AHEAD_MAX, max(1, AHEAD_VALUES // width), ahead)
-        draw = getattr(self.mechanism, "noise_rows", None)  # None: a black box whose releases draw alone
+        size = min(2 * size, AHEAD_MAX, max(1, AHEAD_VALUES // mechanism.num_queries), ahead)
+        draw = getattr(mechanism, "noise_rows", None)  # None: a black box whose releases draw alone
         rows = draw(budget, noise, head, last, size) if size > 1 and draw is not None else None
-        _keep(key, (noise, budget, width, last, size, rows))
+        _keep(key, (noise, budget, mechanism, last, size, rows))
         return None if rows is None else rows[0]
 
     def step(self, batch, noise: NoiseSource) -> np.ndarray:
@@ -164,3 +165,10 @@ def _keep(key: tuple, block: tuple) -> None:
     if key not in _AHEAD and len(_AHEAD) >= _AHEAD_HEADS:
         _AHEAD.clear()
     _AHEAD[key] = block
+
+
+def forget_noise_ahead() -> None:
+    """Drop every block drawn ahead (the end of a bounded run: no noise of a release that will not come stays in
+    memory, nor the sources that drew it). Other runs in the process draw their next nodes alone, then again in
+    blocks: the same values."""
+    _AHEAD.clear()

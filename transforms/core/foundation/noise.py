@@ -38,6 +38,7 @@ Nothing here imports Apache Beam.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import os
@@ -160,6 +161,7 @@ class NoiseSource:
         self._key = bytes(key[:64])
         self.is_disabled = disabled
         self.release: ReleaseIdentity | None = None
+        self.draws_ahead = False  # drawing_ahead(): a bounded run's counters may draw their nodes' noise ahead
 
     def for_release(self, release: ReleaseIdentity) -> NoiseSource:
         """The noise source of one release: a sub-key derived from this key and
@@ -175,6 +177,17 @@ class NoiseSource:
         ).digest()
         out = NoiseSource(sub, disabled=self.is_disabled)
         out.release = release
+        out.draws_ahead = self.draws_ahead
+        return out
+
+    def drawing_ahead(self) -> NoiseSource:
+        """This source (the same key, release and streams: equal to it) marked for a bounded run, whose counters
+        may then draw the noise of their coming node releases ahead, in blocks (:meth:`seeds_at`; the same
+        values). The release steps of a bounded run use it (``ReleaseStep.bounded``); a streaming job's do not,
+        so that no noise of a release to come is held in memory between its firings. Sub-sources
+        (:meth:`for_release`) keep the mark."""
+        out = copy.copy(self)
+        out.draws_ahead = True
         return out
 
     @classmethod
@@ -242,9 +255,10 @@ class NoiseSource:
         """The seeds of the streams ``self.stream(*head, i)`` for i = first .. first + count - 1 (the seed of a
         :class:`RandomStream` these streams start from), for a caller that draws them all at once
         (:func:`discrete_laplace_rows`: a counter's node releases ahead). None where the streams must be asked
-        one by one: a subclass that overrides :meth:`stream` (a test's spy, the privacy harness's recorder),
-        noise switched off, or an unhashable head. The seeds depend on the key and the coordinates only."""
-        if type(self).stream is not NoiseSource.stream or self.is_disabled:
+        one by one: a source not marked by :meth:`drawing_ahead`, a subclass that overrides :meth:`stream` (a
+        test's spy, the privacy harness's recorder), noise switched off, or an unhashable head. The seeds depend
+        on the key and the coordinates only."""
+        if type(self).stream is not NoiseSource.stream or self.is_disabled or not self.draws_ahead:
             return None
         state = self._head_state(head)
         if state is None:
