@@ -145,7 +145,7 @@ def simplex_projection_rows(x: np.ndarray, totals: np.ndarray) -> tuple[np.ndarr
     ``x`` is an (n, d) float array, d >= 1. Each step is the one-row step along the rows' axis: a sort, a
     cumulative sum (sequential, as for one row), the same element-wise comparisons and divisions, and the sum of
     each contiguous row (numpy sums a contiguous run pairwise, one row or many), so the rounding is the same
-    (``tests/test_histogram_projection.py`` compares them row for row). For a block of releases at once (a
+    (``tests/test_consistency_rows.py`` compares them row for row). For a block of releases at once (a
     bounded run's 1,024 results: one numpy call for all instead of a dozen per histogram)."""
     x = np.ascontiguousarray(x, dtype=float)
     totals = np.asarray(totals, dtype=float)

@@ -108,8 +108,9 @@ class ContinualCounter:
         ``ahead`` releases still to come), so a counter restored for one release draws nothing it does not use,
         and a long run draws a block per 1,024 node releases of a count. The noise of a release depends on the
         key and its coordinates only, never on the data or on when it is drawn: drawing it ahead changes no value
-        (``tests/test_noise_rows.py``). Blocks are kept in memory only (``_AHEAD``, emptied at the end of a
-        bounded run), never in the counter's state."""
+        (``tests/test_noise_rows.py``); the block sizes are functions of the public node indices and horizon only,
+        and when a release happens is the counter's schedule, as before. Blocks are kept in memory only
+        (``_AHEAD``, emptied at the end of a bounded run), never in the counter's state."""
         head, last = coords[:-1], coords[-1]
         key = (id(noise), head)
         mechanism = self.mechanism
