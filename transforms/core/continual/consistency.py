@@ -351,13 +351,10 @@ def _consistent_pairs(answers: list, jobs: list, consistency: Consistency) -> li
             i, j = jobs[k]
             counts.append(_clamped(np.asarray(answers[j].estimate, dtype=float)[0], consistency.round_answers))
         ps, taus = simplex_projection_rows(np.stack([h for _, h in group]), np.array(counts))
+        rounded, threshold = consistency.round_answers, consistency.threshold_bound
         for (k, _), c, p, tau in zip(group, counts, ps, taus.tolist()):
-            i, j = jobs[k]
-            a, n = answers[i], answers[j]
-            r = consistency.round_answers
-            out[k] = _finish_pair(
-                c, n.error_bound, n.beta, p, tau, a.error_bound, a.beta, r, consistency.threshold_bound
-            )
+            a, n = answers[jobs[k][0]], answers[jobs[k][1]]
+            out[k] = _finish_pair(c, n.error_bound, n.beta, p, tau, a.error_bound, a.beta, rounded, threshold)
     return out
 
 

@@ -216,9 +216,13 @@ class _AdditiveMechanism(StaticMechanism):
             memo = self._release_memo = (budget, p, (self.noise_kind, float(p), float(self.unit)))
         return memo
 
-    def _noised(self, h: np.ndarray, budget: Budget, noise: np.ndarray, term: tuple) -> Release:
+    def _noisy_values(self, h: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """The released values of ``h`` with ``noise`` added (lattice units times the unit)."""
         values = (self._answers_units(h) + noise).astype(np.int64)
-        out = values * self.unit if self.unit != 1.0 else values
+        return values * self.unit if self.unit != 1.0 else values
+
+    def _noised(self, h: np.ndarray, budget: Budget, noise: np.ndarray, term: tuple) -> Release:
+        out = self._noisy_values(h, noise)
         profile = NoiseProfile.__new__(NoiseProfile)  # NoiseProfile.single(kind, p, unit): its one term, fresh
         profile.terms = {term: 1}
         return Release(out, budget, profile)
@@ -247,8 +251,7 @@ class _AdditiveMechanism(StaticMechanism):
         floats; the :class:`Release` itself is not built (a counter's node release keeps only its answers)."""
         h = self.validate_hist(hist)
         self._calibration(budget)  # the budget's checks, as a release makes them
-        values = (self._answers_units(h) + noise).astype(np.int64)
-        return np.asarray(values * self.unit if self.unit != 1.0 else values, dtype=float)
+        return np.asarray(self._noisy_values(h, noise), dtype=float)
 
 
 @functools.lru_cache(maxsize=4096)
