@@ -17,6 +17,7 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
 from pipelines.io import OUTPUTS
+from pipelines.io.lines import ReadLineChunks
 from pipelines.manifest import release_identity
 from pipelines.outputs import ReleaseFormat, dead_dict, node_dict
 from pipelines.parse import SEQ_RANGE, Parsed, RecordParser, encode_detail
@@ -58,9 +59,18 @@ class _ParseFn(beam.DoFn):
 
     DEAD = "dead_letters"
 
-    def __init__(self, cfg, csv_header=None, timestamp_attribute=None, max_future_seconds=None, global_window=False):
+    def __init__(
+        self,
+        cfg,
+        csv_header=None,
+        timestamp_attribute=None,
+        max_future_seconds=None,
+        global_window=False,
+        chunked=False,
+    ):
         self.cfg = cfg
         self.global_window = global_window
+        self.chunked = chunked  # each element is a list of input elements (``Source.read_chunks``)
         self.csv_header = csv_header
         self.timestamp_attribute = timestamp_attribute  # Pub/Sub: the event time is this attribute
         self.max_future_seconds = max_future_seconds
@@ -86,6 +96,16 @@ class _ParseFn(beam.DoFn):
         self.in_bundle = 0
 
     def process(self, element):
+        if self.chunked:  # one call per chunk of lines: the same outputs, line after line
+            return self._each(element)
+        return self._one(element)
+
+    def _each(self, elements):
+        one = self._one
+        for element in elements:
+            yield from one(element)
+
+    def _one(self, element):
         self.in_bundle += 1
         self.seen += 1
         if self.seen % PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
@@ -114,7 +134,6 @@ class _DropDuplicatesFn(beam.DoFn):
 # made once (a metric resolves the running step's container when it is updated): one release record is
 # counted per call, a million for a year of one-minute periods
 _RELEASES_WRITTEN = Metrics.counter(NAMESPACE, "releases_written")
-_LINES_REREAD = Metrics.counter(NAMESPACE, "source_lines_reread")  # the second read's lines (``_ReadAgain``)
 _SPENT_WRITTEN = Metrics.distribution(NAMESPACE, "budget_spent_written_micro")
 
 
@@ -246,11 +265,13 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
     ``release``: the release identity (default :func:`~pipelines.manifest.release_identity`)."""
     release = release if release is not None else release_identity(cfg)
-    read = cfg.source.read(p, cfg)
+    read = cfg.source.read_chunks(p, cfg)  # a file of lines: in chunks (pipelines.io.lines)
     # the sources read in the global windowing; checked here, at construction, from the graph (a source in
     # any other windowing gets TimestampedValues and Beam's own window assignment)
     global_window = isinstance(read.pcoll.windowing.windowfn, GlobalWindows)
-    parse = _ParseFn(cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window)
+    parse = _ParseFn(
+        cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window, read.chunked
+    )
     parsed = read.pcoll | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
     records = parsed.records
     if cfg.source.dedup_field:
@@ -317,7 +338,9 @@ def _raw_lines(cfg, read):
     :class:`~apache_beam.io.iobase.BoundedSource`, a second read of that source for the release's dead letters
     (``ReleaseContinually``'s ``raw_lines``: the lines then stay out of the entry shuffle, issue 30); None for
     any other source (Avro records, messages, a followed file): the records travel with their updates as
-    before. Asked of the graph, not of the source's type."""
+    before. Asked of what was read (``Elements.source``, or the graph), not of the source's type."""
+    if read.source is not None and not read.timestamp_attribute:
+        return _ReadAgain.reader(read.source)
     pcoll = read.pcoll
     if not pcoll.is_bounded or pcoll.element_type not in (bytes, str) or read.timestamp_attribute:
         return None
@@ -329,65 +352,25 @@ def _raw_lines(cfg, read):
     return _ReadAgain.reader(node.transform.source)
 
 
-class _ReadAgain(beam.PTransform):
-    """The source read again, in the bundles its own ``split`` gives (read in parallel, as ``Read`` reads
-    them), each bundle's lines leaving in chunks of ``CHUNK`` lines: the matching step loops over a chunk
-    instead of taking an element per line (a line as an element costs ~1.6 us more at 10^6 lines). The same
-    source object reads the same lines (its own splitting, decompression, header skipping). ``needed`` (a
-    singleton side input: how many lines the dead letters want): with 0 the source is not split, so not
-    read (~1.8 s of 10^6 lines saved when the registry refuses nothing)."""
+class _ReadAgain:
+    """The source read again for the dead letters (``ReleaseContinually``'s ``raw_lines``): the same source object
+    reads the same lines (its own splitting, decompression, header skipping), in bundles of ``BUNDLE_BYTES`` read
+    in parallel, in chunks of lines (:class:`~pipelines.io.lines.ReadLineChunks`). ``needed`` (a singleton side
+    input: how many lines the dead letters want): with 0 the source is not split, so not read (~1.8 s of 10^6
+    lines saved when the registry refuses nothing). The lines read are counted (``source_lines_reread``)."""
 
-    CHUNK = 4096
     BUNDLE_BYTES = 64 << 20
-
-    def __init__(self, source, needed=None):
-        super().__init__()
-        self.source = source
-        self.needed = needed
 
     @classmethod
     def reader(cls, source):
         """The ``raw_lines`` callable of ``ReleaseContinually``: ``(pipeline, needed) -> chunks of lines``."""
-        return lambda pipeline, needed=None: pipeline | "ReadSourceAgain" >> cls(source, needed)
-
-    def expand(self, pbegin):
-        split = _split if self.needed is None else _split_if_needed
-        extra = () if self.needed is None else (self.needed,)
-        return (
-            pbegin
-            | "Source" >> beam.Create([self.source], reshuffle=False)
-            | "Split" >> beam.FlatMap(split, self.BUNDLE_BYTES, *extra)
-            | "Spread" >> beam.Reshuffle()
-            | "Lines" >> beam.FlatMap(_read_chunks, self.CHUNK)
+        return lambda pipeline, needed=None: (
+            pipeline
+            | "ReadSourceAgain"
+            >> ReadLineChunks(
+                source, bundle_bytes=cls.BUNDLE_BYTES, needed=needed, counter=(NAMESPACE, "source_lines_reread")
+            )
         )
-
-
-def _split(source, bundle_bytes: int) -> list:
-    """A source's bundles as ``(source, start, stop)``."""
-    return [(b.source, b.start_position, b.stop_position) for b in source.split(bundle_bytes)]
-
-
-def _split_if_needed(source, bundle_bytes: int, needed: int) -> list:
-    """:func:`_split`, or no bundle (no read) when no line is wanted."""
-    return _split(source, bundle_bytes) if needed else []
-
-
-def _read_chunks(bundle, chunk: int):
-    """A source bundle's records, in lists of at most ``chunk``; counted (``source_lines_reread``: 0 or absent
-    when no dead letter wanted a line)."""
-    source, start, stop = bundle
-    out = []
-    n = 0
-    for line in source.read(source.get_range_tracker(start, stop)):
-        out.append(line)
-        if len(out) >= chunk:
-            n += len(out)
-            yield out
-            out = []
-    if out:
-        n += len(out)
-        yield out
-    _LINES_REREAD.inc(n)
 
 
 def _count_release(_) -> None:

@@ -48,6 +48,10 @@ class Elements(NamedTuple):
     csv_header: tuple | None = None
     timestamp_attribute: str | None = None  # the event time is this Pub/Sub attribute
     max_future_seconds: float | None = None  # an event time further past the publish time is a dead letter
+    # each element is a list of such elements (``Source.read_chunks``: lines in chunks)
+    chunked: bool = False
+    # the Beam BoundedSource of the lines, when they come from one (a second read for the dead letters reads it)
+    source: object = None
 
 
 class Source(Section):
@@ -81,6 +85,11 @@ class Source(Section):
 
     def read(self, p, cfg) -> Elements:
         raise NotImplementedError
+
+    def read_chunks(self, p, cfg) -> Elements:
+        """What :meth:`read` reads, for a step that can take its elements in lists (``Elements.chunked``): a
+        source of lines may give them so (fewer elements through Beam); by default :meth:`read`'s elements."""
+        return self.read(p, cfg)
 
     def fingerprint(self) -> str | None:
         """A digest of the input (a bounded source; recorded in the confidential manifest)."""

@@ -22,6 +22,7 @@ from pydantic import BeforeValidator, ValidationInfo, field_validator
 
 from pipelines.io.base import Elements, Fraction, Sink, Source
 from pipelines.io.csv_out import CsvFileSink, csv_columns, csv_header_line, csv_row
+from pipelines.io.lines import ReadLineChunks, text_source
 from pipelines.io.staging import staging_folder
 from pipelines.model import ConfigError, Section, choice, issue, number, text
 from transforms.spec import event_time_ok
@@ -113,6 +114,16 @@ class FileSource(Source):
                 (cfg.time_field, "op", "id") if required is None else required,
                 person_field=cfg.person_field,
             )
+
+    def read_chunks(self, p, cfg) -> Elements:
+        """JSON lines and CSV: the lines in lists (``pipelines.io.lines.ReadLineChunks``), the same lines as
+        :meth:`read`'s, with the source they come from (``Elements.source``); Avro: :meth:`read`."""
+        if self.format == "avro":
+            return self.read(p, cfg)
+        csv_file = self.format == "csv"
+        source = text_source(self.path, skip_header_lines=1 if csv_file else 0)
+        chunks = p | "ReadFiles" >> ReadLineChunks(source)
+        return Elements(chunks, csv_header=csv_header(self.path) if csv_file else None, chunked=True, source=source)
 
     def read(self, p, cfg) -> Elements:
         if self.format == "avro":

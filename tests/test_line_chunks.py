@@ -1,0 +1,197 @@
+"""A file source's lines read in chunks (``pipelines.io.lines``, issue 30, docs/performance.md "Stop 64").
+
+The release CLI reads a JSON-lines or CSV file source as lists of lines (``FileSource.read_chunks``) and its parse
+step loops over each list. Nothing a user sees may change: the chunks hold exactly the lines ``ReadFromText`` of
+the same file gives (every line once, whatever the bundles and chunk sizes; line separators, empty lines, bytes
+that are not UTF-8, compression, a CSV header, a glob of files), and a run's every output (releases, dead
+letters of every stage with their records as received, the counters the summary prints) equals the run that
+reads line by line. Each check has a broken twin that must fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+import yaml
+from apache_beam.testing.util import assert_that, equal_to
+
+import pipelines.cli as cli
+import pipelines.io.lines as lines
+import pipelines.wiring as wiring
+from pipelines.demo_data import generate
+from pipelines.io.files import FileSource
+from pipelines.io.lines import ReadLineChunks, text_source
+from pipelines.release import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+
+# lines ReadFromText splits in its own ways: CRLF, a lone CR (not a separator), empty lines, bytes that are not
+# UTF-8, a last line without a newline
+_RAW = (
+    b'{"a": 1}\r\n'
+    b"\n"
+    b'{"b": 2}\rstill b\n'
+    b"\xff\xfe not utf-8\n"
+    b"\r\n" + b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * (i % 17)) for i in range(300)) + b'{"last": true}'
+)
+
+
+def _write(tmp_path: Path, kind: str) -> tuple[str, int]:
+    """A source file (or glob) of ``kind``: (path, header lines to skip)."""
+    if kind == "plain":
+        (tmp_path / "in.jsonl").write_bytes(_RAW)
+        return str(tmp_path / "in.jsonl"), 0
+    if kind == "gzip":
+        (tmp_path / "in.jsonl.gz").write_bytes(gzip.compress(_RAW))
+        return str(tmp_path / "in.jsonl.gz"), 0
+    if kind == "csv":
+        (tmp_path / "in.csv").write_bytes(b"time,op,id\n" + b"".join(b"%d,insert,e%d\n" % (i, i) for i in range(200)))
+        return str(tmp_path / "in.csv"), 1
+    (tmp_path / "a.jsonl").write_bytes(_RAW)
+    (tmp_path / "b.jsonl").write_bytes(b'{"other": 1}\n{"other": 2}\n')
+    return str(tmp_path / "*.jsonl"), 0
+
+
+def _checked_chunk(chunk: list, size: int) -> list:
+    assert type(chunk) is list and 0 < len(chunk) <= size, len(chunk)
+    return chunk
+
+
+def _same(want: list, got: list) -> tuple[bool, int]:
+    return sorted(want) == sorted(got), len(want)
+
+
+def _check(path: str, skip: int, chunk, bundle_bytes) -> None:
+    """ReadLineChunks' lines of ``path`` equal ReadFromText's (as multisets: the runner orders the bundles), each
+    chunk a list of 1 to ``chunk`` lines; at least 200 lines."""
+    with beam.Pipeline() as p:
+        want = p | "Text" >> beam.io.ReadFromText(path, skip_header_lines=skip, coder=beam.coders.BytesCoder())
+        got = (
+            p
+            | "Chunks" >> ReadLineChunks(text_source(path, skip), chunk=chunk, bundle_bytes=bundle_bytes)
+            | "Flat" >> beam.FlatMap(_checked_chunk, chunk or lines.CHUNK)
+        )
+        both = (want | "WantList" >> beam.combiners.ToList()) | "Compare" >> beam.Map(
+            _same, beam.pvalue.AsSingleton(got | "GotList" >> beam.combiners.ToList())
+        )
+        assert_that(both | beam.Map(lambda r: r[0] and r[1] >= 200), equal_to([True]))
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip", "csv", "glob"])
+@pytest.mark.parametrize("chunk,bundle_bytes", [(None, None), (3, 64), (1, 1000)])
+def test_chunks_hold_every_line_of_read_from_text_once(tmp_path, kind, chunk, bundle_bytes):
+    path, skip = _write(tmp_path, kind)
+    _check(path, skip, chunk, bundle_bytes)
+
+
+def test_the_lines_check_fails_when_a_bundle_loses_its_last_chunk(tmp_path, monkeypatch):
+    """The twin: a reader that drops each bundle's last chunk (a chunk flushed only when full)."""
+    real = lines._read_chunks
+
+    def broken(bundle, chunk, counter=None):
+        yield from list(real(bundle, chunk, counter))[:-1]
+
+    monkeypatch.setattr(lines, "_read_chunks", broken)
+    path, skip = _write(tmp_path, "plain")
+    with pytest.raises(Exception, match="Failed assert"):
+        _check(path, skip, 7, 64)
+
+
+# ---------------------------------------------------------------------------
+# the release CLI: chunked read (the default) against the read line by line
+# ---------------------------------------------------------------------------
+
+
+def _inputs(tmp_path: Path) -> dict:
+    """A JSON-lines file (the demo generator's updates and bad lines: unparseable, unknown op, undeclared stream,
+    a carrier outside the domain, a delete of an unknown entry) and the same updates as CSV with bad rows."""
+    found = generate(3000)
+    (tmp_path / "in.jsonl").write_text("\n".join(found) + "\n")
+    rows = ["time,op,id,region,seq,carrier,amount"]
+    for line in found:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            rows.append("not,a,row")
+            continue
+        item = d.get("item") or {}
+        rows.append(
+            ",".join(
+                str(x)
+                for x in (d["time"], d["op"], d["id"], d["region"], d.get("seq", 0), *(item.get(k, "") for k in ITEM))
+            )
+        )
+    (tmp_path / "in.csv").write_text("\n".join(rows) + "\n")
+    last = max(json.loads(x)["time"] for x in found if x.startswith("{") and '"time"' in x)
+    return {"end": (int(last // 600) + 1) * 600}
+
+
+ITEM = ("carrier", "amount")
+
+
+def _release(tmp_path: Path, fmt: str, name: str, end: int, capsys) -> tuple[dict, dict]:
+    """Every output file of a CLI run (lines sorted: a sink's line order is the runner's; the manifest as
+    written) and the summary's counts of the run."""
+    raw = copy.deepcopy(DEMO)
+    raw["time"]["end"] = end
+    raw["source"] = {"type": "file", "path": str(tmp_path / f"in.{fmt}"), "format": fmt}
+    out = tmp_path / name
+    raw["sinks"] = [{"type": "file", "path": str(out), "format": "jsonl"}]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    capsys.readouterr()
+    assert main(["--config", str(path), "--release-id", "line-chunks"]) in (0, None)
+    printed = capsys.readouterr()
+    summary = {
+        key: line.split(":", 1)[1].split("(")[0].strip()
+        for line in (printed.out + printed.err).splitlines()
+        for key in ("records read", "updates accepted", "dead-lettered", "releases written")
+        if line.startswith(key + ":")
+    }
+    files = {}
+    for folder in (out, out.parent / (out.name + "-confidential")):
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                text = f.read_text()
+                files[f.name] = text if f.suffix == ".json" else sorted(text.splitlines())
+    return files, summary
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_cli_outputs_equal_the_line_by_line_read(tmp_path, fmt, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "draw_picture", lambda cfg: None)
+    end = _inputs(tmp_path)["end"]
+    monkeypatch.setattr(lines, "CHUNK", 7)  # many chunks, and a last one not full
+    chunks = []
+    real_each = wiring._ParseFn._each
+    monkeypatch.setattr(wiring._ParseFn, "_each", lambda self, els: chunks.append(len(els)) or real_each(self, els))
+    new, new_summary = _release(tmp_path, fmt, "new", end, capsys)
+    n_lines = 3005 if fmt == "jsonl" else 3005  # the generator's 3,000 updates and 5 bad lines (CSV: rows)
+    assert sum(chunks) == n_lines and max(chunks) == 7 and len(chunks) >= n_lines // 7, chunks[:5]
+    monkeypatch.setattr(FileSource, "read_chunks", FileSource.read)  # the former read: a line an element
+    old, old_summary = _release(tmp_path, fmt, "old", end, capsys)
+    assert new == old
+    assert new_summary == old_summary and new_summary["records read"] == str(n_lines), new_summary
+    dead = [json.loads(x) for f, ls in new.items() if f.startswith("dead_letters") for x in ls]
+    stages = {d["stage"] for d in dead}
+    assert {"parse", "registry"} <= stages, stages  # dead letters of the first read and of the second
+    assert all(d.get("record") or d.get("record_base64") for d in dead if d["stage"] == "registry"), dead
+
+
+def test_the_cli_check_fails_when_a_chunk_loses_a_line(tmp_path, monkeypatch, capsys):
+    """The twin: a parse step that skips the last line of each chunk."""
+    monkeypatch.setattr(cli, "draw_picture", lambda cfg: None)
+    end = _inputs(tmp_path)["end"]
+    monkeypatch.setattr(lines, "CHUNK", 7)
+    real_each = wiring._ParseFn._each
+    monkeypatch.setattr(wiring._ParseFn, "_each", lambda self, els: real_each(self, els[:-1]))
+    new, new_summary = _release(tmp_path, "jsonl", "new", end, capsys)
+    monkeypatch.setattr(FileSource, "read_chunks", FileSource.read)
+    old, old_summary = _release(tmp_path, "jsonl", "old", end, capsys)
+    assert new != old and new_summary != old_summary
