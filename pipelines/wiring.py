@@ -10,7 +10,6 @@ import json
 import logging
 
 import apache_beam as beam
-from apache_beam.io import iobase
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
@@ -334,41 +333,36 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
 
 
 def _raw_lines(cfg, read):
-    """For a bounded source of lines (bytes or text: JSON lines, CSV) read by a Beam ``Read`` of a
-    :class:`~apache_beam.io.iobase.BoundedSource`, a second read of that source for the release's dead letters
-    (``ReleaseContinually``'s ``raw_lines``: the lines then stay out of the entry shuffle, issue 30); None for
-    any other source (Avro records, messages, a followed file): the records travel with their updates as
-    before. Asked of what was read (``Elements.source``, or the graph), not of the source's type."""
-    if read.source is not None and not read.timestamp_attribute:
-        return _ReadAgain.reader(read.source)
-    pcoll = read.pcoll
-    if not pcoll.is_bounded or pcoll.element_type not in (bytes, str) or read.timestamp_attribute:
+    """For the lines of text files (JSON lines, CSV: ``Elements.lines_of``, a bounded read in chunks), a second
+    read of those files for the release's dead letters (``ReleaseContinually``'s ``raw_lines``: the lines then
+    stay out of the entry shuffle, issue 30); None for any other source (Avro records, messages, a followed file):
+    the records travel with their updates as before. Asked of what was read, not of the source's type."""
+    if read.lines_of is None or read.timestamp_attribute:
         return None
-    node = pcoll.producer
-    while node is not None and not isinstance(getattr(node.transform, "source", None), iobase.BoundedSource):
-        node = node.parent
-    if node is None or not isinstance(node.transform, iobase.Read):
-        return None
-    return _ReadAgain.reader(node.transform.source)
+    return _ReadAgain.reader(*read.lines_of)
 
 
 class _ReadAgain:
-    """The source read again for the dead letters (``ReleaseContinually``'s ``raw_lines``): the same source object
-    reads the same lines (its own splitting, decompression, header skipping), in bundles of ``BUNDLE_BYTES`` read
-    in parallel, in chunks of lines (:class:`~pipelines.io.lines.ReadLineChunks`). ``needed`` (a singleton side
-    input: how many lines the dead letters want): with 0 the source is not split, so not read (~1.8 s of 10^6
-    lines saved when the registry refuses nothing). The lines read are counted (``source_lines_reread``)."""
+    """The text files read again for the dead letters (``ReleaseContinually``'s ``raw_lines``), as the release
+    read them (:class:`~pipelines.io.lines.ReadLineChunks`: the same lines, in chunks), in ranges of
+    ``BUNDLE_BYTES`` read in parallel. ``needed`` (a singleton side input: how many lines the dead letters want):
+    with 0 nothing is read (~1.8 s of 10^6 lines saved when the registry refuses nothing). The lines read are
+    counted (``source_lines_reread``)."""
 
     BUNDLE_BYTES = 64 << 20
 
     @classmethod
-    def reader(cls, source):
+    def reader(cls, pattern: str, skip_header_lines: int):
         """The ``raw_lines`` callable of ``ReleaseContinually``: ``(pipeline, needed) -> chunks of lines``."""
         return lambda pipeline, needed=None: (
             pipeline
             | "ReadSourceAgain"
             >> ReadLineChunks(
-                source, bundle_bytes=cls.BUNDLE_BYTES, needed=needed, counter=(NAMESPACE, "source_lines_reread")
+                pattern,
+                skip_header_lines,
+                bundle_bytes=cls.BUNDLE_BYTES,
+                needed=needed,
+                counter=(NAMESPACE, "source_lines_reread"),
             )
         )
 

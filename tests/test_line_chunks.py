@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import random
 from pathlib import Path
 
 import apache_beam as beam
@@ -74,7 +75,7 @@ def _check(path: str, skip: int, chunk, bundle_bytes) -> None:
         want = p | "Text" >> beam.io.ReadFromText(path, skip_header_lines=skip, coder=beam.coders.BytesCoder())
         got = (
             p
-            | "Chunks" >> ReadLineChunks(text_source(path, skip), chunk=chunk, bundle_bytes=bundle_bytes)
+            | "Chunks" >> ReadLineChunks(path, skip, chunk=chunk, bundle_bytes=bundle_bytes)
             | "Flat" >> beam.FlatMap(_checked_chunk, chunk or lines.CHUNK)
         )
         both = (want | "WantList" >> beam.combiners.ToList()) | "Compare" >> beam.Map(
@@ -90,12 +91,59 @@ def test_chunks_hold_every_line_of_read_from_text_once(tmp_path, kind, chunk, bu
     _check(path, skip, chunk, bundle_bytes)
 
 
+# the uncompressed reader against Beam's text source, range by range (pure: no pipeline)
+_ALPHABET = (b"a", b"b", b"\n", b"\r", b"\r\n", b"\n\n", b"\xc3\xa9", b"\xff", b" ")
+
+
+def _beam_ranges(path: str, bundle: int, skip: int = 0) -> list:
+    """Beam's text source's bundles of ``path`` and the lines it reads in each."""
+    out = []
+    for b in text_source(path, skip).split(bundle):
+        tracker = b.source.get_range_tracker(b.start_position, b.stop_position)
+        out.append((b.start_position, b.stop_position, list(b.source.read(tracker))))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(240))
+def test_the_uncompressed_reader_reads_each_range_as_beam_does(tmp_path, seed):
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.randrange(0, 400)))
+    if rng.random() < 0.3:
+        data += b"\n"
+    skip = seed % 3  # header lines (a CSV's: 1)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    if not data:
+        assert list(lines._range_lines(str(path), 0, 0, skip=skip)) == []
+        return
+    bundle = rng.choice((1, 2, 3, 7, 16, 50, 1000))
+    ranges = _beam_ranges(str(path), bundle, skip)
+    assert sum(stop - start for start, stop, _ in ranges) == len(data)
+    for start, stop, want in ranges:
+        for block in (1, 2, 5, None):  # lines across the reader's blocks too
+            got = list(lines._range_lines(str(path), start, stop, block, skip))
+            assert got == want, (start, stop, block, skip, data)
+
+
+def test_the_reader_check_fails_for_a_reader_that_keeps_cr(tmp_path):
+    """The twin: a reader that does not strip the CR of a CR LF (and one that keeps the range's first partial line)
+    reads other lines than Beam's."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"a": 1}\r\nxyz\n{"b": 2}\n')
+    (start, stop, want), *_ = _beam_ranges(str(path), 1000)
+    assert [x.rstrip(b"\r") for x in want] == want and len(want) == 3
+    kept = [line + b"\r" if line == b'{"a": 1}' else line for line in lines._range_lines(str(path), start, stop)]
+    assert kept != want
+    later = [r for r in _beam_ranges(str(path), 4) if r[0] == 4][0]
+    assert list(lines._range_lines(str(path), 4, later[1])) == later[2] != [b'": 1}']
+
+
 def test_the_lines_check_fails_when_a_bundle_loses_its_last_chunk(tmp_path, monkeypatch):
     """The twin: a reader that drops each bundle's last chunk (a chunk flushed only when full)."""
     real = lines._read_chunks
 
-    def broken(bundle, chunk, counter=None):
-        yield from list(real(bundle, chunk, counter))[:-1]
+    def broken(item, chunk, counter=None):
+        yield from list(real(item, chunk, counter))[:-1]
 
     monkeypatch.setattr(lines, "_read_chunks", broken)
     path, skip = _write(tmp_path, "plain")

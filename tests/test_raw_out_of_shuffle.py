@@ -449,8 +449,9 @@ def test_the_entry_shuffle_carries_no_line(tmp_path):
 
 
 def test_the_second_read_is_taken_for_bounded_line_sources_only(tmp_path):
-    """``pipelines.wiring._raw_lines``: JSON lines and CSV files (bounded, lines) get a second read of the
-    same Beam source; an Avro file (records, not lines) does not, nor does a followed file (unbounded)."""
+    """``pipelines.wiring._raw_lines``: JSON lines and CSV files (bounded, lines read in chunks) get a second read of
+    the same files; an Avro file (records, not lines) does not, nor does a followed file (unbounded), nor lines
+    read without saying which files they come from (``Elements.lines_of``)."""
     import apache_beam as beam
 
     from pipelines.config import parse_config
@@ -462,15 +463,17 @@ def test_the_second_read_is_taken_for_bounded_line_sources_only(tmp_path):
     for fmt in ("jsonl", "csv", "avro"):
         cfg = parse_config(_config(tmp_path, tmp_path / f"in.{fmt}", fmt, tmp_path / fmt))
         p = beam.Pipeline()
-        read = cfg.source.read(p, cfg)
+        read = cfg.source.read_chunks(p, cfg)
         taken[fmt] = wiring._raw_lines(cfg, read)
+        assert read.chunked == (fmt != "avro")
+        assert wiring._raw_lines(cfg, cfg.source.read(beam.Pipeline(), cfg)) is None
     assert callable(taken["jsonl"]) and callable(taken["csv"]) and taken["avro"] is None
     follow = dict(_config(tmp_path, tmp_path / "in.jsonl", "jsonl", tmp_path / "f"))
     follow["source"] = {"type": "follow", "path": str(tmp_path / "in.jsonl")}
     follow["time"].pop("end")
     cfg = parse_config(follow)
     p = beam.Pipeline()
-    assert wiring._raw_lines(cfg, cfg.source.read(p, cfg)) is None
+    assert wiring._raw_lines(cfg, cfg.source.read_chunks(p, cfg)) is None
 
 
 def test_read_again_calls_the_former_one_parameter_form_too():

@@ -50,8 +50,9 @@ class Elements(NamedTuple):
     max_future_seconds: float | None = None  # an event time further past the publish time is a dead letter
     # each element is a list of such elements (``Source.read_chunks``: lines in chunks)
     chunked: bool = False
-    # the Beam BoundedSource of the lines, when they come from one (a second read for the dead letters reads it)
-    source: object = None
+    # ``(pattern, skip_header_lines)`` of the text files the lines come from, when they do (a second read for the
+    # dead letters reads them again: ``pipelines.io.lines.ReadLineChunks``)
+    lines_of: tuple | None = None
 
 
 class Source(Section):

@@ -117,13 +117,14 @@ class FileSource(Source):
 
     def read_chunks(self, p, cfg) -> Elements:
         """JSON lines and CSV: the lines in lists (``pipelines.io.lines.ReadLineChunks``), the same lines as
-        :meth:`read`'s, with the source they come from (``Elements.source``); Avro: :meth:`read`."""
+        :meth:`read`'s, with the files they come from (``Elements.lines_of``); Avro: :meth:`read`."""
         if self.format == "avro":
             return self.read(p, cfg)
-        csv_file = self.format == "csv"
-        source = text_source(self.path, skip_header_lines=1 if csv_file else 0)
-        chunks = p | "ReadFiles" >> ReadLineChunks(source)
-        return Elements(chunks, csv_header=csv_header(self.path) if csv_file else None, chunked=True, source=source)
+        skip = 1 if self.format == "csv" else 0
+        text_source(self.path, skip)  # ReadFromText's check of the pattern, at construction
+        chunks = p | "ReadFiles" >> ReadLineChunks(self.path, skip)
+        header = csv_header(self.path) if skip else None
+        return Elements(chunks, csv_header=header, chunked=True, lines_of=(self.path, skip))
 
     def read(self, p, cfg) -> Elements:
         if self.format == "avro":
