@@ -13,6 +13,7 @@ import pytest
 from apache_beam.transforms.window import GlobalWindows, TimestampedValue, WindowFn
 from apache_beam.utils.timestamp import Timestamp
 
+import pipelines.parse_lines as parse_lines
 import pipelines.wiring as wiring
 import transforms.common as common
 import transforms.validate as validate
@@ -114,21 +115,29 @@ def test_fast_parse_declines_other_parsers(tmp_path):
         "seq_range",  # no seq range check
         "time_range",  # a wider time range
         "clamp",  # the clamped sums not reported
+        "levels",  # a sum rounded to other levels
         "raw",  # the record's raw as bytes
     ],
 )
 def test_fast_parse_twin_fails(parser, monkeypatch, break_it):
     """The broken twin: each break of the shortcut makes ``test_fast_parse_is_record_parser``'s check fail."""
     if break_it == "seq_range":
-        monkeypatch.setattr(wiring, "SEQ_RANGE", (-(2**100), 2**100))
+        monkeypatch.setattr(parse_lines, "SEQ_RANGE", (-(2**100), 2**100))
     elif break_it == "time_range":
-        monkeypatch.setattr(wiring, "TIME_RANGE", (-1e400, 1e400))
+        monkeypatch.setattr(parse_lines, "TIME_RANGE", (-1e400, 1e400))
     elif break_it == "clamp":
-        real = wiring.encode_detail
-        monkeypatch.setattr(wiring, "encode_detail", lambda q, r: real(q, r)[:2] + (False,))
+        real = parse_lines.item_encoder
+
+        def unclamped(query):
+            encode = real(query)
+            return lambda fields: (lambda v: v if v is None else (v[0], False))(encode(fields))
+
+        monkeypatch.setattr(parse_lines, "item_encoder", unclamped)
+    elif break_it == "levels":
+        monkeypatch.setattr(parse_lines, "SUM_BUCKETS", 100)
     else:
-        real_record = wiring.UpdateRecord
-        monkeypatch.setattr(wiring, "UpdateRecord", lambda *a: real_record(*a[:6], str(a[6]).encode(), a[7]))
+        real_record = parse_lines.UpdateRecord
+        monkeypatch.setattr(parse_lines, "UpdateRecord", lambda *a: real_record(*a[:6], str(a[6]).encode(), a[7]))
     assert _mismatches(parser, _elements(400)) != []
 
 
