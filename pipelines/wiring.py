@@ -10,6 +10,7 @@ import logging
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
@@ -30,6 +31,7 @@ __all__ = [
     "parse_line",
     "fast_parse",
     "parsed_outputs",
+    "count_clamped",
     "stream_spec",
     "write_outputs",
     "PROGRESS",
@@ -65,10 +67,14 @@ class _ParseFn(beam.DoFn):
         max_future_seconds=None,
         global_window=False,
         chunked=False,
+        lists=False,
     ):
         self.cfg = cfg
         self.global_window = global_window
         self.chunked = chunked  # each element is a list of input elements (``Source.read_chunks``)
+        # a chunk's updates leave as one list (the next step, ``ReleaseContinually``'s validation in a bounded
+        # run, takes a list as a chunk of records: one element through Beam instead of one per update)
+        self.lists = lists and chunked
         self.csv_header = csv_header
         self.timestamp_attribute = timestamp_attribute  # Pub/Sub: the event time is this attribute
         self.max_future_seconds = max_future_seconds
@@ -107,9 +113,21 @@ class _ParseFn(beam.DoFn):
         before = self.seen
         self.in_bundle += len(elements)
         self.seen += len(elements)
-        if before // PROGRESS_EVERY != self.seen // PROGRESS_EVERY:  # counts only, never payloads
-            PROGRESS.info("records read by this worker: %d", self.seen // PROGRESS_EVERY * PROGRESS_EVERY)
+        for k in range(before // PROGRESS_EVERY + 1, self.seen // PROGRESS_EVERY + 1):  # the lines _one would log
+            PROGRESS.info("records read by this worker: %d", k * PROGRESS_EVERY)  # counts only, never payloads
         fast, parse, dedup, global_window = self.fast, self.parser.parse, self.parser.dedup_field, self.global_window
+        if self.lists and not dedup:
+            records = []
+            for element in elements:
+                parsed = fast(element) or parse(element)
+                if parsed.reason:
+                    yield from parsed_outputs(parsed, self.DEAD, dedup, global_window)  # its dead letter
+                else:
+                    count_clamped(parsed)
+                    records.append(parsed.record)
+            if records:
+                yield records
+            return
         plain = global_window and not dedup
         for element in elements:
             parsed = fast(element) or parse(element)
@@ -190,14 +208,19 @@ def parsed_outputs(parsed, dead_tag: str, dedup: bool, global_window: bool = Fal
         Metrics.counter(NAMESPACE, f"dead_letter_{parsed.reason}").inc()
         yield beam.pvalue.TaggedOutput(dead_tag, DeadLetter(parsed.reason, parsed.raw, "parse", parsed.stream))
         return
-    for name in parsed.clamped:  # a sum value outside [lower, upper] (counts only)
-        Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
+    count_clamped(parsed)
     rec = parsed.record
     value = (parsed.dedup_key, rec) if dedup else rec
     if global_window:
         yield WindowedValue(value, Timestamp.of(rec.event_time), _GLOBAL_WINDOWS)
     else:
         yield beam.window.TimestampedValue(value, rec.event_time)
+
+
+def count_clamped(parsed) -> None:
+    """The counters of a parsed update's sum values that were outside ``[lower, upper]`` (counts only)."""
+    for name in parsed.clamped:
+        Metrics.counter(NAMESPACE, f"sum_clamped_{name}").inc()
 
 
 def stream_spec(cfg) -> StreamSpec:
@@ -222,8 +245,16 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
     # the sources read in the global windowing; checked here, at construction, from the graph (a source in
     # any other windowing gets TimestampedValues and Beam's own window assignment)
     global_window = isinstance(read.pcoll.windowing.windowfn, GlobalWindows)
+    # updates in lists only into ReleaseContinually's bounded path (its validation takes a list as a chunk):
+    # not into the open keys' or the streamed queries' steps, not with dedup (keyed records), not when streaming
+    lists = not (
+        cfg.open_keys
+        or cfg.queries_source is not None
+        or cfg.source.dedup_field
+        or p.options.view_as(StandardOptions).streaming
+    )
     parse = _ParseFn(
-        cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window, read.chunked
+        cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window, read.chunked, lists
     )
     parsed = read.pcoll | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
     records = parsed.records

@@ -28,6 +28,9 @@ from pipelines.demo_data import generate
 from pipelines.io.files import FileSource
 from pipelines.io.lines import ReadLineChunks, text_source
 from pipelines.release import main
+from transforms.records import UpdateRecord
+from transforms.spec import StreamSpec
+from transforms.validate import UpdateCheck, ValidateFn
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
@@ -219,9 +222,13 @@ def test_cli_outputs_equal_the_line_by_line_read(tmp_path, fmt, monkeypatch, cap
     chunks = []
     real_each = wiring._ParseFn._each
     monkeypatch.setattr(wiring._ParseFn, "_each", lambda self, els: chunks.append(len(els)) or real_each(self, els))
+    validated = []  # the validation's chunks of records (the parse step's lists)
+    real_validate = ValidateFn._each
+    monkeypatch.setattr(ValidateFn, "_each", lambda self, rs: validated.append(len(rs)) or real_validate(self, rs))
     new, new_summary = _release(tmp_path, fmt, "new", end, capsys)
-    n_lines = 3005 if fmt == "jsonl" else 3005  # the generator's 3,000 updates and 5 bad lines (CSV: rows)
+    n_lines = 3005  # the generator's 3,000 updates and 5 bad lines (CSV: rows)
     assert sum(chunks) == n_lines and max(chunks) == 7 and len(chunks) >= n_lines // 7, chunks[:5]
+    assert n_lines - 5 <= sum(validated) < n_lines and max(validated) <= 7, validated[:5]
     monkeypatch.setattr(FileSource, "read_chunks", FileSource.read)  # the former read: a line an element
     old, old_summary = _release(tmp_path, fmt, "old", end, capsys)
     assert new == old
@@ -243,3 +250,53 @@ def test_the_cli_check_fails_when_a_chunk_loses_a_line(tmp_path, monkeypatch, ca
     monkeypatch.setattr(FileSource, "read_chunks", FileSource.read)
     old, old_summary = _release(tmp_path, "jsonl", "old", end, capsys)
     assert new != old and new_summary != old_summary
+
+
+# ---------------------------------------------------------------------------
+# a chunk of records through ReleaseContinually's validation (a bounded run)
+# ---------------------------------------------------------------------------
+
+
+def _records() -> list:
+    """Records of every validation outcome: valid, and each refusal the check gives."""
+    ok = UpdateRecord(30.0, "insert", "a", (0, 1, 2), "eu", 0, '{"x": 1}', None)
+    return [
+        ok,
+        ok._replace(entry_id="b", op="delete", item=None),
+        ok._replace(stream="mars"),
+        ok._replace(op="merge"),
+        ok._replace(entry_id=""),
+        ok._replace(event_time=float("nan")),
+        ok._replace(event_time=-5000.0),
+        ok._replace(item=(0, 9, 2)),
+        ok._replace(item=(0, 1)),
+        ok._replace(seq=True),
+        "not a record",
+        ok._replace(entry_id="c", event_time=90.0, seq=3),
+    ]
+
+
+def _outputs(fn, elements) -> list:
+    fn.start_bundle()
+    out = []
+    for e in elements:
+        for o in fn.process(e) or ():
+            out.append((o.tag, o.value) if isinstance(o, beam.pvalue.TaggedOutput) else ("valid", o))
+    return out
+
+
+@pytest.mark.parametrize("digests", [False, True])
+def test_a_chunk_is_validated_as_its_records_one_by_one(digests):
+    spec = StreamSpec(streams=("eu", "us"), tick_seconds=60.0, end_time=6000.0)
+    check = UpdateCheck(spec, (3, 4, 101), digests=digests)
+    records = _records()
+    one_by_one = _outputs(ValidateFn(check), records)
+    assert {tag for tag, _ in one_by_one} == {"valid", ValidateFn.DEAD} and len(one_by_one) == len(records)
+    reasons = {v.reason for tag, v in one_by_one if tag != "valid"}
+    assert {"undeclared_stream", "unknown_op", "malformed", "bad_time", "before_origin", "item_out_of_range"} <= reasons
+    chunked = ValidateFn(check, chunks=True)
+    assert _outputs(chunked, [records[:5], records[5:], []]) == one_by_one
+    assert chunked.n_valid == sum(tag == "valid" for tag, _ in one_by_one)
+    # the twin: without chunks a list is one malformed record
+    twin = _outputs(ValidateFn(check), [records])
+    assert [(tag, v.reason) for tag, v in twin] == [(ValidateFn.DEAD, "malformed")] != one_by_one

@@ -76,7 +76,9 @@ class ReleaseContinually(beam.PTransform):
     """Continual release of every declared stream with a registered mechanism.
 
     Consumes a PCollection of :class:`~transforms.records.UpdateRecord`
-    (element timestamps = event time). Returns a dict of PCollections:
+    (element timestamps = event time); in a bounded (batch) run an element may also be a list of them, a chunk
+    validated record by record (``pipelines.wiring`` reads a file so: one element through Beam per chunk; in a
+    streaming run a list is ``malformed``, as any other shape). Returns a dict of PCollections:
     ``answers`` (:class:`~transforms.records.ReleaseRecord`, one per query per
     release, emitted when the watermark passes the end of the tick after the
     released tick, plus the allowed lateness), ``nodes``
@@ -219,7 +221,7 @@ class ReleaseContinually(beam.PTransform):
             raise ValueError(BOUNDED_END)
         # the records as received out of the entry shuffle: bounded, a source read twice, no person step
         digests = bounded and self.raw_lines is not None and self._person_limit is None
-        validated = self._validate(updates, digests)
+        validated = self._validate(updates, digests, chunks=bounded)
         admitted, person_dead = self._bound_persons(validated.valid, bounded)
         if bounded:
             answers, nodes, dead = self._expand_bounded(admitted, digests)
@@ -228,16 +230,18 @@ class ReleaseContinually(beam.PTransform):
         dead = (validated[ValidateFn.DEAD], *person_dead, dead) | "DeadLetters" >> beam.Flatten()
         return {"answers": answers, "nodes": nodes, "dead_letters": dead}
 
-    def _validate(self, updates, digests: bool = False):
+    def _validate(self, updates, digests: bool = False, chunks: bool = False):
         """The validation step: outputs ``valid`` and ``ValidateFn.DEAD`` (under the person unit the check
         also requires the person id and keys the updates by ``(stream, person)``; ``digests``: the updates
-        carry a digest of the record as received, ``UpdateCheck``)."""
+        carry a digest of the record as received, ``UpdateCheck``; ``chunks``: a bounded run, where a list of
+        records is a chunk of them, each validated as an element would be: no step after the validation reads an
+        element's timestamp on the bounded path)."""
         if self._person_limit:
             across = self._person_limit.max_streams is not None  # one key per person, whatever the stream
             check = PersonUpdateCheck(self.spec, self._domains, across_streams=across)
         else:
             check = UpdateCheck(self.spec, self._domains, digests=digests)
-        return updates | "Validate" >> beam.ParDo(ValidateFn(check)).with_outputs(ValidateFn.DEAD, main="valid")
+        return updates | "Validate" >> beam.ParDo(ValidateFn(check, chunks)).with_outputs(ValidateFn.DEAD, main="valid")
 
     def _bound_persons(self, valid, bounded: bool):
         """Under the person unit, the person step (``transforms.person.bound_persons``): returns the updates

@@ -33,9 +33,13 @@ class ValidateFn(beam.DoFn):
 
     DEAD = "dead_letters"
 
-    def __init__(self, check):
+    def __init__(self, check, chunks: bool = False):
         super().__init__()
         self.check = check
+        # ``chunks``: a list element is a chunk of records, each checked as an element would be (a bounded input
+        # read in chunks, where no step after this one reads an element's timestamp: ReleaseContinually's bounded
+        # path); otherwise a list is one record, refused as any other shape (``malformed``)
+        self.chunks = chunks
         self.with_output_types(check.output_type)
 
     def default_label(self):
@@ -50,16 +54,34 @@ class ValidateFn(beam.DoFn):
         self.n_valid = 0
 
     def process(self, rec):
+        if self.chunks and type(rec) is list:
+            return self._each(rec)
+        return self._one(rec)
+
+    def _each(self, records):
+        check = self.check
+        for rec in records:
+            reason, out = check(rec)
+            if reason:
+                yield from self._dead(reason, rec)
+            else:
+                self.n_valid += 1
+                yield out
+
+    def _one(self, rec):
         reason, out = self.check(rec)
         if reason:
-            Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
-            stream = getattr(rec, "stream", None)
-            yield beam.pvalue.TaggedOutput(
-                self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
-            )
+            yield from self._dead(reason, rec)
             return
         self.n_valid += 1
         yield out
+
+    def _dead(self, reason, rec):
+        Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
+        stream = getattr(rec, "stream", None)
+        yield beam.pvalue.TaggedOutput(
+            self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
+        )
 
 
 def tick_in_range(spec: StreamSpec, event_time) -> tuple[str | None, int]:
