@@ -71,9 +71,9 @@ def _same(want: list, got: list) -> tuple[bool, int]:
     return sorted(want) == sorted(got), len(want)
 
 
-def _check(path: str, skip: int, chunk, bundle_bytes) -> None:
+def _check(path: str, skip: int, chunk, bundle_bytes, at_least: int = 200) -> None:
     """ReadLineChunks' lines of ``path`` equal ReadFromText's (as multisets: the runner orders the bundles), each
-    chunk a list of 1 to ``chunk`` lines; at least 200 lines."""
+    chunk a list of 1 to ``chunk`` lines; at least ``at_least`` lines."""
     with beam.Pipeline() as p:
         want = p | "Text" >> beam.io.ReadFromText(path, skip_header_lines=skip, coder=beam.coders.BytesCoder())
         got = (
@@ -84,7 +84,7 @@ def _check(path: str, skip: int, chunk, bundle_bytes) -> None:
         both = (want | "WantList" >> beam.combiners.ToList()) | "Compare" >> beam.Map(
             _same, beam.pvalue.AsSingleton(got | "GotList" >> beam.combiners.ToList())
         )
-        assert_that(both | beam.Map(lambda r: r[0] and r[1] >= 200), equal_to([True]))
+        assert_that(both | beam.Map(lambda r, n=at_least: r[0] and r[1] >= n), equal_to([True]))
 
 
 @pytest.mark.parametrize("kind", ["plain", "gzip", "csv", "glob"])
@@ -110,7 +110,7 @@ def _beam_ranges(path: str, bundle: int, skip: int = 0) -> list:
 @pytest.mark.parametrize("seed", range(240))
 def test_the_uncompressed_reader_reads_each_range_as_beam_does(tmp_path, seed):
     rng = random.Random(seed)
-    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.randrange(0, 400)))
+    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.choice((rng.randrange(0, 6), rng.randrange(0, 400)))))
     if rng.random() < 0.3:
         data += b"\n"
     skip = seed % 3  # header lines (a CSV's: 1)
@@ -126,6 +126,47 @@ def test_the_uncompressed_reader_reads_each_range_as_beam_does(tmp_path, seed):
         for block in (1, 2, 5, None):  # lines across the reader's blocks too
             got = list(lines._range_lines(str(path), start, stop, block, skip))
             assert got == want, (start, stop, block, skip, data)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_compressed_file_is_read_whole_as_beam_reads_it(tmp_path, seed):
+    """A gzip file (by its extension): decompressed and read whole, the lines Beam's text source reads (one bundle:
+    it cannot be split), with 0-2 header lines, a header that does not end with a LF included."""
+    rng = random.Random(1000 + seed)
+    data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.choice((rng.randrange(0, 6), rng.randrange(0, 300)))))
+    path = tmp_path / "in.jsonl.gz"
+    path.write_bytes(gzip.compress(data))
+    skip = seed % 3
+    want = [line for _, _, got in _beam_ranges(str(path), 7, skip) for line in got]
+    assert list(lines._range_lines(str(path), 0, None, rng.choice((1, 3, None)), skip)) == want, (skip, data)
+
+
+def test_a_header_without_a_newline_gives_no_line(tmp_path):
+    """Beam's ``_skip_lines`` leaves its buffer at the end of a file whose header has no LF: no line at all."""
+    for data, skip in ((b"time,op,id", 1), (b"a\rb\rc", 1), (b"h1\nh2", 2), (b"h1\nh2\n", 2)):
+        path = tmp_path / "in.csv"
+        path.write_bytes(data)
+        want = [line for _, _, got in _beam_ranges(str(path), 1000, skip) for line in got]
+        assert want == [] and list(lines._range_lines(str(path), 0, len(data), skip=skip)) == []
+
+
+def test_file_names_with_glob_characters_are_read_once_each(tmp_path):
+    """A file is opened by the name its pattern matched: ``a[1]`` is not matched again as a pattern (it would
+    read ``a1`` instead)."""
+    for name, text in (("a[1].jsonl.gz", b"bracket-gz\n"), ("a1.jsonl.gz", b"plain-gz\n"), ("b[2].jsonl", b"b2\n")):
+        data = gzip.compress(text) if name.endswith(".gz") else text
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "b2.jsonl").write_bytes(b"other\n")
+    _check(str(tmp_path / "*.jsonl*"), 0, None, None, at_least=4)
+
+
+def test_wide_lines_make_short_chunks(tmp_path, monkeypatch):
+    """A chunk is given up once it holds ``CHUNK_BYTES`` of lines: wide lines make short lists, none lost."""
+    monkeypatch.setattr(lines, "CHUNK_BYTES", 100)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"".join(b"%03d" % i + b"x" * 57 + b"\n" for i in range(50)))
+    got = list(lines._read_chunks((str(path), 0, path.stat().st_size, 0), 4096))
+    assert [len(c) for c in got] == [2] * 25 and [x[:3] for c in got for x in c] == [b"%03d" % i for i in range(50)]
 
 
 def test_the_reader_check_fails_for_a_reader_that_keeps_cr(tmp_path):

@@ -10,34 +10,36 @@ at 10^6 lines, seconds (docs/performance.md, "Stop 64").
 
 **The same lines as ``ReadFromText(pattern, skip_header_lines=..., coder=BytesCoder())``**, as a multiset (the
 order across ranges is the runner's, as ``Read``'s is; ``tests/test_line_chunks.py`` compares them on random
-bytes, at random range and chunk sizes, with and without header lines). An uncompressed file is read here
-(:func:`_range_lines`): a line is the bytes up to a newline (LF), without it and without one CR just before it (a
-lone CR stays in its line), the last bytes of a file after its last LF are a line when there are any, and
-a line belongs to the range its first byte is in (a range that starts inside a line skips to the next one), as
-Beam's ``_TextSource`` decides them; header lines (a CSV's) are the file's first lines that end with a LF, and no
-range reads them. A compressed file (by its extension) is read by Beam's own text source (``text_source``), over
-the bundles its ``split`` gives.
+bytes, at random range and chunk sizes, with and without header lines, plain and gzip). The lines are split here
+(:func:`_range_lines`), as Beam's ``_TextSource`` splits them: a line is the bytes up to a newline (LF), without it
+and without one CR just before it (a lone CR stays in its line), the last bytes of a file after its last LF are a
+line when there are any, and a line belongs to the range its first byte is in (a range that starts inside a line
+skips to the next one). The first ``skip_header_lines`` lines are a header no range reads, and a file whose header
+does not end with a LF gives no line at all (Beam's ``_skip_lines`` leaves its buffer at the end of the file). A
+compressed file (by its extension) is decompressed and read whole, by one reader (it cannot be split), as Beam
+reads it. Files are opened by the names their pattern matched (a name with glob characters is not matched again).
 """
 
 from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.io import iobase
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 __all__ = ["ReadLineChunks", "text_source", "CHUNK"]
 
 CHUNK = 4096  # lines per element
-BLOCK = 1 << 20  # bytes read at once by the uncompressed reader
+CHUNK_BYTES = 4 << 20  # bytes of lines per element (about: the line that passes it ends the list)
+BLOCK = 1 << 20  # bytes read at once
 
 
 def text_source(path: str, skip_header_lines: int = 0) -> iobase.BoundedSource:
     """The ``BoundedSource`` that ``beam.io.ReadFromText(path, skip_header_lines=..., coder=BytesCoder())`` reads
-    (lines as bytes: a line that is not UTF-8 is a dead letter, not a failed read), built by that transform (its
-    glob check: a pattern that matches nothing fails here, at construction, as ``ReadFromText`` does). Beam is
-    pinned (setup.py); ``tests/test_line_chunks.py`` compares its lines with ``ReadFromText``'s."""
+    (lines as bytes: a line that is not UTF-8 is a dead letter, not a failed read), built by that transform: its
+    check of the pattern (one that matches nothing fails here, at construction, as ``ReadFromText`` does), and
+    the reference ``tests/test_line_chunks.py`` compares :func:`_range_lines` with. Beam is pinned (setup.py)."""
     read = beam.io.ReadFromText(path, skip_header_lines=skip_header_lines, coder=beam.coders.BytesCoder())
     source = read._source  # ReadFromText.expand applies Read(self._source): Beam 2.62 (pinned)
     if not isinstance(source, iobase.BoundedSource):
@@ -83,41 +85,60 @@ class ReadLineChunks(beam.PTransform):
 
 
 def _split(files: tuple[str, int], bundle_bytes: int | None, needed: int | None = None) -> list:
-    """The ranges to read: ``(path, start, stop, header lines)`` of an uncompressed file (read by
-    :func:`_range_lines`), ``(None, start, stop, source)`` of a bundle of Beam's text source for a compressed one;
-    none when ``needed`` is 0. Empty files are skipped (as Beam's file sources skip them)."""
+    """The ranges to read, ``(path, start, stop, header lines)``: byte ranges of an uncompressed file, the whole of a
+    compressed one (``stop`` None: it cannot be split); none when ``needed`` is 0. Empty files are skipped, and the
+    files read are reported to Beam's lineage, as Beam's file sources do (``FileBasedSource``)."""
     if needed is not None and not needed:
         return []
     pattern, skip = files
     found = [m for m in FileSystems.match([pattern])[0].metadata_list if m.size_in_bytes > 0]
+    _report_lineage([m.path for m in found])
     if bundle_bytes is None:
         bundle_bytes = iobase.Read.get_desired_chunk_size(sum(m.size_in_bytes for m in found))
     out = []
     for m in found:
+        size = m.size_in_bytes
         if CompressionTypes.detect_compression_type(m.path) != CompressionTypes.UNCOMPRESSED:
-            source = text_source(m.path, skip)
-            out += [(None, b.start_position, b.stop_position, b.source) for b in source.split(bundle_bytes)]
+            out.append((m.path, 0, None, skip))
         else:
-            size = m.size_in_bytes
             out += [(m.path, s, min(s + bundle_bytes, size), skip) for s in range(0, size, bundle_bytes)]
     return out
 
 
+def _report_lineage(paths: list) -> None:
+    """Beam's ``FileBasedSource._report_source_lineage``: up to 100 files by name, else their folders (up to 100),
+    else the top level."""
+    if len(paths) <= 100:
+        for path in paths:
+            FileSystems.report_source_lineage(path)
+        return
+    folders = set()
+    for path in paths:
+        if len(folders) >= 100:
+            FileSystems.report_source_lineage(path, level=FileSystem.LineageLevel.TOP_LEVEL)
+            return
+        try:
+            folders.add(FileSystems.split(path)[0])
+        except ValueError:
+            pass
+    for folder in folders:
+        FileSystems.report_source_lineage(folder)
+
+
 def _read_chunks(item: tuple, chunk: int, counter: tuple[str, str] | None = None):
-    """A range's lines, in lists of at most ``chunk``; counted by the counter ``counter`` names (if any)."""
-    path, start, stop, source = item
-    if path is not None:  # an uncompressed file: ``source`` is its number of header lines
-        lines = _range_lines(path, start, stop, skip=source)
-    else:
-        lines = source.read(source.get_range_tracker(start, stop))
+    """A range's lines, in lists of at most ``chunk`` lines and about ``CHUNK_BYTES`` (a list is given up once it
+    holds that many bytes: wide lines make short lists); counted by the counter ``counter`` names (if any)."""
+    path, start, stop, skip = item
     out = []
-    n = 0
-    for line in lines:
+    size = n = 0
+    for line in _range_lines(path, start, stop, skip=skip):
         out.append(line)
-        if len(out) >= chunk:
+        size += len(line)
+        if len(out) >= chunk or size >= CHUNK_BYTES:
             n += len(out)
             yield out
             out = []
+            size = 0
     if out:
         n += len(out)
         yield out
@@ -125,36 +146,36 @@ def _read_chunks(item: tuple, chunk: int, counter: tuple[str, str] | None = None
         Metrics.counter(*counter).inc(n)
 
 
-def _range_lines(path: str, start: int, stop: int, block: int | None = None, skip: int = 0):
-    """The lines of an uncompressed file that start in ``[start, stop)`` (bytes, without their separator: a newline,
-    or CR LF), after its first ``skip`` lines (a header), as Beam's text source reads them (module docstring)."""
+def _range_lines(path: str, start: int, stop: int | None, block: int | None = None, skip: int = 0):
+    """The lines of a file that start in ``[start, stop)`` (``stop`` None: to its end; a compressed file, known by
+    its extension, is read whole and decompressed), as bytes without their separator (a newline, or CR LF), after
+    its first ``skip`` lines (a header), as Beam's text source reads them (module docstring)."""
     block = block or BLOCK
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        header_end = 0  # after the header's lines that end with a newline (Beam's _skip_lines)
-        for _ in range(skip):
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as f:
+        header_end = 0
+        for _ in range(skip):  # Beam's _skip_lines: a header line the file ends in leaves nothing to read
             line = f.readline()
             if not line.endswith(b"\n"):
-                break
+                return
             header_end += len(line)
         pos = max(start, header_end)  # where the next line starts (a file offset)
-        if pos > header_end:  # the line that holds byte pos - 1 belongs to an earlier range
+        if pos > header_end:  # the line that holds byte pos - 1 belongs to an earlier range (uncompressed only)
             f.seek(pos - 1)
             head = f.readline()
             if not head.endswith(b"\n"):
                 return
             pos += len(head) - 1
-        f.seek(pos)
         rest = b""
-        while pos < stop:
+        while stop is None or pos < stop:
             data = f.read(block)
             if not data:  # the end of the file: its last bytes, if any, are a line
                 if rest:
                     yield rest
                 return
             lines = (rest + data).split(b"\n")
-            rest = lines.pop()  # the bytes after the last \n: the start of a line not read to its end
+            rest = lines.pop()  # the bytes after the last LF: the start of a line not read to its end
             for line in lines:
-                if pos >= stop:
+                if stop is not None and pos >= stop:
                     return
                 pos += len(line) + 1
                 yield line[:-1] if line[-1:] == b"\r" else line
