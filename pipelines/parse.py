@@ -33,6 +33,7 @@ __all__ = [
     "attribute_time",
     "raw_fields",
     "encode_detail",
+    "sum_level",
     "id_text",
     "content_digest",
 ]
@@ -80,9 +81,15 @@ def encode_detail(query, record) -> tuple[int | None, str | None, bool]:
         return None, "bad_value", False
     if not math.isfinite(value):
         return None, "bad_value", False
-    clamped = min(max(value, query.lower), query.upper)
-    index = int(round((clamped - query.lower) / (query.upper - query.lower) * (SUM_BUCKETS - 1)))
-    return index, None, clamped != value
+    index, clamped = sum_level(query.lower, query.upper, value)
+    return index, None, clamped
+
+
+def sum_level(lower, upper, value: float) -> tuple[int, bool]:
+    """``(level, clamped)`` of a finite sum value: clamped to ``[lower, upper]`` and rounded to its level among
+    ``SUM_BUCKETS``; ``clamped``: it was outside (the parse step's shortcut calls it too, ``pipelines.parse_lines``)."""
+    clamped = min(max(value, lower), upper)
+    return int(round((clamped - lower) / (upper - lower) * (SUM_BUCKETS - 1))), clamped != value
 
 
 def content_digest(rec: UpdateRecord) -> str:

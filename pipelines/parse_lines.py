@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 
-from pipelines.parse import SEQ_RANGE, SUM_BUCKETS, Parsed, encode_detail
+from pipelines.parse import SEQ_RANGE, Parsed, encode_detail, sum_level
 from transforms.core.foundation.entries import OPS
 from transforms.records import UpdateRecord
 from transforms.spec import TIME_RANGE
@@ -30,7 +30,7 @@ def item_encoder(query):
     ``RecordParser.parse`` decides). A count: index 0; a histogram of declared cells: the first cell of the same
     type that equals the value (``encode_detail``'s first test; its match by text, for CSV strings and numbers
     written another way, is left to it); a sum: an int or float value, clamped to ``[lower, upper]`` and rounded to
-    its level, in ``encode_detail``'s own expressions on the same bounds (the same float)."""
+    its level by ``encode_detail``'s own ``sum_level``."""
     if query.type == "count":
         zero = (0, False)
         return lambda fields: zero
@@ -53,7 +53,6 @@ def item_encoder(query):
         return histogram
     if query.type == "sum":
         lower, upper = query.lower, query.upper
-        span, top = upper - lower, SUM_BUCKETS - 1
         isfinite = math.isfinite
 
         def total(fields):
@@ -68,8 +67,7 @@ def item_encoder(query):
                 return None
             if not isfinite(x):
                 return None
-            clamped = min(max(x, lower), upper)
-            return int(round((clamped - lower) / span * top)), clamped != x
+            return sum_level(lower, upper, x)
 
         return total
     return _generic(query)

@@ -134,7 +134,9 @@ def test_fast_parse_twin_fails(parser, monkeypatch, break_it):
 
         monkeypatch.setattr(parse_lines, "item_encoder", unclamped)
     elif break_it == "levels":
-        monkeypatch.setattr(parse_lines, "SUM_BUCKETS", 100)
+        monkeypatch.setattr(
+            parse_lines, "sum_level", lambda lo, hi, x: (int((min(max(x, lo), hi) - lo) / (hi - lo) * 100), False)
+        )
     else:
         real_record = parse_lines.UpdateRecord
         monkeypatch.setattr(parse_lines, "UpdateRecord", lambda *a: real_record(*a[:6], str(a[6]).encode(), a[7]))
