@@ -55,7 +55,10 @@ class _ParseFn(beam.DoFn):
     id, for :class:`_DropDuplicatesFn`.
 
     ``global_window``: the source's elements are in the global windowing (``build_pipeline`` checks it at
-    construction); a record then leaves as the windowed value Beam would make of it (``parsed_outputs``)."""
+    construction); a record then leaves as the windowed value Beam would make of it (``parsed_outputs``).
+    ``chunked``: each element is a list of lines (``Source.read_chunks``), parsed line after line; ``lists``
+    (with ``chunked``): a chunk's records leave as one list, for ``ReleaseContinually``'s validation in a batch
+    run (``ValidateFn(check, chunks)``), its dead letters one by one."""
 
     DEAD = "dead_letters"
 
