@@ -104,19 +104,19 @@ class _ParseFn(beam.DoFn):
         self.in_bundle = 0
 
     def process(self, element):
-        if self.chunked:  # one call per chunk of lines: the same outputs, line after line
-            return self._each(element)
-        return self._one(element)
+        return self._each(element if self.chunked else (element,))  # a chunk of lines: line after line
 
     def _each(self, elements):
-        """A chunk's lines, each as :meth:`_one` parses it, in one loop: the counts once per chunk, the common output
-        (an update, nothing clamped, no dedup key, in the global window) made here (``parsed_outputs``' own)."""
+        """Input elements (a chunk's lines, or one element), parsed in one loop: the counts once per call, every
+        progress line a multiple of ``PROGRESS_EVERY`` crosses, the common output (an update, nothing clamped, no
+        dedup key, in the global window) made here (``parsed_outputs``' own), with ``lists`` a chunk's records as
+        one list."""
         if self.parser is None:
             self.setup()
         before = self.seen
         self.in_bundle += len(elements)
         self.seen += len(elements)
-        for k in range(before // PROGRESS_EVERY + 1, self.seen // PROGRESS_EVERY + 1):  # the lines _one would log
+        for k in range(before // PROGRESS_EVERY + 1, self.seen // PROGRESS_EVERY + 1):  # a line per multiple crossed
             PROGRESS.info("records read by this worker: %d", k * PROGRESS_EVERY)  # counts only, never payloads
         fast, parse, dedup, global_window = self.fast, self.parser.parse, self.parser.dedup_field, self.global_window
         if self.lists and not dedup:
@@ -139,16 +139,6 @@ class _ParseFn(beam.DoFn):
                 yield WindowedValue(rec, Timestamp.of(rec.event_time), _GLOBAL_WINDOWS)
             else:
                 yield from parsed_outputs(parsed, self.DEAD, dedup, global_window)
-
-    def _one(self, element):
-        self.in_bundle += 1
-        self.seen += 1
-        if self.seen % PROGRESS_EVERY == 0:  # progress on long runs (counts only, never payloads)
-            PROGRESS.info("records read by this worker: %d", self.seen)
-        if self.parser is None:
-            self.setup()
-        parsed = self.fast(element) or self.parser.parse(element)
-        yield from parsed_outputs(parsed, self.DEAD, self.parser.dedup_field, self.global_window)
 
 
 class _DropDuplicatesFn(beam.DoFn):

@@ -54,9 +54,7 @@ class ValidateFn(beam.DoFn):
         self.n_valid = 0
 
     def process(self, rec):
-        if self.chunks and type(rec) is list:
-            return self._each(rec)
-        return self._one(rec)
+        return self._each(rec if self.chunks and type(rec) is list else (rec,))
 
     def _each(self, records):
         check = self.check
@@ -67,14 +65,6 @@ class ValidateFn(beam.DoFn):
             else:
                 self.n_valid += 1
                 yield out
-
-    def _one(self, rec):
-        reason, out = self.check(rec)
-        if reason:
-            yield from self._dead(reason, rec)
-            return
-        self.n_valid += 1
-        yield out
 
     def _dead(self, reason, rec):
         Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
