@@ -29,8 +29,10 @@ import json
 import math
 import re
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+
+import numpy as np
 
 from pipelines.results import file_format, iter_records, release_files
 
@@ -124,6 +126,17 @@ def _x(row: dict):
     return row["tick"]
 
 
+def _xs(rows: list[dict]):
+    """The x values of ``rows``: the event times they are as of as one ``datetime64`` array (UTC; matplotlib
+    converts an array of them at once, where it converts a list of datetimes point by point, for every line and
+    band drawn: a fifth of a long run's picture), or, where some row has no ``as_of``, the ticks of all (one
+    axis of one kind: matplotlib cannot draw a mix)."""
+    xs = [_x(r) for r in rows]
+    if not all(isinstance(x, datetime) for x in xs):
+        return [r["tick"] for r in rows]
+    return np.array([x.astimezone(UTC).replace(tzinfo=None) if x.tzinfo else x for x in xs], dtype="datetime64[us]")
+
+
 def _cells(rows: list[dict], max_cells: int) -> tuple[list, list]:
     """``(drawn, rest)``: the cells drawn on their own (the largest mean estimates) and those summed as one."""
     first = rows[0]["estimate"]
@@ -201,8 +214,9 @@ def draw(
     for k, (q, s) in enumerate(shown):
         ax = axes[k // ncols][k % ncols]
         mine = sorted((r for r in rows if r["query"] == q and r["stream"] == s), key=lambda r: r["tick"])
-        xs = [_x(r) for r in mine]
-        any_dates = any_dates or isinstance(xs[0], datetime)
+        xs = _xs(mine)
+        dates = isinstance(xs, np.ndarray)
+        any_dates = any_dates or dates
         drawn, rest = _cells(mine, max_cells)
         clamp = (
             all(_value(r, [c]) >= 0 for r in mine for c in drawn + rest) if nonnegative is None else q in nonnegative
@@ -237,7 +251,7 @@ def draw(
         _label_ends(ax, ends)
         ax.set_title(f"{q} · {s}", fontsize=9, loc="left")
         ax.tick_params(labelsize=7)
-        if isinstance(xs[0], datetime):
+        if dates:
             locator = mdates.AutoDateLocator(maxticks=6)
             ax.xaxis.set_major_locator(locator)
             ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))

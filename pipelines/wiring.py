@@ -15,6 +15,7 @@ from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 
+import transforms.coders  # noqa: F401  (registers UpdateChunk's coder, which types the Parse output below)
 from pipelines.io import OUTPUTS
 from pipelines.io.lines import ReadLineChunks
 from pipelines.manifest import release_identity
@@ -22,7 +23,7 @@ from pipelines.outputs import ReleaseFormat, dead_dict, node_dict
 from pipelines.parse import Parsed, RecordParser
 from pipelines.parse_lines import line_parser
 from transforms.core.foundation.noise import ReleaseIdentity
-from transforms.records import DeadLetter, NoiseKey, UpdateRecord
+from transforms.records import DeadLetter, NoiseKey, UpdateChunk, UpdateRecord
 from transforms.releases import ReleaseContinually
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -120,7 +121,7 @@ class _ParseFn(beam.DoFn):
             PROGRESS.info("records read by this worker: %d", k * PROGRESS_EVERY)  # counts only, never payloads
         fast, parse, dedup, global_window = self.fast, self.parser.parse, self.parser.dedup_field, self.global_window
         if self.lists and not dedup:
-            records = []
+            records = UpdateChunk()  # its own coder (transforms.coders): the Parse output is typed with it
             for element in elements:
                 parsed = fast(element) or parse(element)
                 if parsed.reason:
@@ -249,7 +250,10 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
     parse = _ParseFn(
         cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window, read.chunked, lists
     )
-    parsed = read.pcoll | "Parse" >> beam.ParDo(parse).with_outputs(_ParseFn.DEAD, main="records")
+    parse_step = beam.ParDo(parse)
+    if parse.lists:  # the records leave in chunks, encoded (and their size estimated) by UpdateChunkCoder, not pickled
+        parse_step = parse_step.with_output_types(UpdateChunk)
+    parsed = read.pcoll | "Parse" >> parse_step.with_outputs(_ParseFn.DEAD, main="records")
     records = parsed.records
     if cfg.source.dedup_field:
         records = (

@@ -9,10 +9,11 @@ from __future__ import annotations
 import copy
 import json
 import random
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 import yaml
 
@@ -89,6 +90,18 @@ def test_bands_follow_the_estimates_clamping():
     fig = draw(_rows(cells=CARRIERS[:3]), nonnegative=set())  # the CLI says: not clamped
     (ax,) = _panels(fig)
     assert min(b.get_paths()[0].vertices[:, 1].min() for b in ax.collections) < 0
+
+
+def test_the_x_values_are_the_as_of_times_in_utc_and_ticks_where_one_is_missing():
+    """The x values of a panel: its rows' ``as_of`` as one datetime64 array in UTC (an offset other than Z is
+    converted), or the ticks of all where a row has none (a mix: matplotlib's ConversionError before)."""
+    rows = _rows(ticks=3)
+    rows[1]["as_of"] = "1970-01-01T02:20:00+02:00"  # 00:20 UTC, tick 2's own time
+    xs = _panels(draw(rows))[0].get_lines()[0].get_xdata()
+    assert list(xs) == [np.datetime64(f"1970-01-01T00:{m}:00", "us") for m in ("10", "20", "30")]
+    rows[2]["as_of"] = None
+    xs = _panels(draw(rows))[0].get_lines()[0].get_xdata()
+    assert list(xs) == [1, 2, 3]  # one kind of axis: the ticks
 
 
 def test_many_streams_flow_in_rows_and_ticks_without_as_of():
@@ -183,8 +196,10 @@ def test_the_cli_draws_the_demo_and_a_sixteen_cell_histogram(tmp_path, monkeypat
     for ax in panels:
         _check_panel(ax, clamp=not ax.get_title(loc="left").startswith("total_amount"))
     # time on the x axis: the releases' as_of, from 1970-01-01 (origin 0) on
+    # (one datetime64 array, UTC: matplotlib converts it at once)
     xs = panels[0].get_lines()[0].get_xdata()
-    assert xs[0] == datetime(1970, 1, 1, 0, 10, tzinfo=UTC) and xs[-1] == datetime(
-        1970, 1, 9 if which == "demo" else 2, tzinfo=UTC
+    assert xs.dtype == np.dtype("datetime64[us]")
+    assert xs[0] == np.datetime64(datetime(1970, 1, 1, 0, 10)) and xs[-1] == np.datetime64(
+        datetime(1970, 1, 9 if which == "demo" else 2)
     )
     assert plot_releases(str(tmp_path / "out"), str(tmp_path / "again.png")) == tmp_path / "again.png"

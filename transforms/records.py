@@ -12,7 +12,7 @@ from transforms.core.foundation.accounting import as_vector
 from transforms.core.foundation.noise import NoiseSource
 from transforms.core.foundation.outputs import NodeOutput
 
-__all__ = ["UpdateRecord", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey", "node_record"]
+__all__ = ["UpdateRecord", "UpdateChunk", "ReleaseRecord", "NodeRecord", "DeadLetter", "NoiseKey", "node_record"]
 
 
 class UpdateRecord(NamedTuple):
@@ -38,6 +38,15 @@ class UpdateRecord(NamedTuple):
     seq: int = 0
     raw: object = None
     person: str | None = None
+
+
+class UpdateChunk(list):
+    """A chunk of :class:`UpdateRecord` (a list): what a bounded run's parse step hands
+    ``ReleaseContinually`` for a chunk of lines (``pipelines.io.lines``), each record validated as an element
+    would be (``transforms.validate.ValidateFn`` with ``chunks``). A type of its own so that Beam encodes it with
+    its own coder (``transforms.coders.UpdateChunkCoder``: the records' fields, not a pickle of each record)."""
+
+    __slots__ = ()
 
 
 class ReleaseRecord(NamedTuple):

@@ -37,6 +37,7 @@ from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.transforms import window
 
 from transforms.bounded import ResolveEntriesBoundedFn
+from transforms.coders import ReleaseRecordFields
 from transforms.common import NODES, ReleaseStep, join_raw, line_digest
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
@@ -277,15 +278,18 @@ class ReleaseContinually(beam.PTransform):
         # a multi-input Flatten a stage of its own, so the markers stay out of the data's way)
         seen = beam.pvalue.AsList(resolved[ResolveEntriesBoundedFn.STREAMS_SEEN])
         fn = BoundedStreamFn(self._step())
+        # the answers typed ReleaseRecordFields: ReleaseRecords encoded by their fields, not pickled (transforms.coders)
         with_data = (
             resolved.resolved
             | "GroupByStream" >> beam.GroupByKey()
-            | "ReleaseStream" >> beam.ParDo(fn, seen).with_outputs(NODES, main="answers")
+            | "ReleaseStream"
+            >> beam.ParDo(fn, seen).with_output_types(ReleaseRecordFields).with_outputs(NODES, main="answers")
         )
         idle = (
             valid.pipeline
             | "DeclaredStreams" >> beam.Create(list(spec.streams), reshuffle=False)
-            | "ReleaseIdleStreams" >> beam.ParDo(fn, seen).with_outputs(NODES, main="answers")
+            | "ReleaseIdleStreams"
+            >> beam.ParDo(fn, seen).with_output_types(ReleaseRecordFields).with_outputs(NODES, main="answers")
         )
         answers = (with_data.answers, idle.answers) | "Answers" >> beam.Flatten()
         nodes = (with_data[NODES], idle[NODES]) | "Nodes" >> beam.Flatten()

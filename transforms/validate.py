@@ -18,7 +18,7 @@ from apache_beam.metrics import Metrics
 
 from transforms.common import raw_digest
 from transforms.core.foundation.entries import OPS
-from transforms.records import DeadLetter, UpdateRecord
+from transforms.records import DeadLetter, UpdateChunk, UpdateRecord
 from transforms.spec import NAMESPACE, TIME_RANGE, StreamSpec, event_time_ok
 
 __all__ = ["ValidateFn", "UpdateCheck", "tick_in_range"]
@@ -54,7 +54,7 @@ class ValidateFn(beam.DoFn):
         self.n_valid = 0
 
     def process(self, rec):
-        return self._each(rec if self.chunks and type(rec) is list else (rec,))
+        return self._each(rec if self.chunks and (type(rec) is UpdateChunk or type(rec) is list) else (rec,))
 
     def _each(self, records):
         check = self.check
