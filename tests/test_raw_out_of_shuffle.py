@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import copy
 import csv
+import hashlib
 import io
 import json
 import random
@@ -25,8 +26,19 @@ import yaml
 import pipelines.cli as cli
 import pipelines.wiring as wiring
 import transforms.bounded as bounded
+import transforms.common as common
+import transforms.releases as releases
 from pipelines.release import main
-from transforms.common import dead_letter, in_update_order, join_raw, line_digest, raw_digest, resolve_updates, tie_refs
+from transforms.common import (
+    dead_letter,
+    digest_length,
+    in_update_order,
+    join_raw,
+    line_digest,
+    raw_digest,
+    resolve_updates,
+    tie_refs,
+)
 from transforms.core.foundation.entries import DeletionsRefused
 from transforms.records import UpdateRecord
 from transforms.spec import StreamSpec
@@ -159,6 +171,49 @@ def test_digests_of_lines_and_of_records():
     assert raw_digest(None) is None
     assert raw_digest(b"{}") not in (raw_digest("{}"), line_digest(b"{}"))  # never matches a line
     assert raw_digest("a") != raw_digest("b")
+    for text in ('{"a": 1}', "é ü \u2028 x", ""):  # the length the second read filters by: UTF-8 bytes
+        assert digest_length(raw_digest(text)) == len(text.encode("utf-8"))
+    assert raw_digest("ab") != raw_digest("ba") and digest_length(raw_digest("ab")) == 2
+
+
+def _matched(lines, wanted_texts, monkeypatch):
+    """``(found {digest: line}, lines hashed)`` of ``_MatchLinesFn`` over ``lines`` (bytes) for the digests of
+    ``wanted_texts``."""
+    hashed = []
+    real = hashlib.blake2b
+
+    def counted(data, **kw):
+        hashed.append(data)
+        return real(data, **kw)
+
+    wanted = [raw_digest(t) for t in wanted_texts]
+    monkeypatch.setattr(common.hashlib, "blake2b", counted)
+    try:
+        found = dict(releases._MatchLinesFn().process(lines, wanted))
+    finally:
+        monkeypatch.undo()
+    return found, hashed
+
+
+def test_the_second_read_hashes_only_lines_of_a_wanted_length(monkeypatch):
+    """A line of bytes whose length no wanted digest holds is not hashed; the lines found are those wanted,
+    whatever their length (twin: a line longer than a digest's length field is hashed and found)."""
+    rng = random.Random(3)
+    texts = [json.dumps({"id": i, "pad": "x" * rng.randrange(40)}) for i in range(400)]
+    lines = [t.encode("utf-8") for t in texts]
+    want = [texts[5], texts[77], texts[300]]
+    found, hashed = _matched(lines, want, monkeypatch)
+    assert found == {raw_digest(t): t for t in want}
+    lengths = {len(t.encode()) for t in want}
+    assert len(hashed) == sum(len(x) in lengths for x in lines) < len(lines) // 4
+    # a length that a digest cannot hold (here: past 20 bytes) is clamped in the digest, and such lines are always
+    # hashed (a filter by the line's own length would drop the line)
+    monkeypatch.setattr(common, "MAX_DIGEST_LENGTH", 20)
+    monkeypatch.setattr(releases, "MAX_DIGEST_LENGTH", 20)
+    wanted = [raw_digest(texts[9])]
+    assert digest_length(wanted[0]) == 20 < len(lines[9])
+    got = dict(releases._MatchLinesFn().process(lines, wanted))
+    assert got == {wanted[0]: texts[9]}
 
 
 def test_update_check_with_digests_is_the_check_with_the_digest():

@@ -47,6 +47,8 @@ __all__ = [
     "dead_letter",
     "raw_digest",
     "line_digest",
+    "digest_length",
+    "MAX_DIGEST_LENGTH",
     "tie_refs",
     "join_raw",
 ]
@@ -105,15 +107,31 @@ def dead_letter(reason: str, key, value, stage: str = "registry") -> DeadLetter:
 
 
 def raw_digest(raw):
-    """The digest that stands for a record as received in the bounded registry's shuffle: 16 bytes of
-    BLAKE2b of a text's UTF-8 (``line_digest`` of the line it was decoded from); None for None. Any other raw
-    (bytes, a Pub/Sub pair: never from a text file source) gets a digest under its own personalisation, which
-    no line matches (its dead letter then has no record: ``join_raw``)."""
+    """The digest that stands for a record as received in the bounded registry's shuffle (16 bytes): the length
+    of a text's UTF-8 in 4 bytes (big-endian; 2^32 - 1 for a longer one) and 12 bytes of BLAKE2b of it
+    (``line_digest`` of the line it was decoded from; the length lets the second read hash only the lines of a
+    length some dead letter wants: ``digest_length``); None for None. Any other raw (bytes, a Pub/Sub pair:
+    never from a text file source) gets 16 bytes of BLAKE2b under its own personalisation, which no line
+    matches (its dead letter then has no record: ``join_raw``)."""
     if type(raw) is str:
-        return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return _text_digest(raw.encode("utf-8", "surrogatepass"))
     if raw is None:
         return None
     return hashlib.blake2b(repr(raw).encode("utf-8", "backslashreplace"), digest_size=16, person=b"non-text").digest()
+
+
+def _text_digest(data: bytes) -> bytes:
+    return min(len(data), MAX_DIGEST_LENGTH).to_bytes(4, "big") + hashlib.blake2b(data, digest_size=12).digest()
+
+
+#: the largest length a digest holds (a longer text's digest holds this)
+MAX_DIGEST_LENGTH = 2**32 - 1
+
+
+def digest_length(digest: bytes) -> int:
+    """The UTF-8 length ``raw_digest`` put in a text's digest (any other digest: a number no line's length
+    needs to be)."""
+    return int.from_bytes(digest[:4], "big")
 
 
 def line_digest(line):
@@ -121,7 +139,7 @@ def line_digest(line):
     bytes (UTF-8 decoding and encoding are inverse on valid input); a str line: its ``raw_digest``."""
     if type(line) is str:
         return raw_digest(line)
-    return hashlib.blake2b(line, digest_size=16).digest()
+    return _text_digest(line)
 
 
 def tie_refs(ordered, dead) -> dict:

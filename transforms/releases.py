@@ -27,7 +27,6 @@ construction (``docs/privacy.md``).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import typing
 
@@ -38,7 +37,7 @@ from apache_beam.transforms import window
 
 from transforms.bounded import ResolveEntriesBoundedFn
 from transforms.coders import ReleaseRecordFields
-from transforms.common import NODES, ReleaseStep, join_raw, line_digest
+from transforms.common import MAX_DIGEST_LENGTH, NODES, ReleaseStep, digest_length, join_raw, line_digest
 from transforms.core import mechanisms
 from transforms.core.config import DynamicConfig
 from transforms.core.continual.consistency import Consistency
@@ -432,22 +431,26 @@ def read_again(raw_lines, pipeline, needed):
 
 class _MatchLinesFn(beam.DoFn):
     """The lines of the second read whose digest a dead letter names, as ``(digest, the text the parse step
-    made of the line)``; its elements are chunks of lines (lists: ``raw_lines``). Lines only, never logged (a
+    made of the line)``; its elements are chunks of lines (lists: ``raw_lines``). A line of bytes is hashed only
+    if its length is one a wanted digest holds (``transforms.common.digest_length``). Lines only, never logged (a
     line that is not UTF-8 never became a record)."""
 
     def __init__(self):
-        self._of = self._wanted = None
+        self._of = self._wanted = self._lengths = None
 
     def process(self, lines, wanted):
         if wanted is not self._of:  # the side input's list, made a set once per list
             self._of, self._wanted = wanted, frozenset(wanted)
+            self._lengths = frozenset(map(digest_length, self._wanted))
         if not self._wanted:
             return
-        found = self._wanted.__contains__
-        digest = hashlib.blake2b
+        found, length_wanted, longest = self._wanted.__contains__, self._lengths.__contains__, MAX_DIGEST_LENGTH
         for line in lines:
-            # line_digest, inlined for bytes (10^6 lines)
-            d = digest(line, digest_size=16).digest() if type(line) is bytes else line_digest(line)
+            # a bytes line of a length no digest wants is not hashed (nearly all: a few dead letters' lengths; a
+            # line too long for its length to be in a digest always is)
+            if type(line) is bytes and not length_wanted(len(line)) and len(line) < longest:
+                continue
+            d = line_digest(line)
             if found(d):
                 try:
                     yield d, line if type(line) is str else line.decode("utf-8")
