@@ -123,6 +123,21 @@ def test_csv_row_never_drops_a_field():
     assert csv_row(columns[:3], {"stream": "e,u", "tick": 1}) == '"e,u",1,'
 
 
+def test_a_field_with_a_line_break_is_quoted(tmp_path):
+    """A field holding LF, CR or CR LF (a dead letter's record: a lone CR stays in a line) is quoted, so the row
+    reads back whole (it was written bare, and split the row for every reader)."""
+    columns = csv_columns(schema("dead_letter"))
+    records = [
+        {"reason": "unparseable", "stage": "parse", "record": text} for text in ("a\nb", "c\rd", "e\r\nf", "g,h")
+    ]
+    path = tmp_path / "d.csv"
+    lines = [",".join(columns)] + [csv_row(columns, r) for r in records]
+    path.write_text("\n".join(lines) + "\n", newline="")
+    back = read_csv(str(path), schema("dead_letter"))
+    assert [r["record"] for r in back] == ["a\nb", "c\rd", "e\r\nf", "g,h"]
+    assert csv_row(columns, records[3]).count('"g,h"') == 1 and "\n" not in csv_row(columns, {"reason": "x"})
+
+
 def test_csv_is_refused_for_the_local_dp_collector():
     raw = yaml.safe_load((ROOT / "configs" / "local_dp.yaml").read_text())
     raw["sinks"] = [{"type": "file", "path": "out/", "format": "csv"}]

@@ -39,8 +39,10 @@ def _cell(value) -> str:
 
 def _line(cells) -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(cells)
-    return buf.getvalue()
+    # the terminator "\r\n", cut off after: the csv module quotes a field that holds a character of its
+    # terminator (with "" it left a CR or LF in a field unquoted, which split the row for every reader)
+    csv.writer(buf, lineterminator="\r\n").writerow(cells)
+    return buf.getvalue()[:-2]
 
 
 def csv_row(columns: tuple[str, ...], record: dict) -> str:

@@ -22,7 +22,7 @@ from pydantic import BeforeValidator, ValidationInfo, field_validator
 
 from pipelines.io.base import Elements, Fraction, Sink, Source
 from pipelines.io.csv_out import CsvFileSink, csv_columns, csv_header_line, csv_row
-from pipelines.io.lines import ReadLineChunks, text_source
+from pipelines.io.lines import JoinedLines, ReadLineChunks, text_source
 from pipelines.io.staging import staging_folder
 from pipelines.model import ConfigError, Section, choice, issue, number, text
 from transforms.spec import event_time_ok
@@ -432,7 +432,7 @@ def write_files(
             header = csv_header_line(columns)
             (
                 records
-                | f"Csv{label}" >> beam.Map(functools.partial(csv_row, columns))
+                | f"Csv{label}" >> beam.ParDo(JoinedLines(functools.partial(csv_row, columns)))
                 | f"Write{label}" >> beam.io.WriteToText(prefix, file_name_suffix=suffix, header=header)
             )
         elif avro:
@@ -440,7 +440,7 @@ def write_files(
         else:
             (
                 records
-                | f"Json{label}" >> beam.Map(json_line)
+                | f"Json{label}" >> beam.ParDo(JoinedLines(json_line))
                 | f"Write{label}" >> beam.io.WriteToText(prefix, file_name_suffix=suffix)
             )
         return prefix + "*" + suffix
