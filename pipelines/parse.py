@@ -35,6 +35,7 @@ __all__ = [
     "encode_detail",
     "sum_level",
     "id_text",
+    "is_text",
     "content_digest",
 ]
 
@@ -102,13 +103,27 @@ def content_digest(rec: UpdateRecord) -> str:
 
 
 def id_text(value) -> str | None:
-    """An entry id or a person id as text: a non-empty string, or an integer as its decimal text (below 10^30);
-    None when it is neither (``malformed``)."""
+    """An entry id or a person id as text: a non-empty string that is text (:func:`is_text`), or an integer as its
+    decimal text (below 10^30); None when it is neither (``malformed``)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
         return None
     if isinstance(value, int):
         return str(value) if abs(value) < 10**30 else None
-    return value
+    return value if is_text(value) else None
+
+
+def is_text(value: str) -> bool:
+    r"""``value`` has a UTF-8 form: no lone surrogate, which a JSON line's ``"\ud800"`` decodes to. Beam's
+    string coders (a shuffle's key, a line written) refuse one, so such an id or stream would fail the job
+    instead of becoming a dead letter: the parse step refuses it (an id ``malformed``, a stream
+    ``undeclared_stream``)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _domain_text(value) -> str:
@@ -297,7 +312,7 @@ class RecordParser:
         stream_value = None
         if self.cfg.stream_field:
             stream_value = d.get(self.cfg.stream_field, d.get("stream"))
-        stream = stream_value if isinstance(stream_value, str) else None
+        stream = stream_value if isinstance(stream_value, str) and is_text(stream_value) else None
 
         def reject(reason):
             return Parsed(reason, None, raw, stream)

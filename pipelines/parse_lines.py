@@ -113,7 +113,7 @@ def line_parser(parser):
             stream = "default"
             if stream_field:
                 stream = d.get(stream_field, d.get("stream"))
-                if type(stream) is not str:
+                if type(stream) is not str or not stream.isascii():  # anything else: the general parser decides
                     return None
             t = d.get(time_field)
             if type(t) is not float and type(t) is not int:
@@ -123,7 +123,7 @@ def line_parser(parser):
                 return None
             op = d.get("op")
             eid = d.get("id")
-            if type(op) is not str or op not in OPS or type(eid) is not str or not eid:
+            if type(op) is not str or op not in OPS or type(eid) is not str or not eid or not eid.isascii():
                 return None
             seq = d.get("seq", 0)
             if seq is None:

@@ -251,7 +251,8 @@ def build_pipeline(p: beam.Pipeline, cfg, noise_key: NoiseKey, release: ReleaseI
         cfg, read.csv_header, read.timestamp_attribute, read.max_future_seconds, global_window, read.chunked, lists
     )
     parse_step = beam.ParDo(parse)
-    if parse.lists:  # the records leave in chunks, encoded (and their size estimated) by UpdateChunkCoder, not pickled
+    # the records leave in chunks, encoded (and their size estimated) by UpdateChunkCoder, not pickled
+    if parse.lists:
         parse_step = parse_step.with_output_types(UpdateChunk)
     parsed = read.pcoll | "Parse" >> parse_step.with_outputs(_ParseFn.DEAD, main="records")
     records = parsed.records

@@ -104,3 +104,17 @@ def test_the_check_fails_when_a_bundle_loses_its_last_lines(tmp_path, monkeypatc
     new = _write(tmp_path, "new", records)
     monkeypatch.setattr(files, "JoinedLines", _OneLineEach)
     assert new != _write(tmp_path, "old", records)
+
+
+def test_wide_lines_are_joined_fewer_at_a_time(monkeypatch):
+    """A join ends once its lines hold ``JOINED_CHARS`` characters (dead letters carry records of any width): each
+    element is at most that and one line more, and the lines are all there, in order."""
+    monkeypatch.setattr(lines, "JOINED_CHARS", 1000)
+    fn = lines.JoinedLines(str)
+    fn.start_bundle()
+    texts = [("x" * (i * 37 % 400)) + str(i) for i in range(300)]
+    out = [e for t in texts for e in fn.process(t)]
+    out += [wv.value for wv in fn.finish_bundle()]
+    assert "\n".join(out) == "\n".join(texts)
+    # (a join holds at least 1,000 characters but the last: without the limit, one element of 300 lines)
+    assert 40 <= len(out) <= sum(map(len, texts)) // 1000 + 1 and max(len(e) for e in out) < 1000 + 400 + 3

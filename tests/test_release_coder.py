@@ -4,6 +4,7 @@ and no record pickled on the bounded path where the parse step's chunks used to 
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from apache_beam.coders import coders
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -19,10 +21,12 @@ import pipelines.wiring as wiring
 import transforms.releases as releases
 from pipelines.config import parse_config
 from pipelines.demo_data import generate
+from pipelines.parse import is_text
 from pipelines.release import main
-from transforms.coders import ReleaseRecordCoder, UpdateChunkCoder
+from transforms.coders import ReleaseRecordCoder, ReleaseRecordFields, UpdateChunkCoder
 from transforms.records import NoiseKey, ReleaseRecord, UpdateChunk, UpdateRecord
 
+FNAPI = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
 RECORDS = [
     ReleaseRecord("eu", 1, 1, "active", (7.0,), 27.0, 0.05, (1 / 3,), "1970-01-01T00:10:00Z"),
     ReleaseRecord("us", 2**40, 3, "by_carrier", (0.0, -0.5, 6.5, math.inf), None, 0.05, (0.5, 1e-9), None),
@@ -148,3 +152,47 @@ def test_no_update_is_pickled_on_the_bounded_path(tmp_path, monkeypatch, capsys)
     assert main(["--config", str(config), "--overwrite"]) == 0
     assert counts.get("UpdateRecord", 0) >= 200 and counts.get("ReleaseRecord", 0) >= 12 * 2 * 3, counts
     capsys.readouterr()
+
+
+def test_a_text_the_fields_cannot_encode_is_pickled_and_comes_back():
+    """A lone surrogate (a JSON line's ``"\\ud800"``) cannot be UTF-8: that value is pickled, as Beam's default
+    coder would, instead of failing the job where the default one did not."""
+    chunk = UpdateChunk([UPDATES[0]._replace(stream="\ud800"), UPDATES[1]])
+    record = RECORDS[0]._replace(query="q\udfff")
+    for coder, value in ((UpdateChunkCoder(), chunk), (ReleaseRecordCoder(), record)):
+        impl = coder.get_impl()
+        encoded = impl.encode(value)
+        assert encoded[:1] == b"\x01" and _same(impl.decode(encoded), value)
+        assert impl.estimate_size(value) == len(encoded)
+        assert _same(impl.decode_nested(impl.encode_nested(value)), value)
+    assert UpdateChunkCoder().get_impl().encode(UpdateChunk(UPDATES[:1]))[:1] == b"\x00"
+
+
+def test_a_stream_or_id_that_is_not_text_is_a_dead_letter_not_a_failure(tmp_path, capsys):
+    """A JSON line's ``"\\ud800"`` decodes to a lone surrogate, which no UTF-8 coder takes: as a stream it failed
+    the job where the dead letter was written, as an id at the entry shuffle's key. The parse step refuses both
+    (``undeclared_stream``, ``malformed``); the run ends, every other record released."""
+    config, _ = _config(tmp_path)
+    src = tmp_path / "in.jsonl"
+    line = '{{"time": 30.0, "op": "insert", "id": {}, "item": {{"carrier": "AA", "amount": 3.0}}, "region": {}}}'
+    bad = [line.format('"z"', '"\\ud800"'), line.format('"\\udc00"', '"eu"'), line.format('"\\u00e9t\\u00e9"', '"eu"')]
+    src.write_text("\n".join(bad) + "\n" + src.read_text())
+    assert main(["--config", str(config)]) == 0
+    dead = [json.loads(x) for f in (tmp_path / "out-confidential").glob("dead_letters*") for x in f.open()]
+    mine = {d["record"]: d["reason"] for d in dead if d["record"] in bad}
+    assert mine == {bad[0]: "undeclared_stream", bad[1]: "malformed"}  # "été" is text: an id like any other
+    assert is_text("été") and not is_text("\ud800") and not is_text("a\udfffb") and is_text("")
+    capsys.readouterr()
+
+
+def test_records_as_grouping_keys_take_the_default_deterministic_coder():
+    """A user's step that groups by a release record (``Distinct``) gets the deterministic coder Beam's default
+    gives (the fields coder is not deterministic)."""
+    with beam.Pipeline(runner="apache_beam.runners.portability.fn_api_runner.FnApiRunner") as p:
+        out = (
+            p
+            | beam.Create(RECORDS[:2] * 2).with_output_types(ReleaseRecordFields)
+            | beam.Distinct()
+            | beam.combiners.Count.Globally()
+        )
+        assert_that(out, equal_to([2]))

@@ -31,7 +31,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-__all__ = ["ReadLineChunks", "JoinedLines", "text_source", "CHUNK", "JOINED_LINES"]
+__all__ = ["ReadLineChunks", "JoinedLines", "text_source", "CHUNK", "JOINED_LINES", "JOINED_CHARS"]
 
 CHUNK = 4096  # lines per element
 CHUNK_BYTES = 4 << 20  # bytes of lines per element (about: the line that passes it ends the list)
@@ -185,31 +185,35 @@ def _range_lines(path: str, start: int, stop: int | None, block: int | None = No
 
 
 class JoinedLines(beam.DoFn):
-    """``to_line`` of each element, the lines of a bundle joined by newlines ``JOINED_LINES`` at a time, for
-    ``WriteToText``: it writes each element and a newline, so a shard holds the same bytes as when each line is
-    an element (a line that holds newlines itself, a CSV field's, too), in the same order. One element per
-    thousand lines instead of one per line through the write's steps (its stage input, its window assignment,
-    its per-element call with a side input: a million release records in a year of one-minute periods). Bounded
-    outputs only (``write_files``): the lines of a bundle's end leave in the global window."""
+    """``to_line`` of each element, the lines of a bundle joined by newlines ``JOINED_LINES`` at a time (fewer
+    once they hold ``JOINED_CHARS`` characters), for ``WriteToText``: it writes each element and a newline, so a
+    shard holds the same bytes as when each line is an element (a line that holds newlines itself, a CSV field's,
+    too), in the same order. One element per thousand lines instead of one per line through the write's steps
+    (its stage input, its window assignment, its per-element call with a side input: a million release records in
+    a year of one-minute periods). Bounded outputs only (``write_files``): the lines of a bundle's end leave in the
+    global window (the write puts every element there)."""
 
     def __init__(self, to_line):
         self.to_line = to_line
-        self._lines = []
+        self._lines, self._size = [], 0
 
     def start_bundle(self):
-        self._lines = []
+        self._lines, self._size = [], 0
 
     def process(self, element):
+        line = self.to_line(element)
         lines = self._lines
-        lines.append(self.to_line(element))
-        if len(lines) >= JOINED_LINES:
-            self._lines = []
+        lines.append(line)
+        self._size += len(line)
+        if len(lines) >= JOINED_LINES or self._size >= JOINED_CHARS:
+            self._lines, self._size = [], 0
             yield "\n".join(lines)
 
     def finish_bundle(self):
-        lines, self._lines = self._lines, []
+        lines, self._lines, self._size = self._lines, [], 0
         if lines:
             yield WindowedValue("\n".join(lines), MIN_TIMESTAMP, (GlobalWindow(),))
 
 
-JOINED_LINES = 1024  # lines per element written (JoinedLines)
+JOINED_LINES = 1024  # lines per element written (JoinedLines) ...
+JOINED_CHARS = 1 << 20  # ... or fewer, once they hold this many characters (dead letters' records can be wide)
