@@ -72,6 +72,10 @@ def test_an_update_chunk_round_trips_as_itself():
         back = impl.decode(impl.encode(value))
         assert type(back) is UpdateChunk and _same(list(back), list(value))
         assert impl.estimate_size(value) == len(impl.encode(value))
+    # a chunk of more than 64 records: its size estimated from a sample, within a few percent
+    big = UpdateChunk(UPDATES[0]._replace(entry_id=f"b{i}", seq=i, raw="x" * (i % 50)) for i in range(4096))
+    exact = len(impl.encode(big))
+    assert abs(impl.estimate_size(big) - exact) < 0.05 * exact
     # the twin: a decoder that gave plain tuples (or a list) would fail the type check above
     assert not _same(tuple(UPDATES[0]), UPDATES[0]) and not _same(list(chunk), chunk)
 

@@ -241,7 +241,8 @@ def test_update_check_twin_fails(monkeypatch, break_it):
     spec = StreamSpec(streams=("eu", "us"), tick_seconds=60.0, origin=0.0, end_time=7200.0)
     check = validate.UpdateCheck(spec, (1, 3, 101))
     if break_it == "time_range":  # a time past TIME_RANGE (1e12 s) taken by the open-ended check
-        monkeypatch.setattr(validate, "TIME_RANGE", (-1e13, 1e13))
+        monkeypatch.setattr(validate, "_T_LOW", -1e13)  # the exact-type path's copy of TIME_RANGE
+        monkeypatch.setattr(validate, "_T_HIGH", 1e13)
         check = validate.UpdateCheck(StreamSpec(streams=("eu", "us"), tick_seconds=60.0), (1, 3, 101))
     else:
         check._end = None

@@ -74,6 +74,18 @@ class _UpdateChunkImpl(_FieldsImpl):
         make = UpdateRecord._make
         return UpdateChunk([make(t) for t in rows])
 
+    def estimate_size(self, value, nested=False):
+        """Exact for a chunk of at most ``_SAMPLE`` records; a larger one's from every k-th record's, scaled (Beam
+        asks for a size only for a metric's mean, and encoding a whole sampled chunk of 4,096 was ~1% of a run)."""
+        n = len(value)
+        if n <= _SAMPLE:
+            return super().estimate_size(value, nested)
+        sample = value[:: n // _SAMPLE]
+        return round(super().estimate_size(sample, nested) * n / len(sample))
+
+
+_SAMPLE = 64
+
 
 class ReleaseRecordFields(ReleaseRecord):
     """A type hint only, never made: a PCollection of :class:`~transforms.records.ReleaseRecord` that

@@ -23,6 +23,10 @@ from transforms.spec import NAMESPACE, TIME_RANGE, StreamSpec, event_time_ok
 
 __all__ = ["ValidateFn", "UpdateCheck", "tick_in_range"]
 
+_T_LOW, _T_HIGH = TIME_RANGE
+# UpdateCheck._accepted unpacks a record's fields by position
+assert UpdateRecord._fields == ("event_time", "op", "entry_id", "item", "stream", "seq", "raw", "person")
+
 
 class ValidateFn(beam.DoFn):
     """Checks each record with ``check``; emits its output, or a dead letter on ``DEAD``.
@@ -105,6 +109,7 @@ class UpdateCheck:
         self.domain_sizes = tuple(domain_sizes)
         self.streams = frozenset(spec.streams)
         self._end = spec.end_tick
+        self._tick_of = spec.tick_of
 
     def __call__(self, rec):
         accepted = self._accepted(rec)
@@ -126,18 +131,18 @@ class UpdateCheck:
         types: ``__call__`` gives the same output either way, ``tests/test_speed_update_path.py``)."""
         if type(rec) is not UpdateRecord:
             return None
-        t, seq, item, op, eid = rec.event_time, rec.seq, rec.item, rec.op, rec.entry_id
+        t, op, eid, item, stream, seq, raw, _ = rec  # UpdateRecord's fields, in their order
         if (
             type(t) is not float
-            or not TIME_RANGE[0] <= t <= TIME_RANGE[1]  # False for NaN: then reason() says bad_time
+            or not _T_LOW <= t <= _T_HIGH  # False for NaN: then reason() says bad_time
             or type(seq) is not int
             or type(eid) is not str
             or not eid
             or op not in OPS  # a tuple: no hashing of whatever op holds
-            or rec.stream not in self.streams
+            or stream not in self.streams
         ):
             return None
-        tick = self.spec.tick_of(t)
+        tick = self._tick_of(t)
         if tick < 1 or (self._end is not None and tick > self._end):
             return None
         if op == "delete":
@@ -149,7 +154,7 @@ class UpdateCheck:
             for v, d in zip(item, self.domain_sizes):
                 if type(v) is not int or not 0 <= v < d:
                     return None
-        return ((rec.stream, eid), (tick, seq, op, item, t, raw_digest(rec.raw) if self.digests else rec.raw))
+        return ((stream, eid), (tick, seq, op, item, t, raw_digest(raw) if self.digests else raw))
 
     def reason(self, rec) -> tuple[str | None, int]:
         """(rejection reason or None, the update's tick)."""
