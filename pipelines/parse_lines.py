@@ -17,7 +17,7 @@ from transforms.core.foundation.entries import OPS
 from transforms.records import UpdateRecord
 from transforms.spec import TIME_RANGE
 
-__all__ = ["line_parser", "item_encoder"]
+__all__ = ["line_parser", "line_records", "item_encoder"]
 
 
 def _declined(element) -> None:
@@ -81,12 +81,26 @@ def _generic(query):
     return generic
 
 
-def line_parser(parser):
+def line_parser(parser, records=None):
     """``element -> Parsed | None``: ``parser.parse(element)`` for a line (bytes of UTF-8 text, or text) of a JSON
-    object whose time is a float or an int in ``TIME_RANGE``, op one of ``OPS``, id a non-empty string, stream (with
-    ``streams.field``) a string, seq absent, None or an int in ``SEQ_RANGE``, and (insert, upsert) an item object
-    that every query's :func:`item_encoder` takes; None for anything else. A parser with a CSV header, a timestamp
-    attribute, a person field or a dedup field: None for every element. Any exception ends in None."""
+    object whose time is a float or an int in ``TIME_RANGE``, op one of ``OPS``, id a non-empty ASCII string, stream
+    (with ``streams.field``) an ASCII string, seq absent, None or an int in ``SEQ_RANGE``, and (insert, upsert) an
+    item object that every query's :func:`item_encoder` takes; None for anything else. A parser with a CSV header, a
+    timestamp attribute, a person field or a dedup field: None for every element. Any exception ends in None.
+    ``records``: :func:`line_records` of ``parser``, when made already (this wraps it)."""
+    records = records or line_records(parser)
+
+    def parse(element):
+        r = records(element)
+        return Parsed(None, r, r.raw, r.stream, (), None) if type(r) is UpdateRecord else r
+
+    return parse
+
+
+def line_records(parser):
+    """:func:`line_parser`'s shortcut without the ``Parsed`` of the common case: ``element -> UpdateRecord`` where
+    nothing was clamped (the record of the ``Parsed`` :func:`line_parser` gives), the ``Parsed`` where a sum value
+    was, None where :func:`line_parser` gives None (the parse step of a chunk takes the records as they come)."""
     if (
         parser.csv_header is not None
         or parser.timestamp_attribute
@@ -145,9 +159,8 @@ def line_parser(parser):
                         clamped += (name,)
                     idx.append(v[0])
                 item = tuple(idx)
-            return Parsed(
-                None, UpdateRecord(t, op, eid, item, stream, seq, element, None), element, stream, clamped, None
-            )
+            record = UpdateRecord(t, op, eid, item, stream, seq, element, None)
+            return record if not clamped else Parsed(None, record, element, stream, clamped, None)
         except Exception:  # noqa: BLE001 - parser.parse decides (and never raises)
             return None
 

@@ -21,7 +21,7 @@ from pipelines.io.lines import ReadLineChunks
 from pipelines.manifest import release_identity
 from pipelines.outputs import ReleaseFormat, dead_dict, node_dict
 from pipelines.parse import Parsed, RecordParser
-from pipelines.parse_lines import line_parser
+from pipelines.parse_lines import line_parser, line_records
 from transforms.core.foundation.noise import ReleaseIdentity
 from transforms.records import DeadLetter, NoiseKey, UpdateChunk, UpdateRecord
 from transforms.releases import ReleaseContinually
@@ -94,7 +94,8 @@ class _ParseFn(beam.DoFn):
             timestamp_attribute=self.timestamp_attribute,
             max_future_seconds=self.max_future_seconds,
         )
-        self.fast = line_parser(self.parser)  # the JSON-lines shortcut, compiled once
+        self.records = line_records(self.parser)  # the JSON-lines shortcut, compiled once
+        self.fast = line_parser(self.parser, self.records)
 
     def start_bundle(self):
         self.in_bundle = 0
@@ -122,8 +123,13 @@ class _ParseFn(beam.DoFn):
         fast, parse, dedup, global_window = self.fast, self.parser.parse, self.parser.dedup_field, self.global_window
         if self.lists and not dedup:
             records = UpdateChunk()  # its own coder (transforms.coders): the Parse output is typed with it
+            shortcut, append = self.records, records.append
             for element in elements:
-                parsed = fast(element) or parse(element)
+                parsed = shortcut(element)
+                if type(parsed) is UpdateRecord:  # the common case: a record, nothing clamped
+                    append(parsed)
+                    continue
+                parsed = parsed or parse(element)
                 if parsed.reason:
                     yield from parsed_outputs(parsed, self.DEAD, dedup, global_window)  # its dead letter
                 else:

@@ -604,7 +604,7 @@ def test_a_failed_pipeline_exits_non_zero_without_the_payload(tmp_path, capsys, 
         raise RuntimeError("SECRET-PAYLOAD")
 
     monkeypatch.setattr(RecordParser, "parse", boom)
-    monkeypatch.setattr(wiring, "line_parser", lambda parser: lambda element: None)  # the JSON-lines shortcut
+    monkeypatch.setattr(wiring, "line_records", lambda parser: lambda element: None)  # the JSON-lines shortcut
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(CLEAN[0]) + "\n")
     assert _run_cli(tmp_path, _raw(tmp_path, src), "--runner=DirectRunner") == 1
