@@ -24,7 +24,7 @@ from transforms.spec import NAMESPACE, TIME_RANGE, StreamSpec, event_time_ok
 __all__ = ["ValidateFn", "UpdateCheck", "tick_in_range"]
 
 _T_LOW, _T_HIGH = TIME_RANGE
-# UpdateCheck._accepted unpacks a record's fields by position
+# UpdateCheck.accepted unpacks a record's fields by position
 assert UpdateRecord._fields == ("event_time", "op", "entry_id", "item", "stream", "seq", "raw", "person")
 
 
@@ -62,13 +62,17 @@ class ValidateFn(beam.DoFn):
 
     def _each(self, records):
         check = self.check
+        # an UpdateCheck's own outputs of the records it accepts by exact types, without its (reason, output) pair
+        accepted = check.accepted if type(check) is UpdateCheck else _none
         for rec in records:
-            reason, out = check(rec)
-            if reason:
-                yield from self._dead(reason, rec)
-            else:
-                self.n_valid += 1
-                yield out
+            out = accepted(rec)
+            if out is None:
+                reason, out = check(rec)
+                if reason:
+                    yield from self._dead(reason, rec)
+                    continue
+            self.n_valid += 1
+            yield out
 
     def _dead(self, reason, rec):
         Metrics.counter(NAMESPACE, f"dead_letter_{reason}").inc()
@@ -76,6 +80,10 @@ class ValidateFn(beam.DoFn):
         yield beam.pvalue.TaggedOutput(
             self.DEAD, DeadLetter(reason, rec, "validate", stream if isinstance(stream, str) else None)
         )
+
+
+def _none(rec) -> None:
+    return None
 
 
 def tick_in_range(spec: StreamSpec, event_time) -> tuple[str | None, int]:
@@ -112,7 +120,7 @@ class UpdateCheck:
         self._tick_of = spec.tick_of
 
     def __call__(self, rec):
-        accepted = self._accepted(rec)
+        accepted = self.accepted(rec)
         if accepted is not None:
             return None, accepted
         reason, tick = self.reason(rec)
@@ -124,7 +132,7 @@ class UpdateCheck:
             raw = raw_digest(raw)
         return None, ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
 
-    def _accepted(self, rec):
+    def accepted(self, rec):
         """The output of a record that :meth:`reason` accepts, decided by exact type tests (an
         ``UpdateRecord`` of a float time, an int seq, a str id, a tuple item of ints in range); None for
         anything else, which :meth:`reason` then decides (every rejection, and the accepted records of other
