@@ -35,9 +35,9 @@ __all__ = ["ReleaseRecordCoder", "ReleaseRecordFields", "UpdateChunkCoder"]
 
 class _FieldsImpl(coder_impl.StreamCoderImpl):
     """A value as the plain fields ``FastPrimitivesCoder``'s own implementation encodes (tag 0), or, where that
-    cannot encode them (a text that is not valid UTF-8: a lone surrogate in an input's field, which the parse step
-    passes on for the validation to refuse), pickled as Beam's default coder would (tag 1): a coder never fails
-    where the default one did not."""
+    cannot encode them (a text that is not valid UTF-8, a lone surrogate: the parse step refuses ids and streams
+    that hold one, so this is a guard), pickled as Beam's default coder would (tag 1): a coder never fails where the
+    default one did not."""
 
     def __init__(self):
         self._fields = beam.coders.FastPrimitivesCoder().get_impl()
