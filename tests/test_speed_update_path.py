@@ -143,6 +143,51 @@ def test_fast_parse_twin_fails(parser, monkeypatch, break_it):
     assert _mismatches(parser, _elements(400)) != []
 
 
+# --- json_value is json.loads ----------------------------------------------------------------------------------
+
+_JSON_TEXTS = [
+    '{"a": 1}', ' {"a": 1}', '{"a": 1} ', '{"a": 1}\r', '\t{"a": 1}\n', '{"a": 1}x', '{"a": 1}{}', '{"a": 1', "",
+    " ", "\ufeff{}", "1", "-0.0", "NaN", "Infinity", '"x"', "[1, 2]", "null", '{"a": NaN}', '{"a": "\\ud800"}',
+    '{"a": 1, "a": 2}', '{"a": 1e400}', "01", "[1,]", '{"a": {"b": [1.5, true, null]}}', "\u00a0{}",
+]  # fmt: skip
+
+
+def _loads_outcome(loads, text):
+    try:
+        return "value", json.dumps(loads(text), sort_keys=True)  # NaN == NaN as text
+    except Exception as e:  # noqa: BLE001 - the error is the outcome
+        return type(e).__name__, str(e)
+
+
+def _json_mismatches(loads) -> list:
+    texts = _JSON_TEXTS + [x for x in _elements(300) if type(x) is str]
+    return [t for t in texts if _loads_outcome(loads, t) != _loads_outcome(json.loads, t)]
+
+
+def test_json_value_is_json_loads():
+    """The shortcut's decoder gives ``json.loads``' value or its error (type and message) for JSON lines, texts
+    with leading or trailing whitespace, a BOM, extra data, bad JSON, non-finite numbers and edits of demo lines."""
+    assert _json_mismatches(parse_lines.json_value) == []
+
+
+@pytest.mark.parametrize("break_it", ["no_end_check", "no_fallback"])
+def test_json_value_twin_fails(break_it):
+    """Broken twins: trailing data accepted; a text not starting with its value refused with another error."""
+    scan = json.JSONDecoder().scan_once
+
+    def no_end_check(text):
+        return scan(text, 0)[0]
+
+    def no_fallback(text):
+        try:
+            value, end = scan(text, 0)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        return value if end == len(text) else json.loads(text)
+
+    assert _json_mismatches(no_end_check if break_it == "no_end_check" else no_fallback) != []
+
+
 # --- the parse step's windowed values: what GlobalWindows.assign makes --------------------------------------------
 
 
