@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import random
+import typing
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,13 @@ from pipelines.release import main
 from transforms.common import (
     dead_letter,
     digest_length,
+    entry_key_prefixes,
     in_update_order,
     join_raw,
     line_digest,
     raw_digest,
     resolve_updates,
+    split_entry_key,
     tie_refs,
 )
 from transforms.core.foundation.entries import DeletionsRefused
@@ -231,6 +234,60 @@ def test_update_check_with_digests_is_the_check_with_the_digest():
         assert r1 == r2
         if o1 is not None:
             assert o2 == (o1[0], (*o1[1][:5], raw_digest(o1[1][5])))
+
+
+_STREAMS = ("eu", "1\x00x", "1", "12", "", "\x00", "é")
+_IDS = ["a", "b\x00c", "\x00", "0", "1\x00", "x\x00a", "été", "x" * 300]
+
+
+def test_joined_entry_keys_split_back_to_their_pair():
+    """Every (declared stream, id) pair is joined to one key and split back to itself, and distinct pairs give
+    distinct keys (streams and ids holding NULs and digits too): the bounded shuffle's groups are the pairs'."""
+    prefixes = entry_key_prefixes(_STREAMS)
+    keys = {}
+    for stream in _STREAMS:
+        for eid in _IDS:
+            key = prefixes[stream] + eid
+            assert split_entry_key(key, _STREAMS) == (stream, eid)
+            keys[key] = (stream, eid)
+    assert len(keys) == len(_STREAMS) * len(_IDS)
+
+
+def test_joined_entry_keys_twin_fails():
+    """Broken twins: a split at the last NUL, and a prefix by the stream's own text, each lose a pair."""
+    prefixes = entry_key_prefixes(_STREAMS)
+
+    def last_nul(key, streams):
+        place, _, eid = key.rpartition("\x00")
+        return streams[int(place)], eid
+
+    with pytest.raises((AssertionError, ValueError)):
+        for stream in _STREAMS:
+            for eid in _IDS:
+                assert last_nul(prefixes[stream] + eid, _STREAMS) == (stream, eid)
+    by_text = {stream + "\x00" + eid: (stream, eid) for stream in _STREAMS for eid in _IDS}
+    assert len(by_text) < len(_STREAMS) * len(_IDS)  # ("1\x00x", "a") and ("1", "x\x00a") style collisions
+
+
+def test_update_check_with_joined_keys_is_the_check_with_the_pair_joined():
+    spec = StreamSpec(streams=("eu", "us"), tick_seconds=10.0, end_time=100.0)
+    for digests in (False, True):
+        plain = UpdateCheck(spec, (3,), digests=digests)
+        joined = UpdateCheck(spec, (3,), digests=digests, joined_keys=True)
+        assert joined.output_type == tuple[str, typing.Any] and plain.output_type == tuple[tuple[str, str], typing.Any]
+        recs = [
+            UpdateRecord(5.0, "insert", "a", (1,), "us", 0, '{"x": 1}'),
+            UpdateRecord(5, "insert", "a\x00b", [1], "eu", 0, "line"),  # the general path
+            UpdateRecord(5.0, "delete", "0", None, "us", 3, "d"),
+            UpdateRecord(500.0, "insert", "a", (1,), "eu", 0, "late"),  # after_end
+            UpdateRecord(5.0, "insert", "a", (1,), "asia", 0, "x"),  # undeclared_stream
+        ]
+        for rec in recs:
+            (r1, o1), (r2, o2) = plain(rec), joined(rec)
+            assert r1 == r2 and (o1 is None) == (o2 is None)
+            if o1 is not None:
+                assert type(o2[0]) is str and split_entry_key(o2[0], spec.streams) == o1[0] and o2[1] == o1[1]
+                assert joined.accepted(rec) in (None, o2)
 
 
 # ---------------------------------------------------------------------------

@@ -123,6 +123,26 @@ def test_the_bounded_graph_is_typed_with_the_coders(tmp_path):
     assert len(chunks) == 1 and chunks[0].startswith("Parse")
 
 
+def _entry_key_coder(p):
+    """The key coder of the elements entering the release's ``GroupByEntry``."""
+    return _coders(p)["Release/Validate/ParDo(ValidateFn):None"].coders()[0]  # a TupleCoder: (key, value)
+
+
+def test_the_bounded_entry_shuffle_is_keyed_by_text(tmp_path):
+    """Bounded: the entry shuffle's key is one text (``transforms.common.entry_key_prefixes``), encoded by the
+    text coder; streaming: the pair of texts, its tuple coder, as a running job's state keys were."""
+    bounded = beam.Pipeline(
+        options=PipelineOptions(["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner"])
+    )
+    wiring.build_pipeline(bounded, parse_config(_config(tmp_path)[1]), NoiseKey.disabled())
+    assert isinstance(_entry_key_coder(bounded), coders.StrUtf8Coder)
+    opts = PipelineOptions(["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner", "--streaming"])
+    streaming = beam.Pipeline(options=opts)
+    wiring.build_pipeline(streaming, parse_config(_config(tmp_path)[1]), NoiseKey.disabled())
+    key = _entry_key_coder(streaming)
+    assert isinstance(key, coders.TupleCoder) and all(isinstance(c, coders.StrUtf8Coder) for c in key.coders()), key
+
+
 def test_a_streaming_graph_keeps_its_coders(tmp_path):
     """No PCollection of a streaming graph gets the new coders (a running Dataflow job updated in place by this
     version keeps every PCollection's coder)."""

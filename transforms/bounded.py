@@ -31,7 +31,7 @@ from apache_beam.transforms import window
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from transforms.common import dead_letter, in_update_order, resolve_updates, tie_refs
+from transforms.common import dead_letter, in_update_order, resolve_updates, split_entry_key, tie_refs
 from transforms.core.foundation.aggregates import in_tick_order
 from transforms.spec import NAMESPACE, StreamSpec
 
@@ -80,6 +80,8 @@ class ResolveEntriesBoundedFn(beam.DoFn):
 
     def process(self, element):
         key, updates = element
+        if type(key) is str:  # joined by UpdateCheck(joined_keys=True): the pair again, as everything after reads it
+            key = split_entry_key(key, self.spec.streams)
         ordered = in_update_order(updates)  # sorted(updates, key=update_order), without its key where it can
         acc = self.acc.get(key[0])
         if acc is None:

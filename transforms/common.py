@@ -46,6 +46,8 @@ __all__ = [
     "resolve_updates",
     "dead_letter",
     "raw_digest",
+    "entry_key_prefixes",
+    "split_entry_key",
     "line_digest",
     "digest_length",
     "MAX_DIGEST_LENGTH",
@@ -118,6 +120,23 @@ def raw_digest(raw):
     if raw is None:
         return None
     return hashlib.blake2b(repr(raw).encode("utf-8", "backslashreplace"), digest_size=16, person=b"non-text").digest()
+
+
+def entry_key_prefixes(streams: tuple) -> dict:
+    """``stream -> prefix`` of the bounded registry's joined keys: an entry's key in the ``GroupByEntry`` shuffle
+    is one text, ``prefix + entry id``, the stream's place among the declared ``streams`` (decimal digits) and a
+    NUL, where the streaming registry's key is the pair ``(stream, entry id)``. Beam encodes a text key in one
+    copy and a pair through its tuple coder, and the runner's grouping encodes each element's key again: ~1 us
+    an update less over the four codings of the shuffle (``docs/performance.md``). The same groups (a key per
+    (stream, entry), the declared streams only: the validation refuses any other), in the same order."""
+    return {stream: f"{i}\x00" for i, stream in enumerate(streams)}
+
+
+def split_entry_key(key: str, streams: tuple) -> tuple[str, str]:
+    """``(stream, entry id)`` of a key joined by :func:`entry_key_prefixes` (the digits end at the first NUL;
+    the id is the rest, whatever it holds)."""
+    place, _, eid = key.partition("\x00")
+    return streams[int(place)], eid
 
 
 def _text_digest(data: bytes) -> bytes:

@@ -240,7 +240,8 @@ class ReleaseContinually(beam.PTransform):
             across = self._person_limit.max_streams is not None  # one key per person, whatever the stream
             check = PersonUpdateCheck(self.spec, self._domains, across_streams=across)
         else:
-            check = UpdateCheck(self.spec, self._domains, digests=digests)
+            # bounded: the entry's key joined in one text (transforms.common.entry_key_prefixes)
+            check = UpdateCheck(self.spec, self._domains, digests=digests, joined_keys=chunks)
         return updates | "Validate" >> beam.ParDo(ValidateFn(check, chunks)).with_outputs(ValidateFn.DEAD, main="valid")
 
     def _bound_persons(self, valid, bounded: bool):

@@ -16,7 +16,7 @@ import typing
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from transforms.common import raw_digest
+from transforms.common import entry_key_prefixes, raw_digest
 from transforms.core.foundation.entries import OPS
 from transforms.records import DeadLetter, UpdateChunk, UpdateRecord
 from transforms.spec import NAMESPACE, TIME_RANGE, StreamSpec, event_time_ok
@@ -105,15 +105,21 @@ class UpdateCheck:
     (Beam encodes them without pickling; ``raw``, the input as received, is for the dead letters only).
 
     ``digests``: ``raw`` is ``transforms.common.raw_digest`` of the input as received (the bounded graph with a
-    source read twice, ``ReleaseContinually``'s ``raw_lines``: the record stays out of the entry shuffle)."""
+    source read twice, ``ReleaseContinually``'s ``raw_lines``: the record stays out of the entry shuffle).
+    ``joined_keys`` (the bounded graph): the key is one text, ``transforms.common.entry_key_prefixes``' prefix
+    of the stream and the entry id (``ResolveEntriesBoundedFn`` splits it), typed ``str``."""
 
     output_type = tuple[tuple[str, str], typing.Any]
     counter = "updates_validated"
     label = "ValidateFn"
 
-    def __init__(self, spec: StreamSpec, domain_sizes: tuple, digests: bool = False):
+    def __init__(self, spec: StreamSpec, domain_sizes: tuple, digests: bool = False, joined_keys: bool = False):
         self.spec = spec
         self.digests = digests
+        self.joined_keys = joined_keys
+        self._prefixes = entry_key_prefixes(spec.streams) if joined_keys else None
+        if joined_keys:
+            self.output_type = tuple[str, typing.Any]
         self.domain_sizes = tuple(domain_sizes)
         self.streams = frozenset(spec.streams)
         self._end = spec.end_tick
@@ -130,7 +136,8 @@ class UpdateCheck:
         raw = rec.raw if len(rec) > 6 else None
         if self.digests:
             raw = raw_digest(raw)
-        return None, ((rec.stream, rec.entry_id), (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
+        key = self._prefixes[rec.stream] + rec.entry_id if self.joined_keys else (rec.stream, rec.entry_id)
+        return None, (key, (tick, rec.seq, rec.op, item, float(rec.event_time), raw))
 
     def accepted(self, rec):
         """The output of a record that :meth:`reason` accepts, decided by exact type tests (an
@@ -162,7 +169,8 @@ class UpdateCheck:
             for v, d in zip(item, self.domain_sizes):
                 if type(v) is not int or not 0 <= v < d:
                     return None
-        return ((stream, eid), (tick, seq, op, item, t, raw_digest(raw) if self.digests else raw))
+        key = self._prefixes[stream] + eid if self._prefixes is not None else (stream, eid)
+        return (key, (tick, seq, op, item, t, raw_digest(raw) if self.digests else raw))
 
     def reason(self, rec) -> tuple[str | None, int]:
         """(rejection reason or None, the update's tick)."""
