@@ -337,21 +337,49 @@ class AutoRelease(ContinualRelease):
             self.finished_reason = self.parts[0].finished_reason
 
     def _apply(self, batch: TickBatch, noise: NoiseSource, res: TickResult) -> None:
-        results = []
-        every = tuple(range(len(self.config.queries)))  # a part of every query set, in order: its items are the batch's
-        for i, (core, cols) in enumerate(zip(self.parts, self.columns)):
-            if cols == every:  # the projection would copy each item as it is (the same tuples' values)
-                sub = TickBatch(batch.tick, list(batch.inserts), list(batch.deletes), batch.n_updates)
-            else:
-                sub = TickBatch(
-                    batch.tick,
-                    [tuple(item[c] for c in cols) for item in batch.inserts],
-                    [(tuple(item[c] for c in cols), t) for item, t in batch.deletes],
-                    batch.n_updates,
-                )
-            results.append(core.apply(sub, self._noise(noise, i)))
+        results = [
+            core.apply(self._part_batch(batch, cols), self._noise(noise, i))
+            for i, (core, cols) in enumerate(zip(self.parts, self.columns))
+        ]
         self.num_updates += batch.n_updates
         self._merge(results, res)
+
+    def _part_batch(self, batch: TickBatch, cols: tuple) -> TickBatch:
+        """The batch a part with the query sets at item positions ``cols`` sees."""
+        if cols == tuple(range(len(self.config.queries))):  # the projection would copy each item as it is
+            return TickBatch(batch.tick, list(batch.inserts), list(batch.deletes), batch.n_updates)
+        return TickBatch(
+            batch.tick,
+            [tuple(item[c] for c in cols) for item in batch.inserts],
+            [(tuple(item[c] for c in cols), t) for item, t in batch.deletes],
+            batch.n_updates,
+        )
+
+    def apply_block(self, batches: list, noise: NoiseSource) -> list[TickResult] | None:
+        """``[apply(b, noise) for b in batches]``, each part's periods a block at a time
+        (``ContinualCountRelease.apply_block``: the same results), merged batch by batch as :meth:`_apply` merges
+        them; None, with nothing changed, unless every part takes the block (its ``block_plans``)."""
+        if self.finished or not batches or batches[0].tick <= self.last_tick:
+            return None
+        plans = []
+        for i, core in enumerate(self.parts):  # a part's plan reads the batches' ticks only
+            plan = core.block_plans(batches, self._noise(noise, i)) if hasattr(core, "block_plans") else None
+            if plan is None:
+                return None
+            plans.append(plan)
+        self.noiseless = noise.is_disabled
+        # each part reads its query sets' item positions of the batches as they are (no projected copies)
+        done = [
+            core.apply_planned(batches, self._noise(noise, i), plan, cols)
+            for i, (core, plan, cols) in enumerate(zip(self.parts, plans, self.columns))
+        ]
+        out = []
+        for b, batch in enumerate(batches):
+            res = TickResult()
+            self.num_updates += batch.n_updates
+            self._merge([part[b] for part in done], res)
+            out.append(res)
+        return out
 
     def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
         self._merge([core.advance(tick, self._noise(noise, i)) for i, core in enumerate(self.parts)], res)

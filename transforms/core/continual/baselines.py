@@ -279,6 +279,90 @@ class ContinualCountRelease(ContinualRelease):
         if self.next_period_end(self.period_tick) == batch.tick:
             self._step(batch.tick, self.acc, noise, res)
 
+    def apply_block(self, batches: list, noise: NoiseSource) -> list[TickResult] | None:
+        """``[apply(b, noise) for b in batches]`` computed a block at a time: every period from the last one to
+        the last batch's, each counter's steps at once (``KaryTreeCounter.step_block``: the same estimates, error
+        bounds and state, the ledger charged in the same order). None, with nothing changed, where the block
+        does not take the case (:meth:`block_plans`; the caller applies the batches one by one). When the
+        releases happen is as before: every period, a public schedule."""
+        plans = self.block_plans(batches, noise)
+        return None if plans is None else self.apply_planned(batches, noise, plans)
+
+    def block_plans(self, batches: list, noise: NoiseSource) -> list | None:
+        """Each counter's ``block_plan`` for the periods up to the last batch's, or None where the block does not
+        take the case: periods longer than a tick, a period open, bounds on some ticks only, the end or the
+        horizon within the block, ticks not increasing, a subclass that steps its own way, or a counter that
+        cannot step the block. Draws the block's node noise; changes nothing. Reads the batches' ticks only."""
+        cls = type(self)
+        if (
+            self.finished
+            or self.every_ticks not in (None, 1)  # a step every tick (None) or every period of one tick
+            or self.acc is not None
+            or self.bound_ticks is not None
+            or self.period_tick != self.tick
+            or cls._step is not ContinualCountRelease._step
+            or cls._apply is not ContinualCountRelease._apply
+            or cls._advance is not ContinualCountRelease._advance
+        ):
+            return None
+        t0, ticks = self.tick, [b.tick for b in batches]
+        if not ticks or ticks[0] <= t0 or any(b <= a for a, b in zip(ticks, ticks[1:])):
+            return None
+        last, n = ticks[-1], ticks[-1] - t0
+        horizon = self._counter_choice()[1]
+        if self.end_tick is not None and last >= self.end_tick:
+            return None
+        if self.counters[0].needs_horizon and horizon is not None and self.closed + n >= horizon:
+            return None
+        plans = []
+        for c in self.counters:
+            plan = c.block_plan(n, noise) if hasattr(c, "block_plan") else None
+            if plan is None:
+                return None
+            plans.append(plan)
+        return plans
+
+    def apply_planned(self, batches: list, noise: NoiseSource, plans: list, cols=None) -> list[TickResult]:
+        """:meth:`apply_block` with the plans :meth:`block_plans` gave for these batches; ``cols``: the item
+        positions of this release's query sets in the batches' items (a part of ``auto``: the batches as given
+        to ``auto``, not projected on the part's query sets)."""
+        t0, ticks = self.tick, [b.tick for b in batches]
+        last, n = ticks[-1], ticks[-1] - t0
+        self.noiseless = noise.is_disabled
+        sizes = [m.domain_size for m in self.mechanisms]
+        rows = None
+        if type(self)._batch_hists is ContinualCountRelease._batch_hists:  # the batches' histograms, at once
+            rows = TickBatch.block_histograms(batches, t0 + 1, n, sizes, self.signed, cols)
+        if rows is None:
+            rows = [np.zeros((n, d), dtype=np.int64) for d in sizes]
+            for b in batches:
+                hists = self._batch_hists(b if cols is None else _projected(b, cols))
+                for k, h in enumerate(hists):
+                    rows[k][b.tick - t0 - 1] = self.mechanisms[k].validate_hist(h)
+        self.num_updates += sum(b.n_updates for b in batches)
+        for t in range(t0 + 1, last + 1):  # the charges, in the order the steps one by one make them
+            for c in self.counters:
+                c.charge_step(t)
+        beta = self.config.beta
+        estimates = [c.step_block(h, p) for c, h, p in zip(self.counters, rows, plans)]
+        bounds = [c.block_bounds(beta, t0, n) for c in self.counters]
+        names = [q.name for q in self.config.queries]
+        spent = self.ledger.spent  # no charge of the block changed a total (block_plan)
+        out, res, at = [], TickResult(), 0
+        for i, t in enumerate(range(t0 + 1, last + 1)):
+            self.closed += 1
+            for k in range(len(self.counters)):
+                res.answers.append(
+                    Answer(self.stream, t, self.closed, names[k], estimates[k][i], bounds[k][i], beta, spent)
+                )
+            res.closes.append(t)
+            self.period_tick = self.tick = t
+            self._after_release(t, res)
+            if t == ticks[at]:
+                out.append(res)
+                res, at = TickResult(), at + 1
+        return out
+
     def _advance(self, tick: int, noise: NoiseSource, res: TickResult) -> None:
         if self.every_ticks is None:
             for t in range(self.tick + 1, tick + 1):
@@ -317,3 +401,13 @@ class ContinualCountRelease(ContinualRelease):
         horizon = self._counter_choice()[1]
         if self.counters[0].needs_horizon and horizon is not None and self.closed >= horizon:
             self._finish(tick, "horizon_reached", res)
+
+
+def _projected(batch: TickBatch, cols: tuple) -> TickBatch:
+    """``batch`` with each item projected on the positions ``cols`` (what ``auto`` gives a part)."""
+    return TickBatch(
+        batch.tick,
+        [tuple(item[c] for c in cols) for item in batch.inserts],
+        [(tuple(item[c] for c in cols), t) for item, t in batch.deletes],
+        batch.n_updates,
+    )

@@ -245,6 +245,26 @@ class _AdditiveMechanism(StaticMechanism):
             return None
         return discrete_laplace_rows(seeds, self._calibration(budget)[1], self.num_queries)
 
+    def answers_in_rows(self) -> bool:
+        """Whether :meth:`answers_with_noise` answers many releases at once: a count, a histogram or a linear
+        query set as this module defines them (not a subclass that answers or adds its noise its own way)."""
+        cls = type(self)
+        return cls._noisy_values is _AdditiveMechanism._noisy_values and cls._answers_units in _ROWS
+
+    def answers_with_noise(self, hists: np.ndarray, budget: Budget, noise: np.ndarray) -> np.ndarray:
+        """:meth:`answer_with_noise` of each row of ``hists`` (an ``n x domain_size`` integer array) with the
+        noise row of the same index (``noise_rows``' rows), at once: row i is the same floats as
+        ``answer_with_noise(hists[i], budget, noise[i])`` (integer answers plus integer noise, then the unit:
+        exact integer arithmetic row by row, ``tests/test_kary_block.py``). Only where :meth:`answers_in_rows`."""
+        if not self.answers_in_rows():
+            raise TypeError(f"{type(self).__name__} answers one release at a time")
+        h = np.asarray(hists)
+        if h.ndim != 2 or h.shape[1] != self.domain_size:
+            raise ValueError(f"datasets must be histograms of length {self.domain_size}, got shape {h.shape}")
+        self._calibration(budget)  # the budget's checks, as a release makes them
+        values = (_ROWS[type(self)._answers_units](self, h.astype(np.int64, copy=False)) + noise).astype(np.int64)
+        return np.asarray(values * self.unit if self.unit != 1.0 else values, dtype=float)
+
     def answer_with_noise(self, hist, budget: Budget, noise: np.ndarray) -> np.ndarray:
         """``answer(release(hist, budget, stream))`` with the release's noise given: ``noise`` is a row of
         :meth:`noise_rows` (the release's own, drawn ahead from the same stream), so the answers are the same
@@ -376,3 +396,13 @@ def union_alpha(alphas: Sequence, beta: float) -> float:
     if k == 0:
         return 0.0
     return math.fsum(a(beta / k) for a in alphas)
+
+
+#: ``_answers_units`` of each row of an ``n x d`` int64 array at once, by the class's own ``_answers_units``: a
+#: count's sum of cells, a histogram's cells, a linear query set's integer matrix product (exact integers, the same
+#: values row by row)
+_ROWS = {
+    CountMechanism._answers_units: lambda m, h: np.add.reduce(h, axis=1).reshape(-1, 1),
+    HistogramMechanism._answers_units: lambda m, h: h,
+    LinearQueryMechanism._answers_units: lambda m, h: h @ m._aq.T,
+}

@@ -211,7 +211,10 @@ class KaryTreeCounter(ContinualCounter):
             return 0.0
         if not self.honaker or self.horizon < NEWTON_FROM:
             return super().error_bound(beta, n)
-        t = self.t
+        return self._bound_at(beta, self.t)
+
+    def _bound_at(self, beta: float, t: int) -> float:
+        """:meth:`error_bound` after step ``t`` (Honaker's estimate: a function of t and the public parameters)."""
         index = (t - 1) // _BLOCK
         # The last block used, kept on the instance: consecutive periods share a block (4096 of them), and the
         # shared cache's key (the nested tuple of the level profiles' terms) is hashed on every look-up. The
@@ -226,6 +229,119 @@ class KaryTreeCounter(ContinualCounter):
         block = _block_bounds(key, self.radices, self.horizon, beta / self.mechanism.num_queries, index)
         self._bound_memo = (beta, index, block)
         return float(block[(t - 1) % _BLOCK])
+
+    # -- a block of steps at once (a bounded run's known batches: ContinualCountRelease.apply_block) ----------------
+
+    def block_plan(self, n: int, noise: NoiseSource):
+        """What :meth:`step_block` needs to take the next ``n`` steps at once (the node noise of each level's
+        completed nodes, drawn as :meth:`_noise_ahead` draws it: ``mechanism.noise_rows``, the same values), or
+        None where the steps must be taken one by one: past the horizon, without Honaker's estimate, with a
+        release log, a source that does not draw ahead (or draws no noise), a mechanism without rows, or a
+        level whose first node would be released in the block (its first charge raises the ledger's total;
+        every later node of a level is charged the same cost in a parallel scope, which changes no total, so
+        no charge of the block can exceed the budget). Draws noise but changes nothing."""
+        t0 = self.t
+        if n < 1 or t0 + n > self.horizon or not self.honaker or self.release_log is not None:
+            return None
+        if noise.is_disabled or not getattr(noise, "draws_ahead", False):
+            return None
+        rows_of = getattr(self.mechanism, "noise_rows", None)
+        in_rows = getattr(self.mechanism, "answers_in_rows", None)
+        if rows_of is None or in_rows is None or not in_rows():
+            return None
+        spans = [(t0 // size + 1, (t0 + n) // size) for size in self.sizes]
+        if any(first == 1 <= last for first, last in spans):  # a level's first node
+            return None
+        plan = []
+        for j, (first, last) in enumerate(spans):
+            if last < first:
+                plan.append((first, 0, None))
+                continue
+            rows = rows_of(self.node_budget, noise, self.coords + ("node", j), first, last - first + 1)
+            if rows is None:
+                return None
+            plan.append((first, last - first + 1, rows))
+        return plan
+
+    def charge_step(self, t: int) -> None:
+        """The ledger charges step ``t`` makes (its completed nodes, level by level), as :meth:`step` makes
+        them: a caller stepping a block charges its steps in their order first (``block_plan``)."""
+        cost = self.mechanism.cost(self.node_budget)
+        for j, size in enumerate(self.sizes):
+            if t % size:
+                break
+            self._level_scopes[j].charge(cost, self.coords + ("node", j, t // size))
+
+    def step_block(self, batches: np.ndarray, plan) -> list[np.ndarray]:
+        """The estimates of the next ``len(batches)`` steps (one ``n x domain_size`` integer array of their
+        batches), each the same floats as :meth:`step` gives, and the counter's state after them the same as
+        after those steps, with ``plan`` from :meth:`block_plan` (the charges are the caller's:
+        :meth:`charge_step`). Each level's nodes are the integer sums of their batches; a node's answers
+        ``mechanism.answers_with_noise`` of its noise row; Honaker's combination the same elementwise products
+        and sums; each level's running sum the same additions in the same order (``np.add.accumulate``, which
+        adds in order, from the same start: the carried sum, or 0.0 after its parent's node); and each
+        estimate ``np.add.reduce`` over the levels, row by row as the counter's own (``tests/test_kary_block.py``
+        compares them bit for bit)."""
+        h = np.asarray(batches)
+        n, t0, q = len(h), self.t, self.mechanism.num_queries
+        if h.ndim != 2 or h.shape[1] != self.mechanism.domain_size:
+            raise ValueError(f"batches must be an n x {self.mechanism.domain_size} array, got shape {h.shape}")
+        cum = np.zeros((n + 1, h.shape[1]), dtype=np.int64)
+        np.cumsum(h, axis=0, dtype=np.int64, out=cum[1:])
+        steps = np.arange(t0 + 1, t0 + n + 1)
+        levels = np.empty((n, self.levels, q))  # each step's sums per level, laid out as self._sums
+        before_reset = None  # the lower level's sums as each of this level's nodes completes
+        for j, size in enumerate(self.sizes):
+            first, count, rows = plan[j]
+            carried = self._sums[j].copy()
+            if not count:
+                self._acc[j] += cum[n]
+                levels[:, j, :] = carried
+                continue
+            ends = np.arange(first, first + count) * size - t0  # the completing steps, 1-based in the block
+            starts = np.maximum(ends - size, 0)
+            nodes = cum[ends] - cum[starts]
+            nodes[0] += self._acc[j]  # the part of the first node before the block
+            self._acc[j] = cum[n] - cum[ends[-1]]
+            y = self.mechanism.answers_with_noise(nodes, self.node_budget, rows)
+            if j:
+                wy, wc = self._weights[j]
+                z = wy * y + wc * before_reset
+            else:
+                z = y
+            upper = self.sizes[j + 1] if j + 1 < self.levels else None
+            resets = [] if upper is None else list(np.flatnonzero((ends + t0) % upper == 0))
+            after = np.empty((count, q))
+            tops, at, cur = [], 0, carried
+            for stop in [*resets, count - 1] if not resets or resets[-1] != count - 1 else resets:
+                run = np.add.accumulate(np.vstack([cur[None, :], z[at : stop + 1]]), axis=0)[1:]
+                after[at : stop + 1] = run
+                if upper is not None and (ends[stop] + t0) % upper == 0:
+                    tops.append(run[-1])
+                    after[stop] = 0.0
+                    cur = np.zeros(q)
+                else:
+                    cur = run[-1]
+                at = stop + 1
+            self._sums[j] = cur
+            before_reset = np.array(tops).reshape(-1, q)
+            k = steps // size - first  # the last completed node of this level at each step, -1: none yet
+            levels[:, j, :] = np.where((k >= 0)[:, None], after[np.maximum(k, 0)], carried)
+        # each row's np.add.reduce over the levels, as step() reduces self._sums: numpy reduces the middle axis of
+        # an (n, levels, q) array row by row with the loop it uses for one (levels, q) array (in order, or its
+        # pairwise sum for a contiguous run of more than 8), tests/test_kary_block.py checks it on this numpy
+        estimates = list(np.add.reduce(levels, axis=1))
+        self.t = t0 + n
+        self._digits = [int(d) for d in kary_digits(np.array([self.t]), self.radices)[0]]
+        self.noiseless = False
+        self.estimate = estimates[-1]
+        nodes_now = sum(self._digits)
+        self._terms = [(self.node_budget, nodes_now, 1.0)] if nodes_now else []
+        return estimates
+
+    def block_bounds(self, beta: float, t0: int, n: int) -> list[float]:
+        """:meth:`error_bound` after each of the steps ``t0 + 1 .. t0 + n`` taken by :meth:`step_block`."""
+        return [self._bound_at(beta, t) for t in range(t0 + 1, t0 + n + 1)]
 
 
 def kary_digits(t: np.ndarray, radices: tuple[int, ...]) -> np.ndarray:
