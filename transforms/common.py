@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import operator
+import struct
 
 import apache_beam as beam
 import numpy as np
@@ -115,8 +116,11 @@ def raw_digest(raw):
     length some dead letter wants: ``digest_length``); None for None. Any other raw (bytes, a Pub/Sub pair:
     never from a text file source) gets 16 bytes of BLAKE2b under its own personalisation, which no line
     matches (its dead letter then has no record: ``join_raw``)."""
-    if type(raw) is str:
-        return _text_digest(raw.encode("utf-8", "surrogatepass"))
+    if type(raw) is str:  # _text_digest of its UTF-8, inline (once per update of a bounded file run)
+        data = raw.encode("utf-8", "surrogatepass")
+        n = len(data)
+        head = _LENGTH(n if n < MAX_DIGEST_LENGTH else MAX_DIGEST_LENGTH)
+        return head + hashlib.blake2b(data, digest_size=12).digest()
     if raw is None:
         return None
     return hashlib.blake2b(repr(raw).encode("utf-8", "backslashreplace"), digest_size=16, person=b"non-text").digest()
@@ -140,7 +144,12 @@ def split_entry_key(key: str, streams: tuple) -> tuple[str, str]:
 
 
 def _text_digest(data: bytes) -> bytes:
-    return min(len(data), MAX_DIGEST_LENGTH).to_bytes(4, "big") + hashlib.blake2b(data, digest_size=12).digest()
+    n = len(data)
+    head = _LENGTH(n if n < MAX_DIGEST_LENGTH else MAX_DIGEST_LENGTH)
+    return head + hashlib.blake2b(data, digest_size=12).digest()
+
+
+_LENGTH = struct.Struct(">I").pack  # a digest's length field: 4 bytes, big-endian
 
 
 #: the largest length a digest holds (a longer text's digest holds this)
@@ -488,7 +497,13 @@ def apply_in_order(core, aggregates, noise):
 def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
     """:func:`apply_in_order`'s results, each as it is computed (the aggregates are merged first, all of
     them, as there); with ``step``, a stretch of more than ``step`` ticks without data before a batch is
-    advanced through ``step`` ticks at a time first (``advance_in_steps``: the same releases)."""
+    advanced through ``step`` ticks at a time first (``advance_in_steps``: the same releases).
+
+    A mechanism with ``apply_block`` (``auto``, ``net_change``, ``continual_count`` over k-ary trees) gets the
+    batches of up to ``BLOCK_TICKS`` ticks in one call, which computes the same results as a call per batch, bit
+    for bit (``tests/test_kary_block.py``); where it declines, the batches are applied one by one. Which of the two
+    computes a block depends on which ticks have data; nothing released does, and when a release happens is the
+    mechanism's public schedule either way."""
     merged: dict[int, list] = {}
     first = core.last_tick + 1
     for tick, ins, dele, n in aggregates:

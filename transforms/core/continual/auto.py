@@ -359,7 +359,12 @@ class AutoRelease(ContinualRelease):
         """``[apply(b, noise) for b in batches]``, each part's periods a block at a time
         (``ContinualCountRelease.apply_block``: the same results), merged batch by batch as :meth:`_apply` merges
         them; None, with nothing changed, unless every part takes the block (its ``block_plans``)."""
-        if self.finished or not batches or batches[0].tick <= self.last_tick:
+        if (
+            self.finished
+            or not batches
+            or batches[0].tick <= self.last_tick
+            or type(self)._apply is not AutoRelease._apply
+        ):
             return None
         plans = []
         for i, core in enumerate(self.parts):  # a part's plan reads the batches' ticks only
