@@ -153,23 +153,33 @@ def test_a_mechanism_that_answers_its_own_way_steps_one_by_one():
     assert CountMechanism(4).answers_in_rows() and LinearQueryMechanism(np.ones((2, 3))).answers_in_rows()
 
 
+def _multiset(xs) -> dict:
+    out: dict = {}
+    for x in xs:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
 @pytest.mark.parametrize("signed", [True, False])
 @pytest.mark.parametrize("cols", [None, (2, 0), (1,)])
 def test_block_histograms_are_the_batches_histograms(signed, cols):
-    """``TickBatch.block_histograms``: row by row the batches' ``histograms`` (projected on ``cols``), over empty
-    batches, repeated items and ticks left out; None for items it does not count (histograms decides)."""
+    """``TickBatch.block_histograms``: row by row the histograms of ``from_counts`` of each aggregate (projected on
+    ``cols``), over empty aggregates, repeated items and ticks left out; None for items or counts it does not
+    count (histograms decides)."""
     rng = np.random.default_rng(3)
     sizes = (1, 3, 5)
-    batches = []
+    aggs = []
     for t in sorted(rng.choice(np.arange(10, 70), size=25, replace=False)):
-        ins = [tuple(int(rng.integers(0, d)) for d in sizes) for _ in range(int(rng.integers(0, 5)))]
-        dels = [(tuple(int(rng.integers(0, d)) for d in sizes), 3) for _ in range(int(rng.integers(0, 3)))]
-        batches.append(TickBatch(int(t), ins, dels, len(ins) + len(dels)))
+        ins = [tuple(int(rng.integers(0, d)) for d in sizes) for _ in range(int(rng.integers(0, 6)))]
+        dels = [(tuple(int(rng.integers(0, d)) for d in sizes), 3) for _ in range(int(rng.integers(0, 4)))]
+        aggs.append((int(t), _multiset(ins), _multiset(dels), len(ins) + len(dels)))
+    assert any(c > 1 for a in aggs for c in a[1].values())  # repeated items: counts above one
     picked = tuple(range(3)) if cols is None else cols
     domains = [sizes[c] for c in picked]
-    got = TickBatch.block_histograms(batches, 5, 70, domains, signed, cols)
+    got = TickBatch.block_histograms(aggs, 5, 70, domains, signed, cols)
     want = [np.zeros((70, d), dtype=np.int64) for d in domains]
-    for b in batches:
+    for a in aggs:
+        b = TickBatch.from_counts(*a)
         projected = TickBatch(
             b.tick,
             [tuple(i[c] for c in picked) for i in b.inserts],
@@ -178,8 +188,8 @@ def test_block_histograms_are_the_batches_histograms(signed, cols):
         for k, h in enumerate(projected.histograms(domains, signed)):
             want[k][b.tick - 5] = h
     assert [g.tobytes() for g in got] == [w.tobytes() for w in want] and any(w.any() for w in want)
-    for bad in ([(0, 1.5, 0)], [(0, 3, 0)], [(0, -1, 0)], [(0, 1)], [(0, "a", 0)]):
-        odd = batches + [TickBatch(74, bad, [])]
+    for bad in ({(0, 1.5, 0): 1}, {(0, 3, 0): 1}, {(0, -1, 0): 1}, {(0, 1): 1}, {(0, "a", 0): 1}, {(0, 1, 0): 0}):
+        odd = aggs + [(74, bad, {}, 1)]
         assert TickBatch.block_histograms(odd, 5, 70, sizes, signed) is None
 
 

@@ -500,7 +500,7 @@ def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
     advanced through ``step`` ticks at a time first (``advance_in_steps``: the same releases).
 
     A mechanism with ``apply_block`` (``auto``, ``net_change``, ``continual_count`` over k-ary trees) gets the
-    batches of up to ``BLOCK_TICKS`` ticks in one call, which computes the same results as a call per batch, bit
+    aggregates of up to ``BLOCK_TICKS`` ticks in one call, which computes the same results as a call per batch, bit
     for bit (``tests/test_kary_block.py``); where it declines, the batches are applied one by one. Which of the two
     computes a block depends on which ticks have data; nothing released does, and when a release happens is the
     mechanism's public schedule either way."""
@@ -531,7 +531,7 @@ def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
                 and (end is None or ticks[j] < end)  # the end's release finishes the mechanism: a call of its own
             ):
                 j += 1
-        out = block([to_batch(u, *merged[u]) for u in ticks[i:j]], noise) if j - i > 1 else None
+        out = block([(u, *merged[u]) for u in ticks[i:j]], noise) if j - i > 1 else None
         if out is not None:
             yield from out
             i = j

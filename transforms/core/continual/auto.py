@@ -355,33 +355,35 @@ class AutoRelease(ContinualRelease):
             batch.n_updates,
         )
 
-    def apply_block(self, batches: list, noise: NoiseSource) -> list[TickResult] | None:
-        """``[apply(b, noise) for b in batches]``, each part's periods a block at a time
-        (``ContinualCountRelease.apply_block``: the same results), merged batch by batch as :meth:`_apply` merges
-        them; None, with nothing changed, unless every part takes the block (its ``block_plans``)."""
+    def apply_block(self, aggregates: list, noise: NoiseSource) -> list[TickResult] | None:
+        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates]``, each part's periods a block at a
+        time (``ContinualCountRelease.apply_block``: the same results), merged aggregate by aggregate as
+        :meth:`_apply` merges them; None, with nothing changed, unless every part takes the block (its
+        ``block_plans``)."""
         if (
             self.finished
-            or not batches
-            or batches[0].tick <= self.last_tick
+            or not aggregates
+            or aggregates[0][0] <= self.last_tick
             or type(self)._apply is not AutoRelease._apply
         ):
             return None
+        ticks = [a[0] for a in aggregates]
         plans = []
-        for i, core in enumerate(self.parts):  # a part's plan reads the batches' ticks only
-            plan = core.block_plans(batches, self._noise(noise, i)) if hasattr(core, "block_plans") else None
+        for i, core in enumerate(self.parts):
+            plan = core.block_plans(ticks, self._noise(noise, i)) if hasattr(core, "block_plans") else None
             if plan is None:
                 return None
             plans.append(plan)
         self.noiseless = noise.is_disabled
-        # each part reads its query sets' item positions of the batches as they are (no projected copies)
+        # each part reads its query sets' item positions of the items as they are (no projected copies)
         done = [
-            core.apply_planned(batches, self._noise(noise, i), plan, cols)
+            core.apply_planned(aggregates, self._noise(noise, i), plan, cols)
             for i, (core, plan, cols) in enumerate(zip(self.parts, plans, self.columns))
         ]
         out = []
-        for b, batch in enumerate(batches):
+        for b, agg in enumerate(aggregates):
             res = TickResult()
-            self.num_updates += batch.n_updates
+            self.num_updates += agg[3]
             self._merge([part[b] for part in done], res)
             out.append(res)
         return out

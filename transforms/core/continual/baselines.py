@@ -279,20 +279,21 @@ class ContinualCountRelease(ContinualRelease):
         if self.next_period_end(self.period_tick) == batch.tick:
             self._step(batch.tick, self.acc, noise, res)
 
-    def apply_block(self, batches: list, noise: NoiseSource) -> list[TickResult] | None:
-        """``[apply(b, noise) for b in batches]`` computed a block at a time: every period from the last one to
-        the last batch's, each counter's steps at once (``KaryTreeCounter.step_block``: the same estimates, error
-        bounds and state, the ledger charged in the same order). None, with nothing changed, where the block
-        does not take the case (:meth:`block_plans`; the caller applies the batches one by one). When the
-        releases happen is as before: every period, a public schedule."""
-        plans = self.block_plans(batches, noise)
-        return None if plans is None else self.apply_planned(batches, noise, plans)
+    def apply_block(self, aggregates: list, noise: NoiseSource) -> list[TickResult] | None:
+        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates]`` (``(tick, inserts, deletes,
+        n_updates)`` multisets, the form the Beam steps merge) computed a block at a time: every period from the
+        last one to the last aggregate's, each counter's steps at once (``KaryTreeCounter.step_block``: the same
+        estimates, error bounds and state, the ledger charged in the same order). None, with nothing changed,
+        where the block does not take the case (:meth:`block_plans`; the caller applies them one by one). When
+        the releases happen is as before: every period, a public schedule."""
+        plans = self.block_plans([a[0] for a in aggregates], noise)
+        return None if plans is None else self.apply_planned(aggregates, noise, plans)
 
-    def block_plans(self, batches: list, noise: NoiseSource) -> list | None:
-        """Each counter's ``block_plan`` for the periods up to the last batch's, or None where the block does not
-        take the case: periods longer than a tick, a period open, bounds on some ticks only, the end or the
-        horizon within the block, ticks not increasing, a subclass that steps its own way, or a counter that
-        cannot step the block. Draws the block's node noise; changes nothing. Reads the batches' ticks only."""
+    def block_plans(self, ticks: list, noise: NoiseSource) -> list | None:
+        """Each counter's ``block_plan`` for the periods up to the last of ``ticks`` (the ticks with data), or
+        None where the block does not take the case: periods longer than a tick, a period open, bounds on some
+        ticks only, the end or the horizon within the block, ticks not increasing, a subclass that steps its own
+        way, or a counter that cannot step the block. Draws the block's node noise; changes nothing."""
         cls = type(self)
         if (
             self.finished
@@ -305,7 +306,7 @@ class ContinualCountRelease(ContinualRelease):
             or cls._advance is not ContinualCountRelease._advance
         ):
             return None
-        t0, ticks = self.tick, [b.tick for b in batches]
+        t0 = self.tick
         if not ticks or ticks[0] <= t0 or any(b <= a for a, b in zip(ticks, ticks[1:])):
             return None
         last, n = ticks[-1], ticks[-1] - t0
@@ -322,24 +323,25 @@ class ContinualCountRelease(ContinualRelease):
             plans.append(plan)
         return plans
 
-    def apply_planned(self, batches: list, noise: NoiseSource, plans: list, cols=None) -> list[TickResult]:
-        """:meth:`apply_block` with the plans :meth:`block_plans` gave for these batches; ``cols``: the item
-        positions of this release's query sets in the batches' items (a part of ``auto``: the batches as given
-        to ``auto``, not projected on the part's query sets)."""
-        t0, ticks = self.tick, [b.tick for b in batches]
+    def apply_planned(self, aggregates: list, noise: NoiseSource, plans: list, cols=None) -> list[TickResult]:
+        """:meth:`apply_block` with the plans :meth:`block_plans` gave for these aggregates; ``cols``: the item
+        positions of this release's query sets in the aggregates' items (a part of ``auto``: the items as given to
+        ``auto``, not projected on the part's query sets)."""
+        t0, ticks = self.tick, [a[0] for a in aggregates]
         last, n = ticks[-1], ticks[-1] - t0
         self.noiseless = noise.is_disabled
         sizes = [m.domain_size for m in self.mechanisms]
         rows = None
         if type(self)._batch_hists is ContinualCountRelease._batch_hists:  # the batches' histograms, at once
-            rows = TickBatch.block_histograms(batches, t0 + 1, n, sizes, self.signed, cols)
+            rows = TickBatch.block_histograms(aggregates, t0 + 1, n, sizes, self.signed, cols)
         if rows is None:
             rows = [np.zeros((n, d), dtype=np.int64) for d in sizes]
-            for b in batches:
-                hists = self._batch_hists(b if cols is None else _projected(b, cols))
+            for a in aggregates:
+                batch = TickBatch.from_counts(*a)
+                hists = self._batch_hists(batch if cols is None else _projected(batch, cols))
                 for k, h in enumerate(hists):
-                    rows[k][b.tick - t0 - 1] = self.mechanisms[k].validate_hist(h)
-        self.num_updates += sum(b.n_updates for b in batches)
+                    rows[k][a[0] - t0 - 1] = self.mechanisms[k].validate_hist(h)
+        self.num_updates += sum(a[3] for a in aggregates)
         for t in range(t0 + 1, last + 1):  # the charges, in the order the steps one by one make them
             for c in self.counters:
                 c.charge_step(t)

@@ -346,47 +346,49 @@ class TickBatch:
         return [np.array(c, dtype=np.int64) for c in counts]
 
     @staticmethod
-    def block_histograms(batches, first_tick: int, n: int, domain_sizes, signed: bool = True, cols=None):
+    def block_histograms(aggregates, first_tick: int, n: int, domain_sizes, signed: bool = True, cols=None):
         """Per query set, an ``n x domain_size`` int64 array whose row ``tick - first_tick`` is
-        ``histograms(domain_sizes, signed)`` of that tick's batch (``batches``: of distinct ticks in
-        ``[first_tick, first_tick + n)``; other rows zero); ``cols``: the item position of each query set (a part
-        of the query sets: ``histograms`` of the batch projected on them). The same integers, counted at once
-        (``np.bincount``); None where an item is not a tuple of in-range ints of one width (``histograms``
-        decides then, batch by batch)."""
+        ``from_counts(*aggregate).histograms(domain_sizes, signed)`` of that tick's aggregate (``aggregates``:
+        ``(tick, inserts, deletes, n_updates)`` multisets, of distinct ticks in ``[first_tick, first_tick + n)``;
+        other rows zero); ``cols``: the item position of each query set (a part of the query sets: the histograms
+        of the batch projected on them). The same integers, counted at once (``np.bincount``, each distinct item
+        weighted by its count); None where an item is not a tuple of in-range ints of one width or a count is not
+        a positive int (``histograms`` decides then, batch by batch)."""
         cols = tuple(range(len(domain_sizes))) if cols is None else tuple(cols)
-        rows, items, dead_rows, dead = [], [], [], []
-        for b in batches:
-            r = b.tick - first_tick
-            if b.inserts:
-                rows += [r] * len(b.inserts)
-                items += b.inserts
-            if signed and b.deletes:
-                dead_rows += [r] * len(b.deletes)
-                dead += [item for item, _ in b.deletes]
+        sides = (([], [], []), ([], [], []))  # rows, items, counts: inserts, then deletes
+        for tick, inserts, deletes, _ in aggregates:
+            r = tick - first_tick
+            for (rows, items, counts), multiset, dead in zip(sides, (inserts, deletes if signed else {}), (0, 1)):
+                if multiset:
+                    rows += [r] * len(multiset)
+                    items += multiset if not dead else [item for item, _ in multiset]
+                    counts += multiset.values()
         parts = []
-        for r, x in ((rows, items), (dead_rows, dead)):
-            if not x:
+        for rows, items, counts in sides:
+            if not items:
                 parts.append(None)
                 continue
             try:
-                a = np.array(x)
+                a, w = np.array(items), np.array(counts)
             except (TypeError, ValueError, OverflowError):
                 return None
             if a.ndim != 2 or a.dtype.kind not in "iu" or a.shape[1] <= max(cols, default=-1):
                 return None  # items of other widths, or values that are not ints (histograms decides)
-            parts.append((np.array(r, dtype=np.int64), a.astype(np.int64)))
+            if w.dtype.kind not in "iu" or w.min() < 1 or sum(counts) >= 2**53:
+                return None  # the weights' float sums are exact below 2^53
+            parts.append((np.array(rows, dtype=np.int64), a.astype(np.int64), w.astype(np.float64)))
         out = []
         for c, d in zip(cols, domain_sizes):
-            counts = np.zeros(n * d, dtype=np.int64)
+            total = np.zeros(n * d, dtype=np.int64)
             for sign, part in zip((1, -1), parts):
                 if part is None:
                     continue
-                r, a = part
+                r, a, w = part
                 v = a[:, c]
                 if v.min() < 0 or v.max() >= d:
                     return None
-                counts += sign * np.bincount(r * d + v, minlength=n * d)
-            out.append(counts.reshape(n, d))
+                total += sign * np.bincount(r * d + v, weights=w, minlength=n * d).astype(np.int64)
+            out.append(total.reshape(n, d))
         return out
 
     def merge(self, other: TickBatch) -> TickBatch:
