@@ -352,6 +352,23 @@ def test_apply_in_blocks_is_apply_one_by_one(name, every, monkeypatch):
     assert runs[1024][:2] == runs[1][:2]
 
 
+def test_a_block_takes_the_aggregates_short_of_a_level_first_node():
+    """``apply_block`` takes the prefix of the aggregates within its room (short of the next level's first node):
+    none at the first tick (level 0's first node), then all up to the step before the next level's first one."""
+    step = _step("net_change", 1)
+    core = step.new_core("s")
+    noise = step.noise.drawing_ahead()
+    aggs = [(t, {(0, t % 3, t % 5): 1}, {}, 1) for t in range(1, 400)]
+    sizes = core.counters[0].sizes
+    assert core.block_room(noise) == 0 and core.apply_block(aggs, noise) is None
+    core.apply(TickBatch.from_counts(*aggs[0]), noise)
+    assert core.block_room(noise) == sizes[1] - 2  # steps 2 .. sizes[1] - 1
+    out = core.apply_block(aggs[1:], noise)
+    assert len(out) == sizes[1] - 2 and core.tick == sizes[1] - 1
+    assert core.block_room(noise) == 0  # the next step is level 1's first node
+    assert core.block_room(NoiseSource(b"b" * 32)) == 0  # a source that does not draw ahead: no block
+
+
 def test_the_bounded_step_records_do_not_depend_on_the_blocks(monkeypatch):
     """``ReleaseStep.bounded`` (the pipeline's bounded release): the same records, in order, with blocks of 1,
     37 and 1,024 ticks."""

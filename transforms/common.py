@@ -517,6 +517,7 @@ def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
     block = getattr(core, "apply_block", None)  # a mechanism that computes a run of periods at once
     end = getattr(core, "end_tick", None)
     i = retry = 0
+    wait = 1
     while i < len(ticks):
         t = ticks[i]
         if step is not None:
@@ -532,12 +533,13 @@ def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
             ):
                 j += 1
         out = block([(u, *merged[u]) for u in ticks[i:j]], noise) if j - i > 1 else None
-        if out is not None:
+        if out:  # the results of the block's first len(out) aggregates
             yield from out
-            i = j
+            i += len(out)
+            wait = 1
         else:  # one batch, or a block the mechanism does not take (yet: a counter level's first node)
-            if j - i > 1:
-                retry = i + BLOCK_RETRY  # the next try after a few batches (each try makes its block's batches)
+            if j - i > 1:  # asked again after 1, 2, 4, ... BLOCK_RETRY batches (each ask makes its aggregates)
+                retry, wait = i + wait, min(2 * wait, BLOCK_RETRY)
             yield core.apply(to_batch(t, *merged[t]), noise)
             i += 1
 
@@ -545,5 +547,5 @@ def iter_apply_in_order(core, aggregates, noise, step: int | None = None):
 #: The most ticks a block of batches spans in :func:`iter_apply_in_order` (``apply_block``): a count of ticks,
 #: public; the same results for any value (``tests/test_kary_block.py``)
 BLOCK_TICKS = 1024
-#: After a block the mechanism did not take, the batches applied one by one before it is asked again
+#: After blocks the mechanism did not take, at most this many batches are applied one by one before it is asked again
 BLOCK_RETRY = 64

@@ -356,16 +356,24 @@ class AutoRelease(ContinualRelease):
         )
 
     def apply_block(self, aggregates: list, noise: NoiseSource) -> list[TickResult] | None:
-        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates]``, each part's periods a block at a
-        time (``ContinualCountRelease.apply_block``: the same results), merged aggregate by aggregate as
-        :meth:`_apply` merges them; None, with nothing changed, unless every part takes the block (its
-        ``block_plans``)."""
+        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates[:m]]`` for the first ``m >= 1``
+        aggregates within every part's ``block_room``, each part's periods a block at a time
+        (``ContinualCountRelease.apply_block``: the same results), merged aggregate by aggregate as :meth:`_apply`
+        merges them; None, with nothing changed, unless every part takes the block (its ``block_plans``)."""
         if (
             self.finished
             or not aggregates
             or aggregates[0][0] <= self.last_tick
             or type(self)._apply is not AutoRelease._apply
         ):
+            return None
+        rooms = [
+            core.last_tick + core.block_room(self._noise(noise, i)) if hasattr(core, "block_room") else -1
+            for i, core in enumerate(self.parts)
+        ]
+        last = min(rooms)  # the last tick every part's block can reach
+        aggregates = [a for a in aggregates if a[0] <= last]  # a prefix: the ticks increase
+        if not aggregates:
             return None
         ticks = [a[0] for a in aggregates]
         plans = []

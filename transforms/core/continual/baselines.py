@@ -280,14 +280,30 @@ class ContinualCountRelease(ContinualRelease):
             self._step(batch.tick, self.acc, noise, res)
 
     def apply_block(self, aggregates: list, noise: NoiseSource) -> list[TickResult] | None:
-        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates]`` (``(tick, inserts, deletes,
-        n_updates)`` multisets, the form the Beam steps merge) computed a block at a time: every period from the
-        last one to the last aggregate's, each counter's steps at once (``KaryTreeCounter.step_block``: the same
-        estimates, error bounds and state, the ledger charged in the same order). None, with nothing changed,
-        where the block does not take the case (:meth:`block_plans`; the caller applies them one by one). When
-        the releases happen is as before: every period, a public schedule."""
-        plans = self.block_plans([a[0] for a in aggregates], noise)
-        return None if plans is None else self.apply_planned(aggregates, noise, plans)
+        """``[apply(TickBatch.from_counts(*a), noise) for a in aggregates[:m]]`` (``(tick, inserts, deletes,
+        n_updates)`` multisets, the form the Beam steps merge) for the first ``m >= 1`` aggregates, those within
+        :meth:`block_room`, computed a block at a time: every period from the last one to the last aggregate's,
+        each counter's steps at once (``KaryTreeCounter.step_block``: the same estimates, error bounds and state,
+        the ledger charged in the same order). None, with nothing changed, where the block does not take the case
+        (:meth:`block_plans`; the caller applies the next one alone). When the releases happen is as before:
+        every period, a public schedule."""
+        room = self.block_room(noise)
+        m = sum(1 for a in aggregates if a[0] <= self.tick + room)  # the aggregates within the room (a prefix)
+        plans = self.block_plans([a[0] for a in aggregates[:m]], noise) if m else None
+        return None if plans is None else self.apply_planned(aggregates[:m], noise, plans)
+
+    def block_room(self, noise: NoiseSource) -> int:
+        """The most periods a block can take from here (its counters' ``block_room``, short of the end and the
+        horizon); 0 where none. :meth:`apply_block` takes the aggregates within it and leaves the rest."""
+        if not all(hasattr(c, "block_room") for c in self.counters):
+            return 0
+        room = min(c.block_room(noise) for c in self.counters)
+        if self.end_tick is not None:
+            room = min(room, self.end_tick - 1 - self.tick)
+        horizon = self._counter_choice()[1]
+        if self.counters[0].needs_horizon and horizon is not None:
+            room = min(room, horizon - 1 - self.closed)
+        return max(room, 0)
 
     def block_plans(self, ticks: list, noise: NoiseSource) -> list | None:
         """Each counter's ``block_plan`` for the periods up to the last of ``ticks`` (the ticks with data), or

@@ -232,6 +232,25 @@ class KaryTreeCounter(ContinualCounter):
 
     # -- a block of steps at once (a bounded run's known batches: ContinualCountRelease.apply_block) ----------------
 
+    def block_room(self, noise: NoiseSource) -> int:
+        """The most steps :meth:`block_plan` can plan from here: up to the horizon, and short of the first node of
+        any level that has not released one yet; 0 where no block can be planned (no Honaker estimate, a release
+        log, a source that does not draw ahead or draws no noise, a mechanism that answers one release at a
+        time)."""
+        t0 = self.t
+        in_rows = getattr(self.mechanism, "answers_in_rows", None)
+        if (
+            not self.honaker
+            or self.release_log is not None
+            or noise.is_disabled
+            or not getattr(noise, "draws_ahead", False)
+            or getattr(self.mechanism, "noise_rows", None) is None
+            or in_rows is None
+            or not in_rows()
+        ):
+            return 0
+        return min([self.horizon - t0] + [size - 1 - t0 for size in self.sizes if size > t0])
+
     def block_plan(self, n: int, noise: NoiseSource):
         """What :meth:`step_block` needs to take the next ``n`` steps at once (the node noise of each level's
         completed nodes, drawn as :meth:`_noise_ahead` draws it: ``mechanism.noise_rows``, the same values), or
