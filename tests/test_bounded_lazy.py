@@ -121,8 +121,10 @@ def test_every_stream_mechanism_is_compared():
 def test_the_lazy_path_computes_as_it_emits_and_advances_in_steps(monkeypatch):
     """A long run whose data stops early, computed two results at a time: the first record leaves when the
     core has applied the first two ticks, and no call advances more than ``BOUNDED_STEP_TICKS`` ticks at
-    once. The list path (the twin) has run to the end before its first record."""
+    once. The list path (the twin) has run to the end before its first record. (Blocks of periods computed at
+    once, ``BLOCK_TICKS``, are off here: with them the first record leaves after the first block, below.)"""
     monkeypatch.setattr(common, "BOUNDED_BLOCK_RESULTS", 2)
+    monkeypatch.setattr(common, "BLOCK_TICKS", 1)
     end = 3 * BOUNDED_STEP_TICKS + 100
     spec = StreamSpec(streams=("s",), tick_seconds=1.0, end_time=float(end))
     mech = MECHANISMS["auto"]
@@ -151,6 +153,12 @@ def test_the_lazy_path_computes_as_it_emits_and_advances_in_steps(monkeypatch):
     assert core.last_tick == end and core.finished
     assert max(spans) <= BOUNDED_STEP_TICKS
     assert n == end * len(cfg.queries)  # an answer per query set per tick
+    monkeypatch.setattr(common, "BLOCK_TICKS", 3)  # blocks of at most 3 ticks: tick 1 alone, then ticks 2 .. 4
+    step, core, spans = fresh()
+    records = step.bounded(core, [aggs], [], spec.final_at)
+    next(records)
+    assert core.last_tick == 4
+    assert 1 + sum(1 for _ in records) == end * len(cfg.queries) and core.finished
     step, core, spans = fresh()
     twin = StreamStep.bounded(step, core, [aggs], [], spec.final_at)
     next(twin)

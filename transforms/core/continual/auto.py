@@ -320,9 +320,11 @@ class AutoRelease(ContinualRelease):
             memo = self._noise_memo = (noise, (noise.release, noise.is_disabled), subs)
         return memo[2][i]
 
-    def _merge(self, results: list[TickResult], res: TickResult) -> None:
-        spent = self.spent
-        order = {q.name: i for i, q in enumerate(self.config.queries)}
+    def _merge(self, results: list[TickResult], res: TickResult, spent=None, order=None) -> None:
+        """The parts' results of one call merged into ``res``; ``spent`` and ``order`` (:attr:`spent` and the
+        query sets' order) given by a block, whose calls all merge under the same spend (``apply_block``)."""
+        spent = self.spent if spent is None else spent
+        order = {q.name: i for i, q in enumerate(self.config.queries)} if order is None else order
         answers = [a for r in results for a in r.answers]
         for a in answers:
             a.spent = spent
@@ -388,11 +390,13 @@ class AutoRelease(ContinualRelease):
             core.apply_planned(aggregates, self._noise(noise, i), plan, cols)
             for i, (core, plan, cols) in enumerate(zip(self.parts, plans, self.columns))
         ]
+        # no charge of a block changes a total (KaryTreeCounter.block_plan): every merge's spend is the block's
+        spent, order = self.spent, {q.name: i for i, q in enumerate(self.config.queries)}
         out = []
         for b, agg in enumerate(aggregates):
             res = TickResult()
             self.num_updates += agg[3]
-            self._merge([part[b] for part in done], res)
+            self._merge([part[b] for part in done], res, spent, order)
             out.append(res)
         return out
 
